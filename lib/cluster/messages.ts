@@ -1,0 +1,13 @@
+// IPC between the primary and the RT workers: control only (setting, ring, drain), never
+// per-request traffic.
+import type { Setting } from '../setting/types.js';
+
+export type PrimaryMessage =
+  | { type: 'setting'; setting: Setting; baseDir: string; generation: number }
+  | { type: 'ring'; members: number[] }
+  | { type: 'drain'; timeoutMs: number };
+
+export type WorkerMessage =
+  | { type: 'ready'; generation: number }
+  | { type: 'apply-error'; generation: number; message: string }
+  | { type: 'listen-error'; errors: string[] };

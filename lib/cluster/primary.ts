@@ -1,0 +1,170 @@
+// The primary process: validates the setting before anything starts, forks the RT workers,
+// keeps the hash ring of live workers, replaces a worker that dies (with back-off when it keeps
+// dying), reloads on SIGHUP, rolls the workers on SIGUSR2 and drains everything on SIGTERM.
+import cluster, { type Worker } from 'node:cluster';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { systemLog } from '../log/system-log.js';
+import { loadSettingFile, SettingError } from '../setting/load.js';
+import type { Setting } from '../setting/types.js';
+import type { PrimaryMessage, WorkerMessage } from './messages.js';
+
+interface Slot {
+  index: number;
+  worker: Worker | undefined;
+  startedAt: number;
+  quickDeaths: number;
+  ready: boolean;
+}
+
+const QUICK_DEATH_MS = 10_000;
+const MAX_BACKOFF_MS = 30_000;
+
+export function workerCount(setting: Setting): number {
+  const meta = setting.env.management.cluster.meta;
+  if (!meta.enable) return 1;
+  return meta.workers > 0 ? meta.workers : Math.max(1, os.availableParallelism());
+}
+
+export class Primary {
+  private setting!: Setting;
+  private baseDir!: string;
+  private generation = 0;
+  private readonly slots: Slot[] = [];
+  private shuttingDown = false;
+  private readonly retiring = new Set<Worker>();
+
+  constructor(private readonly settingPath: string) {}
+
+  async start(): Promise<void> {
+    const loaded = await loadSettingFile(this.settingPath);
+    this.setting = loaded.setting;
+    this.baseDir = loaded.baseDir;
+    // Workers accept on the shared listening sockets themselves (no round-robin hand-off
+    // through the primary), so the primary is never on the data path.
+    cluster.schedulingPolicy = cluster.SCHED_NONE;
+    const here = path.dirname(fileURLToPath(import.meta.url));
+    cluster.setupPrimary({ exec: path.join(here, '../../workers/rt-worker.js') });
+    const n = workerCount(this.setting);
+    systemLog.info({ workers: n, setting: this.settingPath }, 'starting');
+    for (let i = 0; i < n; i++) this.slots.push({ index: i, worker: undefined, startedAt: 0, quickDeaths: 0, ready: false });
+    await Promise.all(this.slots.map((s) => this.fork(s)));
+    this.broadcastRing();
+    process.on('SIGTERM', () => void this.shutdown('SIGTERM'));
+    process.on('SIGINT', () => void this.shutdown('SIGINT'));
+    process.on('SIGHUP', () => void this.reload());
+    process.on('SIGUSR2', () => void this.rollingRestart());
+    systemLog.info({ workers: n }, 'started');
+  }
+
+  /** Starts the worker of a slot and resolves when it listens (rejects if it fails at start). */
+  private fork(slot: Slot): Promise<Worker> {
+    const worker = cluster.fork({ SVC_WORKER_INDEX: String(slot.index) });
+    slot.startedAt = Date.now();
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      worker.on('message', (m: WorkerMessage) => {
+        if (m.type === 'ready' && !settled) {
+          settled = true;
+          const previous = slot.worker;
+          slot.worker = worker;
+          slot.ready = true;
+          if (previous !== undefined && previous !== worker) this.retire(previous);
+          resolve(worker);
+        } else if (m.type === 'listen-error' || m.type === 'apply-error') {
+          systemLog.error({ worker: slot.index, detail: m }, 'worker could not apply the setting');
+          if (!settled && m.type === 'listen-error') { settled = true; reject(new Error(m.errors.join('; '))); }
+        }
+      });
+      worker.once('exit', (code, signal) => {
+        if (!settled) { settled = true; reject(new Error(`worker ${slot.index} exited during start (${signal ?? code})`)); }
+        this.onExit(slot, worker, code, signal);
+      });
+      worker.once('online', () => this.send(worker, {
+        type: 'setting', setting: this.setting, baseDir: this.baseDir, generation: this.generation,
+      }));
+    });
+  }
+
+  private onExit(slot: Slot, worker: Worker, code: number | null, signal: string | null): void {
+    this.retiring.delete(worker);
+    if (slot.worker !== worker || this.shuttingDown) return;
+    slot.worker = undefined;
+    slot.ready = false;
+    this.broadcastRing();
+    const lived = Date.now() - slot.startedAt;
+    slot.quickDeaths = lived < QUICK_DEATH_MS ? slot.quickDeaths + 1 : 0;
+    const delay = slot.quickDeaths <= 1 ? 0 : Math.min(MAX_BACKOFF_MS, 250 * 2 ** (slot.quickDeaths - 2));
+    systemLog.error({ worker: slot.index, code, signal, restartInMs: delay }, 'worker died; replacing it');
+    setTimeout(() => {
+      if (this.shuttingDown) return;
+      this.fork(slot).then(() => this.broadcastRing(), (err: Error) => systemLog.error({ worker: slot.index, err: err.message }, 'replacement failed'));
+    }, delay).unref();
+  }
+
+  private send(worker: Worker, m: PrimaryMessage): void {
+    if (worker.isConnected()) worker.send(m);
+  }
+
+  private broadcastRing(): void {
+    const members = this.slots.filter((s) => s.ready).map((s) => s.index);
+    for (const s of this.slots) if (s.worker) this.send(s.worker, { type: 'ring', members });
+    for (const w of this.retiring) this.send(w, { type: 'ring', members });
+  }
+
+  private drainTimeoutMs(): number {
+    return (this.setting.env.management.cluster.meta.drainTimeout ?? 30) * 1000;
+  }
+
+  private retire(worker: Worker): void {
+    this.retiring.add(worker);
+    this.send(worker, { type: 'drain', timeoutMs: this.drainTimeoutMs() });
+  }
+
+  /** SIGHUP: re-read the setting; a bad file is refused and the running one stays. */
+  async reload(): Promise<boolean> {
+    try {
+      const loaded = await loadSettingFile(this.settingPath);
+      this.setting = loaded.setting;
+      this.baseDir = loaded.baseDir;
+      this.generation++;
+      for (const s of this.slots) {
+        if (s.worker) this.send(s.worker, { type: 'setting', setting: this.setting, baseDir: this.baseDir, generation: this.generation });
+      }
+      systemLog.info({ generation: this.generation }, 'setting reloaded');
+      return true;
+    } catch (err) {
+      const issues = err instanceof SettingError ? err.issues : [{ path: '', message: (err as Error).message }];
+      systemLog.error({ issues }, 'setting refused; the running setting stays');
+      return false;
+    }
+  }
+
+  /** SIGUSR2: each worker is replaced by a new one that listens before the old one drains. */
+  async rollingRestart(): Promise<void> {
+    for (const slot of this.slots) {
+      if (this.shuttingDown) return;
+      try {
+        await this.fork(slot);
+      } catch (err) {
+        systemLog.error({ worker: slot.index, err: (err as Error).message }, 'rolling restart: replacement failed');
+      }
+    }
+    systemLog.info('rolling restart done');
+  }
+
+  async shutdown(reason: string): Promise<void> {
+    if (this.shuttingDown) return;
+    this.shuttingDown = true;
+    systemLog.info({ reason }, 'draining');
+    const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
+    const exited = workers.map((w) => new Promise<void>((r) => (w.isDead() ? r() : w.once('exit', () => r()))));
+    for (const w of workers) this.send(w, { type: 'drain', timeoutMs: this.drainTimeoutMs() });
+    const hardStop = setTimeout(() => { for (const w of workers) if (!w.isDead()) w.process.kill('SIGKILL'); }, this.drainTimeoutMs() + 5000);
+    await Promise.all(exited);
+    clearTimeout(hardStop);
+    systemLog.info('stopped');
+    process.exit(0);
+  }
+}

@@ -1,0 +1,47 @@
+// A virtual host as the worker runs it: its resolved setting plus the live objects built from it
+// (the origin client). Built once per setting load, never per request.
+import { OriginSet } from '../origin/index.js';
+import type { ResolvedHost } from '../setting/types.js';
+import type { Listen, RoutableHost } from './vhost-table.js';
+
+export interface HostRuntime extends RoutableHost {
+  name: string;
+  enable: boolean;
+  aliases: string[];
+  listen: Listen | null;
+  forwardedFor: boolean;
+  origin: OriginSet;
+  setting: ResolvedHost;
+}
+
+export function buildHostRuntime(host: ResolvedHost): HostRuntime {
+  const backEnd = host.functions.network.http.backEnd;
+  const origin = new OriginSet({
+    vhost: host.name,
+    protocol: host.origin.protocol,
+    address: host.origin.address,
+    address2: host.origin.address2,
+    connectTimeoutMs: backEnd.session.connectTimeout * 1000,
+    receiveTimeoutMs: backEnd.session.receiveTimeout * 1000,
+    keepAliveTimeoutMs: backEnd.session.reuseTimeout * 1000,
+    maxConnections: backEnd.session.maxConnections,
+    failCount: backEnd.health.failCount,
+    recoveryIntervalMs: backEnd.health.recoveryInterval * 1000,
+    inactiveTtlMs: backEnd.health.inactiveTtl * 1000,
+  });
+  return {
+    name: host.name,
+    enable: host.enable,
+    aliases: host.aliases,
+    listen: host.listen,
+    forwardedFor: backEnd.forwardedFor,
+    origin,
+    setting: host,
+  };
+}
+
+/** Whether a new setting of a host can keep the running origin client (same origin fields). */
+export function sameOrigin(a: ResolvedHost, b: ResolvedHost): boolean {
+  return JSON.stringify([a.origin, a.functions.network.http.backEnd]) ===
+    JSON.stringify([b.origin, b.functions.network.http.backEnd]);
+}

@@ -1,0 +1,90 @@
+// Stage "fetch" + "deliver" for traffic that passes through: the request goes to the host's
+// origin with its body streamed, and the answer streams back as it arrives. Back-pressure holds
+// both ways: undici reads the client body only as fast as the origin takes it, and pipeline()
+// pauses the origin body while the client socket is full.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { pipeline, type Readable } from 'node:stream';
+import type { OriginResponse } from '../origin/index.js';
+import { OriginError } from '../origin/index.js';
+import { endToEndRequestHeaders, endToEndResponseHeaders } from './hop-by-hop.js';
+import { sendError } from './respond.js';
+import { SIBLING_HEADER } from './sibling-header.js';
+import type { Transaction } from './transaction.js';
+
+export const VIA = '1.1 svc';
+
+/** True when the client message carries a body (RFC 9112 6.3: Transfer-Encoding or Content-Length). */
+export function hasRequestBody(req: IncomingMessage): boolean {
+  if (req.headers['transfer-encoding'] !== undefined) return true;
+  const cl = req.headers['content-length'];
+  return cl !== undefined && cl !== '0';
+}
+
+/** Request fields for the origin: end-to-end fields, X-Forwarded-For appended, Via added. */
+export function originRequestHeaders(tx: Transaction): Record<string, string | string[]> {
+  const req = tx.req;
+  const headers = endToEndRequestHeaders(req.headers);
+  delete headers[SIBLING_HEADER];
+  if (tx.host.forwardedFor && !tx.fromSibling) {
+    const prior = headers['x-forwarded-for'];
+    const client = req.socket.remoteAddress ?? '';
+    headers['x-forwarded-for'] = prior === undefined ? client : `${Array.isArray(prior) ? prior.join(', ') : prior}, ${client}`;
+  }
+  const via = headers.via;
+  headers.via = via === undefined ? VIA : `${Array.isArray(via) ? via.join(', ') : via}, ${VIA}`;
+  return headers;
+}
+
+/** Writes an upstream answer to the client, streaming the body; returns when it is handed over. */
+export interface Upstream {
+  statusCode: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Readable;
+}
+
+export function deliverUpstream(tx: Transaction, upstream: Upstream, addVia = true): void {
+  const res = tx.res;
+  const headers = endToEndResponseHeaders(upstream.headers);
+  if (addVia) {
+    const via = headers.via;
+    headers.via = via === undefined ? VIA : `${Array.isArray(via) ? via.join(', ') : via}, ${VIA}`;
+  }
+  tx.status = upstream.statusCode;
+  res.writeHead(upstream.statusCode, headers);
+  pipeline(upstream.body, res, (err) => {
+    if (err) {
+      tx.aborted = true;
+      // The status line is out already: an incomplete body is the only signal left.
+      if (!res.destroyed) res.destroy();
+    }
+  });
+}
+
+export function originErrorStatus(err: unknown): number {
+  return err instanceof OriginError ? err.status : 502;
+}
+
+/** Pass-through proxying of one transaction to the host's origin. */
+export function proxyToOrigin(tx: Transaction): void {
+  const req = tx.req;
+  const controller = new AbortController();
+  const onClose = (): void => { if (!tx.res.writableFinished) controller.abort(); };
+  tx.res.once('close', onClose);
+  tx.host.origin.request({
+    method: req.method!,
+    url: tx.url,
+    headers: originRequestHeaders(tx),
+    body: hasRequestBody(req) ? req : null,
+    signal: controller.signal,
+  }).then((upstream: OriginResponse) => {
+    tx.cacheResult ??= 'TCP_MISS';
+    deliverUpstream(tx, upstream);
+  }, (err: unknown) => {
+    if (controller.signal.aborted) return;
+    tx.cacheResult = 'TCP_ERROR';
+    tx.status = originErrorStatus(err);
+    sendError(tx.res, tx.status);
+  });
+}
+
+export type { ServerResponse };

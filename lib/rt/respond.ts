@@ -1,0 +1,37 @@
+// Short, complete error answers: every one has a Content-Length and a body a person can read,
+// so a client never waits for more.
+import type { ServerResponse } from 'node:http';
+import { STATUS_CODES } from 'node:http';
+
+const bodies = new Map<number, Buffer>();
+
+function bodyOf(status: number): Buffer {
+  let b = bodies.get(status);
+  if (b === undefined) bodies.set(status, (b = Buffer.from(`${status} ${STATUS_CODES[status] ?? 'Error'}\n`)));
+  return b;
+}
+
+export function sendError(res: ServerResponse, status: number, extra?: Record<string, string>, close = false): void {
+  if (res.headersSent) {
+    // Too late to change the status: cut the connection so the client sees an incomplete body.
+    res.destroy();
+    return;
+  }
+  const body = bodyOf(status);
+  const headers: Record<string, string | number> = {
+    'content-type': 'text/plain; charset=utf-8',
+    'content-length': body.length,
+    'cache-control': 'no-store',
+    ...extra,
+  };
+  if (close) headers.connection = 'close';
+  res.writeHead(status, headers);
+  res.end(res.req.method === 'HEAD' ? undefined : body);
+}
+
+/** Raw answer for requests the parser refused: the socket has no ServerResponse. */
+export function rawErrorResponse(status: number): string {
+  const body = bodyOf(status);
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: text/plain; charset=utf-8\r\n` +
+    `Content-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.toString()}`;
+}

@@ -1,0 +1,95 @@
+// Stage "receive", part 1: which virtual host serves a request. Exact names and aliases are a
+// Map lookup; wildcard aliases (`*.example.com`) are tried longest suffix first, so the most
+// specific one wins. Hosts are scoped to the port they listen on; the internal (sibling) port
+// reaches every host.
+
+export interface Listen { host: string | null; port: number }
+
+export interface RoutableHost {
+  name: string;
+  enable: boolean;
+  aliases: string[];
+  listen: Listen | null;
+}
+
+interface Wildcard<H> { suffix: string; host: H }
+
+class NameIndex<H> {
+  private readonly exact = new Map<string, H>();
+  private readonly wildcards: Wildcard<H>[] = [];
+
+  add(name: string, host: H): void {
+    const lower = name.toLowerCase();
+    if (lower.startsWith('*.')) {
+      this.wildcards.push({ suffix: lower.slice(1), host });
+      this.wildcards.sort((a, b) => b.suffix.length - a.suffix.length);
+    } else if (lower === '*') {
+      this.wildcards.push({ suffix: '', host });
+      this.wildcards.sort((a, b) => b.suffix.length - a.suffix.length);
+    } else if (!this.exact.has(lower)) {
+      this.exact.set(lower, host);
+    }
+  }
+
+  find(name: string): H | undefined {
+    const hit = this.exact.get(name);
+    if (hit !== undefined) return hit;
+    for (const w of this.wildcards) {
+      if (name.length > w.suffix.length && name.endsWith(w.suffix)) return w.host;
+    }
+    return undefined;
+  }
+}
+
+/** Key of one listening socket: `*:80`, `127.0.0.1:8080`. */
+export function listenKey(l: Listen): string {
+  return `${l.host ?? '*'}:${l.port}`;
+}
+
+export class VhostTable<H extends RoutableHost> {
+  private readonly byPort = new Map<number, NameIndex<H>>();
+  private readonly everywhere = new NameIndex<H>();
+  private readonly byName = new Map<string, H>();
+  private readonly fallback: H | undefined;
+
+  constructor(hosts: readonly H[], defaultHosting?: string | null) {
+    for (const h of hosts) {
+      if (!h.enable) continue;
+      this.byName.set(h.name.toLowerCase(), h);
+      const names = [h.name, ...h.aliases];
+      for (const n of names) this.everywhere.add(n, h);
+      if (h.listen === null) continue;
+      let index = this.byPort.get(h.listen.port);
+      if (index === undefined) this.byPort.set(h.listen.port, (index = new NameIndex<H>()));
+      for (const n of names) index.add(n, h);
+    }
+    this.fallback = defaultHosting ? this.byName.get(defaultHosting.toLowerCase()) : undefined;
+  }
+
+  /** The host for a name arriving on a public port, or on the internal port (port undefined). */
+  route(name: string, port: number | undefined): H | undefined {
+    const index = port === undefined ? this.everywhere : this.byPort.get(port);
+    return index?.find(name) ?? this.fallback;
+  }
+
+  host(name: string): H | undefined {
+    return this.byName.get(name.toLowerCase());
+  }
+
+  /** Distinct sockets to open: one per port, on all addresses when any host uses `*`. */
+  listens(): Listen[] {
+    const ports = new Map<number, Set<string | null>>();
+    for (const h of this.byName.values()) {
+      if (h.listen === null) continue;
+      let set = ports.get(h.listen.port);
+      if (set === undefined) ports.set(h.listen.port, (set = new Set()));
+      set.add(h.listen.host);
+    }
+    const out: Listen[] = [];
+    for (const [port, hostsOnPort] of ports) {
+      if (hostsOnPort.has(null)) out.push({ host: null, port });
+      else for (const host of hostsOnPort) out.push({ host, port });
+    }
+    return out;
+  }
+}

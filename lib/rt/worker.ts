@@ -1,0 +1,147 @@
+// An RT worker process: receives the validated setting from the primary over IPC, builds its
+// virtual hosts, opens every listening socket (shared with the sibling workers through
+// node:cluster, so the kernel spreads connections and the primary stays off the data path) plus
+// its own internal port, and drains on request.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { HashRing } from '../cluster/ring.js';
+import { urlIgnoreHashKey } from '../cluster/hash-key.js';
+import type { PrimaryMessage, WorkerMessage } from '../cluster/messages.js';
+import { resolveHosts } from '../setting/load.js';
+import type { Setting } from '../setting/types.js';
+import { createHandler, type RuntimeState } from './handler.js';
+import { buildHostRuntime, sameOrigin, type HostRuntime } from './host-runtime.js';
+import { proxyToOrigin } from './proxy.js';
+import { ServiceServer, type ServerTimeouts } from './service-server.js';
+import { Siblings } from './siblings.js';
+import { listenKey, VhostTable, type Listen } from './vhost-table.js';
+
+export class RtWorker {
+  private state: RuntimeState | undefined;
+  private readonly servers = new Map<string, ServiceServer>();
+  private internal: ServiceServer | undefined;
+  private hosts = new Map<string, HostRuntime>();
+  private siblings: Siblings | undefined;
+  private readonly ring = new HashRing();
+  private readonly handle = createHandler(() => this.state!);
+
+  constructor(readonly index: number, private readonly send: (m: WorkerMessage) => void) {}
+
+  async apply(setting: Setting, baseDir: string): Promise<void> {
+    const resolved = resolveHosts(setting, { baseDir });
+    const cluster = setting.env.management.cluster;
+    const frontEnd = setting.functions.network.http.frontEnd;
+    const nextHosts = new Map<string, HostRuntime>();
+    for (const h of resolved) {
+      if (!h.enable) continue;
+      const old = this.hosts.get(h.name);
+      if (old !== undefined && sameOrigin(old.setting, h)) {
+        nextHosts.set(h.name, { ...old, aliases: h.aliases, listen: h.listen, setting: h });
+      } else {
+        nextHosts.set(h.name, buildHostRuntime(h));
+      }
+    }
+    const basePort = cluster.meta.baseHostingPort;
+    this.siblings ??= new Siblings(basePort, this.index);
+    const table = new VhostTable([...nextHosts.values()], setting.meta.defaultHosting);
+    const timeouts: ServerTimeouts = {
+      keepAliveMs: frontEnd.keepAliveTimeout * 1000,
+      headersMs: frontEnd.headersTimeout * 1000,
+      requestMs: frontEnd.requestTimeout * 1000,
+      // The parser's limit covers the request line too; the handler applies the two limits apart
+      // (414 for the URL, 431 for the fields).
+      maxHeaderSize: frontEnd.maxHeaderSize + frontEnd.maxUrlLength + 1024,
+    };
+    this.state = {
+      table,
+      limits: { maxUrlLength: frontEnd.maxUrlLength, maxHeaderSize: frontEnd.maxHeaderSize },
+      balance: {
+        mode: cluster.balance.mode,
+        ring: this.ring,
+        hashKey: urlIgnoreHashKey(cluster.balance.urlIgnoreList ?? [], [setting.functions.contents?.pagedesk?.meta?.keyword ?? 'pagedesk']),
+        selfIndex: this.index,
+        siblings: this.siblings,
+      },
+      serve: proxyToOrigin,
+    };
+    const retired = [...this.hosts.values()].filter((h) => nextHosts.get(h.name)?.origin !== h.origin);
+    this.hosts = nextHosts;
+    await this.openListeners(table.listens(), basePort, timeouts);
+    // Origin clients of removed or changed hosts close after their requests in flight.
+    for (const h of retired) void h.origin.close().catch(() => undefined);
+  }
+
+  private serverFor(port: number | undefined, t: ServerTimeouts): ServiceServer {
+    return new ServiceServer((req: IncomingMessage, res: ServerResponse) => this.handle(req, res, port), t);
+  }
+
+  private async openListeners(listens: Listen[], basePort: number, t: ServerTimeouts): Promise<void> {
+    const wanted = new Map(listens.map((l) => [listenKey(l), l]));
+    const failures: string[] = [];
+    for (const [key, l] of wanted) {
+      if (this.servers.has(key)) continue;
+      const s = this.serverFor(l.port, t);
+      try {
+        await s.listen(l.host, l.port);
+        this.servers.set(key, s);
+      } catch (err) {
+        failures.push(`${key}: ${(err as Error).message}`);
+      }
+    }
+    for (const [key, s] of this.servers) {
+      if (!wanted.has(key)) {
+        this.servers.delete(key);
+        void s.drain(30_000);
+      }
+    }
+    if (this.internal === undefined) {
+      const s = this.serverFor(undefined, t);
+      try {
+        await s.listen('127.0.0.1', basePort + this.index);
+        this.internal = s;
+      } catch (err) {
+        failures.push(`internal 127.0.0.1:${basePort + this.index}: ${(err as Error).message}`);
+      }
+    }
+    if (failures.length > 0) this.send({ type: 'listen-error', errors: failures });
+  }
+
+  setRing(members: number[]): void {
+    this.ring.set(members);
+  }
+
+  async drain(timeoutMs: number): Promise<void> {
+    const all = [...this.servers.values()];
+    if (this.internal) all.push(this.internal);
+    await Promise.all(all.map((s) => s.drain(timeoutMs)));
+    await this.siblings?.close();
+    await Promise.all([...this.hosts.values()].map((h) => h.origin.close().catch(() => undefined)));
+  }
+}
+
+/** Entry of the worker process (workers/rt-worker.ts). */
+export function runWorker(): void {
+  const index = Number(process.env.SVC_WORKER_INDEX ?? '0');
+  const send = (m: WorkerMessage): void => { process.send?.(m); };
+  const worker = new RtWorker(index, send);
+  let applying: Promise<void> = Promise.resolve();
+  process.on('message', (m: PrimaryMessage) => {
+    switch (m.type) {
+      case 'setting':
+        applying = applying.then(() => worker.apply(m.setting, m.baseDir)).then(
+          () => send({ type: 'ready', generation: m.generation }),
+          (err: Error) => send({ type: 'apply-error', generation: m.generation, message: err.message }),
+        );
+        break;
+      case 'ring':
+        worker.setRing(m.members);
+        break;
+      case 'drain':
+        void applying.then(() => worker.drain(m.timeoutMs)).finally(() => process.exit(0));
+        break;
+    }
+  });
+  // The primary's SIGTERM reaches the whole process group; the worker waits for its 'drain'.
+  process.on('SIGTERM', () => undefined);
+  process.on('SIGINT', () => undefined);
+  process.on('SIGHUP', () => undefined);
+}

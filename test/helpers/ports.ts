@@ -1,0 +1,32 @@
+// Ports the OS picks: bind port 0, read it, release it. `consecutive` finds a free run of ports
+// for a worker cluster's internal ports (baseHostingPort + i).
+import net from 'node:net';
+
+export function freePort(host = '127.0.0.1'): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, host, () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function isFree(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.once('error', () => resolve(false));
+    s.listen(port, host, () => s.close(() => resolve(true)));
+  });
+}
+
+export async function consecutiveFreePorts(count: number): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const base = 20000 + Math.floor(Math.random() * 30000);
+    let ok = true;
+    for (let i = 0; i < count && ok; i++) ok = await isFree(base + i);
+    if (ok) return base;
+  }
+  throw new Error('no run of free ports found');
+}

@@ -1,0 +1,110 @@
+// Starts the real server (compiled primary + RT workers, `dist/bin/svc.js start`) on a setting
+// written to a temporary directory, and stops it with the signal a supervisor would send.
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { consecutiveFreePorts } from './ports.js';
+
+export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const svcJs = path.join(projectRoot, 'dist/bin/svc.js');
+
+export interface RunningServer {
+  proc: ChildProcess;
+  dir: string;
+  settingPath: string;
+  basePort: number;
+  logs: string[];
+  /** Waits until a log line satisfies the predicate (bounded). */
+  waitForLog(pred: (line: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
+  signal(sig: NodeJS.Signals): void;
+  /** SIGTERM and wait for the exit; resolves to the exit code. */
+  stop(): Promise<number | null>;
+  exited: Promise<number | null>;
+}
+
+export interface StartOptions {
+  workers?: number;
+  balance?: 'rr' | 'hash';
+  /** Extra members merged into the setting (meta, functions, env members). */
+  extra?: Record<string, unknown>;
+  env?: Record<string, string>;
+}
+
+export async function writeSetting(dir: string, setting: unknown): Promise<string> {
+  const p = path.join(dir, 'setting.json');
+  await fs.writeFile(p, JSON.stringify(setting, null, 2));
+  return p;
+}
+
+export function baseSetting(hosting: unknown[], basePort: number, opts: StartOptions = {}): Record<string, unknown> {
+  const workers = opts.workers ?? 1;
+  const extra = opts.extra ?? {};
+  const env = (extra.env ?? {}) as Record<string, unknown>;
+  return {
+    ...extra,
+    env: {
+      home: '.',
+      ...env,
+      management: {
+        ...(env.management as object | undefined),
+        cluster: {
+          meta: { enable: workers > 1, workers, baseHostingPort: basePort, drainTimeout: 5 },
+          balance: { mode: opts.balance ?? 'rr' },
+          stats: { enable: false },
+        },
+      },
+    },
+    hosting,
+  };
+}
+
+export async function startServer(hosting: unknown[], opts: StartOptions = {}): Promise<RunningServer> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-test-'));
+  const workers = opts.workers ?? 1;
+  const basePort = await consecutiveFreePorts(workers);
+  const settingPath = await writeSetting(dir, baseSetting(hosting, basePort, opts));
+  return startWithSetting(dir, settingPath, basePort, opts.env);
+}
+
+export async function startWithSetting(dir: string, settingPath: string, basePort: number, env?: Record<string, string>): Promise<RunningServer> {
+  const proc = spawn(process.execPath, [svcJs, 'start', '--setting', settingPath], {
+    cwd: dir, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: string[] = [];
+  const waiters = new Set<() => void>();
+  const onText = (chunk: Buffer): void => {
+    for (const line of chunk.toString().split('\n')) if (line.trim() !== '') logs.push(line);
+    for (const w of waiters) w();
+  };
+  proc.stdout!.on('data', onText);
+  proc.stderr!.on('data', onText);
+  const exited = new Promise<number | null>((r) => proc.once('exit', (code) => { for (const w of waiters) w(); r(code); }));
+  const parsed = (): Record<string, unknown>[] => logs.map((l) => { try { return JSON.parse(l) as Record<string, unknown>; } catch { return { msg: l }; } });
+  const server: RunningServer = {
+    proc, dir, settingPath, basePort, logs, exited,
+    waitForLog(pred, timeoutMs = 15000) {
+      return new Promise((resolve, reject) => {
+        const check = (): void => {
+          const hit = parsed().find(pred);
+          if (hit) { cleanup(); resolve(hit); } else if (proc.exitCode !== null) { cleanup(); reject(new Error(`server exited (${proc.exitCode}):\n${logs.join('\n')}`)); }
+        };
+        const timer = setTimeout(() => { cleanup(); reject(new Error(`log line not seen in ${timeoutMs} ms:\n${logs.join('\n')}`)); }, timeoutMs);
+        const cleanup = (): void => { clearTimeout(timer); waiters.delete(check); };
+        waiters.add(check);
+        check();
+      });
+    },
+    signal(sig) { proc.kill(sig); },
+    async stop() {
+      if (proc.exitCode === null) proc.kill('SIGTERM');
+      const timer = setTimeout(() => proc.kill('SIGKILL'), 20000);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+  await server.waitForLog((l) => l.msg === 'started');
+  return server;
+}

@@ -1,0 +1,17 @@
+import t from 'tap';
+import { statusForParserError } from '../../lib/rt/client-errors.js';
+
+const err = (code: string, raw?: string): Error & { code: string; rawPacket?: Buffer } =>
+  Object.assign(new Error(code), { code, rawPacket: raw === undefined ? undefined : Buffer.from(raw) });
+
+t.test('parser refusals map to the status a client expects', async (t) => {
+  t.equal(statusForParserError(err('HPE_HEADER_OVERFLOW')), 431);
+  t.equal(statusForParserError(err('HPE_INVALID_CONSTANT')), 400);
+  t.equal(statusForParserError(err('HPE_UNEXPECTED_CONTENT_LENGTH')), 400);
+  t.equal(statusForParserError(err('ERR_HTTP_REQUEST_TIMEOUT')), 408);
+});
+
+t.test('an unknown but well-formed method token is 501, a malformed one 400', async (t) => {
+  t.equal(statusForParserError(err('HPE_INVALID_METHOD', 'BREW /pot HTTP/1.1\r\n')), 501);
+  t.equal(statusForParserError(err('HPE_INVALID_METHOD', 'G(T / HTTP/1.1\r\n')), 400);
+});
