@@ -1,0 +1,86 @@
+// Stable error codes of the origin client and how undici/socket errors map onto them. The
+// mapping also decides what may be retried on another address and what counts against health.
+
+export type OriginErrorCode = 'ORIGIN_CONNECT' | 'ORIGIN_TIMEOUT' | 'ORIGIN_RESET' | 'ORIGIN_DNS';
+/** `sc-sock-error` spellings of the origin log. */
+export type SockError = 'Connect-Timeout' | 'Receive-Timeout' | 'Server-Close' | 'Non-Existent-Domain';
+
+const STATUS: Record<OriginErrorCode, 502 | 504> = {
+  ORIGIN_CONNECT: 502, ORIGIN_TIMEOUT: 504, ORIGIN_RESET: 502, ORIGIN_DNS: 502,
+};
+
+export class OriginError extends Error {
+  readonly code: OriginErrorCode;
+  readonly sockError: SockError;
+  readonly status: 502 | 504;
+  /** Configured address and IP of the last attempt, when one was made. */
+  address: string | undefined;
+  ip: string | undefined;
+  /** How many addresses were tried before giving up. */
+  attempts = 0;
+
+  constructor(code: OriginErrorCode, sockError: SockError, message: string, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = 'OriginError';
+    this.code = code;
+    this.sockError = sockError;
+    this.status = STATUS[code];
+  }
+}
+
+/** What one failed attempt means for the request and for the address. */
+export enum Failure {
+  /** Nothing reached the origin: safe to try the next address; counts against health. */
+  Connect,
+  ConnectTimeout,
+  /** Connection closed before any response byte: the request may have been seen. */
+  Reset,
+  /** The origin took the request and did not answer in time: never retried. */
+  ReceiveTimeout,
+  /** Our own pool was closed under the request (reset, DNS change): retry, no health penalty. */
+  PoolClosed,
+  /** The caller aborted (client went away): pass the error through untouched. */
+  Aborted,
+  /** Anything else (bad request body, protocol error): not retried. */
+  Other,
+}
+
+const CONNECT_CODES = new Set([
+  'ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'ENETDOWN', 'EADDRNOTAVAIL', 'ETIMEDOUT',
+]);
+const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'ECONNABORTED']);
+
+export function classify(err: unknown): Failure {
+  const e = err as { code?: unknown; name?: unknown } | null;
+  const code = e !== null && typeof e === 'object' ? e.code : undefined;
+  if (typeof code === 'string') {
+    if (code === 'UND_ERR_CONNECT_TIMEOUT') return Failure.ConnectTimeout;
+    if (code === 'UND_ERR_HEADERS_TIMEOUT') return Failure.ReceiveTimeout;
+    if (code === 'UND_ERR_ABORTED' || code === 'ABORT_ERR') return Failure.Aborted;
+    if (code === 'UND_ERR_CLOSED' || code === 'UND_ERR_DESTROYED') return Failure.PoolClosed;
+    if (CONNECT_CODES.has(code)) return Failure.Connect;
+    if (RESET_CODES.has(code)) return Failure.Reset;
+  }
+  if (e !== null && typeof e === 'object' && e.name === 'AbortError') return Failure.Aborted;
+  return Failure.Other;
+}
+
+export function toOriginError(kind: Failure, err: unknown): OriginError {
+  const detail = (err as { code?: string; message?: string } | null)?.code ?? (err as Error | null)?.message ?? 'unknown';
+  switch (kind) {
+    case Failure.ConnectTimeout:
+      return new OriginError('ORIGIN_TIMEOUT', 'Connect-Timeout', 'origin connect timeout', err);
+    case Failure.ReceiveTimeout:
+      return new OriginError('ORIGIN_TIMEOUT', 'Receive-Timeout', 'origin receive timeout', err);
+    case Failure.Connect:
+    case Failure.PoolClosed:
+      // The spec has no "refused" spelling; the origin side refusing is logged as Server-Close.
+      return new OriginError('ORIGIN_CONNECT', 'Server-Close', `origin connection failed (${detail})`, err);
+    default:
+      return new OriginError('ORIGIN_RESET', 'Server-Close', `origin closed without a response (${detail})`, err);
+  }
+}
+
+export function dnsError(domain: string, err: unknown): OriginError {
+  return new OriginError('ORIGIN_DNS', 'Non-Existent-Domain', `origin domain ${domain} did not resolve`, err);
+}

@@ -1,0 +1,67 @@
+import type { Readable } from 'node:stream';
+import type { DnsRecord } from './dns.js';
+import type { StateChange } from './health.js';
+
+export interface OriginOptions {
+  vhost: string;
+  protocol: 'http' | 'https';
+  address: string[];
+  address2: string[];
+  /** Default 3000. */
+  connectTimeoutMs?: number;
+  /** Time to the response head and between body chunks; default 10000. */
+  receiveTimeoutMs?: number;
+  /** Idle pooled connections live this long (reuseTimeout); default 60000. */
+  keepAliveTimeoutMs?: number;
+  /** Connections per resolved address; unlimited when absent or 0. */
+  maxConnections?: number;
+  /** Consecutive failures that make an address Inactive; default 3. */
+  failCount?: number;
+  /** Probe period of Inactive addresses; default 5000. */
+  recoveryIntervalMs?: number;
+  /**
+   * How long an Inactive IP of a domain address stays in the set before it is dropped (DNS brings
+   * it back as Active if still listed). Default: the remaining DNS TTL. Configured IPs are never
+   * dropped: they are probed until they recover or reset() is called.
+   */
+  inactiveTtlMs?: number;
+  /** Every resolution of a domain address, for the dns log. */
+  onDns?: (r: DnsRecord) => void;
+  /** Every Active/Inactive change of an address IP. */
+  onStateChange?: (c: StateChange) => void;
+}
+
+export interface OriginRequest {
+  method: string;
+  /** Path and query; appended to the address path. */
+  url: string;
+  /**
+   * Without hop-by-hop fields and without host. Used as is (not copied): the client sets `host`
+   * on it for the address it tries.
+   */
+  headers: Record<string, string | string[]>;
+  body?: Readable | null;
+  /** Abort when the client goes away; releases the origin connection. */
+  signal?: AbortSignal;
+  /** Host header to send instead of the one the address implies. */
+  hostOverride?: string;
+}
+
+export interface OriginResponse {
+  statusCode: number;
+  /** Lower-case names; repeated fields (set-cookie) as arrays. */
+  headers: Record<string, string | string[]>;
+  body: Readable;
+  /** The configured address used. */
+  address: string;
+  ip: string;
+  secondary: boolean;
+}
+
+export interface OriginStatus {
+  VirtualHost: string;
+  Address: Record<string, 'Active' | 'Inactive'>[];
+  Address2: Record<string, 'Active' | 'Inactive'>[];
+  ActiveIP: Record<string, number>[];
+  InactiveIP: Record<string, number>[];
+}
