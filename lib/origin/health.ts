@@ -14,7 +14,7 @@ export interface StateChange {
   state: AddressState;
   /** Epoch ms of the change. */
   at: number;
-  reason: 'failures' | 'probe' | 'reset' | 'expired';
+  reason: 'failures' | 'probe' | 'answered' | 'reset' | 'expired';
 }
 
 /** What endpoints share with the set that owns them. */
@@ -50,6 +50,8 @@ export class Endpoint {
 
   succeeded(): void {
     if (this.fails !== 0) this.fails = 0;
+    // Reached while everything was excluded: the answer is proof enough, no need to wait a probe.
+    if (!this.active) this.recover('answered');
   }
 
   /** Counts one failure; true when it made the endpoint Inactive. */
@@ -79,6 +81,13 @@ export class Endpoint {
     return closeQuietly(this.pool);
   }
 
+  private recover(reason: 'probe' | 'answered'): void {
+    this.stopProbe();
+    this.fails = 0;
+    this.removeAt = Infinity;
+    this.setState(true, reason);
+  }
+
   private setState(active: boolean, reason: StateChange['reason']): void {
     this.active = active;
     this.changedAt = Date.now();
@@ -99,12 +108,7 @@ export class Endpoint {
       sock.destroy();
       if (this.probing !== sock) return; // reset() or close() came first
       this.probing = null;
-      if (ok && !this.active) {
-        this.stopProbe();
-        this.fails = 0;
-        this.removeAt = Infinity;
-        this.setState(true, 'probe');
-      }
+      if (ok && !this.active) this.recover('probe');
     };
     sock.once('connect', () => done(true));
     sock.once('error', () => done(false));

@@ -155,7 +155,9 @@ export class OriginSet {
         if (tap !== null && tap.consumed) throw last;
         if (kind === Failure.PoolClosed) {
           if (ep.pool !== pool && attempts <= view.list.length) continue; // reset() swapped it: same endpoint
-        } else {
+        } else if (kind !== Failure.Other) {
+          // A silent origin counts like an unreachable one; errors of our own side (a broken
+          // client upload, a bad header) say nothing about the origin.
           ep.failed(owner.parts.isIp ? Infinity : this.inactiveTtlMs ?? Math.max(0, owner.expiresAt - Date.now()));
         }
         const retry = kind === Failure.Connect || kind === Failure.ConnectTimeout || kind === Failure.PoolClosed ||

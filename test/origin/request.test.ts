@@ -2,7 +2,7 @@ import t from 'tap';
 import { Readable } from 'node:stream';
 import { OriginError, OriginSet, type DnsRecord, type OriginOptions } from '../../lib/origin/index.js';
 import type { Server } from 'node:http';
-import { startOrigin, sleep, until } from './helpers.js';
+import { startOrigin, sleep, until } from './fixtures/origins.js';
 
 /** Remote ports of the origin's sockets that have closed. */
 function watchClosed(server: Server): Set<number> {
