@@ -1,0 +1,29 @@
+// `env`: settings that need a restart. `home` and `cache` are ours (the spec shows no field for
+// where the node keeps its state or how big its cache is).
+import { Type } from 'typebox';
+import { Obj, Section, Size, Str } from './common.js';
+import { EnvLogSchema } from './log.js';
+import { ApiSchema, ClusterSchema } from './management.js';
+import { ServerSchema } from './server.js';
+
+const CacheSchema = Section({
+  memorySize: Size('256mb', 'memory cache capacity'),
+  memoryObjectMax: Size('8mb', 'largest object kept in the memory cache'),
+  maxObjectSize: Size('2gb', 'largest object cached at all; larger responses are passed through'),
+  disks: Type.Array(Obj({
+    path: Str({ minLength: 1, description: 'directory of cached bodies, relative to env.home' }),
+    quota: Size('10gb', 'bytes this disk may hold'),
+  }), { default: [{ path: 'cache/disk0', quota: '10gb' }], description: 'disk cache directories' }),
+  indexPath: Str({ default: 'cache/index.sqlite', minLength: 1, description: 'SQLite cache index, relative to env.home' }),
+}, 'memory and disk cache');
+
+export const EnvSchema = Section({
+  home: Str({
+    default: '/usr/local/svc',
+    minLength: 1,
+    description: 'base directory; relative paths elsewhere resolve against it; a relative home resolves against the directory of the setting file',
+  }),
+  cache: CacheSchema,
+  log: EnvLogSchema,
+  management: Section({ api: ApiSchema, server: ServerSchema, cluster: ClusterSchema }),
+});

@@ -1,0 +1,91 @@
+// `functions`: defaults for all virtual hosts, overridden member by member by a host's own
+// `functions`. Document 2 names the hook and a few network fields; the rest of the network
+// block (limits, timeouts, TTLs) is ours, because the server needs them and the spec shows none.
+import { Type } from 'typebox';
+import { Bool, Int, Loose, NullStr, Num, Obj, OneOf, Opt, Secs, Section, Str } from './common.js';
+import { HostLogSchema } from './log.js';
+import { PagedeskSchema } from './pagedesk.js';
+
+const FrontEnd = Section({
+  maxUrlLength: Int(8192, { minimum: 256, description: 'bytes of request line target; longer gets 414' }),
+  maxHeaderSize: Int(16384, { minimum: 1024, description: 'bytes of request header fields; more gets 431' }),
+  keepAliveTimeout: Secs(60, 'idle keep-alive client connection timeout, seconds'),
+  headersTimeout: Secs(10, 'seconds to receive the complete request head'),
+  requestTimeout: Secs(300, 'seconds to receive the complete request'),
+  bypass: Section({
+    postMethod: Section({ enable: Bool(true, 'POST requests go to the origin without the cache') }),
+  }, 'requests passed to the origin without the cache'),
+  modify: Opt(Loose('header and URL modification rules (shape not fixed yet)')),
+  accessControl: Opt(Loose('access control rules (shape not fixed yet)')),
+}, 'client side of HTTP');
+
+const BackEnd = Section({
+  session: Section({
+    connectTimeout: Secs(3, 'seconds to connect to an origin'),
+    receiveTimeout: Secs(10, 'seconds of silence from an origin before the transaction fails'),
+    reuseTimeout: Secs(60, 'seconds an idle origin connection is kept for reuse'),
+    maxConnections: Int(256, { minimum: 1, description: 'connections per origin address and worker' }),
+  }),
+  health: Section({
+    failCount: Int(3, { minimum: 1, description: 'consecutive failures that make an origin address Inactive' }),
+    recoveryInterval: Secs(5, 'seconds between recovery attempts of an Inactive address'),
+    inactiveTtl: Secs(600, 'seconds an Inactive address that does not recover stays listed'),
+  }),
+  forwardedFor: Bool(true, 'append the client address to X-Forwarded-For toward the origin'),
+}, 'origin side of HTTP');
+
+const Cache = Section({
+  ttl: Section({
+    default: Secs(0, 'TTL of a response without freshness information and no heuristic; seconds'),
+    negative: Secs(10, 'TTL of cacheable error responses (404, 5xx); seconds'),
+    heuristicFraction: Num(0.1, { minimum: 0, maximum: 1, description: 'fraction of the Last-Modified age used as heuristic freshness' }),
+    heuristicMax: Secs(86400, 'cap of heuristic freshness; seconds'),
+    keep: Secs(3600, 'seconds a stale object is kept for revalidation after it expires'),
+  }),
+  honourNoCache: Bool(true, 'respect no-cache / no-store of the origin'),
+  honourPrivate: Bool(true, 'do not store Cache-Control: private responses'),
+  cachingKey: Type.Object({
+    postMethod: Section({
+      enable: Bool(false, 'POST responses may be cached'),
+      bodySensitive: Bool(false, 'the POST body is part of the cache key'),
+      bodyContentLengthMax: Int(102400, { minimum: 0, description: 'largest POST body taken into the key, bytes' }),
+    }),
+  }, { additionalProperties: true, default: {}, description: 'cache key rules; further members are allowed' }),
+  compression: Section({ useOriginEncoding: Bool(true, 'keep the Content-Encoding of the origin') }),
+  purge: Section({
+    purge2expire: OneOf(['NONE', 'ROOT', 'PATTERN', 'ALL'], 'NONE', 'which purges are turned into expire'),
+    resCodeNoCtrlTarget: Int(200, { minimum: 100, maximum: 599, description: 'HTTP code of an invalidation that matched nothing' }),
+  }),
+  enablePurgeMethod: Bool(false, 'accept the PURGE method from clients'),
+}, 'cache behaviour');
+
+export const HookSchema = Section({
+  enable: Bool(false),
+  path: Opt(Str({ minLength: 1, description: 'URL of the hook function' })),
+  skipIfMatched: Section({
+    accessControl: Bool(false, 'no hook call when accessControl denies'),
+    bypass: Bool(false, 'no hook call when the request is bypassed'),
+  }),
+  matchingList: Type.Union([Type.Array(Obj({ pattern: Str() })), Type.Null()], {
+    default: null,
+    description: 'conditions like urlRewrites without host name; null: every request',
+  }),
+  methodSwitchable: Bool(false, 'the hook may change the HTTP method; otherwise a change gives 405'),
+  session: Section({
+    connectTimeout: Int(3, { minimum: 0 }),
+    receiveTimeout: Int(3, { minimum: 0 }),
+    reuseTimeout: Int(60, { minimum: 0 }),
+    param: NullStr({ description: 'serialised JSON given to the hook as the object param' }),
+  }),
+  log: Section({ enable: Bool(true) }),
+});
+
+export const FunctionsSchema = Section({
+  network: Section({
+    http: Section({ frontEnd: FrontEnd, backEnd: BackEnd }),
+    cache: Cache,
+  }),
+  hook: HookSchema,
+  operations: Section({ log: HostLogSchema }),
+  contents: Section({ pagedesk: PagedeskSchema }),
+}, 'defaults for every virtual host; a host functions object overrides them member by member');

@@ -1,0 +1,133 @@
+// Rules across members that a schema cannot state: references by name, port clashes, version
+// order. They run on the defaulted setting; each reports at the JSON path of the member to fix.
+import { type SettingIssue } from './issues.js';
+import { deepMerge, isPlainObject } from './merge.js';
+import { parseListen } from './schema/formats.js';
+import { TLS_VERSIONS } from './schema/management.js';
+import { checkTagged } from './tagged.js';
+import type { DeepPartial, Functions, HostSetting, Setting } from './types.js';
+
+function checkApi(setting: Setting, issues: SettingIssue[]): void {
+  const api = setting.env.management.api;
+  const base = 'env.management.api';
+  const roles = new Set<string>();
+  api.roles.forEach((r, i) => {
+    if (roles.has(r.name)) issues.push({ path: `${base}.roles[${i}].name`, message: `duplicate role name "${r.name}"` });
+    roles.add(r.name);
+  });
+  if (!roles.has(api.defaultRole)) issues.push({ path: `${base}.defaultRole`, message: `no role named "${api.defaultRole}"` });
+  (api.allowList ?? []).forEach((a, i) => {
+    if (a.role !== undefined && !roles.has(a.role)) {
+      issues.push({ path: `${base}.allowList[${i}].role`, message: `no role named "${a.role}"` });
+    }
+  });
+  const https = api.https;
+  if (https === undefined) return;
+  const o = https.options;
+  if (TLS_VERSIONS.indexOf(o.maxVersion) < TLS_VERSIONS.indexOf(o.minVersion)) {
+    issues.push({ path: `${base}.https.options.maxVersion`, message: `${o.maxVersion} is below minVersion ${o.minVersion}` });
+  }
+  const listen = o.listen === undefined ? undefined : parseListen(o.listen);
+  if (listen && listen.port === api.port && o.enableHttp) {
+    issues.push({
+      path: `${base}.https.options.listen`,
+      message: `port ${listen.port} is env.management.api.port; set enableHttp to false or use another port`,
+    });
+  }
+}
+
+/** Names of log backup repositories must exist in env.log.repository.list. */
+function checkLogBackups(setting: Setting, indices: number[], issues: SettingIssue[]): void {
+  const repos = new Set(setting.env.log.repository.list.map((r) => r.name));
+  const check = (names: string[] | undefined, path: string): void => {
+    (names ?? []).forEach((n, i) => {
+      if (!repos.has(n)) issues.push({ path: `${path}[${i}]`, message: `no repository named "${n}" in env.log.repository.list` });
+    });
+  };
+  const log = setting.env.log;
+  for (const k of ['info', 'watch', 'error', 'metrics'] as const) check(log[k].backup, `env.log.${k}.backup`);
+  const hostLogs = (fn: DeepPartial<Functions> | undefined, base: string): void => {
+    const l = fn?.operations?.log;
+    if (l === undefined) return;
+    for (const k of ['access', 'origin', 'dns', 'monitoring'] as const) check(l[k]?.backup, `${base}.operations.log.${k}.backup`);
+  };
+  hostLogs(setting.functions, 'functions');
+  setting.hosting.forEach((h, i) => hostLogs(h.functions, `hosting[${indices[i]}].functions`));
+}
+
+/** Hook and other function rules, on a host's own functions (`own`) with the effective ones. */
+function checkFunctions(own: DeepPartial<Functions> | undefined, effective: Functions, base: string, issues: SettingIssue[]): void {
+  const hook = own?.hook;
+  if (hook === undefined) return;
+  if (hook.enable === true && effective.hook.path === undefined) {
+    issues.push({ path: `${base}.hook.path`, message: 'required when the hook is enabled' });
+  }
+  const param = hook.session?.param;
+  if (typeof param === 'string') {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(param);
+    } catch {
+      parsed = undefined;
+    }
+    if (!isPlainObject(parsed)) issues.push({ path: `${base}.hook.session.param`, message: 'must be a serialised JSON object' });
+  }
+}
+
+const SERVICE_CODE_WORDS = ['#LAST', '#FIRST', '#BEFORE'];
+
+function checkHost(h: HostSetting, i: number, names: Set<string>, setting: Setting, issues: SettingIssue[]): void {
+  const base = `hosting[${i}]`;
+  const facade = h.mode.facadeHost;
+  if (facade !== null && (facade === h.name || !names.has(facade))) {
+    issues.push({ path: `${base}.mode.facadeHost`, message: `"${facade}" is not another host of hosting[]` });
+  }
+  h.fallbacks.matchingList.forEach((m, k) => {
+    const c = m.serviceCode;
+    const path = `${base}.fallbacks.matchingList[${k}].serviceCode`;
+    if (typeof c === 'string' && !SERVICE_CODE_WORDS.includes(c)) {
+      issues.push({ path, message: `must be #LAST, #FIRST, #BEFORE or a status code, got "${c}"` });
+    } else if (typeof c === 'number' && (c < 200 || c > 599 || c === 206 || (c >= 300 && c < 400))) {
+      issues.push({ path, message: `status code ${c} cannot be a service code (1xx, 206 and 3xx are not allowed)` });
+    }
+  });
+  (h.urlRewrites ?? []).forEach((r, k) => {
+    const urlConditions = r.pattern.match(/(?:^|&)\s*[$!]URL\[/g) ?? [];
+    if (urlConditions.length > 1) {
+      issues.push({ path: `${base}.urlRewrites[${k}].pattern`, message: 'at most one URL[...] condition is allowed' });
+    }
+    if (/(?:^|&)\s*!URL\[/.test(r.pattern)) {
+      issues.push({ path: `${base}.urlRewrites[${k}].pattern`, message: 'the URL[...] condition cannot be negated' });
+    }
+  });
+  const listen = parseListen(h.listen);
+  const api = setting.env.management.api.port;
+  if (listen && (listen.port === api || listen.port === api - 1)) {
+    issues.push({
+      path: `${base}.listen`,
+      message: `port ${listen.port} is reserved for the management API (${api}) and the RT control port (${api - 1})`,
+    });
+  }
+  checkFunctions(h.functions, deepMerge(setting.functions, h.functions), `${base}.functions`, issues);
+}
+
+/**
+ * Runs every rule; a rule that meets a value of the wrong type leaves it to the schema report.
+ * `hosts` tells where each of setting.hosting sits in the file and every name the file gives.
+ */
+export function checkSemantics(setting: Setting, hosts: { indices: number[]; names: Set<string> }, issues: SettingIssue[]): void {
+  const rules: (() => void)[] = [
+    () => checkApi(setting, issues),
+    () => checkTagged(setting, issues),
+    () => checkLogBackups(setting, hosts.indices, issues),
+    () => checkFunctions(setting.functions, setting.functions, 'functions', issues),
+  ];
+  setting.hosting.forEach((h, i) => rules.push(() => checkHost(h, hosts.indices[i]!, hosts.names, setting, issues)));
+  for (const rule of rules) {
+    try {
+      rule();
+    } catch (err) {
+      if (!(err instanceof TypeError)) throw err;
+    }
+  }
+}
