@@ -1,0 +1,131 @@
+// Client conditional requests answered from a stored response (RFC 9110 13, RFC 9111 4.3).
+import { type StoredHeaders } from '../store.js';
+import { parseEntityTag, parseEntityTagList, strongMatch, weakMatch } from './etag.js';
+import { headerValue, isRepeated, parseHttpDate, type HeaderMap } from './headers.js';
+
+export type ConditionalResult = 'proceed' | 304 | 412;
+
+export interface StoredLike {
+  status: number;
+  headers: HeaderMap;
+}
+
+function storedEtag(headers: HeaderMap) {
+  const v = headerValue(headers, 'etag');
+  return v === undefined ? undefined : parseEntityTag(v);
+}
+
+/**
+ * Evaluates preconditions in RFC 9110 13.2.2 order against the stored response:
+ * 1. If-Match (strong) else If-Unmodified-Since -> 412 when false;
+ * 2. If-None-Match (weak) -> 304 for GET/HEAD, 412 otherwise, when it matches; else
+ *    If-Modified-Since (GET/HEAD only, ignored when If-None-Match is present) -> 304.
+ * Preconditions are ignored when the stored status is not 2xx (RFC 9110 13.2.1). Range /
+ * If-Range are evaluated by range.ts.
+ */
+export function evaluateConditional(method: string, reqHeaders: HeaderMap, stored: StoredLike): ConditionalResult {
+  if (stored.status < 200 || stored.status > 299) return 'proceed';
+  const m = method.toUpperCase();
+  const getOrHead = m === 'GET' || m === 'HEAD';
+  const h = stored.headers;
+
+  const ifMatch = reqHeaders['if-match'];
+  if (ifMatch !== undefined) {
+    const list = parseEntityTagList(ifMatch);
+    if (list !== '*') {
+      const etag = storedEtag(h);
+      if (etag === undefined || !list.some((t) => strongMatch(t, etag))) return 412;
+    }
+  } else {
+    const ius = reqHeaders['if-unmodified-since'];
+    if (ius !== undefined && !isRepeated(reqHeaders, 'if-unmodified-since')) {
+      // RFC 9110 13.1.4: ignored when not a valid date or no modification date is known.
+      const since = parseHttpDate(headerValue(reqHeaders, 'if-unmodified-since'));
+      const lm = parseHttpDate(headerValue(h, 'last-modified'));
+      if (!Number.isNaN(since) && !Number.isNaN(lm) && lm > since) return 412;
+    }
+  }
+
+  const ifNoneMatch = reqHeaders['if-none-match'];
+  if (ifNoneMatch !== undefined) {
+    const list = parseEntityTagList(ifNoneMatch);
+    let matched: boolean;
+    if (list === '*') matched = true;
+    else {
+      const etag = storedEtag(h);
+      matched = etag !== undefined && list.some((t) => weakMatch(t, etag));
+    }
+    if (matched) return getOrHead ? 304 : 412;
+    return 'proceed';
+  }
+
+  if (getOrHead) {
+    const ims = reqHeaders['if-modified-since'];
+    // RFC 9110 13.1.3: ignored when invalid, repeated, or the method is not GET/HEAD.
+    if (ims !== undefined && !isRepeated(reqHeaders, 'if-modified-since')) {
+      const since = parseHttpDate(headerValue(reqHeaders, 'if-modified-since'));
+      const lm = parseHttpDate(headerValue(h, 'last-modified'));
+      if (!Number.isNaN(since) && !Number.isNaN(lm) && lm <= since) return 304;
+    }
+  }
+  return 'proceed';
+}
+
+/** True when the client sent a precondition a cache can answer (If-None-Match / If-Modified-Since). */
+export function isConditionalRequest(reqHeaders: HeaderMap): boolean {
+  return reqHeaders['if-none-match'] !== undefined || reqHeaders['if-modified-since'] !== undefined;
+}
+
+/** Validators for revalidating a stored response with the origin (RFC 9111 4.3.1). */
+export function buildRevalidationHeaders(entryHeaders: HeaderMap): { 'if-none-match'?: string; 'if-modified-since'?: string } {
+  const out: { 'if-none-match'?: string; 'if-modified-since'?: string } = {};
+  const etag = headerValue(entryHeaders, 'etag');
+  if (etag !== undefined && parseEntityTag(etag) !== undefined) out['if-none-match'] = etag.trim();
+  const lm = headerValue(entryHeaders, 'last-modified');
+  if (lm !== undefined && !Number.isNaN(parseHttpDate(lm))) out['if-modified-since'] = lm.trim();
+  return out;
+}
+
+/** Hop-by-hop fields (RFC 9110 7.6.1) never stored nor copied from a 304. */
+const HOP_BY_HOP: ReadonlySet<string> = new Set([
+  'connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade',
+  'proxy-authenticate', 'proxy-authorization',
+]);
+
+/**
+ * True when a 304 refers to the stored response (RFC 9111 4.3.4): when it carries an ETag or a
+ * Last-Modified, it must equal the stored one; otherwise it freshens what we asked about.
+ */
+export function notModifiedMatches(storedHeaders: HeaderMap, headersOf304: HeaderMap): boolean {
+  const newEtag = headerValue(headersOf304, 'etag');
+  if (newEtag !== undefined) return headerValue(storedHeaders, 'etag')?.trim() === newEtag.trim();
+  const newLm = headerValue(headersOf304, 'last-modified');
+  if (newLm !== undefined) {
+    const oldLm = headerValue(storedHeaders, 'last-modified');
+    return oldLm !== undefined && parseHttpDate(oldLm) === parseHttpDate(newLm);
+  }
+  return true;
+}
+
+/**
+ * Freshens stored headers with a 304's (RFC 9111 3.2, 4.3.4): every field of the 304 replaces the
+ * stored one, except Content-Length, hop-by-hop fields and fields the 304's Connection names.
+ * Age and Date describe the old message; they are dropped when the 304 lacks them, because the
+ * entry's requestTime / cachedAt restart with the revalidation and would otherwise be aged twice.
+ */
+export function mergeNotModified(storedHeaders: HeaderMap, headersOf304: HeaderMap): StoredHeaders {
+  const connection = headerValue(headersOf304, 'connection');
+  const nominated = connection === undefined ? [] : connection.split(',').map((s) => s.trim().toLowerCase());
+  const out: StoredHeaders = {};
+  for (const name in storedHeaders) {
+    const v = storedHeaders[name];
+    if (v === undefined || name === 'age' || name === 'date') continue;
+    out[name] = Array.isArray(v) ? v.slice() : v;
+  }
+  for (const name in headersOf304) {
+    const v = headersOf304[name];
+    if (v === undefined || name === 'content-length' || HOP_BY_HOP.has(name) || nominated.includes(name)) continue;
+    out[name] = Array.isArray(v) ? v.slice() : v;
+  }
+  return out;
+}

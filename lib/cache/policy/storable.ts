@@ -1,0 +1,70 @@
+// May a shared cache store this response? RFC 9111 3, 3.5 and 5.2.
+import { parseCacheControl, responseDirectives, type ResponseDirectives } from './cache-control.js';
+import { hasValidator, type HeaderMap } from './headers.js';
+import { defaultPolicyOptions, type CachePolicyOptions } from './options.js';
+import { CACHEABLE_BY_DEFAULT, NEGATIVE_STATUSES, isUnderstoodStatus } from './status.js';
+import { hasExplicitFreshness } from './freshness.js';
+import { varyHeaders } from './vary.js';
+
+export type NotStorableReason =
+  | 'method'        // only GET responses are stored; HEAD responses may only freshen (RFC 9111 4.3.5)
+  | 'status'        // not final, not understood, or 304
+  | 'partial'       // 206: the store holds complete representations only (RFC 9111 3.3 makes it optional)
+  | 'no-store'      // request or response no-store (RFC 9111 5.2.1.5, 5.2.2.5)
+  | 'private'       // private without field names (RFC 9111 5.2.2.7)
+  | 'authorization' // RFC 9111 3.5
+  | 'vary-star'     // Vary: * never matches a later request (RFC 9111 4.1)
+  | 'no-freshness'; // nothing makes it reusable: no freshness, no validator, not public
+
+export interface RequestLike {
+  method: string;
+  headers: HeaderMap;
+}
+
+export interface StoredResponseLike {
+  status: number;
+  headers: HeaderMap;
+}
+
+/**
+ * RFC 9111 3: true when the response may be stored, else the first rule that forbids it.
+ * `no-cache` responses are storable (they are revalidated on every use).
+ */
+export function isStorable(
+  req: RequestLike,
+  res: StoredResponseLike,
+  opts: CachePolicyOptions = defaultPolicyOptions,
+  cc: ResponseDirectives = responseDirectives(res.headers),
+): true | NotStorableReason {
+  const method = req.method.toUpperCase();
+  if (method !== 'GET') return 'method';
+  const status = res.status;
+  if (status === 206) return 'partial';
+  const understood = isUnderstoodStatus(status);
+  if (!understood) return 'status';
+  // RFC 9111 5.2.2.3: must-understand overrides no-store when the status is understood.
+  if (cc.noStore && !cc.mustUnderstand) return 'no-store';
+  if (parseCacheControl(req.headers['cache-control']).noStore) return 'no-store';
+  if (cc.private === true && opts.honourPrivate) return 'private';
+  if (req.headers['authorization'] !== undefined && !cc.public && !cc.mustRevalidate && cc.sMaxage === undefined) {
+    return 'authorization';
+  }
+  const vary = res.headers['vary'];
+  if (vary !== undefined && varyHeaders(res.headers)[0] === '*') return 'vary-star';
+  if (hasExplicitFreshness(res.headers, cc)) return true;
+  if (status === 200 && opts.defaultTtl > 0) return true;
+  if (NEGATIVE_STATUSES.has(status) && opts.negativeTtl > 0) return true;
+  // Heuristically cacheable or public: storable, but only worth it when it can be reused, i.e.
+  // it has a validator for revalidation (or public, which the origin asked us to cache).
+  if (cc.public) return true;
+  if (CACHEABLE_BY_DEFAULT.has(status) && hasValidator(res.headers)) return true;
+  return 'no-freshness';
+}
+
+/**
+ * Header fields a shared cache must not store (RFC 9111 3.1, 5.2.2.7): those named by
+ * `private="..."`. The storing stage removes them before writing.
+ */
+export function fieldsNotToStore(cc: ResponseDirectives, opts: CachePolicyOptions = defaultPolicyOptions): string[] {
+  return opts.honourPrivate && Array.isArray(cc.private) ? cc.private : [];
+}
