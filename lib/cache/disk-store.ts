@@ -1,0 +1,383 @@
+// Disk cache: bodies as files under one or more cache directories ("Disk-Index" 0, 1, ...),
+// each with a byte quota, and one SQLite index shared by every worker process of the node, so
+// an object stored by one process is a hit in all of them and after a restart.
+import { createHash } from 'node:crypto';
+import { createReadStream, mkdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
+import { cleanTemp, prepareDisk, unlinkQuiet } from './disk-files.js';
+import { DiskWriter, type WriterHost } from './disk-write.js';
+import { IndexDb, type IndexRow, type NewRow, type Released } from './index-db.js';
+import { flagsForInvalidated, type PrefixMark } from './prefix.js';
+import type { CacheEntryMeta, CacheKey, CacheStore, CachedObject } from './store.js';
+
+export interface DiskDirOptions {
+  path: string;
+  /** Bytes of bodies this directory may hold. */
+  quota: number;
+}
+
+export interface DiskStoreOptions {
+  disks: DiskDirOptions[];
+  /** Index file; default `index.sqlite` in the first cache directory. */
+  indexPath?: string;
+  /** How long a writer waits for another process's write lock (default 5000 ms). */
+  busyTimeoutMs?: number;
+  mmapBytes?: number;
+  /** Period of the batched last-access writes and of re-reading shared disk states (1000 ms). */
+  flushIntervalMs?: number;
+  /** Period of dropping rows past their deleteAt (60000 ms; 0 disables). */
+  sweepIntervalMs?: number;
+  /** Consecutive I/O errors after which a disk is marked Invalid (default 3). */
+  maxConsecutiveErrors?: number;
+  /** Larger bodies are not stored (default: the quota of the chosen disk). */
+  maxObjectBytes?: number;
+  /** Temp files older than this are removed at open even if their writer lives (1 hour). */
+  tempMaxAgeMs?: number;
+}
+
+export type DiskStatus = 'Normal' | 'Invalid';
+
+export interface DiskInfo {
+  path: string;
+  status: DiskStatus;
+  used: number;
+  quota: number;
+}
+
+/** A full index row in contract shape plus the fields of the cache file record (fileinfo). */
+export interface DiskRecord extends CacheEntryMeta {
+  id: number;
+  disk: number;
+  fid: string;
+  path: string;
+  hashKey: string;
+  lastAccess: number;
+  createdAt: number;
+  updatedAt: number;
+  flags: number;
+}
+
+interface DiskState extends DiskInfo {
+  errors: number;
+}
+
+export function rowToMeta(r: IndexRow): CacheEntryMeta {
+  return {
+    key: { vhost: r.vhost, url: r.url },
+    variantKey: r.variant,
+    vary: JSON.parse(r.vary) as string[],
+    status: r.status,
+    headers: JSON.parse(r.headers) as CacheEntryMeta['headers'],
+    requestTime: r.request_time,
+    cachedAt: r.cached_at,
+    staleAt: r.stale_at,
+    deleteAt: r.delete_at,
+    size: r.size,
+    invalidated: r.invalidated,
+  };
+}
+
+function rowToRecord(r: IndexRow): DiskRecord {
+  return {
+    ...rowToMeta(r), id: r.id, disk: r.disk, fid: r.fid, path: r.path, hashKey: r.hash_key,
+    lastAccess: r.last_access, createdAt: r.created_at, updatedAt: r.updated_at, flags: r.flags,
+  };
+}
+
+/** A disk hit: metadata from the index, body read from its file on demand. */
+class DiskObject implements CachedObject {
+  readonly key: CacheKey; readonly variantKey: string; readonly vary: string[];
+  readonly status: number; readonly headers: CacheEntryMeta['headers'];
+  readonly requestTime: number; readonly cachedAt: number; readonly staleAt: number;
+  readonly deleteAt: number; readonly size: number; readonly invalidated: number;
+  readonly body = undefined;
+  constructor(private readonly row: IndexRow, private readonly store: DiskStore) {
+    const m = rowToMeta(row);
+    this.key = m.key; this.variantKey = m.variantKey; this.vary = m.vary; this.status = m.status;
+    this.headers = m.headers; this.requestTime = m.requestTime; this.cachedAt = m.cachedAt;
+    this.staleAt = m.staleAt; this.deleteAt = m.deleteAt; this.size = m.size; this.invalidated = row.invalidated;
+  }
+  get path(): string { return this.row.path; }
+  openBody(start?: number, end?: number): Readable {
+    const s = createReadStream(this.row.path, { start: start ?? 0, ...(end === undefined ? {} : { end }) });
+    // The body vanished (removed by another worker after a replacement, or by hand): drop the
+    // row so the next lookup is a clean miss instead of another failed read.
+    s.once('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') this.store.forgetMissing(this.row);
+    });
+    return s;
+  }
+}
+
+type Patch = Parameters<CacheStore['updateMeta']>[2];
+type Pending = { row: NewRow; ok: () => boolean; resolve: (v: boolean) => void; reject: (e: unknown) => void };
+
+export class DiskStore implements CacheStore {
+  readonly index: IndexDb;
+  private readonly disks: DiskState[];
+  private readonly opts: DiskStoreOptions;
+  private readonly touches = new Map<number, number>();
+  private queue: Pending[] = [];
+  private flushing: Promise<void> | undefined;
+  private readonly timers: NodeJS.Timeout[] = [];
+  private closed = false;
+  private readonly host: WriterHost;
+
+  constructor(opts: DiskStoreOptions) {
+    if (opts.disks.length === 0) throw new RangeError('DiskStore needs at least one cache directory');
+    this.opts = opts;
+    const indexPath = opts.indexPath ?? join(opts.disks[0]!.path, 'index.sqlite');
+    mkdirSync(dirname(indexPath), { recursive: true });
+    this.index = new IndexDb(indexPath, { busyTimeoutMs: opts.busyTimeoutMs ?? 5000, mmapBytes: opts.mmapBytes });
+    this.disks = opts.disks.map((d) => {
+      const path = resolve(d.path);
+      const ok = prepareDisk(path);
+      if (ok) cleanTemp(path, opts.tempMaxAgeMs ?? 3_600_000);
+      return { path, quota: d.quota, used: 0, status: ok ? 'Normal' : 'Invalid', errors: 0 } satisfies DiskState;
+    });
+    this.index.syncDisks(this.disks);
+    this.refreshDisks();
+    const every = (ms: number, fn: () => void) => { if (ms > 0) this.timers.push(setInterval(fn, ms).unref()); };
+    every(opts.flushIntervalMs ?? 1000, () => this.flushTouches());
+    every(opts.sweepIntervalMs ?? 60_000, () => { void this.sweepExpired(); });
+    this.host = this.writerHost();
+  }
+
+  async variants(key: CacheKey): Promise<CacheEntryMeta[]> {
+    return this.index.rowsOfUrl(key.vhost, key.url).filter((r) => this.usable(r.disk)).map(rowToMeta);
+  }
+
+  async get(key: CacheKey, variantKey: string): Promise<CachedObject | undefined> {
+    return this.getSync(key, variantKey);
+  }
+
+  /** The index lookup is synchronous (better-sqlite3); the body is read only by openBody. */
+  getSync(key: CacheKey, variantKey: string): (CachedObject & { path: string }) | undefined {
+    const row = this.index.row(key.vhost, key.url, variantKey);
+    if (row === undefined || !this.usable(row.disk)) return undefined;
+    this.touches.set(row.id, Date.now());
+    return new DiskObject(row, this);
+  }
+
+  createWriteStream(meta: CacheEntryMeta): Writable {
+    return new DiskWriter(this.host, meta);
+  }
+
+  async updateMeta(key: CacheKey, variantKey: string, patch: Patch): Promise<boolean> {
+    return this.index.batch(() => {
+      const r = this.index.row(key.vhost, key.url, variantKey);
+      if (r === undefined) return false;
+      const invalidated = patch.invalidated ?? r.invalidated;
+      this.index.updateRow({
+        ...r,
+        status: patch.status ?? r.status,
+        headers: patch.headers === undefined ? r.headers : JSON.stringify(patch.headers),
+        request_time: patch.requestTime ?? r.request_time,
+        cached_at: patch.cachedAt ?? r.cached_at,
+        stale_at: patch.staleAt ?? r.stale_at,
+        delete_at: patch.deleteAt ?? r.delete_at,
+        invalidated,
+        flags: flagsForInvalidated(r.flags, invalidated),
+        updated_at: Date.now(),
+      });
+      return true;
+    });
+  }
+
+  async delete(key: CacheKey, variantKey?: string): Promise<number> {
+    const released: Released = { paths: [] };
+    const n = this.index.batch(() => {
+      const rows = variantKey === undefined
+        ? this.index.rowsOfUrl(key.vhost, key.url)
+        : [this.index.row(key.vhost, key.url, variantKey)].filter((r) => r !== undefined);
+      for (const r of rows) this.index.removeRow(r, released);
+      return rows.length;
+    });
+    await this.unlinkAll(released);
+    return n;
+  }
+
+  /** Index rows of a vhost whose URL starts with prefix, in URL order (fileinfo, purge lists). */
+  listByPrefix(vhost: string, prefix: string, limit = 1000): DiskRecord[] {
+    return this.index.prefixPage(vhost, prefix, undefined, limit).map(rowToRecord);
+  }
+
+  /** Deletes (hardpurge) every variant under the prefix, in bounded batches. */
+  async deleteByPrefix(vhost: string, prefix: string): Promise<number> {
+    return this.eachPrefixPage(vhost, prefix, (rows, released) => {
+      for (const r of rows) this.index.removeRow(r, released);
+    });
+  }
+
+  /** Marks (purge / expire / expireafter) every variant under the prefix. */
+  async markByPrefix(vhost: string, prefix: string, mark: PrefixMark): Promise<number> {
+    const now = Date.now();
+    return this.eachPrefixPage(vhost, prefix, (rows) => this.index.markRows(rows, mark, now));
+  }
+
+  /** Drops rows whose deleteAt has passed; returns how many. */
+  async sweepExpired(now = Date.now(), limit = 500): Promise<number> {
+    if (this.closed) return 0;
+    const released: Released = { paths: [] };
+    const n = this.index.batch(() => {
+      const rows = this.index.expiredRows(now, limit);
+      for (const r of rows) this.index.removeRow(r, released);
+      return rows.length;
+    });
+    await this.unlinkAll(released);
+    return n;
+  }
+
+  diskStatus(): DiskInfo[] {
+    return this.disks.map((d) => ({ path: d.path, status: d.status, used: d.used, quota: d.quota }));
+  }
+
+  /** Re-reads quota usage and statuses other processes may have changed. */
+  refreshDisks(): void {
+    for (const row of this.index.disks()) {
+      const d = this.disks[row.idx];
+      if (d === undefined) continue;
+      d.used = row.used;
+      d.status = row.status;
+    }
+  }
+
+  /** Writes the batched last-access times now (also runs every flushIntervalMs). */
+  flushTouches(): void {
+    if (this.closed) return;
+    const batch = new Map(this.touches);
+    this.touches.clear();
+    try {
+      this.index.touchMany(batch);
+      this.refreshDisks();
+    } catch {
+      // Busy beyond the timeout or a closed database: recency is advisory, drop this batch.
+    }
+  }
+
+  forgetMissing(row: IndexRow): void {
+    if (this.closed) return;
+    try {
+      this.index.batch(() => {
+        const cur = this.index.row(row.vhost, row.url, row.variant);
+        if (cur !== undefined && cur.fid === row.fid) this.index.removeRow(cur, { paths: [] });
+      });
+    } catch {
+      // The next failed read tries again.
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    while (this.flushing !== undefined) await this.flushing;
+    this.flushTouches();
+    this.closed = true;
+    for (const t of this.timers) clearInterval(t);
+    this.index.close();
+  }
+
+  private usable(disk: number): boolean {
+    return this.disks[disk]?.status === 'Normal';
+  }
+
+  private async eachPrefixPage(vhost: string, prefix: string, fn: (rows: IndexRow[], released: Released) => void): Promise<number> {
+    let after: [string, string] | undefined;
+    let total = 0;
+    for (let pages = 0; pages < 1_000_000; pages++) {
+      const released: Released = { paths: [] };
+      const n = this.index.batch(() => {
+        const rows = this.index.prefixPage(vhost, prefix, after, 500);
+        if (rows.length > 0) { fn(rows, released); const last = rows[rows.length - 1]!; after = [last.url, last.variant]; }
+        return rows.length;
+      });
+      total += n;
+      await this.unlinkAll(released);
+      if (n < 500) break;
+      // Let requests run between pages of a large purge.
+      await new Promise((r) => setImmediate(r));
+    }
+    return total;
+  }
+
+  private async unlinkAll(released: Released): Promise<void> {
+    await Promise.all(released.paths.map(unlinkQuiet));
+  }
+
+  private commit(row: NewRow, ok: () => boolean): Promise<boolean> {
+    if (this.closed) return Promise.reject(new Error('cache store is closed'));
+    return new Promise((resolve, reject) => {
+      this.queue.push({ row, ok, resolve, reject });
+      // Rows completed in the same turn share one transaction (one WAL commit for all).
+      if (this.queue.length === 1) this.flushing = new Promise((r) => setImmediate(() => { this.flushQueue(); r(); }));
+    });
+  }
+
+  private flushQueue(): void {
+    const items = this.queue;
+    this.queue = [];
+    this.flushing = undefined;
+    const released: Released = { paths: [] };
+    const results: (boolean | Error)[] = [];
+    try {
+      this.index.batch(() => {
+        for (const it of items) {
+          if (!it.ok()) { results.push(false); continue; }
+          const d = this.disks[it.row.disk]!;
+          try {
+            // A savepoint per row: one bad row must not undo the others of the batch.
+            this.index.db.transaction(() => this.index.insertRow(it.row, d.quota, released))();
+            results.push(true);
+          } catch (err) {
+            results.push(err as Error);
+          }
+        }
+      });
+    } catch (err) {
+      for (const it of items) it.reject(err);
+      return;
+    }
+    items.forEach((it, i) => {
+      const r = results[i]!;
+      if (r instanceof Error) it.reject(r); else it.resolve(r);
+    });
+    void this.unlinkAll(released);
+  }
+
+  private ioError(idx: number, _err: unknown): void {
+    const d = this.disks[idx];
+    if (d === undefined || d.status === 'Invalid') return;
+    if (++d.errors < (this.opts.maxConsecutiveErrors ?? 3)) return;
+    d.status = 'Invalid';
+    try { this.index.setDiskStatus(idx, 'Invalid'); } catch { /* the local state still holds */ }
+  }
+
+  private writerHost(): WriterHost {
+    return {
+      pickDisks: (hash) => {
+        const ok = this.disks.flatMap((d, i) => (d.status === 'Normal' ? [i] : []));
+        if (ok.length < 2) return ok;
+        // A stable start per object spreads objects over the disks; the rest are fallbacks.
+        const start = parseInt(hash.slice(0, 8), 16) % ok.length;
+        return [...ok.slice(start), ...ok.slice(0, start)];
+      },
+      diskDir: (idx) => this.disks[idx]!.path,
+      maxObjectBytes: (idx) => Math.min(this.opts.maxObjectBytes ?? Infinity, this.disks[idx]!.quota),
+      ioError: (idx, err) => this.ioError(idx, err),
+      ioOk: (idx) => { const d = this.disks[idx]; if (d !== undefined) d.errors = 0; },
+      hashKey: (m) => createHash('sha1').update(`${m.key.vhost}\0${m.key.url}\0${m.variantKey}`).digest('hex'),
+      rowFor: (m, disk, fid, path, size, hashKey) => {
+        const now = Date.now();
+        return {
+          vhost: m.key.vhost, url: m.key.url, variant: m.variantKey, vary: JSON.stringify(m.vary),
+          status: m.status, headers: JSON.stringify(m.headers), request_time: Math.round(m.requestTime),
+          cached_at: Math.round(m.cachedAt), stale_at: Math.round(m.staleAt), delete_at: Math.round(m.deleteAt),
+          created_at: now, updated_at: now, size, disk, fid, path, last_access: now,
+          invalidated: m.invalidated ?? 0, flags: flagsForInvalidated(0, m.invalidated ?? 0), hash_key: hashKey,
+        };
+      },
+      commit: (row, ok) => this.commit(row, ok),
+      dropVariant: (m) => this.delete(m.key, m.variantKey),
+    };
+  }
+}

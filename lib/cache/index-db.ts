@@ -1,0 +1,258 @@
+// The SQLite index of the disk cache, shared by every worker process of the node (WAL: readers
+// never wait for the writer; busy timeout: writers of several processes queue instead of
+// failing). Every statement is prepared once; the request path uses only keyed lookups.
+import Database from 'better-sqlite3';
+import { flagsForInvalidated, prefixUpperBound, type PrefixMark } from './prefix.js';
+
+export interface IndexRow {
+  id: number;
+  vhost: string;
+  url: string;
+  variant: string;
+  /** JSON array of the Vary header names. */
+  vary: string;
+  status: number;
+  /** JSON object of the stored headers. */
+  headers: string;
+  request_time: number;
+  cached_at: number;
+  stale_at: number;
+  delete_at: number;
+  created_at: number;
+  /** Changes on every metadata update (a 304 refresh), for the UpdateTime of fileinfo. */
+  updated_at: number;
+  size: number;
+  disk: number;
+  fid: string;
+  path: string;
+  last_access: number;
+  invalidated: number;
+  /** FLAG_* bits of prefix.ts. */
+  flags: number;
+  hash_key: string;
+}
+
+export type NewRow = Omit<IndexRow, 'id'>;
+
+export interface DiskRow {
+  idx: number;
+  path: string;
+  quota: number;
+  used: number;
+  status: 'Normal' | 'Invalid';
+}
+
+/** Files that are no longer referenced once a transaction commits, to unlink afterwards. */
+export interface Released {
+  paths: string[];
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS entries (
+  id INTEGER PRIMARY KEY,
+  vhost TEXT NOT NULL,
+  url TEXT NOT NULL,
+  variant TEXT NOT NULL,
+  vary TEXT NOT NULL,
+  status INTEGER NOT NULL,
+  headers TEXT NOT NULL,
+  request_time INTEGER NOT NULL,
+  cached_at INTEGER NOT NULL,
+  stale_at INTEGER NOT NULL,
+  delete_at INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  size INTEGER NOT NULL,
+  disk INTEGER NOT NULL,
+  fid TEXT NOT NULL,
+  path TEXT NOT NULL,
+  last_access INTEGER NOT NULL,
+  invalidated INTEGER NOT NULL DEFAULT 0,
+  flags INTEGER NOT NULL DEFAULT 0,
+  hash_key TEXT NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS entries_key ON entries (vhost, url, variant);
+CREATE INDEX IF NOT EXISTS entries_lru ON entries (disk, last_access);
+CREATE INDEX IF NOT EXISTS entries_delete_at ON entries (delete_at);
+CREATE INDEX IF NOT EXISTS entries_fid ON entries (fid);
+CREATE TABLE IF NOT EXISTS disks (
+  idx INTEGER PRIMARY KEY,
+  path TEXT NOT NULL,
+  quota INTEGER NOT NULL,
+  used INTEGER NOT NULL DEFAULT 0,
+  status TEXT NOT NULL DEFAULT 'Normal'
+);
+`;
+
+const COLUMNS = 'vhost, url, variant, vary, status, headers, request_time, cached_at, stale_at, delete_at, created_at, updated_at, size, disk, fid, path, last_access, invalidated, flags, hash_key';
+
+export interface IndexDbOptions {
+  busyTimeoutMs?: number;
+  mmapBytes?: number;
+}
+
+export class IndexDb {
+  readonly db: Database.Database;
+  private readonly s;
+
+  constructor(file: string, opts: IndexDbOptions = {}) {
+    this.db = new Database(file, { timeout: opts.busyTimeoutMs ?? 5000 });
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma(`mmap_size = ${Math.floor(opts.mmapBytes ?? 256 * 1024 * 1024)}`);
+    this.db.pragma('temp_store = MEMORY');
+    this.db.transaction(() => this.db.exec(SCHEMA)).immediate();
+    const p = (sql: string) => this.db.prepare(sql);
+    this.s = {
+      row: p(`SELECT * FROM entries WHERE vhost = ? AND url = ? AND variant = ?`),
+      rowsOfUrl: p(`SELECT * FROM entries WHERE vhost = ? AND url = ? ORDER BY cached_at DESC`),
+      insert: p(`INSERT INTO entries (${COLUMNS}) VALUES (${COLUMNS.split(', ').map((c) => '@' + c).join(', ')})`),
+      deleteId: p(`DELETE FROM entries WHERE id = ?`),
+      lru: p(`SELECT id, path, size FROM entries WHERE disk = ? ORDER BY last_access LIMIT ?`),
+      touch: p(`UPDATE entries SET last_access = ? WHERE id = ? AND last_access < ?`),
+      updateMeta: p(`UPDATE entries SET status = @status, headers = @headers, request_time = @request_time,
+        cached_at = @cached_at, stale_at = @stale_at, delete_at = @delete_at, invalidated = @invalidated,
+        flags = @flags, updated_at = @updated_at WHERE id = @id`),
+      diskUsed: p(`SELECT used FROM disks WHERE idx = ?`).pluck(),
+      addUsed: p(`UPDATE disks SET used = max(0, used + ?) WHERE idx = ?`),
+      disks: p(`SELECT idx, path, quota, used, status FROM disks ORDER BY idx`),
+      diskByIdx: p(`SELECT idx, path, quota, used, status FROM disks WHERE idx = ?`),
+      insertDisk: p(`INSERT INTO disks (idx, path, quota, used, status) VALUES (?, ?, ?, 0, ?)`),
+      setDisk: p(`UPDATE disks SET path = ?, quota = ?, status = ? WHERE idx = ?`),
+      setStatus: p(`UPDATE disks SET status = ? WHERE idx = ?`),
+      resetDisk: p(`UPDATE disks SET used = 0 WHERE idx = ?`),
+      dropDiskRows: p(`DELETE FROM entries WHERE disk = ?`),
+      dropDisksFrom: p(`DELETE FROM disks WHERE idx >= ?`),
+      dropRowsFrom: p(`DELETE FROM entries WHERE disk >= ?`),
+      rangeAll: p(`SELECT * FROM entries WHERE vhost = ? AND (url, variant) > (?, ?) ORDER BY url, variant LIMIT ?`),
+      rangeTo: p(`SELECT * FROM entries WHERE vhost = ? AND (url, variant) > (?, ?) AND url < ? ORDER BY url, variant LIMIT ?`),
+      expired: p(`SELECT id, path, size, disk FROM entries WHERE delete_at > 0 AND delete_at < ? LIMIT ?`),
+      byFid: p(`SELECT 1 FROM entries WHERE fid = ?`).pluck(),
+    };
+  }
+
+  row(vhost: string, url: string, variant: string): IndexRow | undefined {
+    return this.s.row.get(vhost, url, variant) as IndexRow | undefined;
+  }
+
+  rowsOfUrl(vhost: string, url: string): IndexRow[] {
+    return this.s.rowsOfUrl.all(vhost, url) as IndexRow[];
+  }
+
+  disks(): DiskRow[] {
+    return this.s.disks.all() as DiskRow[];
+  }
+
+  hasFid(fid: string): boolean {
+    return this.s.byFid.get(fid) !== undefined;
+  }
+
+  /**
+   * Aligns the disks table with the configured directories. A slot whose directory changed (or
+   * that is no longer configured) loses its rows: their bodies are not where the rows point.
+   */
+  syncDisks(disks: { path: string; quota: number; status: DiskRow['status'] }[]): void {
+    this.db.transaction(() => {
+      disks.forEach((d, idx) => {
+        const row = this.s.diskByIdx.get(idx) as DiskRow | undefined;
+        if (row === undefined) { this.s.insertDisk.run(idx, d.path, d.quota, d.status); return; }
+        if (row.path !== d.path) { this.s.dropDiskRows.run(idx); this.s.resetDisk.run(idx); }
+        this.s.setDisk.run(d.path, d.quota, d.status, idx);
+      });
+      this.s.dropRowsFrom.run(disks.length);
+      this.s.dropDisksFrom.run(disks.length);
+    }).immediate();
+  }
+
+  setDiskStatus(idx: number, status: DiskRow['status']): void {
+    this.s.setStatus.run(status, idx);
+  }
+
+  /**
+   * Inserts (or replaces) the row of a completed body, evicting least recently used rows of its
+   * disk until the disk's quota holds it. Must run inside a transaction (see `batch`).
+   */
+  insertRow(row: NewRow, quota: number, released: Released): void {
+    const old = this.row(row.vhost, row.url, row.variant);
+    if (old !== undefined) this.removeRow(old, released);
+    let over = (this.s.diskUsed.get(row.disk) as number) + row.size - quota;
+    for (let rounds = 0; over > 0 && rounds < 10_000; rounds++) {
+      const victims = this.s.lru.all(row.disk, 64) as { id: number; path: string; size: number }[];
+      if (victims.length === 0) break;
+      for (const v of victims) {
+        if (over <= 0) break;
+        this.s.deleteId.run(v.id);
+        this.s.addUsed.run(-v.size, row.disk);
+        released.paths.push(v.path);
+        over -= v.size;
+      }
+    }
+    this.s.insert.run(row);
+    this.s.addUsed.run(row.size, row.disk);
+  }
+
+  removeRow(row: Pick<IndexRow, 'id' | 'path' | 'size' | 'disk'>, released: Released): void {
+    if (this.s.deleteId.run(row.id).changes > 0) {
+      this.s.addUsed.run(-row.size, row.disk);
+      released.paths.push(row.path);
+    }
+  }
+
+  updateRow(row: IndexRow): void {
+    this.s.updateMeta.run(row);
+  }
+
+  /** Applies batched last-access times in one transaction (one write per second, not per hit). */
+  touchMany(times: Map<number, number>): void {
+    if (times.size === 0) return;
+    this.db.transaction(() => {
+      for (const [id, at] of times) this.s.touch.run(at, id, at);
+    }).immediate();
+  }
+
+  /** Runs fn in one IMMEDIATE transaction: taking the write lock up front is what lets the busy
+   * timeout apply (a deferred read-then-write transaction fails with SQLITE_BUSY instead). */
+  batch<T>(fn: () => T): T {
+    return this.db.transaction(fn).immediate();
+  }
+
+  /** One page of the rows of a vhost whose URL starts with prefix, after (url, variant) cursor. */
+  prefixPage(vhost: string, prefix: string, after: [string, string] | undefined, limit: number): IndexRow[] {
+    const upper = prefixUpperBound(prefix);
+    // Keyset paging on (url, variant): each page is an index range, never an OFFSET scan.
+    const rows = (after === undefined
+      ? this.firstPage(vhost, prefix, upper, limit)
+      : upper === undefined
+        ? this.s.rangeAll.all(vhost, after[0], after[1], limit)
+        : this.s.rangeTo.all(vhost, after[0], after[1], upper, limit)) as IndexRow[];
+    // Past the range (open-ended upper bound): stop at the first URL without the prefix.
+    const cut = rows.findIndex((r) => !r.url.startsWith(prefix));
+    return cut < 0 ? rows : rows.slice(0, cut);
+  }
+
+  private firstPage(vhost: string, prefix: string, upper: string | undefined, limit: number): unknown[] {
+    const sql = upper === undefined
+      ? this.firstAll ??= this.db.prepare(`SELECT * FROM entries WHERE vhost = ? AND url >= ? ORDER BY url, variant LIMIT ?`)
+      : this.firstTo ??= this.db.prepare(`SELECT * FROM entries WHERE vhost = ? AND url >= ? AND url < ? ORDER BY url, variant LIMIT ?`);
+    return upper === undefined ? sql.all(vhost, prefix, limit) : sql.all(vhost, prefix, upper, limit);
+  }
+  private firstAll: Database.Statement | undefined;
+  private firstTo: Database.Statement | undefined;
+
+  /** Marks a page of rows (invalidation by command); flags follow the invalidated state. */
+  markRows(rows: IndexRow[], mark: PrefixMark, now: number): void {
+    for (const r of rows) {
+      const invalidated = mark.invalidated ?? r.invalidated;
+      const flags = flagsForInvalidated(r.flags, invalidated);
+      this.updateRow({ ...r, invalidated, flags, stale_at: mark.staleAt ?? r.stale_at, updated_at: now });
+    }
+  }
+
+  expiredRows(now: number, limit: number): Pick<IndexRow, 'id' | 'path' | 'size' | 'disk'>[] {
+    return this.s.expired.all(now, limit) as Pick<IndexRow, 'id' | 'path' | 'size' | 'disk'>[];
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}

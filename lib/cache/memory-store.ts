@@ -1,0 +1,322 @@
+// Per-process memory cache: an LRU bounded in bytes. Hits are the hottest path of the server,
+// so a lookup is two Map gets (vhost, then url: no key string is built) plus a scan of the few
+// variants of the URL, and the returned object is the stored one (nothing allocated per hit).
+import { Readable, Writable } from 'node:stream';
+import type { CacheEntryMeta, CacheKey, CacheStore, CachedObject, StoredHeaders } from './store.js';
+import { type PrefixMark } from './prefix.js';
+
+export interface MemoryStoreOptions {
+  /** Bound of bodies plus estimated header/bookkeeping bytes. */
+  maxBytes: number;
+  /** Larger objects are not kept (default: an eighth of maxBytes). */
+  maxObjectBytes?: number;
+}
+
+/** Fixed cost per entry (object, node, map slots), so many tiny entries still count. */
+const ENTRY_OVERHEAD = 256;
+
+export function estimateHeaderBytes(headers: StoredHeaders): number {
+  let n = 0;
+  for (const name in headers) {
+    const v = headers[name]!;
+    if (typeof v === 'string') n += name.length + v.length + 4;
+    else for (const one of v) n += name.length + one.length + 4;
+  }
+  return n;
+}
+
+/** A stream of `body[start..end]` (inclusive) as one chunk: the body is already in memory. */
+export function bufferStream(body: Buffer, start?: number, end?: number): Readable {
+  const s = start ?? 0;
+  const e = end === undefined ? body.length : Math.min(end + 1, body.length);
+  return Readable.from([body.subarray(s, Math.max(s, e))], { objectMode: false });
+}
+
+/**
+ * A stored entry. Callers get this very object on every hit, so they must treat it as read-only;
+ * updateMeta replaces it with a new one rather than mutating it under a reader.
+ */
+export class MemoryObject implements CachedObject {
+  readonly key: CacheKey;
+  readonly variantKey: string;
+  readonly vary: string[];
+  readonly status: number;
+  readonly headers: StoredHeaders;
+  readonly requestTime: number;
+  readonly cachedAt: number;
+  readonly staleAt: number;
+  readonly deleteAt: number;
+  readonly size: number;
+  readonly invalidated?: number;
+  readonly volatile?: boolean;
+  readonly body: Buffer;
+
+  constructor(meta: CacheEntryMeta, body: Buffer) {
+    this.key = { vhost: meta.key.vhost, url: meta.key.url };
+    this.variantKey = meta.variantKey;
+    this.vary = meta.vary;
+    this.status = meta.status;
+    this.headers = meta.headers;
+    this.requestTime = meta.requestTime;
+    this.cachedAt = meta.cachedAt;
+    this.staleAt = meta.staleAt;
+    this.deleteAt = meta.deleteAt;
+    this.size = body.length;
+    if (meta.invalidated !== undefined) this.invalidated = meta.invalidated;
+    if (meta.volatile !== undefined) this.volatile = meta.volatile;
+    this.body = body;
+  }
+
+  openBody(start?: number, end?: number): Readable {
+    return bufferStream(this.body, start, end);
+  }
+}
+
+interface Node {
+  obj: MemoryObject;
+  bytes: number;
+  prev: Node | null;
+  next: Node | null;
+  group: Group;
+}
+
+/** The variants of one URL, newest first. */
+interface Group {
+  vhost: string;
+  url: string;
+  nodes: Node[];
+}
+
+export class MemoryStore implements CacheStore {
+  readonly maxBytes: number;
+  readonly maxObjectBytes: number;
+  private readonly hosts = new Map<string, Map<string, Group>>();
+  /** Most recently used end of the LRU list. */
+  private head: Node | null = null;
+  private tail: Node | null = null;
+  private used = 0;
+  private count = 0;
+
+  constructor(opts: MemoryStoreOptions) {
+    if (!(opts.maxBytes >= 0)) throw new RangeError('maxBytes must be a non-negative number');
+    this.maxBytes = opts.maxBytes;
+    this.maxObjectBytes = Math.min(opts.maxObjectBytes ?? Math.floor(opts.maxBytes / 8), opts.maxBytes);
+  }
+
+  /** Synchronous hit path: the stored object (body in `body`), or undefined. Counts as a use. */
+  peek(key: CacheKey, variantKey: string): MemoryObject | undefined {
+    const group = this.hosts.get(key.vhost)?.get(key.url);
+    if (group === undefined) return undefined;
+    const nodes = group.nodes;
+    for (let i = 0; i < nodes.length; i++) {
+      const node = nodes[i]!;
+      if (node.obj.variantKey === variantKey) {
+        this.touch(node);
+        return node.obj;
+      }
+    }
+    return undefined;
+  }
+
+  /** Synchronous variants listing, newest first (objects carry their bodies). */
+  variantsSync(key: CacheKey): MemoryObject[] {
+    const group = this.hosts.get(key.vhost)?.get(key.url);
+    return group === undefined ? [] : group.nodes.map((n) => n.obj);
+  }
+
+  async variants(key: CacheKey): Promise<CacheEntryMeta[]> {
+    return this.variantsSync(key);
+  }
+
+  async get(key: CacheKey, variantKey: string): Promise<CachedObject | undefined> {
+    return this.peek(key, variantKey);
+  }
+
+  /** Stores a complete body at once (also used by the tiered store to promote disk hits). */
+  put(meta: CacheEntryMeta, body: Buffer): MemoryObject | undefined {
+    const obj = new MemoryObject(meta, body);
+    const bytes = this.costOf(obj);
+    if (body.length > this.maxObjectBytes || bytes > this.maxBytes) {
+      // The old variant would now be an outdated answer for this key: drop it too.
+      this.deleteSync(meta.key, meta.variantKey);
+      return undefined;
+    }
+    let group = this.hosts.get(meta.key.vhost)?.get(meta.key.url);
+    if (group === undefined) {
+      group = { vhost: meta.key.vhost, url: meta.key.url, nodes: [] };
+      let urls = this.hosts.get(group.vhost);
+      if (urls === undefined) this.hosts.set(group.vhost, (urls = new Map()));
+      urls.set(group.url, group);
+    }
+    const old = group.nodes.findIndex((n) => n.obj.variantKey === meta.variantKey);
+    if (old >= 0) this.unlinkNode(group.nodes[old]!, old);
+    const node: Node = { obj, bytes, prev: null, next: null, group };
+    group.nodes.unshift(node);
+    this.pushFront(node);
+    this.used += bytes;
+    this.count++;
+    this.evict(node);
+    return obj;
+  }
+
+  createWriteStream(meta: CacheEntryMeta): Writable {
+    let chunks: Buffer[] | null = [];
+    let bytes = 0;
+    return new Writable({
+      write: (chunk: Buffer, _enc, cb) => {
+        bytes += chunk.length;
+        if (chunks !== null) {
+          // Past the object limit nothing will be kept: stop holding the bytes.
+          if (bytes > this.maxObjectBytes) chunks = null;
+          else chunks.push(chunk);
+        }
+        cb();
+      },
+      final: (cb) => {
+        if (chunks === null) this.deleteSync(meta.key, meta.variantKey);
+        else this.put(meta, joinChunks(chunks, bytes));
+        chunks = null;
+        cb();
+      },
+      destroy: (err, cb) => {
+        chunks = null;
+        cb(err);
+      },
+    });
+  }
+
+  async updateMeta(key: CacheKey, variantKey: string, patch: Parameters<CacheStore['updateMeta']>[2]): Promise<boolean> {
+    return this.updateMetaSync(key, variantKey, patch);
+  }
+
+  updateMetaSync(key: CacheKey, variantKey: string, patch: Parameters<CacheStore['updateMeta']>[2]): boolean {
+    const group = this.hosts.get(key.vhost)?.get(key.url);
+    const node = group?.nodes.find((n) => n.obj.variantKey === variantKey);
+    if (node === undefined) return false;
+    this.replaceObj(node, new MemoryObject({ ...node.obj, ...patch }, node.obj.body));
+    return true;
+  }
+
+  async delete(key: CacheKey, variantKey?: string): Promise<number> {
+    return this.deleteSync(key, variantKey).length;
+  }
+
+  /** Deletes and returns the variant keys that were removed. */
+  deleteSync(key: CacheKey, variantKey?: string): string[] {
+    const group = this.hosts.get(key.vhost)?.get(key.url);
+    if (group === undefined) return [];
+    const removed: string[] = [];
+    for (let i = group.nodes.length - 1; i >= 0; i--) {
+      const node = group.nodes[i]!;
+      if (variantKey !== undefined && node.obj.variantKey !== variantKey) continue;
+      removed.push(node.obj.variantKey);
+      this.unlinkNode(node, i);
+    }
+    return removed;
+  }
+
+  /** Entries of a vhost whose URL starts with prefix (a walk over the vhost: admin path only). */
+  listByPrefix(vhost: string, prefix: string, limit = Infinity): MemoryObject[] {
+    const out: MemoryObject[] = [];
+    const urls = this.hosts.get(vhost);
+    if (urls === undefined) return out;
+    for (const [url, group] of urls) {
+      if (!url.startsWith(prefix)) continue;
+      for (const n of group.nodes) {
+        if (out.length >= limit) return out;
+        out.push(n.obj);
+      }
+    }
+    return out;
+  }
+
+  deleteByPrefix(vhost: string, prefix: string): number {
+    let n = 0;
+    for (const obj of this.listByPrefix(vhost, prefix)) n += this.deleteSync(obj.key, obj.variantKey).length;
+    return n;
+  }
+
+  markByPrefix(vhost: string, prefix: string, mark: PrefixMark): number {
+    let n = 0;
+    for (const obj of this.listByPrefix(vhost, prefix)) {
+      if (this.updateMetaSync(obj.key, obj.variantKey, mark)) n++;
+    }
+    return n;
+  }
+
+  stats(): { entries: number; bytes: number; maxBytes: number } {
+    return { entries: this.count, bytes: this.used, maxBytes: this.maxBytes };
+  }
+
+  async close(): Promise<void> {
+    this.hosts.clear();
+    this.head = this.tail = null;
+    this.used = this.count = 0;
+  }
+
+  private costOf(obj: MemoryObject): number {
+    return obj.body.length + estimateHeaderBytes(obj.headers) + obj.key.url.length + obj.variantKey.length + ENTRY_OVERHEAD;
+  }
+
+  private replaceObj(node: Node, obj: MemoryObject): void {
+    const bytes = this.costOf(obj);
+    this.used += bytes - node.bytes;
+    node.obj = obj;
+    node.bytes = bytes;
+    this.evict(node);
+  }
+
+  /** Drops least recently used entries until within bounds, never the one just stored. */
+  private evict(keep: Node): void {
+    let guard = this.count;
+    while (this.used > this.maxBytes && guard-- > 0) {
+      const victim = this.tail;
+      if (victim === null || victim === keep) break;
+      this.unlinkNode(victim, victim.group.nodes.indexOf(victim));
+    }
+  }
+
+  private touch(node: Node): void {
+    if (this.head === node) return;
+    this.detach(node);
+    this.pushFront(node);
+  }
+
+  private pushFront(node: Node): void {
+    node.prev = null;
+    node.next = this.head;
+    if (this.head !== null) this.head.prev = node;
+    this.head = node;
+    if (this.tail === null) this.tail = node;
+  }
+
+  private detach(node: Node): void {
+    if (node.prev !== null) node.prev.next = node.next;
+    else this.head = node.next;
+    if (node.next !== null) node.next.prev = node.prev;
+    else this.tail = node.prev;
+    node.prev = node.next = null;
+  }
+
+  private unlinkNode(node: Node, indexInGroup: number): void {
+    this.detach(node);
+    const group = node.group;
+    if (indexInGroup >= 0) group.nodes.splice(indexInGroup, 1);
+    if (group.nodes.length === 0) {
+      const urls = this.hosts.get(group.vhost);
+      urls?.delete(group.url);
+      if (urls !== undefined && urls.size === 0) this.hosts.delete(group.vhost);
+    }
+    this.used -= node.bytes;
+    this.count--;
+  }
+}
+
+/** One Buffer for the body; a lone chunk is kept as is unless it pins a larger pooled buffer. */
+function joinChunks(chunks: Buffer[], bytes: number): Buffer {
+  if (chunks.length === 1) {
+    const c = chunks[0]!;
+    if (c.byteOffset === 0 && c.buffer.byteLength === c.length) return c;
+  }
+  return Buffer.concat(chunks, bytes);
+}
