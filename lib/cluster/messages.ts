@@ -8,6 +8,7 @@ export type PrimaryMessage =
   | { type: 'drain'; timeoutMs: number };
 
 export type WorkerMessage =
+  | { type: 'hello' }
   | { type: 'ready'; generation: number }
   | { type: 'apply-error'; generation: number; message: string }
   | { type: 'listen-error'; errors: string[] };

@@ -65,7 +65,10 @@ export class Primary {
     return new Promise((resolve, reject) => {
       let settled = false;
       worker.on('message', (m: WorkerMessage) => {
-        if (m.type === 'ready' && !settled) {
+        // The worker says hello once it listens for messages (ESM loads after cluster's 'online').
+        if (m.type === 'hello') {
+          this.send(worker, { type: 'setting', setting: this.setting, baseDir: this.baseDir, generation: this.generation });
+        } else if (m.type === 'ready' && !settled) {
           settled = true;
           const previous = slot.worker;
           slot.worker = worker;
@@ -81,9 +84,6 @@ export class Primary {
         if (!settled) { settled = true; reject(new Error(`worker ${slot.index} exited during start (${signal ?? code})`)); }
         this.onExit(slot, worker, code, signal);
       });
-      worker.once('online', () => this.send(worker, {
-        type: 'setting', setting: this.setting, baseDir: this.baseDir, generation: this.generation,
-      }));
     });
   }
 

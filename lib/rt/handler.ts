@@ -11,6 +11,8 @@ import { parseTarget } from './target.js';
 import type { Transaction } from './transaction.js';
 import type { VhostTable } from './vhost-table.js';
 
+const ALLOW = 'GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS';
+
 export interface Limits { maxUrlLength: number; maxHeaderSize: number }
 
 export interface Balance {
@@ -41,7 +43,7 @@ export function createHandler(getState: () => RuntimeState, onTransaction?: (tx:
     const rawUrl = req.url ?? '';
     if (rawUrl.length > state.limits.maxUrlLength) return sendError(res, 414, undefined, true);
     if (headerBytes(req.rawHeaders) > state.limits.maxHeaderSize) return sendError(res, 431, undefined, true);
-    if (req.method === 'CONNECT') return sendError(res, 405, { allow: 'GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS' });
+    if (req.method === 'CONNECT') return sendError(res, 405, { allow: ALLOW });
     const target = parseTarget(rawUrl, req.headers.host);
     if (target === 'bad-target') return sendError(res, 400, undefined, true);
     // HTTP/1.1 requires a Host (node answers 400 itself); HTTP/1.0 may omit it and then only the
@@ -56,8 +58,18 @@ export function createHandler(getState: () => RuntimeState, onTransaction?: (tx:
     };
     if (onTransaction !== undefined) res.once('finish', () => onTransaction(tx));
 
+    if (target.url === '*') {
+      // OPTIONS * asks about the server in general (RFC 9110 9.3.7): that is us, not an origin.
+      if (req.method === 'OPTIONS') {
+        tx.status = 200;
+        res.writeHead(200, { allow: ALLOW, 'content-length': '0' });
+        res.end();
+        return;
+      }
+      return sendError(res, 400, undefined, true);
+    }
     const balance = state.balance;
-    if (balance.mode === 'hash' && !fromSibling && target.url !== '*') {
+    if (balance.mode === 'hash' && !fromSibling) {
       const owner = balance.ring.owner(balance.hashKey(host.name, target.url));
       if (owner >= 0 && owner !== balance.selfIndex) return balance.siblings.forward(tx, owner);
     }

@@ -13,6 +13,9 @@ import type { Transaction } from './transaction.js';
 
 export const VIA = '1.1 svc';
 
+/** Opt-in (SVC_DEBUG_HEADERS=1): name the worker on origin requests and answers, for tracing. */
+const DEBUG_WORKER = process.env.SVC_DEBUG_HEADERS === '1' ? String(process.env.SVC_WORKER_INDEX ?? '0') : undefined;
+
 /** True when the client message carries a body (RFC 9112 6.3: Transfer-Encoding or Content-Length). */
 export function hasRequestBody(req: IncomingMessage): boolean {
   if (req.headers['transfer-encoding'] !== undefined) return true;
@@ -32,6 +35,7 @@ export function originRequestHeaders(tx: Transaction): Record<string, string | s
   }
   const via = headers.via;
   headers.via = via === undefined ? VIA : `${Array.isArray(via) ? via.join(', ') : via}, ${VIA}`;
+  if (DEBUG_WORKER !== undefined) headers['x-svc-worker'] = DEBUG_WORKER;
   return headers;
 }
 
@@ -49,6 +53,7 @@ export function deliverUpstream(tx: Transaction, upstream: Upstream, addVia = tr
     const via = headers.via;
     headers.via = via === undefined ? VIA : `${Array.isArray(via) ? via.join(', ') : via}, ${VIA}`;
   }
+  if (DEBUG_WORKER !== undefined && addVia) headers['x-svc-worker'] = DEBUG_WORKER;
   tx.status = upstream.statusCode;
   res.writeHead(upstream.statusCode, headers);
   pipeline(upstream.body, res, (err) => {

@@ -30,8 +30,10 @@ export function sendError(res: ServerResponse, status: number, extra?: Record<st
 }
 
 /** Raw answer for requests the parser refused: the socket has no ServerResponse. */
-export function rawErrorResponse(status: number): string {
+export function rawErrorResponse(status: number, extra?: Record<string, string>): string {
   const body = bodyOf(status);
-  return `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: text/plain; charset=utf-8\r\n` +
+  let fields = '';
+  if (extra !== undefined) for (const k in extra) fields += `${k}: ${extra[k]}\r\n`;
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: text/plain; charset=utf-8\r\n${fields}` +
     `Content-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.toString()}`;
 }

@@ -5,6 +5,7 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import { onClientError } from './client-errors.js';
+import { rawErrorResponse } from './respond.js';
 
 export interface ServerTimeouts {
   /** Idle time allowed between requests on a keep-alive connection (ms). */
@@ -30,6 +31,9 @@ export class ServiceServer {
       keepAliveTimeout: t.keepAliveMs,
       noDelay: true,
       requireHostHeader: true,
+      // How often slow request heads and bodies are checked against their timeouts (node's
+      // default, 30 s, would let a slow client hold a connection far past headersTimeout).
+      connectionsCheckingInterval: Math.min(1000, t.headersMs),
     }, (req, res) => {
       if (this.draining) res.shouldKeepAlive = false;
       handler(req, res);
@@ -37,6 +41,10 @@ export class ServiceServer {
     this.server.keepAliveTimeout = t.keepAliveMs;
     this.server.maxRequestsPerSocket = 0;
     this.server.on('clientError', onClientError);
+    // CONNECT never reaches the request handler; a reverse proxy does not tunnel.
+    this.server.on('connect', (_req: http.IncomingMessage, socket: Socket) => {
+      socket.end(rawErrorResponse(405, { Allow: 'GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS' }));
+    });
     this.server.on('connection', (socket: Socket) => {
       this.sockets.add(socket);
       socket.once('close', () => this.sockets.delete(socket));

@@ -66,10 +66,18 @@ export class VhostTable<H extends RoutableHost> {
     this.fallback = defaultHosting ? this.byName.get(defaultHosting.toLowerCase()) : undefined;
   }
 
-  /** The host for a name arriving on a public port, or on the internal port (port undefined). */
+  /**
+   * The host for a name arriving on a public port, or on the internal port (port undefined).
+   * The default host stands in only where it listens itself, so no host is ever exposed on a
+   * port it was not given.
+   */
   route(name: string, port: number | undefined): H | undefined {
     const index = port === undefined ? this.everywhere : this.byPort.get(port);
-    return index?.find(name) ?? this.fallback;
+    const hit = index?.find(name);
+    if (hit !== undefined) return hit;
+    const f = this.fallback;
+    if (f === undefined) return undefined;
+    return port === undefined || f.listen?.port === port ? f : undefined;
   }
 
   host(name: string): H | undefined {

@@ -140,6 +140,7 @@ export function runWorker(): void {
         break;
     }
   });
+  send({ type: 'hello' });
   // The primary's SIGTERM reaches the whole process group; the worker waits for its 'drain'.
   process.on('SIGTERM', () => undefined);
   process.on('SIGINT', () => undefined);

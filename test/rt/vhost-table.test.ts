@@ -39,6 +39,7 @@ t.test('a disabled host is taken out', async (t) => {
 t.test('defaultHosting serves unmatched names when it names a host, otherwise nothing matches', async (t) => {
   t.equal(new VhostTable([host('a.com')], 'a.com').route('zzz', 80)?.name, 'a.com');
   t.equal(new VhostTable([host('a.com')], 'missing.com').route('zzz', 80), undefined);
+  t.equal(new VhostTable([host('a.com', [], 81)], 'a.com').route('zzz', 80), undefined, 'not on a port the default host does not listen on');
 });
 
 t.test('hosts sharing a port open one socket; a host with listen off opens none', async (t) => {

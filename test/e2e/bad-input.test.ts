@@ -1,0 +1,78 @@
+// Black-box: raw bytes over a socket for every kind of malformed or hostile request.
+import t from 'tap';
+import { TestOrigin } from '../helpers/origin.js';
+import { freePort } from '../helpers/ports.js';
+import { rawRequest } from '../helpers/raw-client.js';
+import { startServer } from '../helpers/server.js';
+
+const origin = await new TestOrigin().start();
+const port = await freePort();
+const server = await startServer([
+  { name: 'a.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } },
+], { extra: { functions: { network: { http: { frontEnd: { maxUrlLength: 2048, maxHeaderSize: 8192, keepAliveTimeout: 1, headersTimeout: 1, requestTimeout: 3 } } } } } });
+t.teardown(async () => { await server.stop(); await origin.stop(); });
+
+t.test('a malformed request line is answered 400 and the connection closed', async (t) => {
+  const r = await rawRequest(port, 'GET /x HTP/1.1\r\nHost: a.com\r\n\r\n');
+  t.equal(r.status, 400);
+  t.ok(r.closed);
+});
+
+t.test('a malformed header line is answered 400', async (t) => {
+  t.equal((await rawRequest(port, 'GET /x HTTP/1.1\r\nHo st: a\r\n\r\n')).status, 400);
+  t.equal((await rawRequest(port, 'GET /x HTTP/1.1\r\nHost: a.com\r\nNoColon\r\n\r\n')).status, 400);
+});
+
+t.test('Content-Length together with Transfer-Encoding is refused with 400 and the connection closed', async (t) => {
+  const before = origin.seen.length;
+  const r = await rawRequest(port, 'POST /smuggle HTTP/1.1\r\nHost: a.com\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: a.com\r\n\r\n');
+  t.equal(r.status, 400);
+  t.ok(r.closed);
+  t.equal(origin.seen.length, before, 'nothing reached the origin');
+  t.notMatch(r.text, /origin:/);
+});
+
+t.test('conflicting Content-Length values are refused with 400 and the connection closed', async (t) => {
+  const r = await rawRequest(port, 'POST /x HTTP/1.1\r\nHost: a.com\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd');
+  t.equal(r.status, 400);
+  t.ok(r.closed);
+});
+
+t.test('oversized header fields are answered 431', async (t) => {
+  const r = await rawRequest(port, `GET /x HTTP/1.1\r\nHost: a.com\r\nX-Big: ${'a'.repeat(9000)}\r\n\r\n`);
+  t.equal(r.status, 431);
+  const huge = await rawRequest(port, `GET /x HTTP/1.1\r\nHost: a.com\r\nX-Big: ${'a'.repeat(64000)}\r\n\r\n`);
+  t.equal(huge.status, 431, 'beyond the parser limit too');
+});
+
+t.test('an oversized URL is answered 414', async (t) => {
+  const r = await rawRequest(port, `GET /${'u'.repeat(3000)} HTTP/1.1\r\nHost: a.com\r\n\r\n`);
+  t.equal(r.status, 414);
+});
+
+t.test('an unknown method token is answered 501, a malformed one 400', async (t) => {
+  t.equal((await rawRequest(port, 'BREW /pot HTTP/1.1\r\nHost: a.com\r\n\r\n')).status, 501);
+  t.equal((await rawRequest(port, 'G{T /pot HTTP/1.1\r\nHost: a.com\r\n\r\n')).status, 400);
+});
+
+t.test('an HTTP/1.1 request without Host is answered 400', async (t) => {
+  t.equal((await rawRequest(port, 'GET /x HTTP/1.1\r\nConnection: close\r\n\r\n')).status, 400);
+});
+
+t.test('CONNECT is refused with 405', async (t) => {
+  t.equal((await rawRequest(port, 'CONNECT a.com:443 HTTP/1.1\r\nHost: a.com:443\r\n\r\n')).status, 405);
+});
+
+t.test('an idle keep-alive client is disconnected after the keep-alive timeout', async (t) => {
+  const start = Date.now();
+  const r = await rawRequest(port, 'GET /idle HTTP/1.1\r\nHost: a.com\r\n\r\n', { timeoutMs: 6000 });
+  t.equal(r.status, 200);
+  t.ok(r.closed, 'the server closed the idle connection');
+  t.ok(Date.now() - start < 5000);
+});
+
+t.test('a client that never finishes its request head is timed out with 408', async (t) => {
+  const r = await rawRequest(port, 'GET /slow HTTP/1.1\r\nHost: a.com\r\n', { timeoutMs: 8000 });
+  t.ok(r.closed, 'the connection was closed by the server');
+  t.ok(r.status === 408 || r.status === 0, `status ${r.status}`);
+});

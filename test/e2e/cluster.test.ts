@@ -1,0 +1,137 @@
+// Black-box: the primary and several RT workers. Hash balance, a worker crash, graceful drain,
+// reload and a rolling restart under load.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs/promises';
+import t from 'tap';
+import { Agent, request } from 'undici';
+import { TestOrigin } from '../helpers/origin.js';
+import { freePort } from '../helpers/ports.js';
+import { baseSetting, startServer, writeSetting } from '../helpers/server.js';
+
+function workerPids(primaryPid: number): number[] {
+  try {
+    return execFileSync('ps', ['-o', 'pid=', '--ppid', String(primaryPid)]).toString().trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch { return []; }
+}
+
+const fresh = () => new Agent({ pipelining: 0, keepAliveTimeout: 1 });
+
+t.test('in hash balance each URL is fetched from the origin by its one owner worker', async (t) => {
+  const origin = await new TestOrigin().start();
+  const port = await freePort();
+  const server = await startServer([{ name: 'h.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }],
+    { workers: 2, balance: 'hash', env: { SVC_DEBUG_HEADERS: '1' } });
+  t.teardown(async () => { await server.stop(); await origin.stop(); });
+  const owners = new Set<string>();
+  for (let u = 0; u < 12; u++) {
+    for (let i = 0; i < 6; i++) {
+      // A new connection each time, so the kernel hands requests to both workers.
+      const r = await request(`http://127.0.0.1:${port}/obj/${u}`, { headers: { host: 'h.com' }, dispatcher: fresh() });
+      await r.body.text();
+      t.equal(r.statusCode, 200);
+    }
+    const fetchers = new Set(origin.seen.filter((s) => s.url === `/obj/${u}`).map((s) => String(s.headers['x-svc-worker'])));
+    t.equal(fetchers.size, 1, `/obj/${u} was fetched by one worker only`);
+    for (const f of fetchers) owners.add(f);
+  }
+  t.same([...owners].sort(), ['0', '1'], 'both workers own a share of the URLs');
+  const fwd = origin.seen.filter((s) => s.url.startsWith('/obj/')).map((s) => s.headers['x-forwarded-for']);
+  t.ok(fwd.every((x) => x === '127.0.0.1'), 'X-Forwarded-For names the client once, also after a hand-over');
+});
+
+t.test('a worker that dies is replaced and the service keeps answering', async (t) => {
+  const origin = await new TestOrigin().start();
+  const port = await freePort();
+  const server = await startServer([{ name: 'c.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }], { workers: 2 });
+  t.teardown(async () => { await server.stop(); await origin.stop(); });
+  const before = workerPids(server.proc.pid!);
+  t.equal(before.length, 2);
+  process.kill(before[0]!, 'SIGKILL');
+  await server.waitForLog((l) => l.msg === 'worker died; replacing it');
+  let after: number[] = [];
+  for (let i = 0; i < 100 && (after.length !== 2 || after.includes(before[0]!)); i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    after = workerPids(server.proc.pid!);
+  }
+  t.equal(after.length, 2, 'two workers again');
+  t.notOk(after.includes(before[0]!), 'the dead one is gone');
+  for (let i = 0; i < 10; i++) {
+    const r = await request(`http://127.0.0.1:${port}/after-crash`, { headers: { host: 'c.com' }, dispatcher: fresh() });
+    await r.body.text();
+    t.equal(r.statusCode, 200);
+  }
+});
+
+t.test('SIGTERM lets the request in flight finish, then everything exits 0', async (t) => {
+  const origin = await new TestOrigin().start();
+  origin.on('/slow', (_q, res) => setTimeout(() => { res.writeHead(200, { 'content-length': '4' }); res.end('done'); }, 800));
+  const port = await freePort();
+  const server = await startServer([{ name: 'd.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }], { workers: 2 });
+  t.teardown(() => origin.stop());
+  const inFlight = request(`http://127.0.0.1:${port}/slow`, { headers: { host: 'd.com' } });
+  await new Promise((r) => setTimeout(r, 200));
+  server.signal('SIGTERM');
+  const r = await inFlight;
+  t.equal(r.statusCode, 200);
+  t.equal(await r.body.text(), 'done');
+  t.equal(await server.exited, 0, 'the primary exits 0');
+  await t.rejects(request(`http://127.0.0.1:${port}/`, { headers: { host: 'd.com' } }), 'the port is closed');
+});
+
+t.test('SIGHUP applies a good setting and refuses a bad one, naming the bad field', async (t) => {
+  const origin = await new TestOrigin().start();
+  const port = await freePort();
+  const server = await startServer([{ name: 'r.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }]);
+  t.teardown(async () => { await server.stop(); await origin.stop(); });
+  const hosts = [
+    { name: 'r.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } },
+    { name: 'new.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}/new`] } },
+  ];
+  await writeSetting(server.dir, baseSetting(hosts, server.basePort));
+  server.signal('SIGHUP');
+  await server.waitForLog((l) => l.msg === 'setting reloaded');
+  await new Promise((r) => setTimeout(r, 300));
+  let r = await request(`http://127.0.0.1:${port}/x`, { headers: { host: 'new.com' } });
+  t.equal(await r.body.text(), 'origin:GET /new/x', 'the added host serves');
+
+  const bad = baseSetting(hosts, server.basePort) as { hosting: { origin: { address: unknown[] } }[] };
+  bad.hosting[1]!.origin.address = [42];
+  await fs.writeFile(server.settingPath, JSON.stringify(bad));
+  server.signal('SIGHUP');
+  const refused = await server.waitForLog((l) => l.msg === 'setting refused; the running setting stays');
+  t.match(JSON.stringify(refused.issues), /hosting\[1\]\.origin\.address\[0\]/);
+  r = await request(`http://127.0.0.1:${port}/y`, { headers: { host: 'new.com' } });
+  t.equal(await r.body.text(), 'origin:GET /new/y', 'the running setting still serves');
+});
+
+t.test('a rolling restart (SIGUSR2) under load fails no request', async (t) => {
+  const origin = await new TestOrigin().start();
+  const port = await freePort();
+  const server = await startServer([{ name: 'z.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }], { workers: 2 });
+  t.teardown(async () => { await server.stop(); await origin.stop(); });
+  const before = workerPids(server.proc.pid!);
+  let ok = 0, failed = 0, stop = false;
+  const agent = new Agent({ connections: 8, keepAliveTimeout: 2000 });
+  const loop = async (): Promise<void> => {
+    const until = Date.now() + 15000;
+    while (!stop && Date.now() < until) {
+      try {
+        const r = await request(`http://127.0.0.1:${port}/load`, { headers: { host: 'z.com' }, dispatcher: agent });
+        await r.body.text();
+        if (r.statusCode === 200) ok++; else failed++;
+      } catch { failed++; }
+    }
+  };
+  const loops = [loop(), loop(), loop(), loop()];
+  await new Promise((r) => setTimeout(r, 300));
+  server.signal('SIGUSR2');
+  await server.waitForLog((l) => l.msg === 'rolling restart done', 20000);
+  await new Promise((r) => setTimeout(r, 500));
+  stop = true;
+  await Promise.all(loops);
+  await agent.close();
+  const after = workerPids(server.proc.pid!);
+  t.equal(failed, 0, `no failed request among ${ok + failed}`);
+  t.ok(ok > 50, `${ok} requests answered during the restart`);
+  t.equal(after.filter((p) => before.includes(p)).length, 0, 'every worker was replaced');
+});
