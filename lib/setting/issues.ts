@@ -102,8 +102,10 @@ function pruneUnions(errors: TLocalizedValidationError[], schema: unknown, value
     const fitting = variants.map((v, k) => ({ v, k })).filter(({ v }) => matchesType(v, at));
     // The value has the type of exactly one alternative: report why it fails that one.
     const keep = fitting.length === 1 && !('const' in fitting[0]!.v) ? `${prefix}${fitting[0]!.k}` : undefined;
+    const under = (o: TLocalizedValidationError): boolean =>
+      o.schemaPath.startsWith(prefix) && (o.instancePath === e.instancePath || o.instancePath.startsWith(`${e.instancePath}/`));
     errors.forEach((o, j) => {
-      if (!o.schemaPath.startsWith(prefix)) return;
+      if (!under(o)) return;
       if (keep !== undefined && (o.schemaPath === keep || o.schemaPath.startsWith(`${keep}/`))) return;
       dropped.add(j);
     });
