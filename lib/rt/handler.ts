@@ -4,7 +4,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HashRing } from '../cluster/ring.js';
 import type { HashKeyFunction } from '../cluster/hash-key.js';
 import type { HostRuntime } from './host-runtime.js';
-import { proxyToOrigin } from './proxy.js';
 import { sendError } from './respond.js';
 import { SIBLING_HEADER, type Siblings } from './siblings.js';
 import { parseTarget } from './target.js';
@@ -68,13 +67,8 @@ export function createHandler(getState: () => RuntimeState, onTransaction?: (tx:
       }
       return sendError(res, 400, undefined, true);
     }
-    const balance = state.balance;
-    if (balance.mode === 'hash' && !fromSibling) {
-      const owner = balance.ring.owner(balance.hashKey(host.name, target.url));
-      if (owner >= 0 && owner !== balance.selfIndex) return balance.siblings.forward(tx, owner);
-    }
+    // In hash balance the cache stage serves hits itself and hands misses to the URL's owner.
     state.serve(tx);
   };
 }
 
-export { proxyToOrigin };

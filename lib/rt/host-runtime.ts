@@ -1,5 +1,6 @@
 // A virtual host as the worker runs it: its resolved setting plus the live objects built from it
 // (the origin client). Built once per setting load, never per request.
+import type { CachePolicyOptions } from '../cache/policy/index.js';
 import { OriginSet } from '../origin/index.js';
 import type { ResolvedHost } from '../setting/types.js';
 import type { Listen, RoutableHost } from './vhost-table.js';
@@ -12,6 +13,22 @@ export interface HostRuntime extends RoutableHost {
   forwardedFor: boolean;
   origin: OriginSet;
   setting: ResolvedHost;
+  /** The operator's caching knobs of this host (functions.network.cache). */
+  cachePolicy: CachePolicyOptions;
+  /** Requests go straight to the origin (no caching at all). */
+  cacheBypass: boolean;
+  volatile: boolean;
+  nonVolatileSize: number;
+  /** A purged copy restored after an origin failure is refreshed again after this long. */
+  connectTimeoutMs: number;
+}
+
+export function cachePolicyOf(host: ResolvedHost): CachePolicyOptions {
+  const c = host.functions.network.cache;
+  return {
+    defaultTtl: c.ttl.default, negativeTtl: c.ttl.negative, heuristicFraction: c.ttl.heuristicFraction,
+    heuristicMax: c.ttl.heuristicMax, keep: c.ttl.keep, honourNoCache: c.honourNoCache, honourPrivate: c.honourPrivate,
+  };
 }
 
 export function buildHostRuntime(host: ResolvedHost): HostRuntime {
@@ -37,6 +54,18 @@ export function buildHostRuntime(host: ResolvedHost): HostRuntime {
     forwardedFor: backEnd.forwardedFor,
     origin,
     setting: host,
+    ...cacheFields(host),
+  };
+}
+
+/** The members of a HostRuntime that follow the host setting without a new origin client. */
+export function cacheFields(host: ResolvedHost): Pick<HostRuntime, 'cachePolicy' | 'cacheBypass' | 'volatile' | 'nonVolatileSize' | 'connectTimeoutMs'> {
+  return {
+    cachePolicy: cachePolicyOf(host),
+    cacheBypass: false,
+    volatile: host.mode.volatile,
+    nonVolatileSize: host.mode.nonVolatileSize,
+    connectTimeoutMs: host.functions.network.http.backEnd.session.connectTimeout * 1000,
   };
 }
 

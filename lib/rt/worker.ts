@@ -9,10 +9,11 @@ import type { PrimaryMessage, WorkerMessage } from '../cluster/messages.js';
 import { resolveHosts } from '../setting/load.js';
 import type { Setting } from '../setting/types.js';
 import { createHandler, type RuntimeState } from './handler.js';
-import { buildHostRuntime, sameOrigin, type HostRuntime } from './host-runtime.js';
-import { proxyToOrigin } from './proxy.js';
+import { buildHostRuntime, cacheFields, sameOrigin, type HostRuntime } from './host-runtime.js';
+import { openCache, type WorkerCache } from './worker-cache.js';
 import { ServiceServer, type ServerTimeouts } from './service-server.js';
 import { Siblings } from './siblings.js';
+import type { Transaction } from './transaction.js';
 import { listenKey, VhostTable, type Listen } from './vhost-table.js';
 
 export class RtWorker {
@@ -21,6 +22,7 @@ export class RtWorker {
   private internal: ServiceServer | undefined;
   private hosts = new Map<string, HostRuntime>();
   private siblings: Siblings | undefined;
+  private cache: WorkerCache | undefined;
   private readonly ring = new HashRing();
   private readonly handle = createHandler(() => this.state!);
 
@@ -35,13 +37,15 @@ export class RtWorker {
       if (!h.enable) continue;
       const old = this.hosts.get(h.name);
       if (old !== undefined && sameOrigin(old.setting, h)) {
-        nextHosts.set(h.name, { ...old, aliases: h.aliases, listen: h.listen, setting: h });
+        nextHosts.set(h.name, { ...old, aliases: h.aliases, listen: h.listen, setting: h, ...cacheFields(h) });
       } else {
         nextHosts.set(h.name, buildHostRuntime(h));
       }
     }
     const basePort = cluster.meta.baseHostingPort;
     this.siblings ??= new Siblings(basePort, this.index);
+    // The cache is an `env` setting: opened once, kept across reloads (a restart changes it).
+    this.cache ??= openCache(setting, this.index, (tx) => this.handOff(tx));
     const table = new VhostTable([...nextHosts.values()], setting.meta.defaultHosting);
     const timeouts: ServerTimeouts = {
       keepAliveMs: frontEnd.keepAliveTimeout * 1000,
@@ -61,7 +65,7 @@ export class RtWorker {
         selfIndex: this.index,
         siblings: this.siblings,
       },
-      serve: proxyToOrigin,
+      serve: this.cache.stage.serve,
     };
     const retired = [...this.hosts.values()].filter((h) => nextHosts.get(h.name)?.origin !== h.origin);
     this.hosts = nextHosts;
@@ -105,6 +109,16 @@ export class RtWorker {
     if (failures.length > 0) this.send({ type: 'listen-error', errors: failures });
   }
 
+  /** Hash balance: a miss goes to the URL's owner; false when this worker owns it. */
+  private handOff(tx: Transaction): boolean {
+    const b = this.state?.balance;
+    if (b === undefined || b.mode !== 'hash') return false;
+    const owner = b.ring.owner(b.hashKey(tx.host.name, tx.url));
+    if (owner < 0 || owner === this.index) return false;
+    b.siblings.forward(tx, owner);
+    return true;
+  }
+
   setRing(members: number[]): void {
     this.ring.set(members);
   }
@@ -115,6 +129,7 @@ export class RtWorker {
     await Promise.all(all.map((s) => s.drain(timeoutMs)));
     await this.siblings?.close();
     await Promise.all([...this.hosts.values()].map((h) => h.origin.close().catch(() => undefined)));
+    await this.cache?.close();
   }
 }
 

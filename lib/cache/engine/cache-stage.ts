@@ -1,0 +1,185 @@
+// The cache stages of a worker for one transaction: lookup (memory, then the shared index),
+// the freshness decision, and then a hit, a refresh, or a coalesced fetch. Methods other than
+// GET and HEAD pass through; when they succeed they invalidate what they name (RFC 9111 4.4).
+import type { IncomingHttpHeaders } from 'node:http';
+import { pipeline } from 'node:stream';
+import { endToEndResponseHeaders } from '../../rt/hop-by-hop.js';
+import type { HostRuntime } from '../../rt/host-runtime.js';
+import { originRequestHeaders, proxyToOrigin } from '../../rt/proxy.js';
+import { sendError } from '../../rt/respond.js';
+import type { Transaction } from '../../rt/transaction.js';
+import type { CachedObject, CacheKey, StoredHeaders } from '../store.js';
+import type { TieredStore } from '../tiered-store.js';
+import type { CacheContext } from './context.js';
+import { deliverCached } from './deliver-cached.js';
+import { CLIENT_CONDITIONALS, fetchAndStore, newEntryMeta, type FetchPlan } from './fetch-store.js';
+import { InflightTable } from './inflight.js';
+import {
+  cacheResultForHit, freshnessDecision, invalidationTargets, mergeNotModified, requestControl,
+  revalidationHeaders, staleIfErrorAllows, storableResponse, variantOf, type RequestControl,
+} from './rules.js';
+
+export interface CacheStageOptions {
+  store: TieredStore;
+  maxReplayBytes: number;
+  /** Hands a miss to the URL's owner worker (hash balance); false when this worker owns it. */
+  handOff?: (tx: Transaction) => boolean;
+  /** Invalidation of other workers' memory (unsafe methods); the store handles its own index. */
+  onInvalidate?: (key: CacheKey) => void;
+}
+
+export class CacheStage {
+  private readonly ctx: CacheContext;
+
+  constructor(private readonly opts: CacheStageOptions) {
+    this.ctx = { store: opts.store, inflight: new InflightTable(), maxReplayBytes: opts.maxReplayBytes };
+  }
+
+  get inflightCount(): number {
+    return this.ctx.inflight.size;
+  }
+
+  serve = (tx: Transaction): void => {
+    const method = tx.req.method;
+    if (tx.host.cacheBypass || tx.url === '*') { proxyToOrigin(tx); return; }
+    if (method !== 'GET' && method !== 'HEAD') { this.passUnsafe(tx); return; }
+    const key: CacheKey = { vhost: tx.host.name, url: tx.url };
+    const control = requestControl(tx.req.headers);
+    // Hot path: a memory hit is answered without a Promise or an index query.
+    const inMemory = this.ctx.store.variantsSync(key);
+    for (let i = 0; i < inMemory.length; i++) {
+      const obj = inMemory[i]!;
+      if (obj.vary.length === 0 || (!obj.vary.includes('*') && variantOf(obj.vary, tx.req.headers) === obj.variantKey)) {
+        this.found(tx, key, obj, control);
+        return;
+      }
+    }
+    this.ctx.store.variants(key).then((variants) => {
+      for (const meta of variants) {
+        if (meta.vary.includes('*')) continue;
+        if (meta.vary.length > 0 && variantOf(meta.vary, tx.req.headers) !== meta.variantKey) continue;
+        return this.ctx.store.get(key, meta.variantKey);
+      }
+      return undefined;
+    }).then((obj) => {
+      if (obj === undefined) this.miss(tx, key, control);
+      else this.found(tx, key, obj, control);
+    }, () => this.miss(tx, key, control));
+  };
+
+  private miss(tx: Transaction, key: CacheKey, control: RequestControl): void {
+    if (control.onlyIfCached) { tx.cacheResult = 'TCP_MISS'; tx.status = 504; sendError(tx.res, 504); return; }
+    if (!tx.fromSibling && this.opts.handOff?.(tx)) return;
+    fetchAndStore(this.ctx, tx, { key, mayStore: !control.noStore, result: 'TCP_MISS' });
+  }
+
+  private found(tx: Transaction, key: CacheKey, obj: CachedObject, control: RequestControl): void {
+    const now = Date.now();
+    const decision = freshnessDecision(obj, tx.req.headers, control, now, tx.host.cachePolicy);
+    if (decision.kind === 'fresh') {
+      tx.cacheResult = cacheResultForHit(obj.status);
+      deliverCached(tx, obj, now, decision.strip);
+      return;
+    }
+    if (decision.kind === 'unusable') { // only-if-cached and the copy may not be served
+      tx.cacheResult = 'TCP_MISS'; tx.status = 504; sendError(tx.res, 504); return;
+    }
+    if (decision.kind === 'stale-while-revalidate') {
+      tx.cacheResult = 'TCP_REFRESH_HIT';
+      deliverCached(tx, obj, now);
+      this.refreshInBackground(tx, key, obj);
+      return;
+    }
+    // Refresh now: a conditional request when the copy has a validator.
+    if (!tx.fromSibling && this.opts.handOff?.(tx)) return;
+    this.refresh(tx, key, obj, control);
+  }
+
+  /** Revalidates or re-fetches a stale (or purged, or client-refreshed) copy for this client. */
+  private refresh(tx: Transaction, key: CacheKey, obj: CachedObject, control: RequestControl): void {
+    const purged = obj.invalidated === 1;
+    const validators = purged ? undefined : revalidationHeaders(obj.headers);
+    const requestTime = Date.now();
+    const host = tx.host;
+    const plan: FetchPlan = {
+      key,
+      conditional: validators ?? {},
+      mayStore: !control.noStore,
+      result: control.noCache ? 'TCP_CLIENT_REFRESH_MISS' : 'TCP_REFRESH_MISS',
+      intercept: (status, headers, f) => this.onRefreshAnswer(obj, status, headers, () => f.takeWaiting(), purged, requestTime, host, tx.req.headers),
+    };
+    fetchAndStore(this.ctx, tx, plan);
+  }
+
+  private onRefreshAnswer(obj: CachedObject, status: number, headers: StoredHeaders, takeWaiting: () => Transaction[],
+    purged: boolean, requestTime: number, host: HostRuntime, reqHeaders: IncomingHttpHeaders): boolean {
+    const now = Date.now();
+    if (status === 304 && !purged) {
+      const patch = mergeNotModified(obj, headers, requestTime, now, host.cachePolicy);
+      const waiting = takeWaiting();
+      void this.ctx.store.updateMeta(obj.key, obj.variantKey, patch).catch(() => false);
+      const updated: CachedObject = { ...obj, ...patch, openBody: obj.openBody };
+      for (const w of waiting) {
+        w.cacheResult = 'TCP_REFRESH_HIT';
+        deliverCached(w, updated, now);
+      }
+      return true;
+    }
+    const failed = status === -1 || status >= 500;
+    if (failed && (purged || staleIfErrorAllows(obj, reqHeaders, status, now))) {
+      // The origin cannot deliver: the old copy is served (and a purged copy restored, to be
+      // refreshed again after the connect timeout).
+      const waiting = takeWaiting();
+      if (purged) void this.ctx.store.updateMeta(obj.key, obj.variantKey, { invalidated: 0, staleAt: now + host.connectTimeoutMs }).catch(() => false);
+      for (const w of waiting) {
+        w.cacheResult = 'TCP_REF_FAIL_HIT';
+        deliverCached(w, obj, now);
+      }
+      return true;
+    }
+    return false;
+  }
+
+  private readonly refreshing = new Set<string>();
+
+  /** stale-while-revalidate: one refresh per object in the background, nobody waiting on it. */
+  private refreshInBackground(tx: Transaction, key: CacheKey, obj: CachedObject): void {
+    const ks = `${key.vhost}\n${key.url}\n${obj.variantKey}`;
+    if (this.refreshing.has(ks)) return;
+    this.refreshing.add(ks);
+    const host = tx.host;
+    const headers = originRequestHeaders(tx);
+    for (const c of CLIENT_CONDITIONALS) delete headers[c];
+    Object.assign(headers, revalidationHeaders(obj.headers) ?? {});
+    const requestTime = Date.now();
+    const done = (): void => { this.refreshing.delete(ks); };
+    host.origin.request({ method: 'GET', url: tx.url, headers, body: null }).then((upstream) => {
+      const now = Date.now();
+      const resHeaders = endToEndResponseHeaders(upstream.headers);
+      if (upstream.statusCode === 304) {
+        upstream.body.resume();
+        void this.ctx.store.updateMeta(key, obj.variantKey, mergeNotModified(obj, resHeaders, requestTime, now, host.cachePolicy)).catch(() => false).finally(done);
+        return;
+      }
+      if (!storableResponse('GET', tx.req.headers, upstream.statusCode, resHeaders, host.cachePolicy)) { upstream.body.resume(); done(); return; }
+      const meta = newEntryMeta(key, upstream.statusCode, resHeaders, tx.req.headers, requestTime, now, host);
+      const sink = this.ctx.store.createWriteStream(meta);
+      pipeline(upstream.body, sink, () => done());
+    }, done);
+  }
+
+  /** Unsafe methods pass through; a success invalidates the target and Location URIs. */
+  private passUnsafe(tx: Transaction): void {
+    tx.res.once('finish', () => {
+      const status = tx.status;
+      if (status < 200 || status >= 400) return;
+      const headers = tx.res.getHeaders() as StoredHeaders;
+      for (const url of invalidationTargets(tx.req.method!, status, tx.url, headers, tx.req.headers.host ?? tx.host.name)) {
+        const key = { vhost: tx.host.name, url };
+        void this.ctx.store.delete(key).catch(() => 0);
+        this.opts.onInvalidate?.(key);
+      }
+    });
+    proxyToOrigin(tx);
+  }
+}

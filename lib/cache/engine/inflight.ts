@@ -1,0 +1,111 @@
+// Coalescing with read-while-writer: one origin fetch per cache key, however many clients miss
+// it at once. Until the origin answers, clients wait in `waiting`; once the head is known they
+// become readers that replay the chunks so far and then follow live, so none waits for the
+// whole download. Chunks are kept until the object is stored (for latecomers) up to a cap beyond
+// which latecomers fetch on their own rather than pin a huge object in memory. The origin is
+// read at its own pace: a slow client buffers in its own socket and does not slow the others.
+import type { Transaction } from '../../rt/transaction.js';
+import type { CacheEntryMeta } from '../store.js';
+
+export type WriteHead = (tx: Transaction) => void;
+
+export class SharedFetch {
+  /** Clients that arrived before the origin answered. */
+  waiting: Transaction[] = [];
+  /** Set once the answer is known to be stored and shared. */
+  meta: CacheEntryMeta | undefined;
+  private writeHead: WriteHead | undefined;
+  private chunks: Buffer[] | null = [];
+  private bytes = 0;
+  private readonly readers = new Set<Transaction>();
+  done = false;
+  failed = false;
+
+  constructor(readonly key: string, private readonly maxReplayBytes: number) {}
+
+  get joinable(): boolean {
+    return !this.failed && this.chunks !== null;
+  }
+
+  /** A client joins: it waits for the head, or replays what arrived so far and follows live. */
+  join(tx: Transaction): void {
+    if (this.writeHead === undefined) { this.waiting.push(tx); return; }
+    this.attach(tx);
+  }
+
+  private attach(tx: Transaction): void {
+    const res = tx.res;
+    this.writeHead!(tx);
+    if (tx.req.method === 'HEAD') { res.end(); return; }
+    for (const c of this.chunks!) res.write(c);
+    if (this.done) { res.end(); return; }
+    this.readers.add(tx);
+    res.once('close', () => this.readers.delete(tx));
+  }
+
+  /** The shared answer starts: `accept` says which waiting clients may share it. */
+  start(meta: CacheEntryMeta, writeHead: WriteHead, accept: (tx: Transaction) => boolean): Transaction[] {
+    this.meta = meta;
+    this.writeHead = writeHead;
+    const refused: Transaction[] = [];
+    const waiting = this.waiting;
+    this.waiting = [];
+    for (const tx of waiting) if (accept(tx)) this.attach(tx); else refused.push(tx);
+    return refused;
+  }
+
+  push(chunk: Buffer): void {
+    if (this.chunks !== null) {
+      this.bytes += chunk.length;
+      if (this.bytes <= this.maxReplayBytes) this.chunks.push(chunk);
+      else this.chunks = null;
+    }
+    for (const tx of this.readers) tx.res.write(chunk);
+  }
+
+  end(): void {
+    this.done = true;
+    for (const tx of this.readers) tx.res.end();
+    this.readers.clear();
+  }
+
+  /** The fetch broke after its head: readers get a cut connection (their status line is out). */
+  abort(): void {
+    this.failed = true;
+    this.chunks = null;
+    for (const tx of this.readers) { tx.aborted = true; tx.res.destroy(); }
+    this.readers.clear();
+  }
+
+  /** Hands back the clients still waiting, and closes the fetch to newcomers. */
+  takeWaiting(): Transaction[] {
+    this.failed = true;
+    const w = this.waiting;
+    this.waiting = [];
+    return w;
+  }
+}
+
+export class InflightTable {
+  private readonly fetches = new Map<string, SharedFetch>();
+
+  get(key: string): SharedFetch | undefined {
+    const f = this.fetches.get(key);
+    return f !== undefined && f.joinable ? f : undefined;
+  }
+
+  create(key: string, maxReplayBytes: number): SharedFetch {
+    const f = new SharedFetch(key, maxReplayBytes);
+    this.fetches.set(key, f);
+    return f;
+  }
+
+  /** Removes the fetch if it is still the registered one for its key. */
+  finish(f: SharedFetch): void {
+    if (this.fetches.get(f.key) === f) this.fetches.delete(f.key);
+  }
+
+  get size(): number {
+    return this.fetches.size;
+  }
+}
