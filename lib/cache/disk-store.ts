@@ -230,6 +230,7 @@ export class DiskStore implements CacheStore {
   }
 
   diskStatus(): DiskInfo[] {
+    if (!this.closed) this.refreshDisks();
     return this.disks.map((d) => ({ path: d.path, status: d.status, used: d.used, quota: d.quota }));
   }
 

@@ -80,7 +80,7 @@ interface Node {
   group: Group;
 }
 
-/** The variants of one URL, newest first. */
+/** The variants of one URL (usually one or two). */
 interface Group {
   vhost: string;
   url: string;
@@ -121,7 +121,9 @@ export class MemoryStore implements CacheStore {
   /** Synchronous variants listing, newest first (objects carry their bodies). */
   variantsSync(key: CacheKey): MemoryObject[] {
     const group = this.hosts.get(key.vhost)?.get(key.url);
-    return group === undefined ? [] : group.nodes.map((n) => n.obj);
+    if (group === undefined) return [];
+    const list = group.nodes.map((n) => n.obj);
+    return list.length > 1 ? list.sort((a, b) => b.cachedAt - a.cachedAt) : list;
   }
 
   async variants(key: CacheKey): Promise<CacheEntryMeta[]> {
@@ -141,6 +143,8 @@ export class MemoryStore implements CacheStore {
       this.deleteSync(meta.key, meta.variantKey);
       return undefined;
     }
+    // Removed first: dropping the last variant also drops the URL's group, recreated below.
+    this.deleteSync(meta.key, meta.variantKey);
     let group = this.hosts.get(meta.key.vhost)?.get(meta.key.url);
     if (group === undefined) {
       group = { vhost: meta.key.vhost, url: meta.key.url, nodes: [] };
@@ -148,8 +152,6 @@ export class MemoryStore implements CacheStore {
       if (urls === undefined) this.hosts.set(group.vhost, (urls = new Map()));
       urls.set(group.url, group);
     }
-    const old = group.nodes.findIndex((n) => n.obj.variantKey === meta.variantKey);
-    if (old >= 0) this.unlinkNode(group.nodes[old]!, old);
     const node: Node = { obj, bytes, prev: null, next: null, group };
     group.nodes.unshift(node);
     this.pushFront(node);
