@@ -253,7 +253,8 @@ export class DiskStore implements CacheStore {
       this.index.touchMany(batch);
       this.refreshDisks();
     } catch {
-      // Busy beyond the timeout or a closed database: recency is advisory, drop this batch.
+      // Another process holds the write lock: keep the times for the next round (bounded).
+      if (this.touches.size < 100_000) for (const [id, at] of batch) if (!this.touches.has(id)) this.touches.set(id, at);
     }
   }
 

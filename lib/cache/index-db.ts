@@ -84,6 +84,8 @@ CREATE TABLE IF NOT EXISTS disks (
 );
 `;
 
+const TOUCH_BUSY_MS = 250;
+
 const COLUMNS = 'vhost, url, variant, vary, status, headers, request_time, cached_at, stale_at, delete_at, created_at, updated_at, size, disk, fid, path, last_access, invalidated, flags, hash_key';
 
 export interface IndexDbOptions {
@@ -94,9 +96,11 @@ export interface IndexDbOptions {
 export class IndexDb {
   readonly db: Database.Database;
   private readonly s;
+  private readonly busyTimeoutMs: number;
 
   constructor(file: string, opts: IndexDbOptions = {}) {
-    this.db = new Database(file, { timeout: opts.busyTimeoutMs ?? 5000 });
+    this.busyTimeoutMs = opts.busyTimeoutMs ?? 5000;
+    this.db = new Database(file, { timeout: this.busyTimeoutMs });
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma(`mmap_size = ${Math.floor(opts.mmapBytes ?? 256 * 1024 * 1024)}`);
@@ -205,9 +209,16 @@ export class IndexDb {
   /** Applies batched last-access times in one transaction (one write per second, not per hit). */
   touchMany(times: Map<number, number>): void {
     if (times.size === 0) return;
-    this.db.transaction(() => {
-      for (const [id, at] of times) this.s.touch.run(at, id, at);
-    }).immediate();
+    // Recency is advisory: rather than block the event loop for the full busy timeout behind
+    // another process's write, give up quickly and let the caller drop or retry the batch.
+    this.db.pragma(`busy_timeout = ${TOUCH_BUSY_MS}`);
+    try {
+      this.db.transaction(() => {
+        for (const [id, at] of times) this.s.touch.run(at, id, at);
+      }).immediate();
+    } finally {
+      this.db.pragma(`busy_timeout = ${this.busyTimeoutMs}`);
+    }
   }
 
   /** Runs fn in one IMMEDIATE transaction: taking the write lock up front is what lets the busy

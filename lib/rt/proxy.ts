@@ -65,6 +65,16 @@ export function deliverUpstream(tx: Transaction, upstream: Upstream, addVia = tr
   });
 }
 
+/**
+ * Drops a body nobody will read. undici emits 'error' on a destroyed body; without a listener
+ * that would bring the whole worker down.
+ */
+export function discard(body: Readable): void {
+  body.on('error', noop);
+  body.destroy();
+}
+function noop(): void { /* nothing to do: the body is abandoned on purpose */ }
+
 export function originErrorStatus(err: unknown): number {
   return err instanceof OriginError ? err.status : 502;
 }

@@ -17,7 +17,7 @@ const server = await startServer([
   { name: 'off.com', enable: false, listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } },
   { name: 'other-port.com', listen: `127.0.0.1:${port2}`, origin: { address: [`localhost:${origin.port}`] } },
 ], { extra: { meta: { defaultHosting: 'b.com' } } });
-t.teardown(async () => { await server.stop(); await origin.stop(); await originB.stop(); });
+t.teardown(async () => { if (process.env.SHOW_LOGS) console.error(server.logs.join("\n")); await server.stop(); await origin.stop(); await originB.stop(); });
 
 const get = (host: string, path = '/', p = port) =>
   request(`http://127.0.0.1:${p}${path}`, { headers: { host } }).then(async (r) => ({ status: r.statusCode, headers: r.headers, body: await r.body.text() }));

@@ -5,7 +5,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { pipeline } from 'node:stream';
 import { endToEndResponseHeaders } from '../../rt/hop-by-hop.js';
 import type { HostRuntime } from '../../rt/host-runtime.js';
-import { originRequestHeaders, proxyToOrigin } from '../../rt/proxy.js';
+import { discard, originRequestHeaders, proxyToOrigin } from '../../rt/proxy.js';
 import { sendError } from '../../rt/respond.js';
 import type { Transaction } from '../../rt/transaction.js';
 import type { CachedObject, CacheKey, StoredHeaders } from '../store.js';
@@ -70,6 +70,8 @@ export class CacheStage {
   private miss(tx: Transaction, key: CacheKey, control: RequestControl): void {
     if (control.onlyIfCached) { tx.cacheResult = 'TCP_MISS'; tx.status = 504; sendError(tx.res, 504); return; }
     if (!tx.fromSibling && this.opts.handOff?.(tx)) return;
+    // A HEAD that misses goes to the origin as it is; a later GET fills the cache.
+    if (tx.req.method === 'HEAD') { tx.cacheResult = 'TCP_MISS'; proxyToOrigin(tx); return; }
     fetchAndStore(this.ctx, tx, { key, mayStore: !control.noStore, result: 'TCP_MISS' });
   }
 
@@ -157,11 +159,11 @@ export class CacheStage {
       const now = Date.now();
       const resHeaders = endToEndResponseHeaders(upstream.headers);
       if (upstream.statusCode === 304) {
-        upstream.body.resume();
+        discard(upstream.body);
         void this.ctx.store.updateMeta(key, obj.variantKey, mergeNotModified(obj, resHeaders, requestTime, now, host.cachePolicy)).catch(() => false).finally(done);
         return;
       }
-      if (!storableResponse('GET', tx.req.headers, upstream.statusCode, resHeaders, host.cachePolicy)) { upstream.body.resume(); done(); return; }
+      if (!storableResponse('GET', tx.req.headers, upstream.statusCode, resHeaders, host.cachePolicy)) { discard(upstream.body); done(); return; }
       const meta = newEntryMeta(key, upstream.statusCode, resHeaders, tx.req.headers, requestTime, now, host);
       const sink = this.ctx.store.createWriteStream(meta);
       pipeline(upstream.body, sink, () => done());

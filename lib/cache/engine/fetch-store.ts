@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
 import type { HostRuntime } from '../../rt/host-runtime.js';
 import { OriginError } from '../../origin/index.js';
 import { endToEndResponseHeaders } from '../../rt/hop-by-hop.js';
-import { originRequestHeaders, proxyToOrigin } from '../../rt/proxy.js';
+import { discard, originRequestHeaders, proxyToOrigin } from '../../rt/proxy.js';
 import { sendError } from '../../rt/respond.js';
 import type { Transaction } from '../../rt/transaction.js';
 import type { CacheEntryMeta, CacheKey, StoredHeaders } from '../store.js';
@@ -68,7 +68,7 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
     const cachedAt = Date.now();
     const resHeaders = endToEndResponseHeaders(upstream.headers);
     if (plan.intercept !== undefined && plan.intercept(upstream.statusCode, resHeaders, f)) {
-      upstream.body.resume();
+      discard(upstream.body);
       ctx.inflight.finish(f);
       return;
     }
@@ -77,7 +77,7 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
       ctx.inflight.finish(f);
       const [first, ...rest] = f.takeWaiting();
       for (const other of rest) proxyToOrigin(other);
-      if (first === undefined || first.res.destroyed) { upstream.body.destroy(); return; }
+      if (first === undefined || first.res.destroyed) { discard(upstream.body); return; }
       first.cacheResult ??= plan.result;
       streamUnstored(first, upstream.statusCode, resHeaders, upstream.body, cachedAt);
       return;
@@ -137,7 +137,7 @@ function streamUnstored(tx: Transaction, status: number, headers: StoredHeaders,
   };
   tx.status = status;
   tx.res.writeHead(status, answerHeaders(meta, headers, now, tx));
-  if (tx.req.method === 'HEAD') { body.destroy(); tx.res.end(); return; }
+  if (tx.req.method === 'HEAD') { discard(body); tx.res.end(); return; }
   body.pipe(tx.res);
-  tx.res.once('close', () => { if (!tx.res.writableFinished) body.destroy(); });
+  tx.res.once('close', () => { if (!tx.res.writableFinished) discard(body); });
 }
