@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { DiskStore } from '../../lib/cache/disk-store.js';
 import { readAll } from './store-contract.js';
 import { runChild, runChildToEnd } from './fixtures/spawn.js';
-import { openDisk, tempDir } from './helpers.js';
+import { openDisk, tempDir } from './fixtures/helpers.js';
 
 const k = (url: string) => ({ vhost: 'shared.example', url });
 

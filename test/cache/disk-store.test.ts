@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { DiskStore } from '../../lib/cache/disk-store.js';
 import { FLAG_PURGE } from '../../lib/cache/prefix.js';
 import { metaOf, readAll, runStoreContract, store } from './store-contract.js';
-import { openDisk, sleep, tempDir } from './helpers.js';
+import { openDisk, sleep, tempDir } from './fixtures/helpers.js';
 
 runStoreContract(t, 'DiskStore', async (t) => openDisk(t, { disks: [{ path: tempDir(t), quota: 50_000_000 }] }));
 

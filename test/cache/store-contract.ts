@@ -1,15 +1,9 @@
 // The behaviour every CacheStore promises (lib/cache/store.ts), run against each implementation.
 import type { Readable, Writable } from 'node:stream';
+import type { Test } from 'tap';
 import type { CacheEntryMeta, CacheKey, CacheStore } from '../../lib/cache/store.js';
 
-type Tap = {
-  test(name: string, fn: (t: Tap) => Promise<void>): Promise<void>;
-  equal(a: unknown, b: unknown, msg?: string): void;
-  same(a: unknown, b: unknown, msg?: string): void;
-  ok(a: unknown, msg?: string): void;
-  notOk(a: unknown, msg?: string): void;
-  teardown(fn: () => unknown): void;
-};
+type Tap = Test;
 
 const NOW = 1_700_000_000_000;
 
