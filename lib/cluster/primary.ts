@@ -45,7 +45,9 @@ export class Primary {
     // through the primary), so the primary is never on the data path.
     cluster.schedulingPolicy = cluster.SCHED_NONE;
     const here = path.dirname(fileURLToPath(import.meta.url));
-    cluster.setupPrimary({ exec: path.join(here, '../../workers/rt-worker.js') });
+    // SVC_WORKER_NODE_ARGS passes node flags to the workers only (e.g. `--cpu-prof` to profile).
+    const extraArgs = (process.env.SVC_WORKER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+    cluster.setupPrimary({ exec: path.join(here, '../../workers/rt-worker.js'), execArgv: [...process.execArgv, ...extraArgs] });
     const n = workerCount(this.setting);
     systemLog.info({ workers: n, setting: this.settingPath }, 'starting');
     for (let i = 0; i < n; i++) this.slots.push({ index: i, worker: undefined, startedAt: 0, quickDeaths: 0, ready: false });

@@ -79,8 +79,11 @@ export function originErrorStatus(err: unknown): number {
   return err instanceof OriginError ? err.status : 502;
 }
 
-/** Pass-through proxying of one transaction to the host's origin. */
-export function proxyToOrigin(tx: Transaction): void {
+/**
+ * Pass-through proxying of one transaction to the host's origin. `beforeAnswer` runs when the
+ * origin's status is known and before the client sees it (invalidation after unsafe methods).
+ */
+export function proxyToOrigin(tx: Transaction, beforeAnswer?: (status: number, headers: Record<string, string | string[] | undefined>) => Promise<void>): void {
   const req = tx.req;
   const controller = new AbortController();
   const onClose = (): void => { if (!tx.res.writableFinished) controller.abort(); };
@@ -93,7 +96,8 @@ export function proxyToOrigin(tx: Transaction): void {
     signal: controller.signal,
   }).then((upstream: OriginResponse) => {
     tx.cacheResult ??= 'TCP_MISS';
-    deliverUpstream(tx, upstream);
+    if (beforeAnswer === undefined) { deliverUpstream(tx, upstream); return; }
+    beforeAnswer(upstream.statusCode, upstream.headers).catch(() => undefined).then(() => deliverUpstream(tx, upstream));
   }, (err: unknown) => {
     if (controller.signal.aborted) return;
     tx.cacheResult = 'TCP_ERROR';

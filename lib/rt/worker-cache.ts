@@ -4,6 +4,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { CacheStage } from '../cache/engine/cache-stage.js';
 import { DiskStore } from '../cache/disk-store.js';
+import { InvalidationLog } from '../cache/invalidation-log.js';
 import { TieredStore } from '../cache/tiered-store.js';
 import { parseSize, resolvePath } from '../setting/load.js';
 import type { Setting } from '../setting/types.js';
@@ -11,6 +12,7 @@ import type { Transaction } from './transaction.js';
 
 export interface WorkerCache {
   store: TieredStore;
+  invalidations: InvalidationLog;
   stage: CacheStage;
   close(): Promise<void>;
 }
@@ -29,6 +31,11 @@ export function openCache(setting: Setting, workerIndex: number, handOff: (tx: T
   });
   const memoryObjectMax = parseSize(c.memoryObjectMax);
   const store = new TieredStore({ memory: { maxBytes: parseSize(c.memorySize), maxObjectBytes: memoryObjectMax }, disk, memoryObjectMax });
-  const stage = new CacheStage({ store, maxReplayBytes: Math.max(memoryObjectMax, 1 << 20), handOff });
-  return { store, stage, close: () => store.close() };
+  const invalidations = new InvalidationLog(indexPath);
+  const stage = new CacheStage({ store, maxReplayBytes: Math.max(memoryObjectMax, 1 << 20), handOff, invalidations });
+  const pruning = workerIndex === 0 ? setInterval(() => invalidations.pruneOld(), 60_000).unref() : undefined;
+  return {
+    store, stage, invalidations,
+    close: async () => { clearInterval(pruning); invalidations.close(); await store.close(); },
+  };
 }

@@ -9,6 +9,7 @@ import { discard, originRequestHeaders, proxyToOrigin } from '../../rt/proxy.js'
 import { sendError } from '../../rt/respond.js';
 import type { Transaction } from '../../rt/transaction.js';
 import type { CachedObject, CacheKey, StoredHeaders } from '../store.js';
+import type { Invalidation, InvalidationLog } from '../invalidation-log.js';
 import type { TieredStore } from '../tiered-store.js';
 import type { CacheContext } from './context.js';
 import { deliverCached } from './deliver-cached.js';
@@ -24,8 +25,8 @@ export interface CacheStageOptions {
   maxReplayBytes: number;
   /** Hands a miss to the URL's owner worker (hash balance); false when this worker owns it. */
   handOff?: (tx: Transaction) => boolean;
-  /** Invalidation of other workers' memory (unsafe methods); the store handles its own index. */
-  onInvalidate?: (key: CacheKey) => void;
+  /** Invalidations shared with the other workers of the node (their memory tiers). */
+  invalidations?: InvalidationLog;
 }
 
 export class CacheStage {
@@ -43,6 +44,7 @@ export class CacheStage {
     const method = tx.req.method;
     if (tx.host.cacheBypass || tx.url === '*') { proxyToOrigin(tx); return; }
     if (method !== 'GET' && method !== 'HEAD') { this.passUnsafe(tx); return; }
+    this.opts.invalidations?.poll(this.applyInvalidation);
     const key: CacheKey = { vhost: tx.host.name, url: tx.url };
     const control = requestControl(tx.req.headers);
     // Hot path: a memory hit is answered without a Promise or an index query.
@@ -170,18 +172,36 @@ export class CacheStage {
     }, done);
   }
 
-  /** Unsafe methods pass through; a success invalidates the target and Location URIs. */
+  /** Another worker's invalidation: drop our memory copies (the shared index is already marked). */
+  private readonly applyInvalidation = (i: Invalidation): void => {
+    const memory = this.ctx.store.memory;
+    if (i.prefix) memory.deleteByPrefix(i.vhost, i.url);
+    else memory.deleteSync({ vhost: i.vhost, url: i.url });
+  };
+
+  /**
+   * Unsafe methods pass through; a success invalidates the target and the Location /
+   * Content-Location URIs (RFC 9111 4.4) before the client sees the answer, so its next request,
+   * through whichever worker, cannot get the old copy. Invalidated means stale: the next use
+   * revalidates (a conditional request), it does not throw the copy away.
+   */
   private passUnsafe(tx: Transaction): void {
-    tx.res.once('finish', () => {
-      const status = tx.status;
+    proxyToOrigin(tx, async (status, headers) => {
       if (status < 200 || status >= 400) return;
-      const headers = tx.res.getHeaders() as StoredHeaders;
-      for (const url of invalidationTargets(tx.req.method!, status, tx.url, headers, tx.req.headers.host ?? tx.host.name)) {
-        const key = { vhost: tx.host.name, url };
-        void this.ctx.store.delete(key).catch(() => 0);
-        this.opts.onInvalidate?.(key);
+      const urls = invalidationTargets(tx.req.method!, status, tx.url, headers as StoredHeaders, tx.req.headers.host ?? tx.host.name);
+      if (urls.length === 0) return;
+      const vhost = tx.host.name;
+      const now = Date.now();
+      const items: Invalidation[] = [];
+      for (const url of urls) {
+        const key = { vhost, url };
+        this.ctx.store.memory.deleteSync(key);
+        for (const v of await this.ctx.store.disk.variants(key)) {
+          await this.ctx.store.disk.updateMeta(key, v.variantKey, { invalidated: 2, staleAt: Math.min(v.staleAt, now) });
+        }
+        items.push({ vhost, url, prefix: false });
       }
+      this.opts.invalidations?.record(items);
     });
-    proxyToOrigin(tx);
   }
 }
