@@ -1,0 +1,54 @@
+// The plain management port on hyper-express. It only adapts requests and replies; access
+// control and routing are the Dispatcher's, shared with the TLS port.
+import { createRequire } from 'node:module';
+import HyperExpress from 'hyper-express';
+import type { Dispatcher } from './router.js';
+import { MAX_BODY } from './tls.js';
+
+/**
+ * uWebSockets.js silently falls back to a slow pure-JS server when it has no native binary for
+ * this Node (DEPENDENCIES.md); the fallback lacks SSLApp, so its absence gives it away.
+ */
+export function assertNativeUws(): void {
+  const uws = createRequire(import.meta.url)('uWebSockets.js') as Record<string, unknown>;
+  if (typeof uws.SSLApp !== 'function') {
+    throw new Error(`uWebSockets.js has no native build for Node ${process.version} (ABI ${process.versions.modules}); refusing the slow fallback`);
+  }
+}
+
+export interface PlainServer {
+  port: number;
+  close(): void;
+}
+
+export async function listenPlain(dispatcher: Dispatcher, host: string, port: number): Promise<PlainServer> {
+  const server = new HyperExpress.Server({ max_body_length: MAX_BODY });
+  const handle = async (req: HyperExpress.Request, res: HyperExpress.Response): Promise<void> => {
+    // uWS frees the address buffer once the response ends: read it first.
+    const remoteAddress = req.ip;
+    const reply = await dispatcher.handle({
+      method: req.method,
+      rawPath: req.path,
+      rawQuery: req.path_query,
+      headers: req.headers,
+      remoteAddress,
+      body: () => req.buffer(),
+    });
+    if (res.completed) return;
+    res.status(reply.status);
+    for (const [k, v] of Object.entries(reply.headers ?? {})) res.header(k, v);
+    res.send(reply.body);
+  };
+  server.any('/*', handle);
+  server.set_not_found_handler(handle);
+  server.set_error_handler((_req, res, err) => {
+    if (res.completed) return;
+    res.status(500).json({ status: 'fail', result: null, reason: `Internal error: ${err.message}` });
+  });
+  try {
+    await server.listen(port, host);
+  } catch (err) {
+    throw new Error(`management API cannot listen on ${host}:${port}: ${String(err)}`);
+  }
+  return { port: server.port, close: () => void server.close() };
+}

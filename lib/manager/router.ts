@@ -1,0 +1,110 @@
+// The route table and the one dispatch path every request takes, whichever port received it:
+// normalise the path, check access, find the route, run it, turn errors into envelopes.
+import { AccessControl, permissionFor } from './access.js';
+import { ApiError, fail, HTTP, type StatusGroup } from './envelope.js';
+import { RtBridgeError, type ApiReply, type ApiRequest, type RouteContext, type RouteHandler } from './types.js';
+
+export interface Route {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** Exact path, or with `prefix` the start of the path (the remainder is `params.rest`). */
+  path: string;
+  prefix?: boolean;
+  /** The envelope `method`, e.g. `vhostslist` or `/setting/vhosts/create`. */
+  name: string;
+  group: StatusGroup;
+  handler: RouteHandler;
+}
+
+/** What a server adapter hands over; the path is still percent-encoded. */
+export interface RawRequest extends Omit<ApiRequest, 'path' | 'query' | 'params'> {
+  rawPath: string;
+}
+
+/** Throws when a route is reachable without a permission: every route must sit under a gate. */
+export function assertGated(routes: readonly Route[]): void {
+  for (const r of routes) {
+    const probe = r.prefix ? `${r.path}x` : r.path;
+    if (permissionFor(probe) === undefined) throw new Error(`management route ${r.method} ${r.path} is under no permission gate`);
+  }
+}
+
+function normalisePath(raw: string): string | undefined {
+  let path: string;
+  try {
+    path = decodeURIComponent(raw);
+  } catch {
+    return undefined;
+  }
+  if (!path.startsWith('/') || path.includes('\0')) return undefined;
+  if (path.split('/').some((seg) => seg === '..' || seg === '.')) return undefined;
+  return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+}
+
+export class Dispatcher {
+  private readonly exact = new Map<string, Route[]>();
+  private readonly prefixes: Route[];
+  private access: AccessControl | undefined;
+
+  constructor(routes: readonly Route[], private readonly ctx: RouteContext) {
+    assertGated(routes);
+    for (const r of routes.filter((x) => !x.prefix)) this.exact.set(r.path, [...(this.exact.get(r.path) ?? []), r]);
+    this.prefixes = routes.filter((x) => x.prefix).sort((a, b) => b.path.length - a.path.length);
+  }
+
+  setAccess(access: AccessControl): void {
+    this.access = access;
+  }
+
+  async handle(raw: RawRequest): Promise<ApiReply> {
+    const v = this.ctx.version;
+    const path = normalisePath(raw.rawPath);
+    if (path === undefined) return fail(HTTP.badRequest, v, raw.rawPath, 'query', 'Bad Request: malformed path');
+    const decision = this.access?.check(raw.remoteAddress, path) ?? { allowed: false as const, reason: 'address not allowed' as const };
+    if (!decision.allowed) return fail(HTTP.unauthorized, v, path, 'query', 'Unauthorized');
+
+    const { route, allowed, rest } = this.find(raw.method, path);
+    if (route === undefined) {
+      if (allowed.length > 0) {
+        return fail(HTTP.methodNotAllowed, v, path, 'query', `Method Not Allowed: use ${allowed.join(', ')}`, {});
+      }
+      return fail(HTTP.notFound, v, path, 'query', `Not Found: ${path}`);
+    }
+    const req: ApiRequest = {
+      ...raw,
+      path,
+      query: new URLSearchParams(raw.rawQuery),
+      params: rest === undefined ? {} : { rest },
+    };
+    try {
+      return await route.handler(req, this.ctx);
+    } catch (err) {
+      return errorReply(err, v, route);
+    }
+  }
+
+  private find(method: string, path: string): { route?: Route; allowed: string[]; rest?: string } {
+    const candidates = this.exact.get(path);
+    if (candidates !== undefined) {
+      return { route: candidates.find((r) => r.method === method), allowed: candidates.map((r) => r.method) };
+    }
+    const matching = this.prefixes.filter((r) => path.startsWith(r.path));
+    if (matching.length === 0) return { allowed: [] };
+    const longest = matching[0]!.path;
+    const same = matching.filter((r) => r.path === longest);
+    return {
+      route: same.find((r) => r.method === method),
+      allowed: same.map((r) => r.method),
+      rest: path.slice(longest.length),
+    };
+  }
+}
+
+function errorReply(err: unknown, version: string, route: Route): ApiReply {
+  if (err instanceof ApiError) return fail(err.httpStatus, version, route.name, route.group, err.message);
+  if (err instanceof RtBridgeError) {
+    const status = err.code === 'RT_NOT_RUNNING' ? HTTP.rtNotRunning : HTTP.notFound;
+    return fail(status, version, route.name, route.group, err.message);
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return fail(HTTP.internalError, version, route.name, route.group, `Internal error: ${message}`);
+}

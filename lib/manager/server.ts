@@ -1,0 +1,103 @@
+// ManagementApi: the management HTTP API of the primary. The plain port
+// (env.management.api.port) runs on hyper-express, the TLS port (https.options.listen) on
+// node:https (see tls.ts for why); both feed one Dispatcher.
+import type https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { parseListen } from '../setting/schema/formats.js';
+import type { Setting } from '../setting/types.js';
+import { AccessControl } from './access.js';
+import { assertNativeUws, listenPlain, type PlainServer } from './plain.js';
+import { Dispatcher } from './router.js';
+import { allRoutes } from './routes/index.js';
+import { createTlsServer, tlsOptions } from './tls.js';
+import type { ManagementApiOptions } from './types.js';
+
+export class ManagementApi {
+  private readonly dispatcher: Dispatcher;
+  private plain: PlainServer | undefined;
+  private tlsServer: https.Server | undefined;
+
+  constructor(private readonly opts: ManagementApiOptions) {
+    this.dispatcher = new Dispatcher(allRoutes(), {
+      setting: () => opts.getSetting(),
+      version: opts.version,
+      rt: opts.rt,
+    });
+  }
+
+  /** Port of the plain listener, undefined when it is closed (enableHttp false) or not started. */
+  get httpPort(): number | undefined {
+    return this.plain?.port;
+  }
+
+  get httpsPort(): number | undefined {
+    return (this.tlsServer?.address() as AddressInfo | null)?.port;
+  }
+
+  /**
+   * Opens the ports of the current setting. Throws, with nothing left listening, when the TLS
+   * port would share the plain port, a certificate cannot be loaded or a port cannot be bound.
+   */
+  async start(): Promise<void> {
+    if (this.plain !== undefined || this.tlsServer !== undefined) throw new Error('management API already started');
+    const setting = this.opts.getSetting();
+    const api = setting.env.management.api;
+    this.applySetting(setting);
+
+    const h = api.https;
+    const enableHttp = h?.options.enableHttp ?? true;
+    let tlsListen: { host: string | null; port: number } | undefined;
+    if (h !== undefined) {
+      const raw = h.options.listen;
+      const parsed = raw === undefined ? undefined : parseListen(raw);
+      if (!parsed) {
+        throw new Error(`env.management.api.https.options.listen must be IP:Port for the TLS management port (got ${JSON.stringify(raw)})`);
+      }
+      if (parsed.port === api.port && enableHttp) {
+        throw new Error(
+          `env.management.api.https.options.listen port ${parsed.port} is env.management.api.port; set enableHttp to false or use another port`,
+        );
+      }
+      tlsListen = parsed;
+    }
+    if (enableHttp) assertNativeUws();
+
+    try {
+      if (h !== undefined && tlsListen !== undefined) {
+        const server = createTlsServer(await tlsOptions(h, setting.env.home), this.dispatcher);
+        const { host, port } = tlsListen;
+        await new Promise<void>((resolve, reject) => {
+          server.once('error', (err) => reject(new Error(`management TLS port cannot listen on ${host ?? '*'}:${port}: ${err.message}`)));
+          server.listen(port, host ?? undefined, () => resolve());
+        });
+        this.tlsServer = server;
+      }
+      if (enableHttp) this.plain = await listenPlain(this.dispatcher, this.opts.host ?? '0.0.0.0', api.port);
+    } catch (err) {
+      await this.close();
+      throw err;
+    }
+  }
+
+  /**
+   * Takes the allowList and roles of a newly applied setting at once. Ports and TLS are `env`
+   * members, which take effect at the next start (document 2: env changes need a restart).
+   * Throws on an allowList address it cannot compile, keeping the previous rules.
+   */
+  applySetting(setting: Setting): void {
+    this.dispatcher.setAccess(new AccessControl(setting.env.management.api));
+  }
+
+  async close(): Promise<void> {
+    this.plain?.close();
+    this.plain = undefined;
+    const server = this.tlsServer;
+    this.tlsServer = undefined;
+    if (server !== undefined) {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    }
+  }
+}

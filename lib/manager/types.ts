@@ -1,0 +1,84 @@
+// The boundary of the management API: what it needs from the primary (RtBridge, the setting)
+// and the transport-neutral request / reply its route handlers see, so that the same handlers
+// serve the plain port (hyper-express) and the TLS port (node:https).
+import type { Setting } from '../setting/types.js';
+
+export type OriginState = 'Active' | 'Inactive';
+
+/** One item of `/monitoring/origin` (document 1, "Origin status"). */
+export interface OriginStatus {
+  VirtualHost: string;
+  /** `{<configured address>: Active|Inactive}` per primary address. */
+  Address: Array<Record<string, OriginState>>;
+  Address2: Array<Record<string, OriginState>>;
+  /** `{<ip>: <ttl seconds>}`; 0 for an origin configured by IP. */
+  ActiveIP: Array<Record<string, number>>;
+  InactiveIP: Array<Record<string, number>>;
+}
+
+/**
+ * What the API needs from the RT workers; the primary implements it over IPC. The API checks
+ * `running()` and `vhosts()` first (503 / 404), but a method may still throw an RtBridgeError
+ * when the state changes in between.
+ */
+export interface RtBridge {
+  /** True when at least one RT worker is up and able to answer. */
+  running(): boolean;
+  /** Names of the virtual hosts being served. */
+  vhosts(): string[];
+  /** Origin status of one host, or of every host when `vhost` is undefined. */
+  originStatus(vhost?: string): Promise<OriginStatus[]>;
+  /** Resets origin exclusion / recovery and pooled sessions of one host, or of every host. */
+  resetOrigin(vhost?: string): Promise<void>;
+}
+
+/** Thrown by an RtBridge implementation; mapped to 503 / 404. */
+export class RtBridgeError extends Error {
+  constructor(readonly code: 'RT_NOT_RUNNING' | 'VHOST_NOT_FOUND', message: string) {
+    super(message);
+    this.name = 'RtBridgeError';
+  }
+}
+
+export interface ManagementApiOptions {
+  /** The running, validated setting; read on every request that needs it. */
+  getSetting: () => Setting;
+  /** Product version, the `version` of every envelope and `ProductVer` of hwinfo. */
+  version: string;
+  rt: RtBridge;
+  /** Address the plain port binds (default 0.0.0.0). */
+  host?: string;
+}
+
+/** A request as the route handlers see it, whichever server received it. */
+export interface ApiRequest {
+  /** Upper case. */
+  method: string;
+  /** Percent-decoded path without the query; the access check and routing use this same string. */
+  path: string;
+  /** The query string as sent, without `?` (some commands must read it raw, e.g. `url=`). */
+  rawQuery: string;
+  query: URLSearchParams;
+  /** Lower-case names. */
+  headers: Record<string, string>;
+  /** Caller address as the socket reports it (possibly IPv4-mapped IPv6). */
+  remoteAddress: string;
+  /** `rest` holds the path after a prefix route's prefix. */
+  params: Record<string, string>;
+  body(): Promise<Buffer>;
+}
+
+export interface ApiReply {
+  status: number;
+  headers?: Record<string, string>;
+  body: string | Buffer;
+}
+
+/** Given to every route handler. */
+export interface RouteContext {
+  setting(): Setting;
+  version: string;
+  rt: RtBridge;
+}
+
+export type RouteHandler = (req: ApiRequest, ctx: RouteContext) => Promise<ApiReply>;
