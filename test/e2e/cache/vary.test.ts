@@ -1,0 +1,95 @@
+// RFC 9111 4.1: a response with Vary is reused only for requests whose nominated fields match;
+// Accept-Encoding is reduced to the coding this cache would choose (lib/cache/policy/vary.ts).
+import t from 'tap';
+import type { SeenRequest } from '../../helpers/origin.js';
+import { cacheBench, reply } from './setup.js';
+
+const { origin, get } = await cacheBench();
+const seenOf = (path: string): SeenRequest[] => origin.seen.filter((s) => s.url === path);
+
+/** The origin answers per Accept-Encoding, so the body tells which variant a client got. */
+const byEncoding = (q: SeenRequest, res: import('node:http').ServerResponse): void =>
+  reply(200, { vary: 'Accept-Encoding', 'cache-control': 'max-age=60' }, `enc=${String(q.headers['accept-encoding'] ?? 'none')}`)(q, res);
+
+t.test('one variant is stored per Accept-Encoding: gzip and br are each fetched once, then hits', async (t) => {
+  origin.on('/enc', byEncoding);
+  const g1 = await get('/enc', { 'accept-encoding': 'gzip' });
+  const b1 = await get('/enc', { 'accept-encoding': 'br' });
+  const g2 = await get('/enc', { 'accept-encoding': 'gzip' });
+  const b2 = await get('/enc', { 'accept-encoding': 'br' });
+  t.equal(g1.body, 'enc=gzip');
+  t.equal(b1.body, 'enc=br');
+  t.equal(b1.headers['x-cache'], 'TCP_MISS', 'br is not served the gzip variant');
+  t.equal(g2.body, 'enc=gzip');
+  t.equal(g2.headers['x-cache'], 'TCP_HIT');
+  t.equal(b2.body, 'enc=br');
+  t.equal(b2.headers['x-cache'], 'TCP_HIT');
+  t.equal(origin.count('/enc'), 2);
+});
+
+t.test('Accept-Encoding spellings that choose the same coding share one variant', async (t) => {
+  origin.on('/enc-norm', byEncoding);
+  const a = await get('/enc-norm', { 'accept-encoding': 'gzip, deflate' });
+  const b = await get('/enc-norm', { 'accept-encoding': 'deflate, gzip' });
+  const c = await get('/enc-norm', { 'accept-encoding': 'GZIP;q=1.0, deflate;q=0.5' });
+  t.equal(a.body, 'enc=gzip, deflate');
+  t.equal(b.headers['x-cache'], 'TCP_HIT');
+  t.equal(b.body, 'enc=gzip, deflate');
+  t.equal(c.headers['x-cache'], 'TCP_HIT');
+  t.equal(origin.count('/enc-norm'), 1);
+  const id = await get('/enc-norm');
+  t.equal(id.body, 'enc=none', 'no Accept-Encoding (identity) is another variant');
+  const br = await get('/enc-norm', { 'accept-encoding': 'gzip, deflate, br' });
+  t.equal(br.body, 'enc=gzip, deflate, br', 'a list that allows br chooses br: another variant');
+  t.equal(origin.count('/enc-norm'), 3);
+});
+
+t.test('Vary: * is never reused', async (t) => {
+  origin.on('/vary-star', reply(200, { vary: '*', 'cache-control': 'max-age=60' }, 'star'));
+  for (let i = 0; i < 3; i++) {
+    const r = await get('/vary-star');
+    t.equal(r.body, 'star');
+    t.not(r.headers['x-cache'], 'TCP_HIT');
+  }
+  t.equal(origin.count('/vary-star'), 3);
+});
+
+t.test('Vary on a custom header keys the variants by its value', async (t) => {
+  origin.on('/vary-custom', (q, res) =>
+    reply(200, { vary: 'X-Tenant', 'cache-control': 'max-age=60' }, `tenant=${String(q.headers['x-tenant'] ?? '-')}`)(q, res));
+  t.equal((await get('/vary-custom', { 'x-tenant': 'a' })).body, 'tenant=a');
+  t.equal((await get('/vary-custom', { 'x-tenant': 'b' })).body, 'tenant=b');
+  const a2 = await get('/vary-custom', { 'x-tenant': 'a' });
+  t.equal(a2.body, 'tenant=a');
+  t.equal(a2.headers['x-cache'], 'TCP_HIT');
+  const b2 = await get('/vary-custom', { 'x-tenant': 'b' });
+  t.equal(b2.body, 'tenant=b');
+  t.equal(b2.headers['x-cache'], 'TCP_HIT');
+  t.equal((await get('/vary-custom')).body, 'tenant=-', 'a request without the field is its own variant');
+  t.equal(origin.count('/vary-custom'), 3);
+  t.same(seenOf('/vary-custom').map((s) => s.headers['x-tenant']), ['a', 'b', undefined]);
+});
+
+t.test('concurrent requests for two variants of a new URL each get their own variant', async (t) => {
+  origin.on('/vary-race', (q, res) => setTimeout(() =>
+    reply(200, { vary: 'X-Tenant', 'cache-control': 'max-age=60' }, `tenant=${String(q.headers['x-tenant'])}`)(q, res), 200));
+  const [a, b] = await Promise.all([get('/vary-race', { 'x-tenant': 'a' }), get('/vary-race', { 'x-tenant': 'b' })]);
+  t.equal(a.body, 'tenant=a');
+  t.equal(b.body, 'tenant=b');
+  t.equal((await get('/vary-race', { 'x-tenant': 'b' })).body, 'tenant=b');
+  t.equal((await get('/vary-race', { 'x-tenant': 'a' })).body, 'tenant=a');
+});
+
+t.test('a request for another variant while the first variant is still downloading gets its own variant', async (t) => {
+  origin.on('/vary-slow', (q, res) => {
+    res.writeHead(200, { vary: 'X-Tenant', 'cache-control': 'max-age=60', 'content-type': 'text/plain' });
+    res.write(`tenant=${String(q.headers['x-tenant'])};`);
+    setTimeout(() => res.end('end'), 400);
+  });
+  const a = get('/vary-slow', { 'x-tenant': 'a' });
+  await new Promise((r) => setTimeout(r, 150));
+  const b = await get('/vary-slow', { 'x-tenant': 'b' });
+  t.equal((await a).body, 'tenant=a;end');
+  t.equal(b.body, 'tenant=b;end', 'b is not served the variant of a');
+  t.equal(origin.count('/vary-slow'), 2);
+});
