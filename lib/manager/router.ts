@@ -57,10 +57,11 @@ export class Dispatcher {
 
   async handle(raw: RawRequest): Promise<ApiReply> {
     const v = this.ctx.version;
+    // A caller on no allowList entry learns nothing, not even that its path is malformed.
+    if (this.access?.roleOf(raw.remoteAddress) === undefined) return fail(HTTP.unauthorized, v, raw.rawPath, 'query', 'Unauthorized');
     const path = normalisePath(raw.rawPath);
     if (path === undefined) return fail(HTTP.badRequest, v, raw.rawPath, 'query', 'Bad Request: malformed path');
-    const decision = this.access?.check(raw.remoteAddress, path) ?? { allowed: false as const, reason: 'address not allowed' as const };
-    if (!decision.allowed) return fail(HTTP.unauthorized, v, path, 'query', 'Unauthorized');
+    if (!this.access.check(raw.remoteAddress, path).allowed) return fail(HTTP.unauthorized, v, path, 'query', 'Unauthorized');
 
     const { route, allowed, rest } = this.find(raw.method, path);
     if (route === undefined) {
