@@ -2,6 +2,7 @@
 // control and routing are the Dispatcher's, shared with the TLS port.
 import { createRequire } from 'node:module';
 import HyperExpress from 'hyper-express';
+import { HTTP } from './envelope.js';
 import type { Dispatcher } from './router.js';
 import { MAX_BODY } from './tls.js';
 
@@ -21,7 +22,7 @@ export interface PlainServer {
   close(): void;
 }
 
-export async function listenPlain(dispatcher: Dispatcher, host: string, port: number): Promise<PlainServer> {
+export async function listenPlain(dispatcher: Dispatcher, version: string, host: string, port: number): Promise<PlainServer> {
   const server = new HyperExpress.Server({ max_body_length: MAX_BODY });
   const handle = async (req: HyperExpress.Request, res: HyperExpress.Response): Promise<void> => {
     // uWS frees the address buffer once the response ends: read it first.
@@ -41,9 +42,10 @@ export async function listenPlain(dispatcher: Dispatcher, host: string, port: nu
   };
   server.any('/*', handle);
   server.set_not_found_handler(handle);
-  server.set_error_handler((_req, res, err) => {
+  // The dispatcher turns handler errors into envelopes; this catches failures of the adapter.
+  server.set_error_handler((req, res, err) => {
     if (res.completed) return;
-    res.status(500).json({ status: 'fail', result: null, reason: `Internal error: ${err.message}` });
+    res.status(HTTP.internalError).json({ version, method: req.path, status: 'fail', result: null, reason: `Internal error: ${err.message}` });
   });
   try {
     await server.listen(port, host);

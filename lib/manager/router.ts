@@ -66,7 +66,8 @@ export class Dispatcher {
     const { route, allowed, rest } = this.find(raw.method, path);
     if (route === undefined) {
       if (allowed.length > 0) {
-        return fail(HTTP.methodNotAllowed, v, path, 'query', `Method Not Allowed: use ${allowed.join(', ')}`, {});
+        const reply = fail(HTTP.methodNotAllowed, v, path, 'query', `Method Not Allowed: use ${allowed.join(', ')}`);
+        return { ...reply, headers: { ...reply.headers, allow: allowed.join(', ') } };
       }
       return fail(HTTP.notFound, v, path, 'query', `Not Found: ${path}`);
     }

@@ -72,7 +72,7 @@ export class ManagementApi {
         });
         this.tlsServer = server;
       }
-      if (enableHttp) this.plain = await listenPlain(this.dispatcher, this.opts.host ?? '0.0.0.0', api.port);
+      if (enableHttp) this.plain = await listenPlain(this.dispatcher, this.opts.version, this.opts.host ?? '0.0.0.0', api.port);
     } catch (err) {
       await this.close();
       throw err;

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { AccessControl, permissionFor } from '../../lib/manager/index.js';
 import { compileAddress, parseIp } from '../../lib/manager/ip.js';
-import { call, makeSetting, startApi } from './helpers.js';
+import { call, makeSetting, startApi } from './fixtures/helpers.js';
 
 const roles = makeSetting().env.management.api.roles;
 const acl = (allowList: Array<{ addr: string; role?: string }>, defaultRole = 'admin'): AccessControl =>
@@ -154,4 +154,13 @@ t.test('applySetting changes the allowList and roles at once, without a restart'
   api.applySetting(next);
   t.equal((await call(port, '/command/resetorigin')).status, 200, 'the new role has enablePurge');
   t.equal((await call(port, '/monitoring/vhostslist')).status, 401, 'and not enableMonitoring (default false)');
+});
+
+t.test('a route outside every permission gate is refused when the route table is built', async (t) => {
+  const { assertGated } = await import('../../lib/manager/router.js');
+  const { allRoutes } = await import('../../lib/manager/routes/index.js');
+  t.doesNotThrow(() => assertGated(allRoutes()));
+  const handler = async () => ({ status: 200, body: '' });
+  t.throws(() => assertGated([{ method: 'GET', path: '/status', name: 'status', group: 'query', handler }]), /GET \/status is under no permission gate/);
+  t.throws(() => assertGated([{ method: 'GET', path: '/', prefix: true, name: 'x', group: 'query', handler }]), /under no permission gate/);
 });

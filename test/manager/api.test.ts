@@ -1,6 +1,6 @@
 import t from 'tap';
 import { ManagementApi } from '../../lib/manager/index.js';
-import { call, fakeRt, makeSetting, startApi, VERSION } from './helpers.js';
+import { call, fakeRt, makeSetting, startApi, VERSION } from './fixtures/helpers.js';
 
 const allowAll = { allowList: [{ addr: '127.0.0.1' }] };
 
@@ -98,6 +98,7 @@ t.test('an unknown path is 404 and a known path with another method 405, both en
   const m = await call(port, '/monitoring/vhostslist', { method: 'POST' });
   t.equal(m.status, 405);
   t.equal(m.json.reason, 'Method Not Allowed: use GET');
+  t.equal(m.headers.allow, 'GET');
 });
 
 t.test('a trailing slash names the same endpoint', async (t) => {

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { parseCiphers } from '../../lib/manager/monitoring/ssl.js';
-import { call, makeSetting, startApi, VERSION } from './helpers.js';
+import { call, makeSetting, startApi, VERSION } from './fixtures/helpers.js';
 
 const allowAll = { allowList: [{ addr: '127.0.0.1' }] };
 

@@ -6,7 +6,7 @@ import tls from 'node:tls';
 import t from 'tap';
 import { ManagementApi } from '../../lib/manager/index.js';
 import { freePort } from '../helpers/ports.js';
-import { call, fakeRt, makeSetting, startApi, VERSION } from './helpers.js';
+import { call, fakeRt, makeSetting, startApi, VERSION } from './fixtures/helpers.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-mgmt-tls-'));
 t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
