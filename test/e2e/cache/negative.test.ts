@@ -1,0 +1,49 @@
+// Negative caching: an error answer without freshness is kept for
+// functions.network.cache.ttl.negative seconds (TCP_NEGATIVE_HIT); redirects with freshness are
+// cached like any response (TCP_REDIRECT_HIT).
+import t from 'tap';
+import { cacheBench, reply, sleep } from './setup.js';
+
+const { origin, get } = await cacheBench({ extra: { functions: { network: { cache: { ttl: { negative: 2 } } } } } });
+
+t.test('a 404 without freshness is cached for the negative TTL, then fetched again', async (t) => {
+  origin.on('/missing', reply(404, {}, 'not here'));
+  const first = await get('/missing');
+  t.equal(first.status, 404);
+  t.equal(first.headers['x-cache'], 'TCP_MISS');
+  const second = await get('/missing');
+  t.equal(second.status, 404);
+  t.equal(second.body, 'not here');
+  t.equal(second.headers['x-cache'], 'TCP_NEGATIVE_HIT');
+  t.equal(origin.count('/missing'), 1);
+  await sleep(2300);
+  const later = await get('/missing');
+  t.equal(later.status, 404);
+  t.not(later.headers['x-cache'], 'TCP_NEGATIVE_HIT');
+  t.equal(origin.count('/missing'), 2, 'fetched again after 2 s');
+});
+
+t.test('a 404 with its own max-age keeps it rather than the negative TTL', async (t) => {
+  origin.on('/missing-long', reply(404, { 'cache-control': 'max-age=60' }, 'gone for a while'));
+  await get('/missing-long');
+  await sleep(2300);
+  t.equal((await get('/missing-long')).headers['x-cache'], 'TCP_NEGATIVE_HIT');
+  t.equal(origin.count('/missing-long'), 1);
+});
+
+t.test('a 403 is not negatively cached', async (t) => {
+  origin.on('/forbidden', reply(403, {}, 'no'));
+  await get('/forbidden');
+  await get('/forbidden');
+  t.equal(origin.count('/forbidden'), 2);
+});
+
+t.test('a 301 with max-age is cached and served as TCP_REDIRECT_HIT', async (t) => {
+  origin.on('/moved', reply(301, { location: '/new-place', 'cache-control': 'max-age=60' }, ''));
+  await get('/moved');
+  const r = await get('/moved');
+  t.equal(r.status, 301);
+  t.equal(r.headers.location, '/new-place');
+  t.equal(r.headers['x-cache'], 'TCP_REDIRECT_HIT');
+  t.equal(origin.count('/moved'), 1);
+});
