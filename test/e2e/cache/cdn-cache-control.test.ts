@@ -1,7 +1,7 @@
 // RFC 9213: CDN-Cache-Control targets CDN caches and, when present and valid, replaces
 // Cache-Control (and Expires) for this cache; the client still sees Cache-Control.
 import t from 'tap';
-import { cacheBench, reply } from './setup.js';
+import { cacheBench, reply } from './fixtures/bench.js';
 
 const { origin, get } = await cacheBench();
 

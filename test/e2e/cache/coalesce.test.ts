@@ -3,7 +3,7 @@
 import crypto from 'node:crypto';
 import t from 'tap';
 import { request } from 'undici';
-import { cacheBench, HOST, sleep } from './setup.js';
+import { cacheBench, HOST, sleep } from './fixtures/bench.js';
 
 const { origin, get, port } = await cacheBench();
 const SIZE = 256 * 1024;

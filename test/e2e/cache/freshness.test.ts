@@ -1,6 +1,6 @@
 // RFC 9111 3 and 4.2: what a shared cache stores, how long it stays fresh, and the Age it sends.
 import t from 'tap';
-import { cacheBench, reply, sleep } from './setup.js';
+import { cacheBench, reply, sleep } from './fixtures/bench.js';
 
 const { origin, get } = await cacheBench();
 const httpDate = (msAgo: number): string => new Date(Date.now() - msAgo).toUTCString();

@@ -1,7 +1,7 @@
 // RFC 9111 4.4: an unsafe request that succeeds invalidates the target URI and the Location /
 // Content-Location URIs of the same host; unsafe methods pass through to the origin untouched.
 import t from 'tap';
-import { cacheBench, reply } from './setup.js';
+import { cacheBench, reply } from './fixtures/bench.js';
 
 const { origin, get } = await cacheBench();
 const cached = (path: string, body = `cached ${path}`) => origin.on(path, (q, res) => {

@@ -2,7 +2,7 @@
 // functions.network.cache.ttl.negative seconds (TCP_NEGATIVE_HIT); redirects with freshness are
 // cached like any response (TCP_REDIRECT_HIT).
 import t from 'tap';
-import { cacheBench, reply, sleep } from './setup.js';
+import { cacheBench, reply, sleep } from './fixtures/bench.js';
 
 const { origin, get } = await cacheBench({ extra: { functions: { network: { cache: { ttl: { negative: 2 } } } } } });
 

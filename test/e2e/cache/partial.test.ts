@@ -1,7 +1,7 @@
 // RFC 9110 9.3.2 (HEAD), 14 (Range, 206, multipart/byteranges, 416) and 13.1.5 (If-Range),
 // answered from a cached full object without asking the origin again.
 import t from 'tap';
-import { cacheBench, reply } from './setup.js';
+import { cacheBench, reply } from './fixtures/bench.js';
 
 const { origin, get } = await cacheBench();
 const BODY = 'abcdefghijklmnopqrstuvwxyz0123456789'; // 36 bytes

@@ -5,7 +5,7 @@ import { Agent, request } from 'undici';
 import { TestOrigin } from '../../helpers/origin.js';
 import { freePort } from '../../helpers/ports.js';
 import { startServer, startWithSetting, type RunningServer } from '../../helpers/server.js';
-import { HOST, reply, sleep } from './setup.js';
+import { HOST, reply, sleep } from './fixtures/bench.js';
 
 const origin = await new TestOrigin().start();
 const port = await freePort();

@@ -1,7 +1,7 @@
 // RFC 5861: stale-while-revalidate serves a stale copy at once and refreshes it in the
 // background; stale-if-error serves a stale copy when the origin fails (RFC 9111 4.2.4).
 import t from 'tap';
-import { cacheBench, reply, sleep } from './setup.js';
+import { cacheBench, reply, sleep } from './fixtures/bench.js';
 
 const { origin, get } = await cacheBench();
 
@@ -10,7 +10,7 @@ t.test('stale-while-revalidate: the stale copy is served at once, one background
   origin.on('/swr', (q, res) => {
     const v = version;
     // The refresh is slow: a client that waited for it would notice.
-    setTimeout(() => reply(200, { 'cache-control': 'max-age=1, stale-while-revalidate=30' }, `v${v}`)(q, res), v === 1 ? 0 : 500);
+    setTimeout(() => reply(200, { 'cache-control': `max-age=${v === 1 ? 1 : 60}, stale-while-revalidate=30` }, `v${v}`)(q, res), v === 1 ? 0 : 500);
   });
   t.equal((await get('/swr')).body, 'v1');
   version = 2;

@@ -3,7 +3,7 @@
 import type { ServerResponse } from 'node:http';
 import t from 'tap';
 import type { SeenRequest } from '../../helpers/origin.js';
-import { cacheBench, reply } from './setup.js';
+import { cacheBench, reply } from './fixtures/bench.js';
 
 const { origin, get } = await cacheBench();
 const LM = new Date(Date.now() - 86400_000).toUTCString();

@@ -2,7 +2,7 @@
 // Accept-Encoding is reduced to the coding this cache would choose (lib/cache/policy/vary.ts).
 import t from 'tap';
 import type { SeenRequest } from '../../helpers/origin.js';
-import { cacheBench, reply } from './setup.js';
+import { cacheBench, reply } from './fixtures/bench.js';
 
 const { origin, get } = await cacheBench();
 const seenOf = (path: string): SeenRequest[] => origin.seen.filter((s) => s.url === path);
