@@ -1,13 +1,15 @@
 // Disk cache: bodies as files under one or more cache directories ("Disk-Index" 0, 1, ...),
 // each with a byte quota, and one SQLite index shared by every worker process of the node, so
 // an object stored by one process is a hit in all of them and after a restart.
-import { createHash } from 'node:crypto';
+// Reads (index lookups, body streams) run here; the write path (body files, row commits,
+// eviction) runs in one writer thread per store (lib/cache/disk/writer-core.ts).
 import { createReadStream, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { cleanTemp, prepareDisk, unlinkQuiet } from './disk-files.js';
-import { DiskWriter, type WriterHost } from './disk-write.js';
-import { IndexDb, type IndexRow, type NewRow, type Released } from './index-db.js';
+import { DiskWriter } from './disk-write.js';
+import { WriterChannel } from './disk/writer-channel.js';
+import { IndexDb, type IndexRow, type Released } from './index-db.js';
 import { flagsForInvalidated, type PrefixMark } from './prefix.js';
 import type { CacheEntryMeta, CacheKey, CacheStore, CachedObject } from './store.js';
 
@@ -34,6 +36,10 @@ export interface DiskStoreOptions {
   maxObjectBytes?: number;
   /** Temp files older than this are removed at open even if their writer lives (1 hour). */
   tempMaxAgeMs?: number;
+  /** Body bytes in flight to the writer thread before writes wait (64 MiB). */
+  writerMaxInFlightBytes?: number;
+  /** Rows completed within this window share one index transaction (2 ms). */
+  writerCommitDelayMs?: number;
 }
 
 export type DiskStatus = 'Normal' | 'Invalid';
@@ -111,18 +117,17 @@ class DiskObject implements CachedObject {
 }
 
 type Patch = Parameters<CacheStore['updateMeta']>[2];
-type Pending = { row: NewRow; ok: () => boolean; resolve: (v: boolean) => void; reject: (e: unknown) => void };
 
 export class DiskStore implements CacheStore {
   readonly index: IndexDb;
   private readonly disks: DiskState[];
   private readonly opts: DiskStoreOptions;
   private readonly touches = new Map<number, number>();
-  private queue: Pending[] = [];
-  private flushing: Promise<void> | undefined;
   private readonly timers: NodeJS.Timeout[] = [];
   private closed = false;
-  private readonly host: WriterHost;
+  private readonly writer: WriterChannel;
+  /** Bodies larger than this fit no disk: the write streams stop sending them early. */
+  private readonly maxObjectBytes: number;
 
   constructor(opts: DiskStoreOptions) {
     if (opts.disks.length === 0) throw new RangeError('DiskStore needs at least one cache directory');
@@ -141,7 +146,15 @@ export class DiskStore implements CacheStore {
     const every = (ms: number, fn: () => void) => { if (ms > 0) this.timers.push(setInterval(fn, ms).unref()); };
     every(opts.flushIntervalMs ?? 1000, () => this.flushTouches());
     every(opts.sweepIntervalMs ?? 60_000, () => { void this.sweepExpired(); });
-    this.host = this.writerHost();
+    this.maxObjectBytes = Math.min(opts.maxObjectBytes ?? Infinity, Math.max(...this.disks.map((d) => d.quota)));
+    const maxInFlight = opts.writerMaxInFlightBytes ?? 64 * 1024 * 1024;
+    // The thread starts with the first write; it opens its own connection to the same index.
+    this.writer = new WriterChannel({
+      indexPath, disks: this.disks.map((d) => ({ path: d.path, quota: d.quota, status: d.status })),
+      busyTimeoutMs: opts.busyTimeoutMs ?? 5000, mmapBytes: opts.mmapBytes, maxObjectBytes: opts.maxObjectBytes,
+      maxConsecutiveErrors: opts.maxConsecutiveErrors ?? 3, commitDelayMs: opts.writerCommitDelayMs ?? 2,
+      refreshMs: opts.flushIntervalMs ?? 1000, maxInFlightBytes: maxInFlight,
+    }, maxInFlight, (idx, status) => { const d = this.disks[idx]; if (d !== undefined) d.status = status; });
   }
 
   async variants(key: CacheKey): Promise<CacheEntryMeta[]> {
@@ -161,7 +174,7 @@ export class DiskStore implements CacheStore {
   }
 
   createWriteStream(meta: CacheEntryMeta): Writable {
-    return new DiskWriter(this.host, meta);
+    return new DiskWriter(this.writer, meta, this.maxObjectBytes);
   }
 
   async updateMeta(key: CacheKey, variantKey: string, patch: Patch): Promise<boolean> {
@@ -270,9 +283,11 @@ export class DiskStore implements CacheStore {
     }
   }
 
+  /** Waits for every write already ended (their rows are committed), then closes. */
   async close(): Promise<void> {
     if (this.closed) return;
-    while (this.flushing !== undefined) await this.flushing;
+    await this.writer.close();
+    if (this.closed) return;
     this.flushTouches();
     this.closed = true;
     for (const t of this.timers) clearInterval(t);
@@ -304,82 +319,5 @@ export class DiskStore implements CacheStore {
 
   private async unlinkAll(released: Released): Promise<void> {
     await Promise.all(released.paths.map(unlinkQuiet));
-  }
-
-  private commit(row: NewRow, ok: () => boolean): Promise<boolean> {
-    if (this.closed) return Promise.reject(new Error('cache store is closed'));
-    return new Promise((resolve, reject) => {
-      this.queue.push({ row, ok, resolve, reject });
-      // Rows completed in the same turn share one transaction (one WAL commit for all).
-      if (this.queue.length === 1) this.flushing = new Promise((r) => setImmediate(() => { this.flushQueue(); r(); }));
-    });
-  }
-
-  private flushQueue(): void {
-    const items = this.queue;
-    this.queue = [];
-    this.flushing = undefined;
-    const released: Released = { paths: [] };
-    const results: (boolean | Error)[] = [];
-    try {
-      this.index.batch(() => {
-        for (const it of items) {
-          if (!it.ok()) { results.push(false); continue; }
-          const d = this.disks[it.row.disk]!;
-          try {
-            // A savepoint per row: one bad row must not undo the others of the batch.
-            this.index.db.transaction(() => this.index.insertRow(it.row, d.quota, released))();
-            results.push(true);
-          } catch (err) {
-            results.push(err as Error);
-          }
-        }
-      });
-    } catch (err) {
-      for (const it of items) it.reject(err);
-      return;
-    }
-    items.forEach((it, i) => {
-      const r = results[i]!;
-      if (r instanceof Error) it.reject(r); else it.resolve(r);
-    });
-    void this.unlinkAll(released);
-  }
-
-  private ioError(idx: number, _err: unknown): void {
-    const d = this.disks[idx];
-    if (d === undefined || d.status === 'Invalid') return;
-    if (++d.errors < (this.opts.maxConsecutiveErrors ?? 3)) return;
-    d.status = 'Invalid';
-    try { this.index.setDiskStatus(idx, 'Invalid'); } catch { /* the local state still holds */ }
-  }
-
-  private writerHost(): WriterHost {
-    return {
-      pickDisks: (hash) => {
-        const ok = this.disks.flatMap((d, i) => (d.status === 'Normal' ? [i] : []));
-        if (ok.length < 2) return ok;
-        // A stable start per object spreads objects over the disks; the rest are fallbacks.
-        const start = parseInt(hash.slice(0, 8), 16) % ok.length;
-        return [...ok.slice(start), ...ok.slice(0, start)];
-      },
-      diskDir: (idx) => this.disks[idx]!.path,
-      maxObjectBytes: (idx) => Math.min(this.opts.maxObjectBytes ?? Infinity, this.disks[idx]!.quota),
-      ioError: (idx, err) => this.ioError(idx, err),
-      ioOk: (idx) => { const d = this.disks[idx]; if (d !== undefined) d.errors = 0; },
-      hashKey: (m) => createHash('sha1').update(`${m.key.vhost}\0${m.key.url}\0${m.variantKey}`).digest('hex'),
-      rowFor: (m, disk, fid, path, size, hashKey) => {
-        const now = Date.now();
-        return {
-          vhost: m.key.vhost, url: m.key.url, variant: m.variantKey, vary: JSON.stringify(m.vary),
-          status: m.status, headers: JSON.stringify(m.headers), request_time: Math.round(m.requestTime),
-          cached_at: Math.round(m.cachedAt), stale_at: Math.round(m.staleAt), delete_at: Math.round(m.deleteAt),
-          created_at: now, updated_at: now, size, disk, fid, path, last_access: now,
-          invalidated: m.invalidated ?? 0, flags: flagsForInvalidated(0, m.invalidated ?? 0), hash_key: hashKey,
-        };
-      },
-      commit: (row, ok) => this.commit(row, ok),
-      dropVariant: (m) => this.delete(m.key, m.variantKey),
-    };
   }
 }

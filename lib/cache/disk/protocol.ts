@@ -1,0 +1,63 @@
+// Messages between a DiskStore (main thread) and its writer thread (workers/disk-writer-thread).
+//
+// main -> thread, at most one message per event-loop turn: `{ ops, bufs }`.
+//   ops is a flat array of records, each starting with its Op code:
+//     OPEN  id meta          a new object (CacheEntryMeta, structured-cloned once)
+//     DATA  id buf off len   body bytes: bufs[buf].subarray(off, off + len)
+//     END   id               the body is complete: write, rename, commit the row, then settle
+//     ABORT id               the stream was destroyed: remove its files, never commit; settle
+//     BIG   id               the body passed every disk's object limit: keep nothing, and drop
+//                            the stored variant it would have replaced (as a too-large
+//                            replacement always did)
+//     CLOSE                  finish everything already sent, close the index, reply `closed`
+//   bufs are ArrayBuffers transferred (not copied) with the message; body bytes are copied into
+//   them once on the main thread, because the caller's chunks stay shared with other readers
+//   (memory tier, client sockets, the replay buffer of coalesced fetches).
+// thread -> main: Reply. Every OPENed id is settled exactly once: committed (or dropped when too
+//   large, or aborted) in `ok`, failed in `err`.
+import type { CacheEntryMeta } from '../store.js';
+
+/** A plain object, not a const enum: the test loader transpiles file by file. */
+export const Op = { OPEN: 1, DATA: 2, END: 3, ABORT: 4, BIG: 5, CLOSE: 6 } as const;
+
+export interface OpsMessage {
+  ops: unknown[];
+  bufs: ArrayBuffer[];
+}
+
+export interface Reply {
+  /** Ids settled successfully (entry committed, or nothing to keep). */
+  ok?: number[];
+  /** Ids that failed: [id, error code, message]. */
+  err?: [number, string, string][];
+  /** Body bytes written or discarded since the last reply (releases the in-flight bound). */
+  freed?: number;
+  /** Disk statuses this thread changed (I/O errors), [index, status]. */
+  disks?: [number, 'Normal' | 'Invalid'][];
+  /** Answer to CLOSE: everything before it is settled and the thread's index is closed. */
+  closed?: true;
+}
+
+export interface WriterDisk {
+  path: string;
+  quota: number;
+  status: 'Normal' | 'Invalid';
+}
+
+/** workerData of the writer thread. */
+export interface WriterInit {
+  indexPath: string;
+  disks: WriterDisk[];
+  busyTimeoutMs: number;
+  mmapBytes?: number;
+  maxObjectBytes?: number;
+  maxConsecutiveErrors: number;
+  /** Rows that completed within this window share one transaction. */
+  commitDelayMs: number;
+  /** Period of re-reading disk statuses other processes may have changed. */
+  refreshMs: number;
+  /** The main thread's in-flight bound; freed bytes are reported well before it is reached. */
+  maxInFlightBytes: number;
+}
+
+export type WireMeta = CacheEntryMeta;

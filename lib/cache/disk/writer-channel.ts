@@ -1,0 +1,197 @@
+// Main-thread end of a disk store's writer thread: queues the ops of every write stream and
+// posts them as one message per event-loop turn, bounds the body bytes in flight, and settles
+// each stream when the thread confirms its row (see protocol.ts for the messages).
+import { Worker } from 'node:worker_threads';
+import { Op, type OpsMessage, type Reply, type WireMeta, type WriterInit } from './protocol.js';
+
+/** Small chunks are copied into a shared staging buffer, posted once per turn. */
+const STAGE_BYTES = 64 * 1024;
+/** Chunks at least this big are copied into a buffer of their own (one copy, not two). */
+const OWN_BUFFER_BYTES = 32 * 1024;
+/** Staged bytes that are posted at once rather than at the end of the turn. */
+const POST_NOW_BYTES = 4 * 1024 * 1024;
+
+export type Settle = (err?: Error) => void;
+
+interface Pending { settle: Settle; waiting: boolean }
+
+/**
+ * The compiled entry beside the compiled library (dist/workers/...); under the test loader the
+ * .ts sources run, and the thread gets the loader through execArgv.
+ */
+function threadEntry(): URL {
+  const ext = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
+  return new URL(`../../../workers/disk-writer-thread.${ext}`, import.meta.url);
+}
+
+export class WriterChannel {
+  /** Body bytes handed to the thread and not yet written (or dropped) by it. */
+  inFlight = 0;
+  closed = false;
+  private worker: Worker | undefined;
+  private ops: unknown[] = [];
+  private bufs: ArrayBuffer[] = [];
+  private stage = Buffer.allocUnsafeSlow(STAGE_BYTES);
+  private stagePos = 0;
+  /** Index in bufs that the staged bytes will take, -1 while nothing is staged. */
+  private stageBuf = -1;
+  private staged = 0;
+  private scheduled = false;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  /** Streams that ended or were destroyed and wait for the thread: they keep the process up. */
+  private waiting = 0;
+  private drainWaiters: (() => void)[] = [];
+  private closing: Promise<void> | undefined;
+  private onClosed: (() => void) | undefined;
+
+  constructor(private readonly init: WriterInit, readonly maxInFlight: number,
+    private readonly onDisk: (idx: number, status: 'Normal' | 'Invalid') => void) {}
+
+  open(meta: WireMeta, settle: Settle): number {
+    const id = this.nextId++;
+    this.pending.set(id, { settle, waiting: false });
+    this.ops.push(Op.OPEN, id, meta);
+    this.schedule();
+    return id;
+  }
+
+  /** Copies the chunk (the caller's buffer stays shared with other readers) and queues it. */
+  data(id: number, chunk: Buffer): void {
+    const len = chunk.length;
+    if (len === 0) return;
+    this.inFlight += len;
+    if (len >= OWN_BUFFER_BYTES) {
+      const own = Buffer.allocUnsafeSlow(len);
+      chunk.copy(own);
+      this.bufs.push(own.buffer as ArrayBuffer);
+      this.ops.push(Op.DATA, id, this.bufs.length - 1, 0, len);
+    } else {
+      if (this.stagePos + len > this.stage.length) this.sealStage();
+      if (this.stageBuf < 0) { this.stageBuf = this.bufs.length; this.bufs.push(EMPTY); }
+      chunk.copy(this.stage, this.stagePos);
+      this.ops.push(Op.DATA, id, this.stageBuf, this.stagePos, len);
+      this.stagePos += len;
+    }
+    this.staged += len;
+    if (this.staged >= POST_NOW_BYTES) this.post(); else this.schedule();
+  }
+
+  end(id: number): void { this.finalOp(Op.END, id); }
+  abort(id: number): void { this.finalOp(Op.ABORT, id); }
+
+  big(id: number): void {
+    this.ops.push(Op.BIG, id);
+    this.schedule();
+  }
+
+  /** Calls cb once the bytes in flight are below the bound again. */
+  onDrain(cb: () => void): void {
+    if (this.inFlight < this.maxInFlight || this.worker === undefined && this.ops.length === 0) cb();
+    else this.drainWaiters.push(cb);
+  }
+
+  /** Sends what is queued, lets the thread finish everything sent, and stops it. */
+  close(): Promise<void> {
+    if (this.closing !== undefined) return this.closing;
+    this.closed = true;
+    if (this.worker === undefined && this.ops.length === 0) return (this.closing = Promise.resolve());
+    this.ops.push(Op.CLOSE);
+    this.closing = new Promise<void>((resolve) => { this.onClosed = resolve; });
+    this.post();
+    this.worker?.ref();
+    const w = this.worker;
+    return (this.closing = this.closing.then(async () => { await w?.terminate(); }));
+  }
+
+  private finalOp(op: number, id: number): void {
+    const p = this.pending.get(id);
+    if (p === undefined) return;
+    this.ops.push(op, id);
+    if (!p.waiting) { p.waiting = true; if (this.waiting++ === 0) this.worker?.ref(); }
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => { this.scheduled = false; this.post(); });
+  }
+
+  private sealStage(): void {
+    if (this.stageBuf < 0) return;
+    if (this.stagePos >= this.stage.length / 2) {
+      // Mostly full: hand over the stage itself and start a new one.
+      this.bufs[this.stageBuf] = this.stage.buffer as ArrayBuffer;
+      this.stage = Buffer.allocUnsafeSlow(STAGE_BYTES);
+    } else {
+      // Mostly empty: hand over an exact copy and keep the stage for the next turn.
+      const exact = Buffer.allocUnsafeSlow(this.stagePos);
+      this.stage.copy(exact, 0, 0, this.stagePos);
+      this.bufs[this.stageBuf] = exact.buffer as ArrayBuffer;
+    }
+    this.stageBuf = -1;
+    this.stagePos = 0;
+  }
+
+  private post(): void {
+    if (this.ops.length === 0) return;
+    this.sealStage();
+    const msg: OpsMessage = { ops: this.ops, bufs: this.bufs };
+    const transfer = this.bufs;
+    this.ops = [];
+    this.bufs = [];
+    this.staged = 0;
+    this.thread().postMessage(msg, transfer);
+  }
+
+  private thread(): Worker {
+    if (this.worker !== undefined) return this.worker;
+    const w = new Worker(threadEntry(), { workerData: this.init, execArgv: process.execArgv.filter((a) => !a.includes('processinfo') && !a.includes('mock')) });
+    w.on('message', (r: Reply) => this.onReply(r));
+    w.on('error', (err) => this.onExit(w, err));
+    w.on('exit', (code) => this.onExit(w, new Error(`disk writer thread exited (${code})`)));
+    // Idle, the thread must not keep the process alive; streams waiting on it do (finalOp).
+    if (this.waiting === 0) w.unref();
+    this.worker = w;
+    return w;
+  }
+
+  private onReply(r: Reply): void {
+    if (r.freed !== undefined) this.inFlight = Math.max(0, this.inFlight - r.freed);
+    if (r.disks !== undefined) for (const [idx, status] of r.disks) this.onDisk(idx, status);
+    if (r.ok !== undefined) for (const id of r.ok) this.settle(id);
+    if (r.err !== undefined) for (const [id, code, message] of r.err) this.settle(id, Object.assign(new Error(message), { code }));
+    this.drain();
+    if (r.closed === true) this.onClosed?.();
+  }
+
+  private settle(id: number, err?: Error): void {
+    const p = this.pending.get(id);
+    if (p === undefined) return;
+    this.pending.delete(id);
+    if (p.waiting && --this.waiting === 0 && !this.closed) this.worker?.unref();
+    p.settle(err);
+  }
+
+  private drain(): void {
+    if (this.inFlight >= this.maxInFlight || this.drainWaiters.length === 0) return;
+    const waiters = this.drainWaiters;
+    this.drainWaiters = [];
+    for (const cb of waiters) cb();
+  }
+
+  /** The thread is gone (crash, or after close): whatever it held is lost, its streams fail. */
+  private onExit(w: Worker, err: Error): void {
+    if (this.worker !== w) return;
+    this.worker = undefined;
+    this.inFlight = 0;
+    const code = this.closed ? 'ECLOSED' : 'EWRITERTHREAD';
+    for (const id of [...this.pending.keys()]) this.settle(id, Object.assign(new Error(err.message), { code }));
+    this.waiting = 0;
+    this.drain();
+    this.onClosed?.();
+  }
+}
+
+const EMPTY = new ArrayBuffer(0);

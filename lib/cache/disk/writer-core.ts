@@ -1,0 +1,342 @@
+// The disk store's write path, run in its writer thread (workers/disk-writer-thread.ts), off
+// the request path: that is why the file calls here are synchronous (one syscall each instead
+// of a FileHandle and a promise round trip per step).
+//
+// Crash-safety order, per object: body to a temp file, rename to its final name, and only then
+// the index row, committed in a transaction. A process killed at any point leaves at most a temp
+// file (cleaned at the next open) or an unreferenced final file, never a row pointing at a
+// partial body.
+import { createHash } from 'node:crypto';
+import { closeSync, mkdirSync, openSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { fidSource, finalPath, tempPath } from '../disk-files.js';
+import { IndexDb, type NewRow, type Released } from '../index-db.js';
+import { Op, type OpsMessage, type Reply, type WireMeta, type WriterInit } from './protocol.js';
+import { isIoError, rowFor, unlinkQuiet, writeAll, type Obj } from './writer-io.js';
+
+/** Body bytes a streaming object gathers before they are written to its temp file. */
+const FLUSH_BYTES = 256 * 1024;
+/** Completed rows that are committed at once instead of waiting for the batch window. */
+const COMMIT_NOW_ROWS = 512;
+
+
+/** An object whose file is in place (path), or a too-large one whose old variant goes (''). */
+interface Ready { obj: Obj; path: string }
+
+interface DiskState { path: string; quota: number; status: 'Normal' | 'Invalid'; errors: number }
+
+type Send = (reply: Reply) => void;
+
+export class WriterCore {
+  private readonly index: IndexDb;
+  private readonly disks: DiskState[];
+  private readonly objs = new Map<number, Obj>();
+  private ready: Ready[] = [];
+  private readonly nextFid = fidSource();
+  private ok: number[] = [];
+  private err: [number, string, string][] = [];
+  private freed = 0;
+  /** Gathered bytes of all objects not yet written; capped so streams cannot stall the bound. */
+  private held = 0;
+  private readonly holdLimit: number;
+  private diskChanges: [number, 'Normal' | 'Invalid'][] = [];
+  private commitTimer: NodeJS.Timeout | undefined;
+  private replyScheduled = false;
+  private readonly refreshTimer: NodeJS.Timeout;
+  private readonly reportEvery: number;
+  private readonly insertTx: (row: NewRow, quota: number, released: Released) => void;
+  private readonly dropTx: (meta: WireMeta, released: Released) => void;
+  private closed = false;
+
+  constructor(private readonly init: WriterInit, private readonly send: Send) {
+    this.index = new IndexDb(init.indexPath, { busyTimeoutMs: init.busyTimeoutMs, mmapBytes: init.mmapBytes });
+    this.disks = init.disks.map((d) => ({ ...d, errors: 0 }));
+    this.reportEvery = Math.max(64 * 1024, Math.min(1 << 20, Math.floor(init.maxInFlightBytes / 8)));
+    this.holdLimit = Math.max(FLUSH_BYTES, Math.floor(init.maxInFlightBytes / 4));
+    // Created once: inside the batch transaction each call is a savepoint, so one bad row does
+    // not undo the others.
+    this.insertTx = this.index.db.transaction((row: NewRow, quota: number, released: Released) =>
+      this.index.insertRow(row, quota, released));
+    this.dropTx = this.index.db.transaction((meta: WireMeta, released: Released) => {
+      const old = this.index.row(meta.key.vhost, meta.key.url, meta.variantKey);
+      if (old !== undefined) this.index.removeRow(old, released);
+    });
+    this.refreshTimer = setInterval(() => this.refreshDisks(), init.refreshMs).unref();
+  }
+
+  receive(msg: OpsMessage): void {
+    if (this.closed) return;
+    const { ops, bufs } = msg;
+    const touched = new Set<Obj>();
+    let closing = false;
+    for (let i = 0; i < ops.length;) {
+      const code = ops[i] as number;
+      const id = ops[i + 1] as number;
+      if (code === Op.DATA) {
+        const len = ops[i + 4] as number;
+        const o = this.objs.get(id);
+        if (o === undefined || o.tooBig) this.freed += len; // settled already (failed or aborted)
+        else { this.data(o, Buffer.from(bufs[ops[i + 2] as number]!, ops[i + 3] as number, len)); touched.add(o); }
+        i += 5;
+      } else if (code === Op.OPEN) {
+        this.open(id, ops[i + 2] as WireMeta);
+        i += 3;
+      } else if (code === Op.END || code === Op.BIG) {
+        const o = this.objs.get(id);
+        if (o !== undefined) {
+          if (code === Op.END) o.ended = true; else this.markTooBig(o);
+          touched.add(o);
+        }
+        i += 2;
+      } else if (code === Op.ABORT) {
+        this.abort(id);
+        i += 2;
+      } else if (code === Op.CLOSE) {
+        closing = true;
+        i += 1;
+      } else {
+        throw new Error(`disk writer: unknown op ${String(code)}`);
+      }
+    }
+    for (const o of touched) if (this.objs.get(o.id) === o) this.advance(o);
+    // Many slow streams each below FLUSH_BYTES could otherwise hold the whole in-flight bound
+    // here while their writers wait for it to drain.
+    if (this.held > this.holdLimit) for (const o of [...this.objs.values()]) if (o.pendingBytes > 0) this.advance(o, true);
+    if (closing) { this.close(); return; }
+    if (this.ready.length >= COMMIT_NOW_ROWS) this.commit();
+    else if (this.ready.length > 0) this.commitTimer ??= setTimeout(() => this.commit(), this.init.commitDelayMs);
+    if (this.freed >= this.reportEvery) this.reply();
+    else if (this.ok.length > 0 || this.err.length > 0) this.scheduleReply();
+  }
+
+  private open(id: number, meta: WireMeta): void {
+    const hash = createHash('sha1').update(`${meta.key.vhost}\0${meta.key.url}\0${meta.variantKey}`).digest('hex');
+    const o: Obj = {
+      id, meta, hash, fid: this.nextFid(), candidates: this.pickDisks(hash), disk: -1, tmp: '', fd: -1,
+      pending: [], pendingBytes: 0, bytes: 0, tooBig: false, ended: false,
+    };
+    this.objs.set(id, o);
+    if (o.candidates.length === 0) this.fail(o, Object.assign(new Error('no usable cache disk'), { code: 'ENOCACHEDISK' }));
+  }
+
+  private data(o: Obj, buf: Buffer): void {
+    o.bytes += buf.length;
+    o.pending.push(buf);
+    o.pendingBytes += buf.length;
+    this.held += buf.length;
+    if (o.bytes > this.maxObjectBytes(o.disk >= 0 ? o.disk : o.candidates[0]!)) this.markTooBig(o);
+  }
+
+  /** Not kept: stop spending disk on it; at its end the variant it would replace is dropped. */
+  private markTooBig(o: Obj): void {
+    o.tooBig = true;
+    this.discard(o);
+  }
+
+  /** Writes what an object has gathered, and completes it when its body has ended. */
+  private advance(o: Obj, force = false): void {
+    try {
+      if (o.tooBig) {
+        if (o.ended) { this.objs.delete(o.id); this.ready.push({ obj: o, path: '' }); }
+        return;
+      }
+      if (!o.ended) {
+        if (o.pendingBytes >= FLUSH_BYTES || force) this.writePending(o);
+        return;
+      }
+      this.writePending(o, true);
+      const path = finalPath(this.disks[o.disk]!.path, o.fid);
+      try {
+        renameSync(o.tmp, path);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+        // The fan-out directory was removed under us (operator cleanup): recreate it once.
+        mkdirSync(dirname(path), { recursive: true });
+        renameSync(o.tmp, path);
+      }
+      o.tmp = '';
+      this.disks[o.disk]!.errors = 0;
+      this.objs.delete(o.id);
+      this.ready.push({ obj: o, path });
+    } catch (err) {
+      if (o.disk >= 0) this.ioError(o.disk);
+      this.fail(o, err);
+    }
+  }
+
+  /** Appends the gathered chunks to the temp file (creating it first); `last` closes it. */
+  private writePending(o: Obj, last = false): void {
+    if (o.fd < 0 && o.disk < 0) {
+      this.createFile(o, last);
+      if (last) return;
+    }
+    if (o.pending.length > 0) writeAll(o.fd, o.pending);
+    this.release(o);
+    if (last) { const fd = o.fd; o.fd = -1; closeSync(fd); }
+  }
+
+  /**
+   * Creates the temp file on the first candidate disk that takes it. A body that arrived whole
+   * is written with one call; a disk that fails here is skipped for this object, so writes move
+   * to the other disks even before the failing one reaches its error limit.
+   */
+  private createFile(o: Obj, whole: boolean): void {
+    for (const idx of o.candidates) {
+      if (this.disks[idx]!.status !== 'Normal') continue;
+      const tmp = tempPath(this.disks[idx]!.path, o.fid);
+      try {
+        if (whole && o.pending.length <= 1) {
+          writeFileSync(tmp, o.pending[0] ?? Buffer.alloc(0), { flag: 'wx' });
+        } else {
+          o.fd = openSync(tmp, 'wx');
+          if (whole) { o.tmp = tmp; o.disk = idx; this.writePending(o, true); return; }
+        }
+        o.tmp = tmp;
+        o.disk = idx;
+        if (whole) this.release(o);
+        return;
+      } catch (err) {
+        if (o.fd >= 0) { try { closeSync(o.fd); } catch { /* already failing */ } o.fd = -1; }
+        unlinkQuiet(tmp);
+        o.tmp = '';
+        o.disk = -1;
+        if (!isIoError(err)) throw err;
+        this.ioError(idx);
+      }
+    }
+    throw Object.assign(new Error('no usable cache disk'), { code: 'ENOCACHEDISK' });
+  }
+
+  private abort(id: number): void {
+    const o = this.objs.get(id);
+    if (o !== undefined) {
+      this.discard(o);
+      this.objs.delete(id);
+      this.ok.push(id);
+      return;
+    }
+    // Complete but not yet committed: a destroy that lands now must still leave no entry.
+    const at = this.ready.findIndex((r) => r.obj.id === id);
+    if (at < 0) return; // committed or failed already: it was settled then
+    const [r] = this.ready.splice(at, 1);
+    if (r!.path !== '') unlinkQuiet(r!.path);
+    this.ok.push(id);
+  }
+
+  private fail(o: Obj, err: unknown): void {
+    this.discard(o);
+    this.objs.delete(o.id);
+    const e = err as NodeJS.ErrnoException;
+    this.err.push([o.id, e.code ?? 'EIO', e.message ?? String(err)]);
+  }
+
+  /** Drops what an object holds: gathered chunks, open file, temp file. */
+  private discard(o: Obj): void {
+    this.release(o);
+    if (o.fd >= 0) { try { closeSync(o.fd); } catch { /* nothing left to save */ } o.fd = -1; }
+    if (o.tmp !== '') { unlinkQuiet(o.tmp); o.tmp = ''; }
+  }
+
+  /** The gathered chunks are written or dropped: they leave the in-flight bound. */
+  private release(o: Obj): void {
+    this.freed += o.pendingBytes;
+    this.held -= o.pendingBytes;
+    o.pending = [];
+    o.pendingBytes = 0;
+  }
+
+  /** One IMMEDIATE transaction for every row completed in the batch window. */
+  private commit(): void {
+    if (this.commitTimer !== undefined) { clearTimeout(this.commitTimer); this.commitTimer = undefined; }
+    const items = this.ready;
+    this.ready = [];
+    if (items.length === 0) return;
+    const released: Released = { paths: [] };
+    const now = Date.now();
+    let results: unknown[] = [];
+    try {
+      this.index.batch(() => {
+        for (const it of items) {
+          try {
+            if (it.path === '') this.dropTx(it.obj.meta, released);
+            else this.insertTx(rowFor(it.obj, it.path, now), this.disks[it.obj.disk]!.quota, released);
+            results.push(undefined);
+          } catch (err) {
+            results.push(err);
+          }
+        }
+      });
+    } catch (err) {
+      results = items.map(() => err);
+      released.paths = [];
+    }
+    items.forEach((it, i) => {
+      const e = results[i] as NodeJS.ErrnoException | undefined;
+      if (e === undefined) { this.ok.push(it.obj.id); return; }
+      if (it.path !== '') unlinkQuiet(it.path);
+      this.err.push([it.obj.id, e.code ?? 'EIO', e.message ?? String(e)]);
+    });
+    // Replaced and evicted bodies: unreferenced once the transaction committed.
+    for (const p of released.paths) unlinkQuiet(p);
+    this.reply();
+  }
+
+  private scheduleReply(): void {
+    if (this.replyScheduled) return;
+    this.replyScheduled = true;
+    setImmediate(() => { this.replyScheduled = false; this.reply(); });
+  }
+
+  private reply(extra: Reply = {}): void {
+    const r: Reply = extra;
+    if (this.ok.length > 0) { r.ok = this.ok; this.ok = []; }
+    if (this.err.length > 0) { r.err = this.err; this.err = []; }
+    if (this.freed > 0) { r.freed = this.freed; this.freed = 0; }
+    if (this.diskChanges.length > 0) { r.disks = this.diskChanges; this.diskChanges = []; }
+    if (Object.keys(r).length > 0) this.send(r);
+  }
+
+  /** Everything sent before CLOSE is done; objects still open are failed and removed. */
+  private close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const o of [...this.objs.values()]) this.fail(o, Object.assign(new Error('cache store is closed'), { code: 'ECLOSED' }));
+    this.commit();
+    clearInterval(this.refreshTimer);
+    this.index.close();
+    this.reply({ closed: true });
+  }
+
+  private pickDisks(hash: string): number[] {
+    const ok = this.disks.flatMap((d, i) => (d.status === 'Normal' ? [i] : []));
+    if (ok.length < 2) return ok;
+    // A stable start per object spreads objects over the disks; the rest are fallbacks.
+    const start = parseInt(hash.slice(0, 8), 16) % ok.length;
+    return [...ok.slice(start), ...ok.slice(0, start)];
+  }
+
+  private maxObjectBytes(idx: number): number {
+    return Math.min(this.init.maxObjectBytes ?? Infinity, this.disks[idx]?.quota ?? 0);
+  }
+
+  private ioError(idx: number): void {
+    const d = this.disks[idx];
+    if (d === undefined || d.status === 'Invalid') return;
+    if (++d.errors < this.init.maxConsecutiveErrors) return;
+    d.status = 'Invalid';
+    this.diskChanges.push([idx, 'Invalid']);
+    try { this.index.setDiskStatus(idx, 'Invalid'); } catch { /* the local state still holds */ }
+  }
+
+  /** Statuses other processes changed (a disk they marked Invalid). */
+  private refreshDisks(): void {
+    try {
+      for (const row of this.index.disks()) {
+        const d = this.disks[row.idx];
+        if (d !== undefined) d.status = row.status;
+      }
+    } catch {
+      // Busy or closing: the next period reads them again.
+    }
+  }
+}
