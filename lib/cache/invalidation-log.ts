@@ -26,7 +26,8 @@ export class InvalidationLog {
 
   constructor(indexPath: string) {
     this.db = new Database(indexPath, { timeout: 5000 });
-    this.db.pragma('journal_mode = WAL');
+    // The disk store has put the file in WAL mode already; asking again would need a lock that
+    // the busy timeout does not cover when several workers start at once.
     this.db.exec(`CREATE TABLE IF NOT EXISTS cache_invalidations (
       seq INTEGER PRIMARY KEY AUTOINCREMENT, vhost TEXT NOT NULL, url TEXT NOT NULL,
       prefix INTEGER NOT NULL, at INTEGER NOT NULL)`);

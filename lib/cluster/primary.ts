@@ -51,13 +51,27 @@ export class Primary {
     const n = workerCount(this.setting);
     systemLog.info({ workers: n, setting: this.settingPath }, 'starting');
     for (let i = 0; i < n; i++) this.slots.push({ index: i, worker: undefined, startedAt: 0, quickDeaths: 0, ready: false });
-    await Promise.all(this.slots.map((s) => this.fork(s)));
+    await Promise.all(this.slots.map((s) => this.forkAtStart(s)));
     this.broadcastRing();
     process.on('SIGTERM', () => void this.shutdown('SIGTERM'));
     process.on('SIGINT', () => void this.shutdown('SIGINT'));
     process.on('SIGHUP', () => void this.reload());
     process.on('SIGUSR2', () => void this.rollingRestart());
     systemLog.info({ workers: n }, 'started');
+  }
+
+  /** A worker that fails at start-up is tried again a few times before the start fails. */
+  private async forkAtStart(slot: Slot): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.fork(slot);
+        return;
+      } catch (err) {
+        if (attempt >= 3 || /EADDRINUSE|EACCES|EADDRNOTAVAIL/.test((err as Error).message)) throw err;
+        systemLog.error({ worker: slot.index, attempt, err: (err as Error).message }, 'worker failed to start; trying again');
+        await new Promise((r) => setTimeout(r, 200 * attempt));
+      }
+    }
   }
 
   /** Starts the worker of a slot and resolves when it listens (rejects if it fails at start). */
@@ -97,11 +111,21 @@ export class Primary {
     this.broadcastRing();
     const lived = Date.now() - slot.startedAt;
     slot.quickDeaths = lived < QUICK_DEATH_MS ? slot.quickDeaths + 1 : 0;
+    systemLog.error({ worker: slot.index, code, signal }, 'worker died; replacing it');
+    this.replace(slot);
+  }
+
+  /** Starts a new worker for an empty slot, with back-off while replacements keep failing. */
+  private replace(slot: Slot): void {
     const delay = slot.quickDeaths <= 1 ? 0 : Math.min(MAX_BACKOFF_MS, 250 * 2 ** (slot.quickDeaths - 2));
-    systemLog.error({ worker: slot.index, code, signal, restartInMs: delay }, 'worker died; replacing it');
+    if (delay > 0) systemLog.info({ worker: slot.index, restartInMs: delay }, 'worker restart delayed (back-off)');
     setTimeout(() => {
       if (this.shuttingDown) return;
-      this.fork(slot).then(() => this.broadcastRing(), (err: Error) => systemLog.error({ worker: slot.index, err: err.message }, 'replacement failed'));
+      this.fork(slot).then(() => this.broadcastRing(), (err: Error) => {
+        systemLog.error({ worker: slot.index, err: err.message }, 'replacement failed');
+        slot.quickDeaths++;
+        if (slot.worker === undefined) this.replace(slot);
+      });
     }, delay).unref();
   }
 

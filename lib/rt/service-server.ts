@@ -3,7 +3,7 @@
 // clientError hook turns those refusals into complete answers. Connections are tracked so a
 // drain can close idle keep-alive sockets while requests in flight finish.
 import http from 'node:http';
-import type { Socket } from 'node:net';
+import net, { type Socket } from 'node:net';
 import { onClientError } from './client-errors.js';
 import { rawErrorResponse } from './respond.js';
 
@@ -18,9 +18,14 @@ export interface ServerTimeouts {
   maxHeaderSize: number;
 }
 
+/** While draining, an idle connection is closed only after this long without a request. */
+const DRAIN_IDLE_MS = 400;
+
+interface SocketUse { busy: number; lastUsed: number }
+
 export class ServiceServer {
   readonly server: http.Server;
-  private readonly sockets = new Set<Socket>();
+  private readonly sockets = new Map<Socket, SocketUse>();
   private draining = false;
 
   constructor(handler: (req: http.IncomingMessage, res: http.ServerResponse) => void, t: ServerTimeouts) {
@@ -35,6 +40,12 @@ export class ServiceServer {
       // default, 30 s, would let a slow client hold a connection far past headersTimeout).
       connectionsCheckingInterval: Math.min(1000, t.headersMs),
     }, (req, res) => {
+      const use = this.sockets.get(req.socket);
+      if (use !== undefined) {
+        use.busy++;
+        res.once('close', () => { use.busy--; use.lastUsed = Date.now(); });
+      }
+      // Draining: this answer closes its connection, so the client's next request goes elsewhere.
       if (this.draining) res.shouldKeepAlive = false;
       handler(req, res);
     });
@@ -46,7 +57,7 @@ export class ServiceServer {
       socket.end(rawErrorResponse(405, { Allow: 'GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS' }));
     });
     this.server.on('connection', (socket: Socket) => {
-      this.sockets.add(socket);
+      this.sockets.set(socket, { busy: 0, lastUsed: Date.now() });
       socket.once('close', () => this.sockets.delete(socket));
     });
   }
@@ -67,18 +78,27 @@ export class ServiceServer {
   }
 
   /**
-   * Stops accepting, lets requests in flight finish (their connections close after the answer),
-   * closes idle keep-alive connections, and after `timeoutMs` cuts whatever is left.
+   * Stops accepting and lets requests in flight finish; each connection closes after its next
+   * answer. A keep-alive connection is closed while idle only once it has been quiet for
+   * DRAIN_IDLE_MS: closing one the client is just reusing would lose the request on the wire
+   * (the HTTP/1.1 keep-alive race). After `timeoutMs` whatever is left is cut.
    */
   async drain(timeoutMs: number): Promise<void> {
     this.draining = true;
-    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    // http.Server#close() would also shut every idle connection at once (the race above):
+    // stop listening only, and pace the idle closes ourselves.
+    const closed = new Promise<void>((resolve) => {
+      net.Server.prototype.close.call(this.server, () => resolve());
+    });
     const deadline = Date.now() + timeoutMs;
     while (this.sockets.size > 0 && Date.now() < deadline) {
-      this.server.closeIdleConnections();
+      const now = Date.now();
+      for (const [socket, use] of this.sockets) {
+        if (use.busy === 0 && now - use.lastUsed >= DRAIN_IDLE_MS) socket.end();
+      }
       await new Promise((r) => setTimeout(r, 50));
     }
-    for (const s of this.sockets) s.destroy();
+    for (const s of this.sockets.keys()) s.destroy();
     await closed;
   }
 

@@ -139,12 +139,17 @@ export function runWorker(): void {
   const send = (m: WorkerMessage): void => { process.send?.(m); };
   const worker = new RtWorker(index, send);
   let applying: Promise<void> = Promise.resolve();
+  let ready = false;
   process.on('message', (m: PrimaryMessage) => {
     switch (m.type) {
       case 'setting':
         applying = applying.then(() => worker.apply(m.setting, m.baseDir)).then(
-          () => send({ type: 'ready', generation: m.generation }),
-          (err: Error) => send({ type: 'apply-error', generation: m.generation, message: err.message }),
+          () => { ready = true; send({ type: 'ready', generation: m.generation }); },
+          (err: Error) => {
+            send({ type: 'apply-error', generation: m.generation, message: err.message });
+            // A worker that never got going is no use half-built: exit, the primary starts another.
+            if (!ready) setTimeout(() => process.exit(1), 50);
+          },
         );
         break;
       case 'ring':

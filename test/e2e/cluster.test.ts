@@ -118,8 +118,8 @@ t.test('a rolling restart (SIGUSR2) under load fails no request', async (t) => {
       try {
         const r = await request(`http://127.0.0.1:${port}/load`, { headers: { host: 'z.com' }, dispatcher: agent });
         await r.body.text();
-        if (r.statusCode === 200) ok++; else failed++;
-      } catch { failed++; }
+        if (r.statusCode === 200) ok++; else { failed++; if (failed < 4) console.error("FAILED status", r.statusCode); }
+      } catch (e) { failed++; if (failed < 4) console.error("FAILED:", (e as Error).message, (e as { code?: string }).code); }
     }
   };
   const loops = [loop(), loop(), loop(), loop()];

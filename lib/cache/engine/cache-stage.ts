@@ -13,7 +13,7 @@ import type { Invalidation, InvalidationLog } from '../invalidation-log.js';
 import type { TieredStore } from '../tiered-store.js';
 import type { CacheContext } from './context.js';
 import { deliverCached } from './deliver-cached.js';
-import { CLIENT_CONDITIONALS, fetchAndStore, newEntryMeta, type FetchPlan } from './fetch-store.js';
+import { CLIENT_CONDITIONALS, fetchAndStore, keyString, newEntryMeta, type FetchPlan } from './fetch-store.js';
 import { InflightTable } from './inflight.js';
 import {
   cacheResultForHit, freshnessDecision, invalidationTargets, mergeNotModified, requestControl,
@@ -195,6 +195,9 @@ export class CacheStage {
       const items: Invalidation[] = [];
       for (const url of urls) {
         const key = { vhost, url };
+        // A copy still being written would land after the marking, fresh: let it land first.
+        const writing = this.ctx.inflight.peek(keyString(key));
+        if (writing !== undefined) await writing.settled;
         this.ctx.store.memory.deleteSync(key);
         for (const v of await this.ctx.store.disk.variants(key)) {
           await this.ctx.store.disk.updateMeta(key, v.variantKey, { invalidated: 2, staleAt: Math.min(v.staleAt, now) });

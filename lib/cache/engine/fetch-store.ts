@@ -52,13 +52,25 @@ export interface FetchPlan {
   intercept?: (status: number, headers: StoredHeaders, f: SharedFetch) => boolean;
 }
 
-export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPlan): void {
+/**
+ * `alone`: this client may not share a fetch in flight (it selects another Vary variant than
+ * the one being fetched); its fetch is not offered to others either.
+ */
+export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPlan, alone = false): void {
   const ks = keyString(plan.key);
-  if (plan.conditional === undefined) {
+  if (plan.conditional === undefined && !alone) {
     const joined = ctx.inflight.get(ks);
-    if (joined !== undefined) { joined.join(tx); return; }
+    if (joined !== undefined) {
+      const meta = joined.meta;
+      // Once the answer's Vary is known, only clients selecting the same variant may share it.
+      if (meta === undefined || meta.vary.length === 0 || variantOf(meta.vary, tx.req.headers) === meta.variantKey) {
+        joined.join(tx);
+        return;
+      }
+      alone = true;
+    }
   }
-  const f = ctx.inflight.create(ks, ctx.maxReplayBytes);
+  const f = alone ? ctx.inflight.detached(ks, ctx.maxReplayBytes) : ctx.inflight.create(ks, ctx.maxReplayBytes);
   f.join(tx);
   const headers = originRequestHeaders(tx);
   for (const c of CLIENT_CONDITIONALS) delete headers[c];
@@ -91,7 +103,7 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
     };
     // A client whose request selects another variant cannot share this answer: it fetches anew.
     const refused = f.start(meta, writeHead, (w) => vary.length === 0 || variantOf(vary, w.req.headers) === meta.variantKey);
-    for (const w of refused) fetchAndStore(ctx, w, { ...plan, conditional: undefined, intercept: undefined });
+    for (const w of refused) fetchAndStore(ctx, w, { ...plan, conditional: undefined, intercept: undefined }, true);
     pipeToStore(ctx, f, meta, upstream.body);
   }, (err: unknown) => {
     ctx.inflight.finish(f);

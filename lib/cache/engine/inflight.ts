@@ -20,8 +20,16 @@ export class SharedFetch {
   private readonly readers = new Set<Transaction>();
   done = false;
   failed = false;
+  private settle: (() => void) | undefined;
+  /** Resolves when the fetch is over and its object, if any, is stored. */
+  readonly settled = new Promise<void>((resolve) => { this.settle = resolve; });
 
   constructor(readonly key: string, private readonly maxReplayBytes: number) {}
+
+  markSettled(): void {
+    this.settle?.();
+    this.settle = undefined;
+  }
 
   get joinable(): boolean {
     return !this.failed && this.chunks !== null;
@@ -100,9 +108,20 @@ export class InflightTable {
     return f;
   }
 
+  /** A fetch nobody else may join (it is not registered under its key). */
+  detached(key: string, maxReplayBytes: number): SharedFetch {
+    return new SharedFetch(key, maxReplayBytes);
+  }
+
   /** Removes the fetch if it is still the registered one for its key. */
   finish(f: SharedFetch): void {
     if (this.fetches.get(f.key) === f) this.fetches.delete(f.key);
+    f.markSettled();
+  }
+
+  /** The registered fetch of a key, joinable or not (to wait for its store write). */
+  peek(key: string): SharedFetch | undefined {
+    return this.fetches.get(key);
   }
 
   get size(): number {
