@@ -18,7 +18,7 @@ export class ManagementApi {
   private tlsServer: https.Server | undefined;
 
   constructor(private readonly opts: ManagementApiOptions) {
-    this.dispatcher = new Dispatcher(allRoutes(), {
+    this.dispatcher = new Dispatcher([...allRoutes(), ...(opts.extraRoutes ?? [])], {
       setting: () => opts.getSetting(),
       version: opts.version,
       rt: opts.rt,

@@ -48,6 +48,11 @@ export interface ManagementApiOptions {
   rt: RtBridge;
   /** Address the plain port binds (default 0.0.0.0). */
   host?: string;
+  /**
+   * Routes of the groups that need services of their own (`/setting`, `/get`, the purge family
+   * ...): each group's factory closes over its service and the primary hands the routes in.
+   */
+  extraRoutes?: import('./router.js').Route[];
 }
 
 /** A request as the route handlers see it, whichever server received it. */
