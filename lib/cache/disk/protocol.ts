@@ -2,7 +2,9 @@
 //
 // main -> thread, at most one message per event-loop turn: `{ ops, bufs }`.
 //   ops is a flat array of records, each starting with its Op code:
-//     OPEN  id meta          a new object (CacheEntryMeta, structured-cloned once)
+//     OPEN  id meta          a new object (CacheEntryMeta, structured-cloned once); one whose
+//                            meta.size is at least STREAM_BYTES is posted at once and gets its
+//                            temp file right away
 //     DATA  id buf off len   body bytes: bufs[buf].subarray(off, off + len)
 //     END   id               the body is complete: write, rename, commit the row, then settle
 //     ABORT id               the stream was destroyed: remove its files, never commit; settle
@@ -61,3 +63,6 @@ export interface WriterInit {
 }
 
 export type WireMeta = CacheEntryMeta;
+
+/** Announced body size from which an object streams to its temp file from the start. */
+export const STREAM_BYTES = 256 * 1024;

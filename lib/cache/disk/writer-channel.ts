@@ -2,14 +2,14 @@
 // posts them as one message per event-loop turn, bounds the body bytes in flight, and settles
 // each stream when the thread confirms its row (see protocol.ts for the messages).
 import { Worker } from 'node:worker_threads';
-import { Op, type OpsMessage, type Reply, type WireMeta, type WriterInit } from './protocol.js';
+import { Op, STREAM_BYTES, type OpsMessage, type Reply, type WireMeta, type WriterInit } from './protocol.js';
 
 /** Small chunks are copied into a shared staging buffer, posted once per turn. */
 const STAGE_BYTES = 64 * 1024;
 /** Chunks at least this big are copied into a buffer of their own (one copy, not two). */
 const OWN_BUFFER_BYTES = 32 * 1024;
 /** Staged bytes that are posted at once rather than at the end of the turn. */
-const POST_NOW_BYTES = 4 * 1024 * 1024;
+const POST_NOW_BYTES = 1024 * 1024;
 
 export type Settle = (err?: Error) => void;
 
@@ -41,6 +41,8 @@ export class WriterChannel {
   private nextId = 1;
   /** Streams that ended or were destroyed and wait for the thread: they keep the process up. */
   private waiting = 0;
+  /** Whether the thread currently keeps the process alive (see updateRef). */
+  private refed = false;
   private drainWaiters: (() => void)[] = [];
   private closing: Promise<void> | undefined;
   private onClosed: (() => void) | undefined;
@@ -52,7 +54,7 @@ export class WriterChannel {
     const id = this.nextId++;
     this.pending.set(id, { settle, waiting: false });
     this.ops.push(Op.OPEN, id, meta);
-    this.schedule();
+    if (meta.size >= STREAM_BYTES) this.post(); else this.schedule();
     return id;
   }
 
@@ -87,8 +89,9 @@ export class WriterChannel {
 
   /** Calls cb once the bytes in flight are below the bound again. */
   onDrain(cb: () => void): void {
-    if (this.inFlight < this.maxInFlight || this.worker === undefined && this.ops.length === 0) cb();
-    else this.drainWaiters.push(cb);
+    if (this.inFlight < this.maxInFlight || this.worker === undefined && this.ops.length === 0) { cb(); return; }
+    this.drainWaiters.push(cb);
+    this.updateRef();
   }
 
   /** Sends what is queued, lets the thread finish everything sent, and stops it. */
@@ -99,7 +102,7 @@ export class WriterChannel {
     this.ops.push(Op.CLOSE);
     this.closing = new Promise<void>((resolve) => { this.onClosed = resolve; });
     this.post();
-    this.worker?.ref();
+    this.updateRef();
     const w = this.worker;
     return (this.closing = this.closing.then(async () => { await w?.terminate(); }));
   }
@@ -108,7 +111,7 @@ export class WriterChannel {
     const p = this.pending.get(id);
     if (p === undefined) return;
     this.ops.push(op, id);
-    if (!p.waiting) { p.waiting = true; if (this.waiting++ === 0) this.worker?.ref(); }
+    if (!p.waiting) { p.waiting = true; this.waiting++; this.updateRef(); }
     this.schedule();
   }
 
@@ -151,10 +154,21 @@ export class WriterChannel {
     w.on('message', (r: Reply) => this.onReply(r));
     w.on('error', (err) => this.onExit(w, err));
     w.on('exit', (code) => this.onExit(w, new Error(`disk writer thread exited (${code})`)));
-    // Idle, the thread must not keep the process alive; streams waiting on it do (finalOp).
-    if (this.waiting === 0) w.unref();
     this.worker = w;
+    this.refed = true;
+    this.updateRef();
     return w;
+  }
+
+  /**
+   * Idle, the thread must not keep the process alive; a stream waiting for it (ended, destroyed,
+   * or held back by the in-flight bound) and a close in progress do.
+   */
+  private updateRef(): void {
+    const want = this.waiting > 0 || this.drainWaiters.length > 0 || this.closing !== undefined;
+    if (want === this.refed || this.worker === undefined) return;
+    this.refed = want;
+    if (want) this.worker.ref(); else this.worker.unref();
   }
 
   private onReply(r: Reply): void {
@@ -170,7 +184,7 @@ export class WriterChannel {
     const p = this.pending.get(id);
     if (p === undefined) return;
     this.pending.delete(id);
-    if (p.waiting && --this.waiting === 0 && !this.closed) this.worker?.unref();
+    if (p.waiting && --this.waiting === 0) this.updateRef();
     p.settle(err);
   }
 
@@ -179,6 +193,7 @@ export class WriterChannel {
     const waiters = this.drainWaiters;
     this.drainWaiters = [];
     for (const cb of waiters) cb();
+    this.updateRef();
   }
 
   /** The thread is gone (crash, or after close): whatever it held is lost, its streams fail. */
@@ -190,6 +205,7 @@ export class WriterChannel {
     for (const id of [...this.pending.keys()]) this.settle(id, Object.assign(new Error(err.message), { code }));
     this.waiting = 0;
     this.drain();
+    this.refed = false;
     this.onClosed?.();
   }
 }

@@ -11,7 +11,7 @@ import { closeSync, mkdirSync, openSync, renameSync, writeFileSync } from 'node:
 import { dirname } from 'node:path';
 import { fidSource, finalPath, tempPath } from '../disk-files.js';
 import { IndexDb, type NewRow, type Released } from '../index-db.js';
-import { Op, type OpsMessage, type Reply, type WireMeta, type WriterInit } from './protocol.js';
+import { Op, STREAM_BYTES, type OpsMessage, type Reply, type WireMeta, type WriterInit } from './protocol.js';
 import { isIoError, rowFor, unlinkQuiet, writeAll, type Obj } from './writer-io.js';
 
 /** Body bytes a streaming object gathers before they are written to its temp file. */
@@ -116,7 +116,12 @@ export class WriterCore {
       pending: [], pendingBytes: 0, bytes: 0, tooBig: false, ended: false,
     };
     this.objs.set(id, o);
-    if (o.candidates.length === 0) this.fail(o, Object.assign(new Error('no usable cache disk'), { code: 'ENOCACHEDISK' }));
+    if (o.candidates.length === 0) { this.fail(o, Object.assign(new Error('no usable cache disk'), { code: 'ENOCACHEDISK' })); return; }
+    // A body announced as large streams to disk anyway: create its temp file now, while its
+    // bytes are still arriving (the main thread posts such an OPEN at once).
+    if (meta.size >= STREAM_BYTES && meta.size <= this.maxObjectBytes(o.candidates[0]!)) {
+      try { this.createFile(o, false); } catch (err) { this.fail(o, err); }
+    }
   }
 
   private data(o: Obj, buf: Buffer): void {
