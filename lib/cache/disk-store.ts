@@ -52,6 +52,9 @@ export interface DiskInfo {
 }
 
 /** A full index row in contract shape plus the fields of the cache file record (fileinfo). */
+/** What applyByPrefix shows of a row to choose and mark it. */
+export interface PrefixRowView { url: string; size: number; invalidated: number; staleAt: number }
+
 export interface DiskRecord extends CacheEntryMeta {
   id: number;
   disk: number;
@@ -227,6 +230,29 @@ export class DiskStore implements CacheStore {
   async markByPrefix(vhost: string, prefix: string, mark: PrefixMark): Promise<number> {
     const now = Date.now();
     return this.eachPrefixPage(vhost, prefix, (rows) => this.index.markRows(rows, mark, now));
+  }
+
+  /**
+   * Operator commands over a URL prefix (the purge family): `pick` selects rows by a light view
+   * (no header parsing, so 100,000 rows stay cheap), `act` removes them or gives each its mark.
+   * Returns how many rows were acted on and their body bytes.
+   */
+  async applyByPrefix(vhost: string, prefix: string, pick: (r: PrefixRowView) => boolean,
+    act: 'remove' | ((r: PrefixRowView) => PrefixMark)): Promise<{ count: number; size: number }> {
+    const now = Date.now();
+    let count = 0;
+    let size = 0;
+    await this.eachPrefixPage(vhost, prefix, (rows, released) => {
+      for (const r of rows) {
+        const view: PrefixRowView = { url: r.url, size: r.size, invalidated: r.invalidated, staleAt: r.stale_at };
+        if (!pick(view)) continue;
+        count++;
+        size += r.size;
+        if (act === 'remove') this.index.removeRow(r, released);
+        else this.index.markRows([r], act(view), now);
+      }
+    });
+    return { count, size };
   }
 
   /** Drops rows whose deleteAt has passed; returns how many. */

@@ -8,7 +8,11 @@ import { fileURLToPath } from 'node:url';
 import { systemLog } from '../log/system-log.js';
 import { loadSettingFile, SettingError } from '../setting/load.js';
 import type { Setting } from '../setting/types.js';
+import { ManagementApi } from '../manager/index.js';
 import type { PrimaryMessage, WorkerMessage } from './messages.js';
+import { managementRoutes, PRODUCT_VERSION } from './management-routes.js';
+import { RpcClient } from './rpc.js';
+import { WorkerBridge } from './rt-bridge.js';
 
 interface Slot {
   index: number;
@@ -34,6 +38,9 @@ export class Primary {
   private readonly slots: Slot[] = [];
   private shuttingDown = false;
   private readonly retiring = new Set<Worker>();
+  private readonly rpc = new RpcClient();
+  readonly bridge = new WorkerBridge({ liveWorkers: () => this.liveWorkers(), setting: () => this.setting }, this.rpc);
+  private api: ManagementApi | undefined;
 
   constructor(private readonly settingPath: string) {}
 
@@ -53,11 +60,16 @@ export class Primary {
     for (let i = 0; i < n; i++) this.slots.push({ index: i, worker: undefined, startedAt: 0, quickDeaths: 0, ready: false });
     await Promise.all(this.slots.map((s) => this.forkAtStart(s)));
     this.broadcastRing();
+    this.api = new ManagementApi({
+      getSetting: () => this.setting, version: PRODUCT_VERSION, rt: this.bridge,
+      extraRoutes: managementRoutes(this),
+    });
+    await this.api.start();
     process.on('SIGTERM', () => void this.shutdown('SIGTERM'));
     process.on('SIGINT', () => void this.shutdown('SIGINT'));
     process.on('SIGHUP', () => void this.reload());
     process.on('SIGUSR2', () => void this.rollingRestart());
-    systemLog.info({ workers: n }, 'started');
+    systemLog.info({ workers: n, api: this.api.httpPort ?? null, apiTls: this.api.httpsPort ?? null }, 'started');
   }
 
   /** A worker that fails at start-up is tried again a few times before the start fails. */
@@ -81,6 +93,7 @@ export class Primary {
     return new Promise((resolve, reject) => {
       let settled = false;
       worker.on('message', (m: WorkerMessage) => {
+        this.rpc.onMessage(m);
         // The worker says hello once it listens for messages (ESM loads after cluster's 'online').
         if (m.type === 'hello') {
           this.send(worker, { type: 'setting', setting: this.setting, baseDir: this.baseDir, generation: this.generation });
@@ -129,6 +142,14 @@ export class Primary {
     }, delay).unref();
   }
 
+  liveWorkers(): Worker[] {
+    return this.slots.filter((s) => s.ready && s.worker !== undefined && s.worker.isConnected()).map((s) => s.worker!);
+  }
+
+  current(): Setting {
+    return this.setting;
+  }
+
   private send(worker: Worker, m: PrimaryMessage): void {
     if (worker.isConnected()) worker.send(m);
   }
@@ -154,6 +175,7 @@ export class Primary {
       const loaded = await loadSettingFile(this.settingPath);
       this.setting = loaded.setting;
       this.baseDir = loaded.baseDir;
+      this.api?.applySetting(loaded.setting);
       this.generation++;
       for (const s of this.slots) {
         if (s.worker) this.send(s.worker, { type: 'setting', setting: this.setting, baseDir: this.baseDir, generation: this.generation });
@@ -184,6 +206,7 @@ export class Primary {
     if (this.shuttingDown) return;
     this.shuttingDown = true;
     systemLog.info({ reason }, 'draining');
+    await this.api?.close().catch(() => undefined);
     const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
     const exited = workers.map((w) => new Promise<void>((r) => (w.isDead() ? r() : w.once('exit', () => r()))));
     for (const w of workers) this.send(w, { type: 'drain', timeoutMs: this.drainTimeoutMs() });

@@ -6,6 +6,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HashRing } from '../cluster/ring.js';
 import { urlIgnoreHashKey } from '../cluster/hash-key.js';
 import type { PrimaryMessage, WorkerMessage } from '../cluster/messages.js';
+import { serveRpc } from '../cluster/rpc.js';
+import { controlHandlers, type ControlSource } from './control.js';
 import { resolveHosts } from '../setting/load.js';
 import type { Setting } from '../setting/types.js';
 import { createHandler, type RuntimeState } from './handler.js';
@@ -119,6 +121,17 @@ export class RtWorker {
     return true;
   }
 
+  /** What the management commands read of this worker. */
+  controlSource(): ControlSource {
+    return {
+      hosts: () => this.hosts,
+      cache: () => this.cache,
+      inflightReaders: (vhost, url) => (this.cache?.stage.fetching(vhost, url) ? 1 : 0),
+      useOriginEncoding: (vhost) => this.hosts.get(vhost)?.setting.functions.network.cache.compression.useOriginEncoding ?? true,
+      smallFileMax: () => this.cache?.store.memoryObjectMax ?? 0,
+    };
+  }
+
   setRing(members: number[]): void {
     this.ring.set(members);
   }
@@ -140,6 +153,7 @@ export function runWorker(): void {
   const worker = new RtWorker(index, send);
   let applying: Promise<void> = Promise.resolve();
   let ready = false;
+  const rpc = serveRpc(controlHandlers(worker.controlSource()), send);
   process.on('message', (m: PrimaryMessage) => {
     switch (m.type) {
       case 'setting':
@@ -154,6 +168,9 @@ export function runWorker(): void {
         break;
       case 'ring':
         worker.setRing(m.members);
+        break;
+      case 'rpc':
+        rpc(m);
         break;
       case 'drain':
         void applying.then(() => worker.drain(m.timeoutMs)).finally(() => process.exit(0));

@@ -87,14 +87,14 @@ t.test('SIGHUP applies a good setting and refuses a bad one, naming the bad fiel
     { name: 'r.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } },
     { name: 'new.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}/new`] } },
   ];
-  await writeSetting(server.dir, baseSetting(hosts, server.basePort));
+  await writeSetting(server.dir, baseSetting(hosts, server.basePort, {}, server.apiPort));
   server.signal('SIGHUP');
   await server.waitForLog((l) => l.msg === 'setting reloaded');
   await new Promise((r) => setTimeout(r, 300));
   let r = await request(`http://127.0.0.1:${port}/x`, { headers: { host: 'new.com' } });
   t.equal(await r.body.text(), 'origin:GET /new/x', 'the added host serves');
 
-  const bad = baseSetting(hosts, server.basePort) as { hosting: { origin: { address: unknown[] } }[] };
+  const bad = baseSetting(hosts, server.basePort, {}, server.apiPort) as { hosting: { origin: { address: unknown[] } }[] };
   bad.hosting[1]!.origin.address = [42];
   await fs.writeFile(server.settingPath, JSON.stringify(bad));
   server.signal('SIGHUP');

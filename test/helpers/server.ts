@@ -5,7 +5,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { consecutiveFreePorts } from './ports.js';
+import { consecutiveFreePorts, freePort } from './ports.js';
 
 export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const svcJs = path.join(projectRoot, 'dist/bin/svc.js');
@@ -15,6 +15,8 @@ export interface RunningServer {
   dir: string;
   settingPath: string;
   basePort: number;
+  /** Plain port of the management API. */
+  apiPort: number;
   logs: string[];
   /** Waits until a log line satisfies the predicate (bounded). */
   waitForLog(pred: (line: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
@@ -38,17 +40,19 @@ export async function writeSetting(dir: string, setting: unknown): Promise<strin
   return p;
 }
 
-export function baseSetting(hosting: unknown[], basePort: number, opts: StartOptions = {}): Record<string, unknown> {
+export function baseSetting(hosting: unknown[], basePort: number, opts: StartOptions = {}, apiPort = basePort + 64): Record<string, unknown> {
   const workers = opts.workers ?? 1;
   const extra = opts.extra ?? {};
   const env = (extra.env ?? {}) as Record<string, unknown>;
+  const management = (env.management ?? {}) as Record<string, unknown>;
   return {
     ...extra,
     env: {
       home: '.',
       ...env,
       management: {
-        ...(env.management as object | undefined),
+        ...management,
+        api: { port: apiPort, allowList: [{ addr: '127.0.0.1', role: 'admin' }], ...(management.api as object | undefined) },
         cluster: {
           meta: { enable: workers > 1, workers, baseHostingPort: basePort, drainTimeout: 5 },
           balance: { mode: opts.balance ?? 'rr' },
@@ -64,11 +68,12 @@ export async function startServer(hosting: unknown[], opts: StartOptions = {}): 
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-test-'));
   const workers = opts.workers ?? 1;
   const basePort = await consecutiveFreePorts(workers);
-  const settingPath = await writeSetting(dir, baseSetting(hosting, basePort, opts));
-  return startWithSetting(dir, settingPath, basePort, opts.env);
+  const apiPort = await freePort();
+  const settingPath = await writeSetting(dir, baseSetting(hosting, basePort, opts, apiPort));
+  return startWithSetting(dir, settingPath, basePort, opts.env, apiPort);
 }
 
-export async function startWithSetting(dir: string, settingPath: string, basePort: number, env?: Record<string, string>): Promise<RunningServer> {
+export async function startWithSetting(dir: string, settingPath: string, basePort: number, env?: Record<string, string>, apiPort = basePort + 64): Promise<RunningServer> {
   const proc = spawn(process.execPath, [svcJs, 'start', '--setting', settingPath], {
     cwd: dir, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -83,7 +88,7 @@ export async function startWithSetting(dir: string, settingPath: string, basePor
   const exited = new Promise<number | null>((r) => proc.once('exit', (code) => { for (const w of waiters) w(); r(code); }));
   const parsed = (): Record<string, unknown>[] => logs.map((l) => { try { return JSON.parse(l) as Record<string, unknown>; } catch { return { msg: l }; } });
   const server: RunningServer = {
-    proc, dir, settingPath, basePort, logs, exited,
+    proc, dir, settingPath, basePort, apiPort, logs, exited,
     waitForLog(pred, timeoutMs = 15000) {
       return new Promise((resolve, reject) => {
         const check = (): void => {

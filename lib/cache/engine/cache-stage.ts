@@ -40,6 +40,16 @@ export class CacheStage {
     return this.ctx.inflight.size;
   }
 
+  /** Waits for objects under a URL prefix still being written (an operator command must see them). */
+  settledUnder(vhost: string, prefix: string): Promise<void> {
+    return this.ctx.inflight.settledUnder(vhost, prefix);
+  }
+
+  /** Whether an origin fetch of the URL is under way in this worker (fileinfo's Downloader-Count). */
+  fetching(vhost: string, url: string): boolean {
+    return this.ctx.inflight.peek(keyString({ vhost, url })) !== undefined;
+  }
+
   serve = (tx: Transaction): void => {
     const method = tx.req.method;
     if (tx.host.cacheBypass || tx.url === '*') { proxyToOrigin(tx); return; }

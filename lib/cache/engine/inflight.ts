@@ -119,6 +119,14 @@ export class InflightTable {
     f.markSettled();
   }
 
+  /** Resolves when every fetch of the vhost whose URL starts with `prefix` has settled. */
+  async settledUnder(vhost: string, prefix: string): Promise<void> {
+    const start = `${vhost}\n${prefix}`;
+    const pending: Promise<void>[] = [];
+    for (const [key, f] of this.fetches) if (key.startsWith(start)) pending.push(f.settled);
+    await Promise.all(pending);
+  }
+
   /** The registered fetch of a key, joinable or not (to wait for its store write). */
   peek(key: string): SharedFetch | undefined {
     return this.fetches.get(key);

@@ -1,0 +1,84 @@
+// The cache file record of `/monitoring/fileinfo` (document 1): one record per stored variant.
+import { responseDirectives } from '../policy/index.js';
+import type { DiskRecord } from '../disk-store.js';
+import { FLAG_HARDPURGE, FLAG_PURGE } from '../prefix.js';
+import type { CacheEntryMeta, StoredHeaders } from '../store.js';
+import { initialAge, parseHttpDate } from '../policy/index.js';
+
+const yn = (b: boolean): 'Y' | 'N' => (b ? 'Y' : 'N');
+const pad = (n: number): string => String(n).padStart(2, '0');
+
+/** `[ <yyyy.mm.dd hh:mm:ss>, <seconds relative to now> ]`; `[ 0, 0 ]` when unknown. */
+export function timeField(ms: number | undefined, now: number): [string, number] | [0, 0] {
+  if (ms === undefined || !Number.isFinite(ms) || ms <= 0) return [0, 0];
+  const d = new Date(ms);
+  const text = `${d.getFullYear()}.${pad(d.getMonth() + 1)}.${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  return [text, Math.round((ms - now) / 1000)];
+}
+
+function header(h: StoredHeaders, name: string): string | undefined {
+  const v = h[name];
+  return Array.isArray(v) ? v.join(', ') : v;
+}
+
+function cacheControlField(h: StoredHeaders): string | number {
+  const cc = responseDirectives(h);
+  if (cc.noCache !== undefined) return 'no-cache';
+  if (cc.sMaxage !== undefined) return cc.sMaxage;
+  if (cc.maxAge !== undefined) return cc.maxAge;
+  return 'not-specified';
+}
+
+export interface FileInfoContext { now: number; useOriginEncoding: boolean; smallFileMax: number; downloaders: number }
+
+export function fileRecord(e: CacheEntryMeta & Partial<DiskRecord>, ctx: FileInfoContext): Record<string, unknown> {
+  const h = e.headers;
+  const flags = e.flags ?? (e.invalidated === 1 ? FLAG_PURGE : 0);
+  const onDisk = e.path !== undefined;
+  const lastModified = parseHttpDate(header(h, 'last-modified'));
+  const expires = parseHttpDate(header(h, 'expires'));
+  return {
+    URI: e.key.url,
+    'Accept-Encoding': yn(e.vary.includes('accept-encoding')),
+    UseOriginEncoding: yn(ctx.useOriginEncoding),
+    RefCount: ctx.downloaders,
+    Size: Number(header(h, 'content-length') ?? e.size),
+    CachedSize: e.size,
+    'Disk-Index': e.disk ?? -1,
+    FID: e.fid ?? '-',
+    LocalPath: e.path ?? '-',
+    HashKey: e.hashKey ?? '-',
+    VHost: e.key.vhost,
+    'File-Opened': 'N',
+    'File-Updating': ctx.downloaders > 0 ? 'updating' : '-',
+    'Downloader-Count': ctx.downloaders,
+    LastAccess: timeField(e.lastAccess ?? e.cachedAt, ctx.now),
+    CreatedTime: timeField(e.createdAt ?? e.cachedAt, ctx.now),
+    UpdateTime: timeField(e.updatedAt ?? e.cachedAt, ctx.now),
+    'TTL-Left': timeField(e.staleAt, ctx.now),
+    LastModifiedTime: timeField(Number.isNaN(lastModified) ? undefined : lastModified, ctx.now),
+    ExpireTime: timeField(Number.isNaN(expires) ? undefined : expires, ctx.now),
+    ResponseCode: e.status,
+    ContentType: header(h, 'content-type') ?? '-',
+    CacheControl: cacheControlField(h),
+    ETag: header(h, 'etag') ?? '-',
+    NoMoreExist: 'N',
+    LocalFileExist: yn(onDisk || e.status !== 200),
+    State: 'Cached',
+    SmallFile: yn(e.size <= ctx.smallFileMax),
+    Remove: 'N',
+    Deleted: 'N',
+    AddedSize: 'Y',
+    TransferEncoding: yn(header(h, 'content-length') === undefined),
+    Compression: header(h, 'content-encoding') ?? '-',
+    Purge: yn((flags & FLAG_PURGE) !== 0),
+    HardPurge: yn((flags & FLAG_HARDPURGE) !== 0),
+    'Ignore-IMS': 'N',
+    Fragmented: 'N',
+    'Redirect-Location': header(h, 'location') ?? '-',
+    'Content-Disposition': header(h, 'content-disposition') ?? '-',
+    NoCache: yn(responseDirectives(h).noCache !== undefined),
+    CorrectedInitAge: String(Math.round(initialAge({ headers: h, requestTime: e.requestTime, cachedAt: e.cachedAt }))),
+    OriginalHeaders: '-',
+  };
+}

@@ -1,0 +1,75 @@
+// The `url` parameter of the invalidation commands (document 1): one or more targets joined by
+// `|`; each a full URL with scheme, `host/path`, a directory ending in `/` (that one URL), or a
+// pattern with `*` (`host/dir/*` is the whole subtree). A target without a host inherits the
+// preceding target's host; with no host at all, the most recently used host applies.
+
+export interface Target {
+  vhost: string;
+  /** What the index is scanned by: the exact URL, or the part before the first `*`. */
+  prefix: string;
+  /** Exact URL (all its variants) when false; `prefix` plus `match` when true. */
+  wildcard: boolean;
+  /** For a wildcard other than a plain trailing `*`, the full pattern a URL must match. */
+  match?: RegExp;
+  /** The target as given, for messages and the asynchronous queue listing. */
+  text: string;
+}
+
+export class TargetError extends Error {
+  readonly code = 'BAD_TARGET';
+  override name = 'TargetError';
+}
+
+function globToRegExp(pattern: string): RegExp {
+  let re = '^';
+  for (const ch of pattern) re += ch === '*' ? '.*' : ch.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`${re}$`);
+}
+
+function splitHost(target: string): { host: string | undefined; path: string } {
+  let rest = target;
+  const scheme = /^https?:\/\//i.exec(rest);
+  if (scheme) {
+    rest = rest.slice(scheme[0].length);
+    const slash = rest.indexOf('/');
+    const authority = slash < 0 ? rest : rest.slice(0, slash);
+    return { host: authority.replace(/:\d+$/, '').toLowerCase(), path: slash < 0 ? '/' : rest.slice(slash) };
+  }
+  if (rest.startsWith('/')) return { host: undefined, path: rest };
+  const slash = rest.indexOf('/');
+  const first = slash < 0 ? rest : rest.slice(0, slash);
+  // `host/path`: the first segment is a host when it looks like one (has a dot, a port or is localhost).
+  if (/^[a-z0-9-]+(\.[a-z0-9-]+)+(:\d+)?$/i.test(first) || /^localhost(:\d+)?$/i.test(first) || /^\[[0-9a-f:]+\](:\d+)?$/i.test(first)) {
+    return { host: first.replace(/:\d+$/, '').toLowerCase(), path: slash < 0 ? '/' : rest.slice(slash) };
+  }
+  return { host: undefined, path: `/${rest}` };
+}
+
+/**
+ * Parses the targets. `knownHost` maps a name (or alias) to the virtual host that serves it;
+ * `lastHost` is the most recently used host for targets that name none.
+ */
+export function parseTargets(url: string | null, knownHost: (name: string) => string | undefined, lastHost: string | undefined): Target[] {
+  if (url === null || url.trim() === '') throw new TargetError('url is missing');
+  const out: Target[] = [];
+  let current = lastHost;
+  for (const raw of url.split('|')) {
+    const text = raw.trim();
+    if (text === '') continue;
+    const { host, path } = splitHost(text);
+    let vhost = current;
+    if (host !== undefined) {
+      vhost = knownHost(host);
+      if (vhost === undefined) throw new TargetError(`unknown virtual host: ${host}`);
+    }
+    if (vhost === undefined) throw new TargetError(`no host for target ${text} and no host used before`);
+    current = vhost;
+    const star = path.indexOf('*');
+    if (star < 0) { out.push({ vhost, prefix: path, wildcard: false, text }); continue; }
+    const prefix = path.slice(0, star);
+    const plain = star === path.length - 1;
+    out.push({ vhost, prefix, wildcard: true, match: plain ? undefined : globToRegExp(path), text });
+  }
+  if (out.length === 0) throw new TargetError('url names no target');
+  return out;
+}

@@ -1,0 +1,15 @@
+// The route groups the primary adds to the management API, each with the service it needs.
+import { invalidationRoutes } from '../manager/routes/invalidation.js';
+import type { Route } from '../manager/router.js';
+import { InvalidationService } from './invalidation-service.js';
+import type { WorkerBridge } from './rt-bridge.js';
+import type { Setting } from '../setting/types.js';
+
+export const PRODUCT_VERSION = '0.1.0';
+
+export interface PrimaryServices { bridge: WorkerBridge; current(): Setting }
+
+export function managementRoutes(p: PrimaryServices): Route[] {
+  const invalidation = new InvalidationService(p.bridge, () => p.current());
+  return [...invalidationRoutes(invalidation)];
+}
