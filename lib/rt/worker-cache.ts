@@ -8,6 +8,7 @@ import { InvalidationLog } from '../cache/invalidation-log.js';
 import { TieredStore } from '../cache/tiered-store.js';
 import { parseSize, resolvePath } from '../setting/load.js';
 import type { Setting } from '../setting/types.js';
+import type { AccessControl } from '../manager/access.js';
 import type { Transaction } from './transaction.js';
 
 export interface WorkerCache {
@@ -17,7 +18,8 @@ export interface WorkerCache {
   close(): Promise<void>;
 }
 
-export function openCache(setting: Setting, workerIndex: number, handOff: (tx: Transaction) => boolean): WorkerCache {
+export function openCache(setting: Setting, workerIndex: number, handOff: (tx: Transaction) => boolean,
+  purgeAccess: () => AccessControl | undefined): WorkerCache {
   const c = setting.env.cache;
   const disks = c.disks.map((d) => ({ path: resolvePath(setting, d.path), quota: parseSize(d.quota) }));
   const indexPath = resolvePath(setting, c.indexPath);
@@ -32,7 +34,7 @@ export function openCache(setting: Setting, workerIndex: number, handOff: (tx: T
   const memoryObjectMax = parseSize(c.memoryObjectMax);
   const store = new TieredStore({ memory: { maxBytes: parseSize(c.memorySize), maxObjectBytes: memoryObjectMax }, disk, memoryObjectMax });
   const invalidations = new InvalidationLog(indexPath);
-  const stage = new CacheStage({ store, maxReplayBytes: Math.max(memoryObjectMax, 1 << 20), handOff, invalidations });
+  const stage = new CacheStage({ store, maxReplayBytes: Math.max(memoryObjectMax, 1 << 20), handOff, invalidations, purgeAccess });
   const pruning = workerIndex === 0 ? setInterval(() => invalidations.pruneOld(), 60_000).unref() : undefined;
   return {
     store, stage, invalidations,

@@ -7,6 +7,7 @@ import { HashRing } from '../cluster/ring.js';
 import { urlIgnoreHashKey } from '../cluster/hash-key.js';
 import type { PrimaryMessage, WorkerMessage } from '../cluster/messages.js';
 import { serveRpc } from '../cluster/rpc.js';
+import { AccessControl } from '../manager/access.js';
 import { controlHandlers, type ControlSource } from './control.js';
 import { resolveHosts } from '../setting/load.js';
 import type { Setting } from '../setting/types.js';
@@ -25,6 +26,7 @@ export class RtWorker {
   private hosts = new Map<string, HostRuntime>();
   private siblings: Siblings | undefined;
   private cache: WorkerCache | undefined;
+  private purgeAccess: AccessControl | undefined;
   private readonly ring = new HashRing();
   private readonly handle = createHandler(() => this.state!);
 
@@ -47,7 +49,12 @@ export class RtWorker {
     const basePort = cluster.meta.baseHostingPort;
     this.siblings ??= new Siblings(basePort, this.index);
     // The cache is an `env` setting: opened once, kept across reloads (a restart changes it).
-    this.cache ??= openCache(setting, this.index, (tx) => this.handOff(tx));
+    this.cache ??= openCache(setting, this.index, (tx) => this.handOff(tx), () => this.purgeAccess);
+    try {
+      this.purgeAccess = new AccessControl(setting.env.management.api);
+    } catch {
+      this.purgeAccess = undefined;
+    }
     const table = new VhostTable([...nextHosts.values()], setting.meta.defaultHosting);
     const timeouts: ServerTimeouts = {
       keepAliveMs: frontEnd.keepAliveTimeout * 1000,

@@ -9,7 +9,9 @@ import { discard, originRequestHeaders, proxyToOrigin } from '../../rt/proxy.js'
 import { sendError } from '../../rt/respond.js';
 import type { Transaction } from '../../rt/transaction.js';
 import type { CachedObject, CacheKey, StoredHeaders } from '../store.js';
+import type { AccessControl } from '../../manager/access.js';
 import type { Invalidation, InvalidationLog } from '../invalidation-log.js';
+import { purgeByMethod } from './purge-method.js';
 import type { TieredStore } from '../tiered-store.js';
 import type { CacheContext } from './context.js';
 import { deliverCached } from './deliver-cached.js';
@@ -27,6 +29,8 @@ export interface CacheStageOptions {
   handOff?: (tx: Transaction) => boolean;
   /** Invalidations shared with the other workers of the node (their memory tiers). */
   invalidations?: InvalidationLog;
+  /** Who may send PURGE on the service port (the management allowList and roles). */
+  purgeAccess?: () => AccessControl | undefined;
 }
 
 export class CacheStage {
@@ -53,6 +57,11 @@ export class CacheStage {
   serve = (tx: Transaction): void => {
     const method = tx.req.method;
     if (tx.host.cacheBypass || tx.url === '*') { proxyToOrigin(tx); return; }
+    if (method === 'PURGE') {
+      void purgeByMethod(tx, this.ctx.store, this.opts.invalidations, this.opts.purgeAccess?.(), (v, p) => this.settledUnder(v, p))
+        .catch(() => sendError(tx.res, 500));
+      return;
+    }
     if (method !== 'GET' && method !== 'HEAD') { this.passUnsafe(tx); return; }
     this.opts.invalidations?.poll(this.applyInvalidation);
     const key: CacheKey = { vhost: tx.host.name, url: tx.url };

@@ -1,0 +1,43 @@
+// Invalidation through the HTTP method PURGE on the service port, as Varnish and Squid operators
+// expect: allowed only when the host enables it (functions.network.cache.enablePurgeMethod) and
+// the client's address has enablePurge in the management allowList. The method tokens EXPIRE and
+// HARDPURGE are refused by the HTTP parser (501), so `X-Invalidate: expire | hardpurge` selects
+// those operations on a PURGE.
+import { parseTargets, TargetError } from '../commands/targets.js';
+import { runInvalidation, type InvalidateKind } from '../commands/invalidate.js';
+import type { AccessControl } from '../../manager/access.js';
+import type { Transaction } from '../../rt/transaction.js';
+import type { InvalidationLog } from '../invalidation-log.js';
+import type { TieredStore } from '../tiered-store.js';
+
+function answer(tx: Transaction, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  tx.status = status;
+  tx.res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store' });
+  tx.res.end(text);
+}
+
+export async function purgeByMethod(tx: Transaction, store: TieredStore, log: InvalidationLog | undefined,
+  access: AccessControl | undefined, settle: (vhost: string, prefix: string) => Promise<void>): Promise<void> {
+  const method = 'purge';
+  const fail = (status: number, reason: string): void => answer(tx, status, { version: '0.1.0', method, status: 'fail', result: null, reason });
+  if (!tx.host.setting.functions.network.cache.enablePurgeMethod) return fail(405, 'PURGE is not enabled for this host');
+  const addr = tx.req.socket.remoteAddress ?? '';
+  if (access === undefined || !access.check(addr, '/command/purge').allowed) return fail(401, 'Unauthorized');
+  const requested = String(tx.req.headers['x-invalidate'] ?? 'purge').toLowerCase();
+  if (requested !== 'purge' && requested !== 'expire' && requested !== 'hardpurge') return fail(400, `unknown X-Invalidate: ${requested}`);
+  let targets;
+  try {
+    targets = parseTargets(tx.url, () => tx.host.name, tx.host.name);
+  } catch (err) {
+    if (err instanceof TargetError) return fail(400, err.message);
+    throw err;
+  }
+  for (const t of targets) await settle(t.vhost, t.prefix);
+  const kind = requested as InvalidateKind;
+  const allExcluded = (): boolean => tx.host.origin.allExcluded();
+  const result = await runInvalidation(store, log, kind, targets, { allExcluded });
+  tx.cacheResult = 'TCP_NONE';
+  const noTarget = tx.host.setting.functions.network.cache.purge.resCodeNoCtrlTarget;
+  answer(tx, result.Count === 0 ? noTarget : 200, { version: '0.1.0', method: kind, status: 'OK', result, reason: null });
+}
