@@ -1,6 +1,8 @@
 // The route groups the primary adds to the management API, each with the service it needs.
 import { invalidationRoutes } from '../manager/routes/invalidation.js';
 import type { Route } from '../manager/router.js';
+import { asyncRoutes } from '../manager/routes/async.js';
+import { AsyncInvalidationQueue } from './async-queue.js';
 import { InvalidationService } from './invalidation-service.js';
 import type { WorkerBridge } from './rt-bridge.js';
 import type { Setting } from '../setting/types.js';
@@ -11,5 +13,9 @@ export interface PrimaryServices { bridge: WorkerBridge; current(): Setting }
 
 export function managementRoutes(p: PrimaryServices): Route[] {
   const invalidation = new InvalidationService(p.bridge, () => p.current());
-  return [...invalidationRoutes(invalidation)];
+  const queue = new AsyncInvalidationQueue(invalidation, () => {
+    const api = p.current().env.management.api;
+    return { max: api.asyncQueueMax, intervalMs: api.asyncInterval };
+  }, (entries) => p.bridge.broadcast('prectrl', { entries }));
+  return [...invalidationRoutes(invalidation), ...asyncRoutes(queue, invalidation)];
 }

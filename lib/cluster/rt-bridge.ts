@@ -42,6 +42,11 @@ export class WorkerBridge implements RtBridge {
     return this.call<OriginStatus[]>('origin-status', { vhost });
   }
 
+  /** Sends a command to every live worker. */
+  async broadcast(op: string, args: unknown): Promise<void> {
+    await Promise.all(this.src.liveWorkers().map((w) => this.call(op, args, w)));
+  }
+
   async resetOrigin(vhost?: string): Promise<void> {
     const workers = this.src.liveWorkers();
     if (workers.length === 0) throw new RtBridgeError('RT_NOT_RUNNING', 'RT not running');

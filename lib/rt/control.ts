@@ -46,6 +46,10 @@ export function controlHandlers(src: ControlSource): Record<string, RpcHandler> 
         sec, allExcluded: (vhost) => src.hosts().get(vhost)?.origin.allExcluded() ?? false,
       });
     },
+    prectrl: ({ entries }: { entries: { vhost: string; kind: InvalidateKind; target: WireTarget }[] }) => {
+      src.cache()?.stage.setPrectrl(entries.map((e) => ({ vhost: e.vhost, kind: e.kind, target: fromWire(e.target) })));
+      return null;
+    },
     fileinfo: async ({ vhost, url }: { vhost: string; url: string }) => {
       const cache = src.cache();
       if (cache === undefined) throw Object.assign(new Error('cache not open'), { code: 'RT_NOT_RUNNING' });

@@ -12,6 +12,8 @@ import type { CachedObject, CacheKey, StoredHeaders } from '../store.js';
 import type { AccessControl } from '../../manager/access.js';
 import type { Invalidation, InvalidationLog } from '../invalidation-log.js';
 import { purgeByMethod } from './purge-method.js';
+import type { InvalidateKind } from '../commands/invalidate.js';
+import type { Target } from '../commands/targets.js';
 import type { TieredStore } from '../tiered-store.js';
 import type { CacheContext } from './context.js';
 import { deliverCached } from './deliver-cached.js';
@@ -44,6 +46,27 @@ export class CacheStage {
     return this.ctx.inflight.size;
   }
 
+  private prectrl = new Map<string, { kind: InvalidateKind; target: Target }[]>();
+
+  /**
+   * Pre-cache control: asynchronous commands still waiting in the primary's queue. Content they
+   * name is treated as if they had run (purged: fetched anew, expired: revalidated).
+   */
+  setPrectrl(entries: { vhost: string; kind: InvalidateKind; target: Target }[]): void {
+    const next = new Map<string, { kind: InvalidateKind; target: Target }[]>();
+    for (const e of entries) next.set(e.vhost, [...(next.get(e.vhost) ?? []), e]);
+    this.prectrl = next;
+  }
+
+  private pendingCommand(vhost: string, url: string): InvalidateKind | undefined {
+    const list = this.prectrl.get(vhost);
+    if (list === undefined) return undefined;
+    for (const { kind, target: t } of list) {
+      if (t.wildcard ? url.startsWith(t.prefix) && (t.match === undefined || t.match.test(url)) : url === t.prefix) return kind;
+    }
+    return undefined;
+  }
+
   /** Waits for objects under a URL prefix still being written (an operator command must see them). */
   settledUnder(vhost: string, prefix: string): Promise<void> {
     return this.ctx.inflight.settledUnder(vhost, prefix);
@@ -66,6 +89,8 @@ export class CacheStage {
     this.opts.invalidations?.poll(this.applyInvalidation);
     const key: CacheKey = { vhost: tx.host.name, url: tx.url };
     const control = requestControl(tx.req.headers);
+    const pending = this.prectrl.size === 0 ? undefined : this.pendingCommand(key.vhost, key.url);
+    if (pending !== undefined) { this.serveUnderCommand(tx, key, control, pending); return; }
     // Hot path: a memory hit is answered without a Promise or an index query.
     const inMemory = this.ctx.store.variantsSync(key);
     for (let i = 0; i < inMemory.length; i++) {
@@ -87,6 +112,19 @@ export class CacheStage {
       else this.found(tx, key, obj, control);
     }, () => this.miss(tx, key, control));
   };
+
+  /** A request for content a queued command names: as if the command had run already. */
+  private serveUnderCommand(tx: Transaction, key: CacheKey, control: RequestControl, kind: InvalidateKind): void {
+    if (kind === 'hardpurge') { this.miss(tx, key, control); return; }
+    this.ctx.store.variants(key).then((variants) => {
+      const meta = variants.find((m) => !m.vary.includes('*') && (m.vary.length === 0 || variantOf(m.vary, tx.req.headers) === m.variantKey));
+      return meta === undefined ? undefined : this.ctx.store.get(key, meta.variantKey);
+    }).then((obj) => {
+      if (obj === undefined) { this.miss(tx, key, control); return; }
+      if (!tx.fromSibling && this.opts.handOff?.(tx)) return;
+      this.refresh(tx, key, obj, control, kind === 'purge' ? 1 : 2);
+    }, () => this.miss(tx, key, control));
+  }
 
   private miss(tx: Transaction, key: CacheKey, control: RequestControl): void {
     if (control.onlyIfCached) { tx.cacheResult = 'TCP_MISS'; tx.status = 504; sendError(tx.res, 504); return; }
@@ -119,8 +157,8 @@ export class CacheStage {
   }
 
   /** Revalidates or re-fetches a stale (or purged, or client-refreshed) copy for this client. */
-  private refresh(tx: Transaction, key: CacheKey, obj: CachedObject, control: RequestControl): void {
-    const purged = obj.invalidated === 1;
+  private refresh(tx: Transaction, key: CacheKey, obj: CachedObject, control: RequestControl, as: number = obj.invalidated ?? 0): void {
+    const purged = as === 1;
     const validators = purged ? undefined : revalidationHeaders(obj.headers);
     const requestTime = Date.now();
     const host = tx.host;

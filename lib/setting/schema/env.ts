@@ -26,4 +26,7 @@ export const EnvSchema = Section({
   cache: CacheSchema,
   log: EnvLogSchema,
   management: Section({ api: ApiSchema, server: ServerSchema, cluster: ClusterSchema }),
+  geoip: Section({
+    path: Type.Union([Type.Null(), Str({ minLength: 1 })], { default: null, description: 'directory of MaxMind .mmdb files (/monitoring/geoiplist), relative to env.home; null = not configured' }),
+  }, 'GeoIP databases (ours)'),
 });

@@ -43,6 +43,8 @@ export const ApiSchema = Section({
   port: Int(10040, { minimum: 1, maximum: 65535, description: 'management port; the RT control port is this minus 1' }),
   defaultRole: Str({ default: 'admin', description: 'role of an allowList entry without role' }),
   multipartName: Str({ default: 'settingFile', minLength: 1, description: 'multipart part name of setting upload' }),
+  asyncQueueMax: Int(10000, { minimum: 1, description: 'asynchronous invalidation commands that may wait at once (ours)' }),
+  asyncInterval: Int(0, { minimum: 0, description: 'milliseconds between two asynchronous invalidation commands, to spare the origin (ours)' }),
   allowList: Opt(Type.Array(Obj({
     role: Opt(Str()),
     addr: Formatted('svc-allow', { description: 'IP, range a.b.c.1-255, bitmask a.b.c.0/24 or subnet a.b.c.0/255.255.255.0' }),

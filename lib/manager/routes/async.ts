@@ -1,0 +1,56 @@
+// `/command/async/*` and `/monitoring/asynctrl/actives` (document 1).
+import { TargetError } from '../../cache/commands/targets.js';
+import type { InvalidateKind } from '../../cache/commands/invalidate.js';
+import type { AsyncInvalidationQueue } from '../../cluster/async-queue.js';
+import type { InvalidationService } from '../../cluster/invalidation-service.js';
+import { fail, HTTP, ok } from '../envelope.js';
+import type { Route } from '../router.js';
+import { requireRunning } from './rt.js';
+import { urlParam } from './invalidation.js';
+
+export function asyncRoutes(queue: AsyncInvalidationQueue, svc: InvalidationService): Route[] {
+  const enqueue = (kind: InvalidateKind): Route => ({
+    method: 'GET', path: `/command/async/${kind}`, name: kind, group: 'query',
+    handler: async (req, ctx) => {
+      requireRunning(ctx);
+      const url = urlParam(req.rawQuery);
+      let targets;
+      try { targets = svc.targets(url); } catch (err) {
+        if (err instanceof TargetError) return fail(/unknown virtual host/.test(err.message) ? 502 : HTTP.badRequest, ctx.version, kind, 'query', err.message);
+        throw err;
+      }
+      if (!queue.add(kind, url ?? '', targets)) return fail(503, ctx.version, kind, 'query', `asynchronous queue full (${queue.max})`);
+      return ok(ctx.version, kind, 'query', { queued: true, queue: { used: queue.used, max: queue.max } });
+    },
+  });
+  return [
+    enqueue('purge'), enqueue('expire'), enqueue('hardpurge'),
+    {
+      method: 'GET', path: '/command/async/asynctrl/reset', name: 'asynctrl/reset', group: 'query',
+      handler: async (_req, ctx) => ok(ctx.version, 'asynctrl/reset', 'query', { cleared: queue.reset() }),
+    },
+    {
+      method: 'GET', path: '/command/async/asynctrl/prectrl/reset', name: 'asynctrl/prectrl/reset', group: 'query',
+      handler: async (req, ctx) => {
+        const vhost = req.query.get('vhost');
+        if (vhost === null || vhost === '') return fail(HTTP.badRequest, ctx.version, 'asynctrl/prectrl/reset', 'query', 'vhost is required');
+        if (!ctx.rt.vhosts().includes(vhost)) return fail(HTTP.notFound, ctx.version, 'asynctrl/prectrl/reset', 'query', `virtual host not found: ${vhost}`);
+        queue.resetPrectrl(vhost);
+        return ok(ctx.version, 'asynctrl/prectrl/reset', 'query', vhost);
+      },
+    },
+    {
+      method: 'GET', path: '/monitoring/asynctrl/actives', name: 'asynctrl/actives', group: 'query',
+      handler: async (req, ctx) => {
+        const wanted = req.query.get('vhosts');
+        const detail = req.query.get('detail') === 'true';
+        const names = wanted === null || wanted === '' ? ctx.rt.vhosts() : wanted.split(',').map((n) => n.trim()).filter((n) => n !== '');
+        const vhosts = names.map((name) => {
+          const list = queue.listFor(name);
+          return { name, prectrl: { enable: queue.prectrlEnabled(name), used: list.length, max: queue.max, ...(detail ? { list } : {}) } };
+        });
+        return ok(ctx.version, 'asynctrl/actives', 'query', { queue: { used: queue.used, max: queue.max }, prectrl: { firstonly: false, max: queue.max }, vhosts });
+      },
+    },
+  ];
+}
