@@ -1,0 +1,147 @@
+// Turning an upload (JSON body, multipart files, or a package) into a validated candidate
+// setting, with the failure codes of document 1: 1 package missing, 2 unpacking failed,
+// 3 setting.json cannot be loaded, 4 content wrong (reason = the bad JSON paths), 5 a linked
+// file missing (reason = its path).
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { parseSetting, SettingError } from '../setting/load.js';
+import { formatIssue } from '../setting/issues.js';
+import { isPlainObject } from '../setting/merge.js';
+import type { Setting } from '../setting/types.js';
+import { boundaryOf, parseMultipart } from './multipart.js';
+import { basehostRefs, certRefs, packagePath, SETTING_FILE, sourceOf, unpack, type LinkedRef } from './package.js';
+
+export type LoadCode = 1 | 2 | 3 | 4 | 5;
+
+export class LoadFailure extends Error {
+  constructor(readonly code: LoadCode, reason: string) {
+    super(reason);
+    this.name = 'LoadFailure';
+  }
+}
+
+export interface Candidate {
+  setting: Setting;
+  /** setting.json as it will be written. */
+  raw: string;
+  /** Linked files; each one is present (in `staged` or on disk) unless `checkFiles` was false. */
+  refs: LinkedRef[];
+  /** Directory holding the uploaded files, removed by the caller. */
+  staged?: string;
+}
+
+const GZIP = Buffer.from([0x1f, 0x8b]);
+
+/**
+ * Puts a multipart upload into a new directory under `workDir`: a gzipped part is the package
+ * (unpacked), other parts named `partName` are setting.json and linked files by file name.
+ */
+export async function stageMultipart(body: Buffer, contentType: string, partName: string, workDir: string): Promise<string> {
+  const boundary = boundaryOf(contentType);
+  if (boundary === undefined) throw new LoadFailure(1, 'multipart/form-data without a boundary');
+  let parts;
+  try {
+    parts = parseMultipart(body, boundary).filter((p) => p.name === partName && p.data.length > 0);
+  } catch (err) {
+    throw new LoadFailure(1, `malformed multipart body: ${(err as Error).message}`);
+  }
+  if (parts.length === 0) throw new LoadFailure(1, `no setting package or file in part "${partName}"`);
+  const pkg = parts.find((p) => p.data.subarray(0, 2).equals(GZIP) || /\.(tgz|tar\.gz)$/i.test(p.filename ?? ''));
+  if (pkg !== undefined) {
+    let dir: string;
+    try {
+      dir = await unpack(pkg.data, workDir);
+    } catch (err) {
+      throw new LoadFailure(2, `cannot unpack ${pkg.filename ?? 'the package'}: ${(err as Error).message}`);
+    }
+    return settingRoot(dir);
+  }
+  await fs.mkdir(workDir, { recursive: true });
+  const dir = await fs.mkdtemp(path.join(workDir, 'files-'));
+  // A lone part is setting.json whatever its file name; otherwise the part named setting.json is.
+  const settingPart = parts.length === 1 ? parts[0] : parts.find((p) => path.basename(p.filename ?? '') === SETTING_FILE);
+  for (const p of parts) {
+    const name = p === settingPart ? SETTING_FILE : packagePath(p.filename ?? '');
+    if (name === '') continue;
+    await fs.mkdir(path.dirname(path.join(dir, name)), { recursive: true });
+    await fs.writeFile(path.join(dir, name), p.data);
+  }
+  return dir;
+}
+
+/** A package made by taring a directory holds setting.json one level down; that level is the root. */
+async function settingRoot(dir: string): Promise<string> {
+  const names = await fs.readdir(dir);
+  if (names.includes(SETTING_FILE) || names.length !== 1) return dir;
+  const sub = path.join(dir, names[0]!);
+  try {
+    await fs.access(path.join(sub, SETTING_FILE));
+    return sub;
+  } catch {
+    return dir;
+  }
+}
+
+export function parseJsonText(text: string): unknown {
+  try {
+    return JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+  } catch (err) {
+    throw new LoadFailure(3, `setting.json is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+export interface LoadOptions {
+  /** The directory of the service's setting.json (basehost files, a relative env.home). */
+  settingDir: string;
+  /** env.home of the running service: hosts' certificate paths resolve against it. */
+  runningHome: string;
+  /** Directory of an upload; its files are found before the disk's. */
+  staged?: string;
+  /** False for a validation of a JSON body: linked files are not required to exist. */
+  checkFiles: boolean;
+}
+
+/** Reads setting.json from `staged` (when `text` is undefined) and validates everything. */
+export async function loadCandidate(text: string | undefined, o: LoadOptions): Promise<Candidate> {
+  let raw = text;
+  if (raw === undefined) {
+    if (o.staged === undefined) throw new LoadFailure(1, 'no setting package');
+    try {
+      raw = await fs.readFile(path.join(o.staged, SETTING_FILE), 'utf8');
+    } catch {
+      throw new LoadFailure(3, `the package holds no ${SETTING_FILE}`);
+    }
+  }
+  const parsed = parseJsonText(raw);
+  const refs = basehostRefs(parsed, o.settingDir);
+  if (o.checkFiles) await requirePresent(refs, o.staged);
+  // Basehost files of an upload are read where the upload put them; the service's directory
+  // stays the base of a relative env.home.
+  let setting: Setting;
+  try {
+    setting = parseSetting(parsed, { baseDir: o.staged ?? o.settingDir });
+  } catch (err) {
+    if (!(err instanceof SettingError)) throw err;
+    throw new LoadFailure(4, err.issues.map(formatIssue).join('; '));
+  }
+  const home = isPlainObject(parsed) && isPlainObject(parsed.env) ? parsed.env.home : undefined;
+  if (typeof home === 'string') setting.env.home = path.resolve(o.settingDir, home);
+  const certs = certRefs(setting, o.runningHome);
+  if (o.checkFiles) await requirePresent(certs, o.staged);
+  return { setting, raw, refs: [...refs, ...certs], ...(o.staged === undefined ? {} : { staged: o.staged }) };
+}
+
+async function requirePresent(refs: LinkedRef[], staged: string | undefined): Promise<void> {
+  for (const r of refs) {
+    const src = await sourceOf(r, staged);
+    if (src === undefined) throw new LoadFailure(5, r.written);
+    // A basehost file must sit where the parser looks for it inside the upload.
+    if (staged !== undefined && r.jsonPath.endsWith('.mode.basehost') && !path.isAbsolute(r.written)) {
+      const want = path.resolve(staged, r.written);
+      if (want.startsWith(staged + path.sep) && src !== want) {
+        await fs.mkdir(path.dirname(want), { recursive: true });
+        await fs.copyFile(src, want);
+      }
+    }
+  }
+}

@@ -1,0 +1,368 @@
+// SettingLifecycle: the one owner of setting.json after start. It validates candidates (local
+// file, upload, restore, virtual-host edits), applies them to the running service through
+// RuntimeHooks, keeps env changes as the `artifact` until restart, stores every applied setting
+// in the history, and writes the info and watch logs. Mutations run one at a time.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Setting } from '../setting/types.js';
+import { removeTempFiles, writeFileAtomic } from './atomic.js';
+import { loadCandidate, LoadFailure, stageMultipart, type Candidate } from './candidate.js';
+import { ConfigEvents, WATCH } from './config-events.js';
+import { hostChanges, sameValue, withoutHosting } from './diff.js';
+import { HistoryStore, md5OfHash, toEntry, type HistoryEntry, type HistoryRow } from './history.js';
+import { installLinked } from './install.js';
+import { buildPackage, md5, SETTING_FILE, unpack, type LinkedRef } from './package.js';
+
+export interface RuntimeHooks {
+  /**
+   * Applies a validated setting to the running service (everything except env, which the caller
+   * already replaced with the running env); resolves when every worker applied it, rejects with
+   * a reason.
+   */
+  apply(setting: Setting, changedHosts: string[] | 'all'): Promise<void>;
+}
+
+export interface SettingLifecycleOptions {
+  settingPath: string;
+  /** history.sqlite, packages/ and a tmp/ work directory. */
+  stateDir: string;
+  running: Setting;
+  runningRaw: string;
+  /** Directory of setting.json (relative basehost files, a relative env.home). */
+  baseDir: string;
+  runtime: RuntimeHooks;
+  version: string;
+}
+
+export interface Applied {
+  /** True when the env part waits for a restart (artifact()). */
+  artifact: boolean;
+  /** Hosts handed to the runtime. */
+  changedHosts: string[] | 'all';
+  /** The history entry made, when the history is on and the setting was new. */
+  hash?: string;
+}
+
+export type PackageAnswer =
+  | { kind: 'disabled' }
+  | { kind: 'none' }
+  | { kind: 'missing' }
+  | { kind: 'ok'; file: string; data: Buffer };
+
+const HOUR = 3_600_000;
+
+export class SettingLifecycle {
+  readonly events: ConfigEvents;
+  readonly version: string;
+  private current: Setting;
+  private currentRaw: string;
+  private pending: Setting | undefined;
+  private store: Promise<HistoryStore> | undefined;
+  private lock: Promise<unknown> = Promise.resolve();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly opts: SettingLifecycleOptions) {
+    this.current = opts.running;
+    this.currentRaw = opts.runningRaw;
+    this.version = opts.version;
+    // Log places are env members: fixed until the next start.
+    this.events = new ConfigEvents(opts.running);
+  }
+
+  running(): Setting {
+    return this.current;
+  }
+
+  /** The setting written with an env change that waits for a restart, if any. */
+  artifact(): Setting | undefined {
+    return this.pending;
+  }
+
+  get settingPath(): string {
+    return this.opts.settingPath;
+  }
+
+  private get workDir(): string {
+    return path.join(this.opts.stateDir, 'tmp');
+  }
+
+  /** False when meta.history.retention.count is 0: no history, no packages, download 406. */
+  historyEnabled(): boolean {
+    return this.current.meta.history.retention.count > 0;
+  }
+
+  history(): Promise<HistoryStore> {
+    this.store ??= HistoryStore.open(this.opts.stateDir);
+    return this.store;
+  }
+
+  /** Runs mutations one after another. */
+  serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.lock.then(fn, fn);
+    this.lock = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Recovery, then the start event (00010001) and the fullsync schedule. */
+  async start(): Promise<void> {
+    await this.recover();
+    await this.events.watch(WATCH.started, undefined, withoutHosting(this.current));
+    await this.fullsync();
+    this.timer = setInterval(() => void this.fullsync().catch(() => undefined), HOUR);
+    this.timer.unref();
+  }
+
+  /** The stop event (00010002); closes the history. */
+  async close(): Promise<void> {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    await this.serial(async () => {
+      await this.events.watch(WATCH.stopped, undefined, {});
+      if (this.store !== undefined) (await this.store).close();
+      this.store = undefined;
+    });
+  }
+
+  /**
+   * Makes setting.json and the history agree after a crash: temporary files and unreferenced
+   * packages go, a missing setting.json comes back from the newest package (or the running
+   * text), and a setting.json the newest entry does not match is recorded (the file wins).
+   */
+  recover(): Promise<{ recorded: boolean; rewritten: boolean; orphans: string[] }> {
+    return this.serial(async () => {
+      await removeTempFiles(this.opts.baseDir);
+      await fs.rm(this.workDir, { recursive: true, force: true });
+      const store = await this.history();
+      const orphans = await store.removeOrphans();
+      let text = await readText(this.opts.settingPath);
+      let rewritten = false;
+      if (text === undefined) {
+        const newest = store.newest();
+        text = (newest === undefined ? undefined : await this.settingOf(newest)) ?? this.currentRaw;
+        await writeFileAtomic(this.opts.settingPath, text);
+        rewritten = true;
+      }
+      let recorded = false;
+      const newest = store.newest();
+      if (this.historyEnabled() && (newest === undefined || md5OfHash(newest.hash) !== md5(text))) {
+        try {
+          const c = await loadCandidate(text, this.loadOptions(false));
+          await this.record(text, c.refs, undefined, c.setting.meta.version);
+          recorded = true;
+        } catch (err) {
+          if (!(err instanceof LoadFailure)) throw err;
+          await this.events.info('setting.json on disk is not a valid setting; not recorded in the history', { reason: err.message });
+        }
+      }
+      await store.prune(this.current.meta.history.retention);
+      return { recorded, rewritten, orphans };
+    });
+  }
+
+  loadOptions(checkFiles: boolean, staged?: string): Parameters<typeof loadCandidate>[1] {
+    return { settingDir: this.opts.baseDir, runningHome: this.current.env.home, checkFiles, ...(staged === undefined ? {} : { staged }) };
+  }
+
+  /** `GET /setting/deploy/local`: the edited setting.json on disk, applied. Throws LoadFailure. */
+  deployLocal(): Promise<Applied> {
+    return this.serial(async () => {
+      const text = await readText(this.opts.settingPath);
+      if (text === undefined) throw new LoadFailure(3, `cannot read ${this.opts.settingPath}`);
+      const c = await loadCandidate(text, this.loadOptions(true));
+      return this.commit(c, 'deploy/local');
+    });
+  }
+
+  /**
+   * `POST /setting/upload|import|validate` after the route checked the headers: a JSON body or a
+   * multipart body. With `apply` false nothing changes and, for a JSON body, linked files are
+   * not required to exist. Throws LoadFailure (codes 1-5).
+   */
+  async upload(contentType: string, body: Buffer, apply: boolean): Promise<Applied> {
+    let staged: string | undefined;
+    try {
+      let text: string | undefined;
+      if (/^multipart\/form-data/i.test(contentType)) {
+        staged = await stageMultipart(body, contentType, this.current.env.management.api.multipartName, this.workDir);
+      } else {
+        if (body.length === 0) throw new LoadFailure(1, 'empty body: no setting.json');
+        text = body.toString('utf8');
+      }
+      const c = await loadCandidate(text, this.loadOptions(apply || staged !== undefined, staged));
+      if (!apply) return { artifact: !sameValue(c.setting.env, this.current.env), changedHosts: [] };
+      return await this.serial(() => this.commit(c, 'upload'));
+    } finally {
+      if (staged !== undefined) await fs.rm(topDir(this.workDir, staged), { recursive: true, force: true });
+    }
+  }
+
+  /** `GET /setting/restore/<hash>`: result 0-4 of document 1. */
+  async restore(hash: string): Promise<{ code: 0 | 1 | 2 | 3 | 4; reason: string | null; applied?: Applied }> {
+    const row = (await this.history()).byHash(hash);
+    if (row === undefined) return { code: 1, reason: `no setting package for ${hash}` };
+    let staged: string | undefined;
+    try {
+      let pkg: Buffer;
+      try {
+        pkg = await fs.readFile((await this.history()).packagePath(row));
+      } catch {
+        return { code: 1, reason: `package file ${row.file} is missing` };
+      }
+      try {
+        staged = await unpack(pkg, this.workDir);
+      } catch (err) {
+        return { code: 2, reason: (err as Error).message };
+      }
+      const c = await loadCandidate(undefined, this.loadOptions(true, staged));
+      const applied = await this.serial(() => this.commit(c, `restore ${hash}`));
+      return { code: 0, reason: null, applied };
+    } catch (err) {
+      if (!(err instanceof LoadFailure)) throw err;
+      // Restore has no code 5: a linked file missing from package and disk is wrong content.
+      return { code: err.code === 3 ? 3 : err.code === 1 || err.code === 2 ? err.code : 4, reason: err.message };
+    } finally {
+      if (staged !== undefined) await fs.rm(staged, { recursive: true, force: true });
+    }
+  }
+
+  /**
+   * Applies a validated candidate: linked files installed, runtime applied (on refusal the
+   * files are put back and LoadFailure 4 is thrown), then package, history row and setting.json,
+   * in that order, and the logs. Call inside serial().
+   */
+  async commit(c: Candidate, source: string): Promise<Applied> {
+    const prev = this.current;
+    const envChanged = !sameValue(c.setting.env, prev.env);
+    const applied: Setting = envChanged ? { ...c.setting, env: prev.env } : c.setting;
+    const changes = hostChanges(prev, applied);
+    const changedHosts = applied.meta.setting.deploy === 'shared' ? changes.affected : 'all';
+    const undo = await installLinked(c);
+    try {
+      await this.opts.runtime.apply(applied, changedHosts);
+    } catch (err) {
+      await undo();
+      const reason = err instanceof Error ? err.message : String(err);
+      await this.events.info('setting not applied: the runtime refused it', { source, reason });
+      throw new LoadFailure(4, `not applied: ${reason}`);
+    }
+    this.current = applied;
+    this.pending = envChanged ? c.setting : undefined;
+    let hash: string | undefined;
+    const newest = this.historyEnabled() ? (await this.history()).newest() : undefined;
+    if (this.historyEnabled() && (newest === undefined || md5OfHash(newest.hash) !== md5(c.raw))) {
+      hash = (await this.record(c.raw, c.refs, c.staged, applied.meta.version)).hash;
+    }
+    await writeFileAtomic(this.opts.settingPath, c.raw);
+    this.currentRaw = c.raw;
+    if (this.store !== undefined) await (await this.store).prune(applied.meta.history.retention);
+    await this.logChanges(changes, source, { hash, changedHosts, artifact: envChanged });
+    return { artifact: envChanged, changedHosts, ...(hash === undefined ? {} : { hash }) };
+  }
+
+  /** A package of `raw` with its linked files, and its history row. */
+  private async record(raw: string, refs: LinkedRef[], staged: string | undefined, ver: string): Promise<HistoryRow> {
+    const pkg = await buildPackage(raw, refs, staged, this.workDir);
+    return (await this.history()).add(pkg, md5(raw), ver);
+  }
+
+  private async logChanges(ch: ReturnType<typeof hostChanges>, source: string, fields: Record<string, unknown>): Promise<void> {
+    const store = await this.history();
+    for (const h of ch.added) {
+      await this.events.watch(WATCH.hostAdded, h.name, h);
+      store.setFullsync(h.name, Date.now());
+    }
+    for (const name of ch.deleted) await this.events.watch(WATCH.hostDeleted, name, { name });
+    for (const c of ch.changed) await this.events.watch(WATCH.hostChanged, c.name, c.body);
+    await this.events.info(`setting applied from ${source}`, {
+      ...fields,
+      deploy: this.current.meta.setting.deploy,
+      added: ch.added.map((h) => h.name),
+      deleted: ch.deleted,
+      changed: ch.changed.map((c) => c.name),
+    });
+  }
+
+  /**
+   * 00020004: the whole entry of each host whose last full record in the watch log is older
+   * than env.log.watch.events.setting.fullsync days (0 = never), and of hosts never recorded.
+   */
+  async fullsync(now = Date.now()): Promise<string[]> {
+    const days = this.current.env.log.watch.events.setting.fullsync;
+    if (days <= 0 || !this.events.hostEventsEnabled) return [];
+    return this.serial(async () => {
+      const store = await this.history();
+      const done: string[] = [];
+      for (const h of this.current.hosting) {
+        const last = store.lastFullsync(h.name);
+        if (last !== undefined && now - last < days * 86_400_000) continue;
+        await this.events.watch(WATCH.hostFullsync, h.name, h);
+        store.setFullsync(h.name, now);
+        done.push(h.name);
+      }
+      return done;
+    });
+  }
+
+  /** `GET /setting/deploy/backup`: the running setting as a new history entry. */
+  backup(): Promise<HistoryEntry> {
+    return this.serial(async () => {
+      if (!this.historyEnabled()) throw new Error('setting backup is disabled (meta.history.retention.count is 0)');
+      const c = await loadCandidate(this.currentRaw, this.loadOptions(false));
+      const row = await this.record(this.currentRaw, c.refs, undefined, this.current.meta.version);
+      await (await this.history()).prune(this.current.meta.history.retention);
+      await this.events.info('setting backed up', { hash: row.hash });
+      return toEntry(row);
+    });
+  }
+
+  async historyEntries(): Promise<HistoryEntry[]> {
+    if (!this.historyEnabled()) return [];
+    return (await this.history()).list().map(toEntry);
+  }
+
+  /** The package of the loaded setting (the newest history entry), for `/setting/download`. */
+  async loadedPackage(): Promise<PackageAnswer> {
+    if (!this.historyEnabled()) return { kind: 'disabled' };
+    const store = await this.history();
+    const row = store.newest();
+    if (row === undefined) return { kind: 'none' };
+    try {
+      return { kind: 'ok', file: row.file, data: await fs.readFile(store.packagePath(row)) };
+    } catch {
+      return { kind: 'missing' };
+    }
+  }
+
+  /** The setting.json on disk, or undefined when it is gone. */
+  async settingFile(): Promise<Buffer | undefined> {
+    try {
+      return await fs.readFile(this.opts.settingPath);
+    } catch {
+      return undefined;
+    }
+  }
+
+  private async settingOf(row: HistoryRow): Promise<string | undefined> {
+    let dir: string | undefined;
+    try {
+      dir = await unpack(await fs.readFile((await this.history()).packagePath(row)), this.workDir);
+      return await fs.readFile(path.join(dir, SETTING_FILE), 'utf8');
+    } catch {
+      return undefined;
+    } finally {
+      if (dir !== undefined) await fs.rm(dir, { recursive: true, force: true });
+    }
+  }
+}
+
+async function readText(file: string): Promise<string | undefined> {
+  try {
+    return await fs.readFile(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/** The directory directly under `workDir` that holds `p`. */
+function topDir(workDir: string, p: string): string {
+  return path.join(workDir, path.relative(workDir, p).split(path.sep)[0]!);
+}

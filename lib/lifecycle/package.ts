@@ -1,0 +1,152 @@
+// Setting packages: a gzipped tar holding `setting.json` and the files it links (certificates,
+// basehost host files). A linked file is stored at the path the setting writes, made relative
+// (a leading `/` dropped, `..` written as `_up_`), so that one package restores the same files
+// wherever the service home is. An uploaded package may also hold a linked file flat, under its
+// base name.
+import { createHash } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import * as tar from 'tar';
+import { isPlainObject } from '../setting/merge.js';
+import type { Setting } from '../setting/types.js';
+
+export const SETTING_FILE = 'setting.json';
+/** Unpacked packages larger than this are refused (the upload itself is bounded at 64 MiB). */
+const MAX_UNPACKED = 256 * 1024 * 1024;
+
+export interface LinkedRef {
+  /** JSON path of the member that names the file. */
+  jsonPath: string;
+  /** The path as the setting writes it. */
+  written: string;
+  /** Where the service reads it. */
+  target: string;
+  /** Where it sits in a package. */
+  inPackage: string;
+}
+
+const URL_RE = /^[a-z][a-z0-9+.-]*:\/\//i;
+
+export function packagePath(written: string): string {
+  return path.posix.normalize(written.replace(/\\/g, '/')).split('/')
+    .filter((s) => s !== '' && s !== '.')
+    .map((s) => (s === '..' ? '_up_' : s))
+    .join('/');
+}
+
+function ref(jsonPath: string, written: unknown, base: string): LinkedRef[] {
+  if (typeof written !== 'string' || written === '' || URL_RE.test(written)) return [];
+  return [{ jsonPath, written, target: path.resolve(base, written), inPackage: packagePath(written) }];
+}
+
+/**
+ * Host files named by `mode.basehost` in the file as written (a basehost that names no host of
+ * hosting[] is a file path, relative to the setting's directory). Read from the raw JSON because
+ * they must be present before the setting can be parsed at all.
+ */
+export function basehostRefs(raw: unknown, settingDir: string): LinkedRef[] {
+  if (!isPlainObject(raw) || !Array.isArray(raw.hosting)) return [];
+  const names = new Set(raw.hosting.map((h: unknown) => (isPlainObject(h) ? h.name : undefined)));
+  return raw.hosting.flatMap((h: unknown, i) => {
+    const b = isPlainObject(h) && isPlainObject(h.mode) ? h.mode.basehost : undefined;
+    return typeof b === 'string' && !names.has(b) ? ref(`hosting[${i}].mode.basehost`, b, settingDir) : [];
+  });
+}
+
+/**
+ * Certificate files of a parsed setting: hosting[].https[] resolve against `hostHome` (the home
+ * of the running service, which serves the hosts), env.management.api.https against the
+ * setting's own env.home (it takes effect only at the next start, with that env).
+ */
+export function certRefs(setting: Setting, hostHome: string): LinkedRef[] {
+  const out: LinkedRef[] = [];
+  setting.hosting.forEach((h, i) => (h.https ?? []).forEach((c, j) => {
+    for (const k of ['cert', 'key', 'ca'] as const) out.push(...ref(`hosting[${i}].https[${j}].${k}`, c[k], hostHome));
+  }));
+  const api = setting.env.management.api.https;
+  if (api !== undefined) {
+    for (const k of ['cert', 'key', 'ca'] as const) out.push(...ref(`env.management.api.https.${k}`, api[k], setting.env.home));
+  }
+  return out;
+}
+
+export async function exists(p: string): Promise<boolean> {
+  try {
+    return (await fs.stat(p)).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** Where a linked file comes from: the staged upload (by path, then flat) or the disk. */
+export async function sourceOf(r: LinkedRef, staged: string | undefined): Promise<string | undefined> {
+  if (staged !== undefined) {
+    for (const p of [path.join(staged, r.inPackage), path.join(staged, path.basename(r.written))]) if (await exists(p)) return p;
+  }
+  return (await exists(r.target)) ? r.target : undefined;
+}
+
+/** md5 of the setting.json text; the last part of a history hash. */
+export function md5(data: string | Buffer): string {
+  return createHash('md5').update(data).digest('hex');
+}
+
+/** Builds a package of `raw` and the linked files found; missing ones are left out. */
+export async function buildPackage(raw: string, refs: LinkedRef[], staged: string | undefined, workDir: string): Promise<Buffer> {
+  await fs.mkdir(workDir, { recursive: true });
+  const dir = await fs.mkdtemp(path.join(workDir, 'pack-'));
+  try {
+    await fs.writeFile(path.join(dir, SETTING_FILE), raw);
+    const entries = [SETTING_FILE];
+    for (const r of refs) {
+      const src = await sourceOf(r, staged);
+      if (src === undefined || entries.includes(r.inPackage)) continue;
+      await fs.mkdir(path.dirname(path.join(dir, r.inPackage)), { recursive: true });
+      await fs.copyFile(src, path.join(dir, r.inPackage));
+      entries.push(r.inPackage);
+    }
+    const chunks: Buffer[] = [];
+    // portable: no uid/gid/mtime noise beyond what tar needs; the same input gives a stable package.
+    const stream = tar.create({ gzip: true, cwd: dir, portable: true }, entries);
+    for await (const c of stream) chunks.push(c as Buffer);
+    return Buffer.concat(chunks);
+  } finally {
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Unpacks a package into a new directory under `workDir` and returns it. Only regular files and
+ * directories are taken, paths stay inside the directory (tar strips absolute and `..` paths),
+ * and the unpacked size is bounded. Throws when the data is not a readable gzipped tar.
+ */
+export async function unpack(pkg: Buffer, workDir: string): Promise<string> {
+  await fs.mkdir(workDir, { recursive: true });
+  const dir = await fs.mkdtemp(path.join(workDir, 'unpack-'));
+  const file = `${dir}.tgz`;
+  try {
+    await fs.writeFile(file, pkg);
+    let total = 0;
+    let entries = 0;
+    await tar.extract({
+      file,
+      cwd: dir,
+      strict: true,
+      filter: (_p, entry) => {
+        const type = 'type' in entry ? entry.type : 'File';
+        if (type !== 'File' && type !== 'OldFile' && type !== 'Directory') return false;
+        total += entry.size ?? 0;
+        if (total > MAX_UNPACKED) throw new Error(`package unpacks to more than ${MAX_UNPACKED} bytes`);
+        entries++;
+        return true;
+      },
+    });
+    if (entries === 0) throw new Error('package holds no files');
+    return dir;
+  } catch (err) {
+    await fs.rm(dir, { recursive: true, force: true });
+    throw err;
+  } finally {
+    await fs.rm(file, { force: true });
+  }
+}

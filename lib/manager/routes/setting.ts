@@ -1,0 +1,189 @@
+// `/setting` routes (document 1): deployment, upload / import / validate, the running file and
+// package, history and restore, virtual hosts. The work is SettingLifecycle's; these handlers
+// only map requests and outcomes to the envelopes and status codes of document 1.
+import {
+  createVhost, deleteVhost, editVhost, getVhost, LoadFailure, VhostError, type Applied, type SettingLifecycle,
+} from '../../lifecycle/index.js';
+import { fail, jsonReply, ok, STATUS } from '../envelope.js';
+import type { Route } from '../router.js';
+import type { ApiReply, ApiRequest } from '../types.js';
+
+const UPLOAD_FAILED = 500;
+
+/** 411 / 415: the upload is refused before its body is looked at. */
+function uploadHeaders(req: ApiRequest, version: string, method: string): ApiReply | undefined {
+  if (req.headers['content-length'] === undefined) {
+    return fail(411, version, method, 'upload', 'Content-Length required', { error: 1 });
+  }
+  const ct = req.headers['content-type'] ?? '';
+  if (!/^(multipart\/form-data|application\/json)\b/i.test(ct)) {
+    return fail(415, version, method, 'upload', 'Content-Type must be multipart/form-data or application/json', { error: 1 });
+  }
+  return undefined;
+}
+
+function uploadRoute(path: string, apply: boolean, lc: SettingLifecycle): Route {
+  return {
+    method: 'POST',
+    path,
+    name: path,
+    group: 'upload',
+    handler: async (req, ctx) => {
+      const refused = uploadHeaders(req, ctx.version, path);
+      if (refused !== undefined) return refused;
+      try {
+        const r = await lc.upload(req.headers['content-type']!, await req.body(), apply);
+        return ok(ctx.version, path, 'upload', { applied: apply, artifact: r.artifact }, { error: 0 });
+      } catch (err) {
+        if (!(err instanceof LoadFailure)) throw err;
+        return fail(UPLOAD_FAILED, ctx.version, path, 'upload', err.message, { error: err.code });
+      }
+    },
+  };
+}
+
+function applied(r: Applied): Record<string, unknown> {
+  return { applied: true, artifact: r.artifact, changedHosts: r.changedHosts };
+}
+
+function vhostFailure(err: unknown, version: string, method: string): ApiReply {
+  if (err instanceof VhostError) return fail(err.status, version, method, 'upload', err.message);
+  throw err;
+}
+
+async function jsonBody(req: ApiRequest): Promise<unknown> {
+  if (!/^application\/json\b/i.test(req.headers['content-type'] ?? '')) throw new VhostError(400, 'Content-Type must be application/json');
+  try {
+    return JSON.parse((await req.body()).toString('utf8'));
+  } catch (err) {
+    throw new VhostError(400, `body is not JSON: ${(err as Error).message}`);
+  }
+}
+
+function vhostRoute(method: Route['method'], name: string, run: (req: ApiRequest, host: string | undefined) => Promise<unknown>, exact = false): Route {
+  return {
+    method,
+    path: exact ? '/setting/vhosts' : '/setting/vhosts/',
+    prefix: !exact,
+    name,
+    group: 'upload',
+    handler: async (req, ctx) => {
+      try {
+        const host = exact ? undefined : req.params.rest;
+        return ok(ctx.version, name, 'upload', await run(req, host === '' ? undefined : host));
+      } catch (err) {
+        return vhostFailure(err, ctx.version, name);
+      }
+    },
+  };
+}
+
+export function settingRoutes(lc: SettingLifecycle): Route[] {
+  const missingName = async (): Promise<never> => {
+    throw new VhostError(400, 'virtual host name missing');
+  };
+  return [
+    {
+      method: 'GET',
+      path: '/setting/deploy/local',
+      name: '/setting/deploy/local',
+      group: 'deploy',
+      handler: async (_req, ctx) => {
+        try {
+          return ok(ctx.version, '/setting/deploy/local', 'deploy', applied(await lc.deployLocal()));
+        } catch (err) {
+          if (!(err instanceof LoadFailure)) throw err;
+          return fail(200, ctx.version, '/setting/deploy/local', 'deploy', err.message, { error: err.code });
+        }
+      },
+    },
+    uploadRoute('/setting/upload', true, lc),
+    uploadRoute('/setting/import', true, lc),
+    uploadRoute('/setting/validate', false, lc),
+    {
+      method: 'GET',
+      path: '/setting/setting.json',
+      name: '/setting/setting.json',
+      group: 'query',
+      handler: async (_req, ctx) => {
+        const file = await lc.settingFile();
+        if (file === undefined) return fail(404, ctx.version, '/setting/setting.json', 'query', 'setting.json not found');
+        return { status: 200, headers: { 'content-type': 'application/json; charset=utf-8' }, body: file };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/setting/download',
+      name: '/setting/download',
+      group: 'query',
+      handler: async (_req, ctx) => {
+        const p = await lc.loadedPackage();
+        const m = '/setting/download';
+        if (p.kind === 'disabled') return fail(406, ctx.version, m, 'query', 'setting backup is disabled (meta.history.retention.count is 0)');
+        if (p.kind === 'none') return fail(500, ctx.version, m, 'query', 'no setting backup history');
+        if (p.kind === 'missing') return fail(404, ctx.version, m, 'query', 'the backup record exists but its package file is missing');
+        return {
+          status: 200,
+          headers: { 'content-type': 'application/x-compressed', 'content-disposition': `attachment; filename="${p.file}"` },
+          body: p.data,
+        };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/setting/deploy/backup',
+      name: '/setting/deploy/backup',
+      group: 'deploy',
+      handler: async (_req, ctx) => {
+        try {
+          return ok(ctx.version, '/setting/deploy/backup', 'deploy', await lc.backup());
+        } catch (err) {
+          return fail(200, ctx.version, '/setting/deploy/backup', 'deploy', (err as Error).message);
+        }
+      },
+    },
+    {
+      method: 'GET',
+      path: '/setting/history',
+      name: '/setting/history',
+      group: 'query',
+      // Document 1 shows this answer without the envelope.
+      handler: async () => jsonReply(200, { history: await lc.historyEntries() }),
+    },
+    {
+      method: 'GET',
+      path: '/setting/restore/',
+      prefix: true,
+      name: '/setting/restore',
+      group: 'deploy',
+      handler: async (req, ctx) => {
+        const r = await lc.restore(req.params.rest ?? '');
+        return jsonReply(200, {
+          version: ctx.version,
+          method: '/setting/restore',
+          status: r.code === 0 ? STATUS.deploy.ok : STATUS.deploy.fail,
+          result: r.code,
+          reason: r.reason,
+          ...(r.applied === undefined ? {} : { artifact: r.applied.artifact }),
+        });
+      },
+    },
+    vhostRoute('POST', '/setting/vhosts/create', async (req) => {
+      await createVhost(lc, await jsonBody(req));
+      return 'created';
+    }, true),
+    vhostRoute('GET', '/setting/vhosts/get', missingName, true),
+    vhostRoute('PUT', '/setting/vhosts/edit', missingName, true),
+    vhostRoute('DELETE', '/setting/vhosts/delete', missingName, true),
+    vhostRoute('GET', '/setting/vhosts/get', async (_req, host) => getVhost(lc, host)),
+    vhostRoute('PUT', '/setting/vhosts/edit', async (req, host) => {
+      if (host === undefined) throw new VhostError(400, 'virtual host name missing');
+      await editVhost(lc, host, await jsonBody(req));
+      return 'edited';
+    }),
+    vhostRoute('DELETE', '/setting/vhosts/delete', async (_req, host) => {
+      await deleteVhost(lc, host);
+      return 'deleted';
+    }),
+  ];
+}
