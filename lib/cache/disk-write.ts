@@ -6,9 +6,19 @@ import { Writable } from 'node:stream';
 import type { WriterChannel } from './disk/writer-channel.js';
 import type { CacheEntryMeta } from './store.js';
 
+/**
+ * How far one stream may run ahead of its file. Beside the store-wide bound, this keeps one fast
+ * producer from holding all of it, and means that a stream whose write() returned true has its
+ * earlier bytes (all but this much) in its temp file.
+ */
+const STREAM_AHEAD_BYTES = 1024 * 1024;
+
 export class DiskWriter extends Writable {
   private readonly id: number = 0;
   private bytes = 0;
+  /** Bytes sent to the thread and not yet acknowledged (written or dropped) by it. */
+  private unacked = 0;
+  private paused: ((err?: Error | null) => void) | undefined;
   private big = false;
   private settled = false;
   private error: Error | undefined;
@@ -23,7 +33,7 @@ export class DiskWriter extends Writable {
       process.nextTick(() => this.destroy(Object.assign(new Error('cache store is closed'), { code: 'ECLOSED' })));
       return;
     }
-    this.id = channel.open(meta, (err) => this.settle(err));
+    this.id = channel.open(meta, (err) => this.settle(err), (n) => this.ack(n));
     if (meta.size > maxBytes) this.markBig();
   }
 
@@ -44,6 +54,7 @@ export class DiskWriter extends Writable {
   }
 
   override _destroy(err: Error | null, cb: (err?: Error | null) => void): void {
+    this.unpause();
     if (this.settled) { cb(err); return; }
     // Wait until the thread has removed what it holds, so 'close' means "nothing left behind".
     this.onSettle = () => cb(err);
@@ -54,13 +65,29 @@ export class DiskWriter extends Writable {
     if (this.settled || this.big) return;
     this.bytes += chunk.length;
     if (this.bytes > this.maxBytes) { this.markBig(); return; }
+    this.unacked += chunk.length;
     this.channel.data(this.id, chunk);
   }
 
-  /** Back-pressure: the write completes at once unless the thread is behind by the bound. */
+  /** Back-pressure: the write completes at once unless the thread is behind by a bound. */
   private pace(cb: (err?: Error | null) => void): void {
-    if (this.channel.inFlight < this.channel.maxInFlight) cb();
-    else this.channel.onDrain(() => cb());
+    if (this.unacked >= STREAM_AHEAD_BYTES && !this.settled && !this.big) { this.paused = cb; this.channel.hold(1); }
+    else if (this.channel.inFlight >= this.channel.maxInFlight) this.channel.onDrain(() => this.pace(cb));
+    else cb();
+  }
+
+  private ack(n: number): void {
+    this.unacked -= n;
+    const cb = this.paused;
+    if (cb === undefined || this.unacked >= STREAM_AHEAD_BYTES) return;
+    this.unpause();
+    this.pace(cb);
+  }
+
+  private unpause(): void {
+    if (this.paused === undefined) return;
+    this.paused = undefined;
+    this.channel.hold(-1);
   }
 
   /** Too large for every disk: not kept, but the caller finishes writing normally. */

@@ -34,6 +34,9 @@ export interface Reply {
   err?: [number, string, string][];
   /** Body bytes written or discarded since the last reply (releases the in-flight bound). */
   freed?: number;
+  /** Flat [id, bytes, ...] pairs: bytes of streams not yet ended that were written or dropped
+   * (releases each stream's own bound). */
+  acked?: number[];
   /** Disk statuses this thread changed (I/O errors), [index, status]. */
   disks?: [number, 'Normal' | 'Invalid'][];
   /** Answer to CLOSE: everything before it is settled and the thread's index is closed. */

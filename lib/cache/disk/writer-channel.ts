@@ -12,8 +12,9 @@ const OWN_BUFFER_BYTES = 32 * 1024;
 const POST_NOW_BYTES = 1024 * 1024;
 
 export type Settle = (err?: Error) => void;
+export type Ack = (bytes: number) => void;
 
-interface Pending { settle: Settle; waiting: boolean }
+interface Pending { settle: Settle; ack: Ack; waiting: boolean }
 
 /**
  * The compiled entry beside the compiled library (dist/workers/...); under the test loader the
@@ -41,6 +42,8 @@ export class WriterChannel {
   private nextId = 1;
   /** Streams that ended or were destroyed and wait for the thread: they keep the process up. */
   private waiting = 0;
+  /** Streams held back by their own bound, waiting for acknowledgements. */
+  private held = 0;
   /** Whether the thread currently keeps the process alive (see updateRef). */
   private refed = false;
   private drainWaiters: (() => void)[] = [];
@@ -50,9 +53,9 @@ export class WriterChannel {
   constructor(private readonly init: WriterInit, readonly maxInFlight: number,
     private readonly onDisk: (idx: number, status: 'Normal' | 'Invalid') => void) {}
 
-  open(meta: WireMeta, settle: Settle): number {
+  open(meta: WireMeta, settle: Settle, ack: Ack): number {
     const id = this.nextId++;
-    this.pending.set(id, { settle, waiting: false });
+    this.pending.set(id, { settle, ack, waiting: false });
     this.ops.push(Op.OPEN, id, meta);
     if (meta.size >= STREAM_BYTES) this.post(); else this.schedule();
     return id;
@@ -91,6 +94,12 @@ export class WriterChannel {
   onDrain(cb: () => void): void {
     if (this.inFlight < this.maxInFlight || this.worker === undefined && this.ops.length === 0) { cb(); return; }
     this.drainWaiters.push(cb);
+    this.updateRef();
+  }
+
+  /** A stream starts (+1) or stops (-1) waiting for acknowledgements of its bytes. */
+  hold(delta: number): void {
+    this.held += delta;
     this.updateRef();
   }
 
@@ -162,10 +171,10 @@ export class WriterChannel {
 
   /**
    * Idle, the thread must not keep the process alive; a stream waiting for it (ended, destroyed,
-   * or held back by the in-flight bound) and a close in progress do.
+   * or held back by a bound) and a close in progress do.
    */
   private updateRef(): void {
-    const want = this.waiting > 0 || this.drainWaiters.length > 0 || this.closing !== undefined;
+    const want = this.waiting > 0 || this.held > 0 || this.drainWaiters.length > 0 || this.closing !== undefined;
     if (want === this.refed || this.worker === undefined) return;
     this.refed = want;
     if (want) this.worker.ref(); else this.worker.unref();
@@ -174,6 +183,7 @@ export class WriterChannel {
   private onReply(r: Reply): void {
     if (r.freed !== undefined) this.inFlight = Math.max(0, this.inFlight - r.freed);
     if (r.disks !== undefined) for (const [idx, status] of r.disks) this.onDisk(idx, status);
+    if (r.acked !== undefined) for (let i = 0; i < r.acked.length; i += 2) this.pending.get(r.acked[i]!)?.ack(r.acked[i + 1]!);
     if (r.ok !== undefined) for (const id of r.ok) this.settle(id);
     if (r.err !== undefined) for (const [id, code, message] of r.err) this.settle(id, Object.assign(new Error(message), { code }));
     this.drain();

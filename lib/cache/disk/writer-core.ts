@@ -36,6 +36,8 @@ export class WriterCore {
   private ok: number[] = [];
   private err: [number, string, string][] = [];
   private freed = 0;
+  /** [id, bytes] pairs of streams still open whose bytes were written or dropped. */
+  private acks: number[] = [];
   /** Gathered bytes of all objects not yet written; capped so streams cannot stall the bound. */
   private held = 0;
   private readonly holdLimit: number;
@@ -75,8 +77,8 @@ export class WriterCore {
       if (code === Op.DATA) {
         const len = ops[i + 4] as number;
         const o = this.objs.get(id);
-        if (o === undefined || o.tooBig) this.freed += len; // settled already (failed or aborted)
-        else { this.data(o, Buffer.from(bufs[ops[i + 2] as number]!, ops[i + 3] as number, len)); touched.add(o); }
+        if (o === undefined) this.freed += len; // settled already (failed or aborted)
+        else if (o.tooBig) { this.freed += len; this.acks.push(id, len); } else { this.data(o, Buffer.from(bufs[ops[i + 2] as number]!, ops[i + 3] as number, len)); touched.add(o); }
         i += 5;
       } else if (code === Op.OPEN) {
         this.open(id, ops[i + 2] as WireMeta);
@@ -105,7 +107,8 @@ export class WriterCore {
     if (closing) { this.close(); return; }
     if (this.ready.length >= COMMIT_NOW_ROWS) this.commit();
     else if (this.ready.length > 0) this.commitTimer ??= setTimeout(() => this.commit(), this.init.commitDelayMs);
-    if (this.freed >= this.reportEvery) this.reply();
+    // A stream may be waiting for its acknowledgements (the per-stream bound): answer now.
+    if (this.freed >= this.reportEvery || this.acks.length > 0) this.reply();
     else if (this.ok.length > 0 || this.err.length > 0) this.scheduleReply();
   }
 
@@ -244,6 +247,8 @@ export class WriterCore {
 
   /** The gathered chunks are written or dropped: they leave the in-flight bound. */
   private release(o: Obj): void {
+    // Bytes of a stream still open count against its own bound on the main thread too.
+    if (!o.ended && o.pendingBytes > 0) this.acks.push(o.id, o.pendingBytes);
     this.freed += o.pendingBytes;
     this.held -= o.pendingBytes;
     o.pending = [];
@@ -297,6 +302,7 @@ export class WriterCore {
     if (this.ok.length > 0) { r.ok = this.ok; this.ok = []; }
     if (this.err.length > 0) { r.err = this.err; this.err = []; }
     if (this.freed > 0) { r.freed = this.freed; this.freed = 0; }
+    if (this.acks.length > 0) { r.acked = this.acks; this.acks = []; }
     if (this.diskChanges.length > 0) { r.disks = this.diskChanges; this.diskChanges = []; }
     if (Object.keys(r).length > 0) this.send(r);
   }
