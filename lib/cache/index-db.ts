@@ -4,6 +4,9 @@
 import Database from 'better-sqlite3';
 import { flagsForInvalidated, prefixUpperBound, type PrefixMark } from './prefix.js';
 
+/** The columns operator commands need to choose, count, mark or delete a row. */
+export interface LightRow { id: number; url: string; variant: string; size: number; invalidated: number; stale_at: number; flags: number; path: string; disk: number }
+
 export interface IndexRow {
   id: number;
   vhost: string;
@@ -249,6 +252,35 @@ export class IndexDb {
   }
   private firstAll: Database.Statement | undefined;
   private firstTo: Database.Statement | undefined;
+
+  /**
+   * One page of the light view of rows under a prefix (what operator commands choose by): no
+   * headers or other wide columns, so a 100,000-row purge reads little.
+   */
+  lightPage(vhost: string, prefix: string, after: [string, string] | undefined, limit: number): LightRow[] {
+    const upper = prefixUpperBound(prefix);
+    const cols = 'id, url, variant, size, invalidated, stale_at, flags, path, disk';
+    this.light ??= {
+      first: this.db.prepare(`SELECT ${cols} FROM entries WHERE vhost = ? AND url >= ? ORDER BY url, variant LIMIT ?`),
+      firstTo: this.db.prepare(`SELECT ${cols} FROM entries WHERE vhost = ? AND url >= ? AND url < ? ORDER BY url, variant LIMIT ?`),
+      after: this.db.prepare(`SELECT ${cols} FROM entries WHERE vhost = ? AND (url, variant) > (?, ?) ORDER BY url, variant LIMIT ?`),
+      afterTo: this.db.prepare(`SELECT ${cols} FROM entries WHERE vhost = ? AND (url, variant) > (?, ?) AND url < ? ORDER BY url, variant LIMIT ?`),
+      mark: this.db.prepare('UPDATE entries SET invalidated = ?, flags = ?, stale_at = ?, updated_at = ? WHERE id = ?'),
+    };
+    const l = this.light;
+    const rows = (after === undefined
+      ? (upper === undefined ? l.first.all(vhost, prefix, limit) : l.firstTo.all(vhost, prefix, upper, limit))
+      : (upper === undefined ? l.after.all(vhost, after[0], after[1], limit) : l.afterTo.all(vhost, after[0], after[1], upper, limit))) as LightRow[];
+    const cut = rows.findIndex((r) => !r.url.startsWith(prefix));
+    return cut < 0 ? rows : rows.slice(0, cut);
+  }
+  private light: Record<'first' | 'firstTo' | 'after' | 'afterTo' | 'mark', Database.Statement> | undefined;
+
+  /** Sets only the invalidation state of a row (the light counterpart of updateRow). */
+  markLight(r: LightRow, mark: PrefixMark, now: number): void {
+    const invalidated = mark.invalidated ?? r.invalidated;
+    this.light!.mark.run(invalidated, flagsForInvalidated(r.flags, invalidated), mark.staleAt ?? r.stale_at, now, r.id);
+  }
 
   /** Marks a page of rows (invalidation by command); flags follow the invalidated state. */
   markRows(rows: IndexRow[], mark: PrefixMark, now: number): void {
