@@ -62,7 +62,11 @@ async function change(lc: SettingLifecycle, edit: (hosting: Raw[]) => void, inva
     try {
       c = await loadCandidate(text, lc.loadOptions(true));
     } catch (err) {
-      if (err instanceof LoadFailure) throw new VhostError(invalid, `invalid setting: ${err.message}`);
+      if (err instanceof LoadFailure) {
+        // Code 5 carries only the path; a deleted host named as basehost also ends up here.
+        const what = err.code === 5 ? `resource file (or basehost) not found: ${err.message}` : err.message;
+        throw new VhostError(invalid, `invalid setting: ${what}`);
+      }
       throw err;
     }
     try {
