@@ -164,12 +164,24 @@ export class SettingLifecycle {
 
   /** `GET /setting/deploy/local`: the edited setting.json on disk, applied. Throws LoadFailure. */
   deployLocal(): Promise<Applied> {
-    return this.serial(async () => {
+    return this.logRefusal('deploy/local', this.serial(async () => {
       const text = await readText(this.opts.settingPath);
       if (text === undefined) throw new LoadFailure(3, `cannot read ${this.opts.settingPath}`);
       const c = await loadCandidate(text, this.loadOptions(true));
       return this.commit(c, 'deploy/local');
-    });
+    }));
+  }
+
+  /** Refused deployments go to the info log too, with the reason the caller gets. */
+  private async logRefusal<T>(source: string, work: Promise<T>): Promise<T> {
+    try {
+      return await work;
+    } catch (err) {
+      if (err instanceof LoadFailure && !err.message.startsWith('not applied:')) {
+        await this.events.info(`setting refused from ${source}`, { error: err.code, reason: err.message });
+      }
+      throw err;
+    }
   }
 
   /**
@@ -177,7 +189,12 @@ export class SettingLifecycle {
    * multipart body. With `apply` false nothing changes and, for a JSON body, linked files are
    * not required to exist. Throws LoadFailure (codes 1-5).
    */
-  async upload(contentType: string, body: Buffer, apply: boolean): Promise<Applied> {
+  upload(contentType: string, body: Buffer, apply: boolean): Promise<Applied> {
+    const work = this.uploadOnce(contentType, body, apply);
+    return apply ? this.logRefusal('upload', work) : work;
+  }
+
+  private async uploadOnce(contentType: string, body: Buffer, apply: boolean): Promise<Applied> {
     let staged: string | undefined;
     try {
       let text: string | undefined;

@@ -127,3 +127,24 @@ t.test('GET /setting/setting.json answers the running file, 404 once it is gone'
   t.equal(gone.status, 404);
   t.equal(gone.json.status, 'fail');
 });
+
+t.test('each host is recorded in full again once the fullsync period has passed', async (t) => {
+  const f = await startFixture();
+  t.teardown(f.close);
+  t.strictSame(await f.lc.fullsync(), [], 'within the period nothing is written');
+  const later = Date.now() + 31 * 86_400_000;
+  t.strictSame(await f.lc.fullsync(later), ['a.example.com', 'b.example.com']);
+  const lines = (await watchLines(f)).filter((l) => l.event === '00020004');
+  t.equal(lines.length, 4, 'two at start, two after 30 days');
+  t.equal(lines.at(-1)!.body.name, 'b.example.com');
+  t.ok('origin' in lines.at(-1)!.body, 'the body is the whole hosting[] entry');
+});
+
+t.test('refused deployments are written to the info log', async (t) => {
+  const f = await startFixture();
+  t.teardown(f.close);
+  await f.write(doc({ port: f.port, hosting: [{ name: 'a.example.com', listen: 12 }] }));
+  await get(f.port, '/setting/deploy/local');
+  await f.lc.events.flush();
+  t.match(await fs.readFile(path.join(f.dir, 'svclog', 'info.log'), 'utf8'), /setting refused from deploy\/local .*hosting\[0\]\.listen/);
+});

@@ -156,3 +156,20 @@ t.test('retention by size and by age keeps at least the newest entry', async (t)
   t.strictSame((await store.prune({ days: 1, count: 1, size: 1 })).map((r) => r.id), [c.id], 'the newest entry stays whatever its age and size');
   t.equal(store.newest()?.id, d.id);
 });
+
+t.test('recovery records a setting.json edited outside the service and brings back a lost one', async (t) => {
+  const f = await startFixture();
+  t.teardown(f.close);
+  await fs.writeFile(f.settingPath, JSON.stringify(doc({ port: f.port, hosting: [host('edited.example.com')] })));
+  const r = await f.lc.recover();
+  t.equal(r.recorded, true, 'the file wins and is recorded');
+  const h = await historyOf(f.port);
+  t.equal(h.length, 2);
+  const text = await fs.readFile(f.settingPath, 'utf8');
+  await fs.rm(f.settingPath);
+  const back = await f.lc.recover();
+  t.equal(back.rewritten, true);
+  t.equal(await fs.readFile(f.settingPath, 'utf8'), text, 'setting.json comes back from the newest package');
+  await fs.writeFile(path.join(f.stateDir, 'packages', 'setting_19990101T000000.000Z.tgz'), 'orphan');
+  t.strictSame((await f.lc.recover()).orphans, ['setting_19990101T000000.000Z.tgz'], 'a package without entry is removed');
+});
