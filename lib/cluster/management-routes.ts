@@ -1,7 +1,9 @@
 // The route groups the primary adds to the management API, each with the service it needs.
 import { invalidationRoutes } from '../manager/routes/invalidation.js';
 import type { Route } from '../manager/router.js';
+import type { SettingLifecycle } from '../lifecycle/index.js';
 import { asyncRoutes } from '../manager/routes/async.js';
+import { settingRoutes } from '../manager/routes/setting.js';
 import { AsyncInvalidationQueue } from './async-queue.js';
 import { InvalidationService } from './invalidation-service.js';
 import type { WorkerBridge } from './rt-bridge.js';
@@ -9,7 +11,7 @@ import type { Setting } from '../setting/types.js';
 
 export const PRODUCT_VERSION = '0.1.0';
 
-export interface PrimaryServices { bridge: WorkerBridge; current(): Setting }
+export interface PrimaryServices { bridge: WorkerBridge; current(): Setting; lifecycle: SettingLifecycle }
 
 export function managementRoutes(p: PrimaryServices): Route[] {
   const invalidation = new InvalidationService(p.bridge, () => p.current());
@@ -17,5 +19,5 @@ export function managementRoutes(p: PrimaryServices): Route[] {
     const api = p.current().env.management.api;
     return { max: api.asyncQueueMax, intervalMs: api.asyncInterval };
   }, (entries) => p.bridge.broadcast('prectrl', { entries }));
-  return [...invalidationRoutes(invalidation), ...asyncRoutes(queue, invalidation)];
+  return [...invalidationRoutes(invalidation), ...asyncRoutes(queue, invalidation), ...settingRoutes(p.lifecycle)];
 }

@@ -6,7 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { systemLog } from '../log/system-log.js';
-import { loadSettingFile, SettingError } from '../setting/load.js';
+import { SettingLifecycle } from '../lifecycle/index.js';
+import { loadSettingFile, resolvePath, SettingError } from '../setting/load.js';
 import type { Setting } from '../setting/types.js';
 import { ManagementApi } from '../manager/index.js';
 import type { PrimaryMessage, WorkerMessage } from './messages.js';
@@ -41,6 +42,8 @@ export class Primary {
   private readonly rpc = new RpcClient();
   readonly bridge = new WorkerBridge({ liveWorkers: () => this.liveWorkers(), setting: () => this.setting }, this.rpc);
   private api: ManagementApi | undefined;
+  lifecycle!: SettingLifecycle;
+  private readonly acks = new Map<number, { waiting: Set<Worker>; resolve(): void; reject(e: Error): void }>();
 
   constructor(private readonly settingPath: string) {}
 
@@ -48,6 +51,12 @@ export class Primary {
     const loaded = await loadSettingFile(this.settingPath);
     this.setting = loaded.setting;
     this.baseDir = loaded.baseDir;
+    this.lifecycle = new SettingLifecycle({
+      settingPath: this.settingPath, stateDir: resolvePath(this.setting, 'state'), running: loaded.setting,
+      runningRaw: loaded.raw, baseDir: loaded.baseDir, version: PRODUCT_VERSION,
+      runtime: { apply: (s) => this.applyToWorkers(s) },
+    });
+    await this.lifecycle.start();
     // Workers accept on the shared listening sockets themselves (no round-robin hand-off
     // through the primary), so the primary is never on the data path.
     cluster.schedulingPolicy = cluster.SCHED_NONE;
@@ -97,6 +106,8 @@ export class Primary {
         // The worker says hello once it listens for messages (ESM loads after cluster's 'online').
         if (m.type === 'hello') {
           this.send(worker, { type: 'setting', setting: this.setting, baseDir: this.baseDir, generation: this.generation });
+        } else if (m.type === 'ready' && settled) {
+          this.ack(m.generation, worker);
         } else if (m.type === 'ready' && !settled) {
           settled = true;
           const previous = slot.worker;
@@ -106,6 +117,7 @@ export class Primary {
           resolve(worker);
         } else if (m.type === 'listen-error' || m.type === 'apply-error') {
           systemLog.error({ worker: slot.index, detail: m }, 'worker could not apply the setting');
+          if (m.type === 'apply-error') this.acks.get(m.generation)?.reject(new Error(m.message));
           if (!settled && m.type === 'listen-error') { settled = true; reject(new Error(m.errors.join('; '))); }
         }
       });
@@ -169,18 +181,40 @@ export class Primary {
     this.send(worker, { type: 'drain', timeoutMs: this.drainTimeoutMs() });
   }
 
-  /** SIGHUP: re-read the setting; a bad file is refused and the running one stays. */
+  /**
+   * Hands a validated setting (its env already the running one) to every worker and resolves
+   * when each has applied it; the management API takes its new allowList at once.
+   */
+  async applyToWorkers(setting: Setting): Promise<void> {
+    this.setting = setting;
+    this.api?.applySetting(setting);
+    const generation = ++this.generation;
+    const workers = this.liveWorkers();
+    if (workers.length === 0) return;
+    const done = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => { this.acks.delete(generation); reject(new Error('workers did not confirm the setting within 30 s')); }, 30_000);
+      this.acks.set(generation, {
+        waiting: new Set(workers),
+        resolve: () => { clearTimeout(timer); this.acks.delete(generation); resolve(); },
+        reject: (e) => { clearTimeout(timer); this.acks.delete(generation); reject(e); },
+      });
+    });
+    for (const w of workers) this.send(w, { type: 'setting', setting, baseDir: this.baseDir, generation });
+    await done;
+    systemLog.info({ generation }, 'setting reloaded');
+  }
+
+  private ack(generation: number, worker: Worker): void {
+    const a = this.acks.get(generation);
+    if (a === undefined) return;
+    a.waiting.delete(worker);
+    if (a.waiting.size === 0) a.resolve();
+  }
+
+  /** SIGHUP: deploy the local setting file; a bad file is refused and the running one stays. */
   async reload(): Promise<boolean> {
     try {
-      const loaded = await loadSettingFile(this.settingPath);
-      this.setting = loaded.setting;
-      this.baseDir = loaded.baseDir;
-      this.api?.applySetting(loaded.setting);
-      this.generation++;
-      for (const s of this.slots) {
-        if (s.worker) this.send(s.worker, { type: 'setting', setting: this.setting, baseDir: this.baseDir, generation: this.generation });
-      }
-      systemLog.info({ generation: this.generation }, 'setting reloaded');
+      await this.lifecycle.deployLocal();
       return true;
     } catch (err) {
       const issues = err instanceof SettingError ? err.issues : [{ path: '', message: (err as Error).message }];
@@ -207,6 +241,7 @@ export class Primary {
     this.shuttingDown = true;
     systemLog.info({ reason }, 'draining');
     await this.api?.close().catch(() => undefined);
+    await this.lifecycle?.close().catch(() => undefined);
     const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
     const exited = workers.map((w) => new Promise<void>((r) => (w.isDead() ? r() : w.once('exit', () => r()))));
     for (const w of workers) this.send(w, { type: 'drain', timeoutMs: this.drainTimeoutMs() });
