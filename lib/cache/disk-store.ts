@@ -151,13 +151,15 @@ export class DiskStore implements CacheStore {
     every(opts.sweepIntervalMs ?? 60_000, () => { void this.sweepExpired(); });
     this.maxObjectBytes = Math.min(opts.maxObjectBytes ?? Infinity, Math.max(...this.disks.map((d) => d.quota)));
     const maxInFlight = opts.writerMaxInFlightBytes ?? 64 * 1024 * 1024;
-    // The thread starts with the first write; it opens its own connection to the same index.
+    // Started now, not at the first write, so the first miss does not wait for its start-up; it
+    // opens its own connection to the same index.
     this.writer = new WriterChannel({
       indexPath, disks: this.disks.map((d) => ({ path: d.path, quota: d.quota, status: d.status })),
       busyTimeoutMs: opts.busyTimeoutMs ?? 5000, mmapBytes: opts.mmapBytes, maxObjectBytes: opts.maxObjectBytes,
       maxConsecutiveErrors: opts.maxConsecutiveErrors ?? 3, commitDelayMs: opts.writerCommitDelayMs ?? 2,
       refreshMs: opts.flushIntervalMs ?? 1000, maxInFlightBytes: maxInFlight,
     }, maxInFlight, (idx, status) => { const d = this.disks[idx]; if (d !== undefined) d.status = status; });
+    this.writer.start();
   }
 
   async variants(key: CacheKey): Promise<CacheEntryMeta[]> {

@@ -94,6 +94,9 @@ const COLUMNS = 'vhost, url, variant, vary, status, headers, request_time, cache
 export interface IndexDbOptions {
   busyTimeoutMs?: number;
   mmapBytes?: number;
+  /** False for a second connection of a process whose first one created the tables: opening
+   * then takes no write lock (a writer thread starting beside busy sibling workers). */
+  createSchema?: boolean;
 }
 
 export class IndexDb {
@@ -108,7 +111,7 @@ export class IndexDb {
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma(`mmap_size = ${Math.floor(opts.mmapBytes ?? 256 * 1024 * 1024)}`);
     this.db.pragma('temp_store = MEMORY');
-    this.db.transaction(() => this.db.exec(SCHEMA)).immediate();
+    if (opts.createSchema !== false) this.db.transaction(() => this.db.exec(SCHEMA)).immediate();
     const p = (sql: string) => this.db.prepare(sql);
     this.s = {
       row: p(`SELECT * FROM entries WHERE vhost = ? AND url = ? AND variant = ?`),

@@ -97,6 +97,11 @@ export class WriterChannel {
     this.updateRef();
   }
 
+  /** Starts the thread ahead of the first write (it loads the SQLite addon and opens the index). */
+  start(): void {
+    if (!this.closed) this.thread();
+  }
+
   /** A stream starts (+1) or stops (-1) waiting for acknowledgements of its bytes. */
   hold(delta: number): void {
     this.held += delta;

@@ -51,7 +51,8 @@ export class WriterCore {
   private closed = false;
 
   constructor(private readonly init: WriterInit, private readonly send: Send) {
-    this.index = new IndexDb(init.indexPath, { busyTimeoutMs: init.busyTimeoutMs, mmapBytes: init.mmapBytes });
+    // The store created the tables before starting this thread.
+    this.index = new IndexDb(init.indexPath, { busyTimeoutMs: init.busyTimeoutMs, mmapBytes: init.mmapBytes, createSchema: false });
     this.disks = init.disks.map((d) => ({ ...d, errors: 0 }));
     this.reportEvery = Math.max(64 * 1024, Math.min(1 << 20, Math.floor(init.maxInFlightBytes / 8)));
     this.holdLimit = Math.max(FLUSH_BYTES, Math.floor(init.maxInFlightBytes / 4));
