@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import t from 'tap';
 import { LicenseService } from '../../lib/license/index.js';
 import { licenseRoutes } from '../../lib/manager/routes/license.js';
-import { request, settingWith, startWith } from './helpers.js';
+import { ensureBuilt, request, settingWith, startWith } from './helpers.js';
 
 const run = promisify(execFile);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -25,10 +25,8 @@ async function cli(args: string[]): Promise<{ code: number; stdout: string; stde
   }
 }
 
-t.before(async () => {
-  // The test runs what `npm run build` produces; build it so the test stands on its own.
-  await run(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: root }).catch(() => undefined);
-});
+// The test runs what `npm run build` produces (`npx tsc -p tsconfig.json`), rebuilt when stale.
+t.before(() => ensureBuilt(root));
 
 t.test('svc license keygen, sign and verify issue a license that a node then accepts through the API', async (t) => {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-license-cli-'));

@@ -70,3 +70,25 @@ export function multipart(name: string, filename: string, data: string): { heade
   );
   return { headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body };
 }
+
+/**
+ * Builds dist/ when a source of the command line is newer than its compiled file (`npm test`
+ * builds first, so this is for running one test file alone).
+ */
+export async function ensureBuilt(root: string): Promise<void> {
+  const { execFile } = await import('node:child_process');
+  const fs = await import('node:fs/promises');
+  const path = await import('node:path');
+  const mtime = (f: string): Promise<number> => fs.stat(f).then((s) => s.mtimeMs, () => 0);
+  const sources = ['bin/svc.ts'];
+  for (const dir of ['lib/license', 'lib/query']) for (const f of await fs.readdir(path.join(root, dir))) sources.push(`${dir}/${f}`);
+  let stale = false;
+  for (const src of sources) {
+    if ((await mtime(path.join(root, 'dist', src.replace(/\.ts$/, '.js')))) < (await mtime(path.join(root, src)))) stale = true;
+  }
+  if (!stale) return;
+  await new Promise<void>((resolve) => {
+    // Type errors elsewhere in the tree do not stop tsc from emitting.
+    execFile(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: root }, () => resolve());
+  });
+}
