@@ -81,7 +81,8 @@ async function main(): Promise<void> {
       if (query === undefined || positional.length > 1 || flags.setting === true || flags.api === true) usage();
       if (flags.setting !== undefined && flags.api !== undefined) usage();
       const api = typeof flags.api === 'string' ? flags.api : undefined;
-      const code = await getCommand(query, { settingPath: settingPathFrom(args), ...(api === undefined ? {} : { api }) }, write(process.stdout), write(process.stderr));
+      const settingPath = typeof flags.setting === 'string' ? path.resolve(flags.setting) : settingPathFrom(args);
+      const code = await getCommand(query, { settingPath, ...(api === undefined ? {} : { api }) }, write(process.stdout), write(process.stderr));
       process.exitCode = code;
       return;
     }
