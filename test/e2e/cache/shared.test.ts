@@ -13,6 +13,17 @@ const env = { SVC_DEBUG_HEADERS: '1' };
 let server: RunningServer = await startServer([{ name: HOST, listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }], { workers: 2, env });
 t.teardown(async () => { await server.stop(); await origin.stop(); });
 
+/** Waits (bounded) until the shared index has a disk record of the URL, as fileinfo reports it. */
+async function waitStored(path: string): Promise<boolean> {
+  for (let i = 0; i < 100; i++) {
+    const r = await request(`http://127.0.0.1:${server.apiPort}/monitoring/fileinfo?url=${HOST}${path}`);
+    const body = await r.body.json() as { result?: { LocalPath?: string }[] };
+    if (body.result?.some((rec) => rec.LocalPath !== undefined && rec.LocalPath !== '-')) return true;
+    await sleep(100);
+  }
+  return false;
+}
+
 /** A GET on a new connection, so the kernel may hand it to either worker. */
 async function fresh(path: string): Promise<{ status: number; body: string; cache: string; worker: string }> {
   const dispatcher = new Agent({ pipelining: 0, keepAliveTimeout: 1 });
@@ -27,7 +38,7 @@ t.test('an object stored by one worker is a hit in the other', async (t) => {
   const first = await fresh('/shared');
   t.equal(first.cache, 'TCP_MISS');
   const storer = first.worker;
-  await sleep(200); // let the store finish writing to the shared index
+  t.ok(await waitStored('/shared'), 'the object reached the shared index');
   let other: Awaited<ReturnType<typeof fresh>> | undefined;
   for (let i = 0; i < 40 && other === undefined; i++) {
     const r = await fresh('/shared');
@@ -42,7 +53,7 @@ t.test('an object stored by one worker is a hit in the other', async (t) => {
 t.test('the cache survives a restart of the whole server: the first request afterwards is a hit', async (t) => {
   origin.on('/durable', reply(200, { 'cache-control': 'max-age=600', etag: '"d"' }, 'still here'));
   t.equal((await fresh('/durable')).cache, 'TCP_MISS');
-  await sleep(200);
+  t.ok(await waitStored('/durable'), 'the object reached the shared index');
   const { dir, settingPath, basePort } = server;
   t.equal(await server.stop(), 0, 'the first server stopped cleanly');
   server = await startWithSetting(dir, settingPath, basePort, env);
