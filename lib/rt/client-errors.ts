@@ -8,9 +8,25 @@ interface ParserError extends Error { code?: string; rawPacket?: Buffer }
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
+/**
+ * The parser's one size limit covers the request line and the fields together. When the chunk
+ * it choked on starts a request (`METHOD SP target`) and holds no CRLF, the request line itself
+ * never ended: the URL is what is too long (414), not the fields (431). The chunk is all node
+ * keeps (`rawPacket`); a request line trickled in over many chunks still gets 431.
+ */
+function requestLineTooLong(raw: Buffer | undefined): boolean {
+  if (raw === undefined || raw.indexOf('\r\n') >= 0 || raw.indexOf('\n') >= 0) return false;
+  const start = raw.toString('latin1', 0, 32);
+  const space = start.indexOf(' ');
+  if (space <= 0 || !TOKEN.test(start.slice(0, space))) return false;
+  const first = start.charCodeAt(space + 1);
+  // origin-form `/`, absolute-form `h`ttp(s), asterisk-form `*`; a target not sent yet counts too.
+  return Number.isNaN(first) || first === 47 || first === 104 || first === 72 || first === 42;
+}
+
 export function statusForParserError(err: ParserError): number {
   switch (err.code) {
-    case 'HPE_HEADER_OVERFLOW': return 431;
+    case 'HPE_HEADER_OVERFLOW': return requestLineTooLong(err.rawPacket) ? 414 : 431;
     case 'ERR_HTTP_REQUEST_TIMEOUT': return 408;
     case 'HPE_INVALID_METHOD': {
       // A well-formed method token the parser does not know is "not implemented" (RFC 9110 15.6.2);
@@ -24,7 +40,10 @@ export function statusForParserError(err: ParserError): number {
 }
 
 export function onClientError(err: ParserError, socket: Socket): void {
-  if (err.code === 'ECONNRESET' || !socket.writable) {
+  // A request timeout can strike while a body is still arriving and the origin has already
+  // answered: writing a status line into that answer would corrupt it, so just cut.
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
+  if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent === true) {
     socket.destroy();
     return;
   }

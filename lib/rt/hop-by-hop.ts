@@ -27,12 +27,15 @@ export function connectionListed(value: string | string[] | undefined): Set<stri
 /**
  * Copies end-to-end request fields for the origin: drops hop-by-hop fields, those named by
  * Connection, and Host (the origin layer sets its own). Node joins most repeated fields already.
+ * Expect goes too: node has already answered `100-continue` to the client, the body is coming
+ * regardless, and undici refuses to send the field (UND_ERR_NOT_SUPPORTED), which would turn
+ * every such request into a 502.
  */
 export function endToEndRequestHeaders(headers: IncomingHttpHeaders): Record<string, string | string[]> {
   const listed = connectionListed(headers.connection);
   const out: Record<string, string | string[]> = {};
   for (const name in headers) {
-    if (name === 'host' || HOP_BY_HOP.has(name) || (listed !== null && listed.has(name))) continue;
+    if (name === 'host' || name === 'expect' || HOP_BY_HOP.has(name) || (listed !== null && listed.has(name))) continue;
     const value = headers[name];
     if (value !== undefined) out[name] = value;
   }

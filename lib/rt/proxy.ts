@@ -23,6 +23,16 @@ export function hasRequestBody(req: IncomingMessage): boolean {
   return cl !== undefined && cl !== '0';
 }
 
+/**
+ * The client's address for X-Forwarded-For: a dual-stack (`*`) socket reports IPv4 clients as
+ * `::ffff:a.b.c.d`, which is the same client as `a.b.c.d` and is logged and matched as such.
+ */
+export function clientAddress(req: IncomingMessage): string {
+  const a = req.socket.remoteAddress;
+  if (a === undefined) return '';
+  return a.startsWith('::ffff:') && a.includes('.', 7) ? a.slice(7) : a;
+}
+
 /** Request fields for the origin: end-to-end fields, X-Forwarded-For appended, Via added. */
 export function originRequestHeaders(tx: Transaction): Record<string, string | string[]> {
   const req = tx.req;
@@ -30,7 +40,7 @@ export function originRequestHeaders(tx: Transaction): Record<string, string | s
   delete headers[SIBLING_HEADER];
   if (tx.host.forwardedFor && !tx.fromSibling) {
     const prior = headers['x-forwarded-for'];
-    const client = req.socket.remoteAddress ?? '';
+    const client = clientAddress(req);
     headers['x-forwarded-for'] = prior === undefined ? client : `${Array.isArray(prior) ? prior.join(', ') : prior}, ${client}`;
   }
   const via = headers.via;

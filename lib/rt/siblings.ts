@@ -1,14 +1,28 @@
 // Hash balance: a request whose URL another worker owns is handed to that worker's internal
 // loopback port over a keep-alive pool, so the node fetches and stores each object once.
 import { Pool } from 'undici';
+import { BodyTap } from '../origin/body.js';
+import { classify, Failure } from '../origin/errors.js';
 import { endToEndRequestHeaders } from './hop-by-hop.js';
-import { deliverUpstream, hasRequestBody } from './proxy.js';
+import { clientAddress, deliverUpstream, hasRequestBody, proxyToOrigin } from './proxy.js';
 import { sendError } from './respond.js';
 import type { Transaction } from './transaction.js';
 
 import { SIBLING_HEADER } from './sibling-header.js';
 
 export { SIBLING_HEADER };
+
+/**
+ * Whether a failed hand-off may be served here instead: nothing of the request body went out,
+ * and the owner cannot have acted on it (the connection never opened), or the method is safe to
+ * repeat (the owner may have died mid-request).
+ */
+function mayServeLocally(err: unknown, method: string, bodySent: boolean): boolean {
+  if (bodySent) return false;
+  const kind = classify(err);
+  if (kind === Failure.Connect || kind === Failure.ConnectTimeout || kind === Failure.PoolClosed) return true;
+  return kind === Failure.Reset && (method === 'GET' || method === 'HEAD' || method === 'OPTIONS');
+}
 
 export class Siblings {
   private readonly pools = new Map<number, Pool>();
@@ -29,27 +43,39 @@ export class Siblings {
   forward(tx: Transaction, owner: number): void {
     const req = tx.req;
     const headers = endToEndRequestHeaders(req.headers);
-    headers.host = req.headers.host ?? tx.host.name;
-    const client = req.socket.remoteAddress ?? '';
+    // The routed host's name, not the client's Host: an absolute-form request carries its host in
+    // the target, and the owner must land on the same virtual host this worker chose.
+    headers.host = tx.host.name;
     if (tx.host.forwardedFor) {
+      const client = clientAddress(req);
       const prior = headers['x-forwarded-for'];
       headers['x-forwarded-for'] = prior === undefined ? client : `${Array.isArray(prior) ? prior.join(', ') : prior}, ${client}`;
     }
     headers[SIBLING_HEADER] = String(this.selfIndex);
     const controller = new AbortController();
-    tx.res.once('close', () => { if (!tx.res.writableFinished) controller.abort(); });
+    const onClose = (): void => { if (!tx.res.writableFinished) controller.abort(); };
+    tx.res.once('close', onClose);
+    // A tap (as for origin failover) tells whether any body byte left, and leaves the client's
+    // stream intact for a local retry when none did.
+    const tap = hasRequestBody(req) ? new BodyTap(req) : null;
     this.pool(owner).request({
       method: req.method as 'GET',
       path: tx.url,
       headers,
-      body: hasRequestBody(req) ? req : null,
+      body: tap,
       signal: controller.signal,
     }).then((upstream) => {
       tx.cacheResult ??= 'TCP_NONE';
       deliverUpstream(tx, { statusCode: upstream.statusCode, headers: upstream.headers, body: upstream.body }, false);
-    }, () => {
+    }, (err: unknown) => {
       if (controller.signal.aborted) return;
-      // The owner is gone (restarting): serve it here rather than fail the client.
+      // The owner is gone (restarting, before the primary's new ring arrives): fetch it here
+      // rather than fail the client. Pass-through: the object is not stored by a non-owner.
+      if (mayServeLocally(err, req.method ?? 'GET', tap !== null && tap.consumed)) {
+        tx.res.off('close', onClose);
+        proxyToOrigin(tx);
+        return;
+      }
       tx.status = 502;
       sendError(tx.res, 502);
     });

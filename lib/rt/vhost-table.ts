@@ -1,7 +1,7 @@
 // Stage "receive", part 1: which virtual host serves a request. Exact names and aliases are a
 // Map lookup; wildcard aliases (`*.example.com`) are tried longest suffix first, so the most
-// specific one wins. Hosts are scoped to the port they listen on; the internal (sibling) port
-// reaches every host.
+// specific one wins. Hosts are scoped to the address and port they listen on (`*` = any address
+// of that port); the internal (sibling) port reaches every host.
 
 export interface Listen { host: string | null; port: number }
 
@@ -46,8 +46,25 @@ export function listenKey(l: Listen): string {
   return `${l.host ?? '*'}:${l.port}`;
 }
 
+/**
+ * The hosts of one port: those listening on `*` and those bound to one local address. Nested
+ * maps rather than an `ip:port` key, so a lookup builds no string.
+ */
+interface PortIndex<H> {
+  any: NameIndex<H> | undefined;
+  byAddress: Map<string, NameIndex<H>>;
+}
+
+/**
+ * A local address as the listen setting spells it: a dual-stack `*` socket reports IPv4
+ * connections as `::ffff:a.b.c.d`.
+ */
+export function plainAddress(a: string): string {
+  return a.length > 7 && a.charCodeAt(0) === 58 /* : */ && a.startsWith('::ffff:') && a.includes('.', 7) ? a.slice(7) : a;
+}
+
 export class VhostTable<H extends RoutableHost> {
-  private readonly byPort = new Map<number, NameIndex<H>>();
+  private readonly byPort = new Map<number, PortIndex<H>>();
   private readonly everywhere = new NameIndex<H>();
   private readonly byName = new Map<string, H>();
   private readonly fallback: H | undefined;
@@ -59,25 +76,45 @@ export class VhostTable<H extends RoutableHost> {
       const names = [h.name, ...h.aliases];
       for (const n of names) this.everywhere.add(n, h);
       if (h.listen === null) continue;
-      let index = this.byPort.get(h.listen.port);
-      if (index === undefined) this.byPort.set(h.listen.port, (index = new NameIndex<H>()));
+      let p = this.byPort.get(h.listen.port);
+      if (p === undefined) this.byPort.set(h.listen.port, (p = { any: undefined, byAddress: new Map() }));
+      let index: NameIndex<H> | undefined;
+      if (h.listen.host === null) {
+        index = (p.any ??= new NameIndex<H>());
+      } else {
+        const addr = plainAddress(h.listen.host.toLowerCase());
+        index = p.byAddress.get(addr);
+        if (index === undefined) p.byAddress.set(addr, (index = new NameIndex<H>()));
+      }
       for (const n of names) index.add(n, h);
     }
     this.fallback = defaultHosting ? this.byName.get(defaultHosting.toLowerCase()) : undefined;
   }
 
   /**
-   * The host for a name arriving on a public port, or on the internal port (port undefined).
-   * The default host stands in only where it listens itself, so no host is ever exposed on a
-   * port it was not given.
+   * The host for a name arriving on a public port (at local address `localAddress`), or on the
+   * internal port (port undefined). Hosts bound to the connection's own address are tried before
+   * the `*` hosts of the port. The default host stands in only where it listens itself, so no
+   * host is ever exposed on an address or port it was not given.
    */
-  route(name: string, port: number | undefined): H | undefined {
-    const index = port === undefined ? this.everywhere : this.byPort.get(port);
-    const hit = index?.find(name);
-    if (hit !== undefined) return hit;
+  route(name: string, port: number | undefined, localAddress?: string): H | undefined {
+    if (port === undefined) return this.everywhere.find(name) ?? this.fallback;
+    const p = this.byPort.get(port);
+    let addr: string | undefined;
+    if (p !== undefined) {
+      if (p.byAddress.size > 0 && localAddress !== undefined) {
+        addr = plainAddress(localAddress);
+        const hit = p.byAddress.get(addr)?.find(name);
+        if (hit !== undefined) return hit;
+      }
+      const hit = p.any?.find(name);
+      if (hit !== undefined) return hit;
+    }
     const f = this.fallback;
-    if (f === undefined) return undefined;
-    return port === undefined || f.listen?.port === port ? f : undefined;
+    if (f === undefined || f.listen === null || f.listen.port !== port) return undefined;
+    if (f.listen.host === null) return f;
+    addr ??= localAddress === undefined ? undefined : plainAddress(localAddress);
+    return addr === plainAddress(f.listen.host.toLowerCase()) ? f : undefined;
   }
 
   host(name: string): H | undefined {

@@ -1,5 +1,6 @@
 // Black-box: a scripted origin, the real server, a client. Virtual host selection, request forms
 // and what the origin receives.
+import net from 'node:net';
 import t from 'tap';
 import { request } from 'undici';
 import { TestOrigin } from '../helpers/origin.js';
@@ -11,7 +12,14 @@ const origin = await new TestOrigin().start();
 const originB = await new TestOrigin().start();
 const port = await freePort();
 const port2 = await freePort();
+// Hosts bound to two loopback addresses on one port, and a `*` port shared with a bound host.
+const portIp = await freePort();
+const portAny = await freePort();
 const server = await startServer([
+  { name: 'ip2.com', listen: `127.0.0.2:${portIp}`, origin: { address: [`127.0.0.1:${origin.port}/ip2`] } },
+  { name: 'ip3.com', listen: `127.0.0.3:${portIp}`, origin: { address: [`127.0.0.1:${origin.port}/ip3`] } },
+  { name: 'any.com', aliases: ['both.com'], listen: `*:${portAny}`, origin: { address: [`127.0.0.1:${origin.port}/any`] } },
+  { name: 'bound.com', aliases: ['both.com'], listen: `127.0.0.2:${portAny}`, origin: { address: [`127.0.0.1:${origin.port}/bound`] } },
   { name: 'a.com', aliases: ['www.a.com', '*.img.a.com'], listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } },
   { name: 'b.com', aliases: ['*.a.com'], listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${originB.port}/prefix`] } },
   { name: 'off.com', enable: false, listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } },
@@ -130,4 +138,48 @@ t.test('the answer streams to the client before the origin has finished', async 
   let rest = '';
   for (let n = await it.next(); !n.done; n = await it.next()) rest += Buffer.from(n.value as Uint8Array).toString();
   t.equal(rest, 'last');
+});
+
+const getAt = (ip: string, p: number, host: string, path: string) =>
+  request(`http://${ip}:${p}${path}`, { headers: { host } }).then(async (r) => ({ status: r.statusCode, body: await r.body.text() }));
+
+t.test('a host bound to one IP answers only connections to that IP', async (t) => {
+  t.equal((await getAt('127.0.0.2', portIp, 'ip2.com', '/r')).body, 'origin:GET /ip2/r');
+  t.equal((await getAt('127.0.0.3', portIp, 'ip3.com', '/r')).body, 'origin:GET /ip3/r');
+  const wrong = await getAt('127.0.0.3', portIp, 'ip2.com', '/r');
+  t.equal(wrong.status, 404, 'ip2.com is not served on 127.0.0.3');
+  t.equal((await getAt('127.0.0.2', portIp, 'ip3.com', '/r')).status, 404, 'nor ip3.com on 127.0.0.2');
+});
+
+t.test('on a port with a * host and a host bound to one IP, the bound host wins on its IP', async (t) => {
+  t.equal((await getAt('127.0.0.2', portAny, 'both.com', '/w')).body, 'origin:GET /bound/w');
+  t.equal((await getAt('127.0.0.1', portAny, 'both.com', '/w')).body, 'origin:GET /any/w', 'any other address gets the * host');
+  t.equal((await getAt('127.0.0.1', portAny, 'bound.com', '/w')).status, 404, 'the bound host is not served elsewhere');
+});
+
+t.test('X-Forwarded-For names an IPv4 client plainly on a dual-stack * listener', async (t) => {
+  await getAt('127.0.0.1', portAny, 'any.com', '/xff-any');
+  const seen = origin.seen.find((s) => s.url === '/any/xff-any')!;
+  t.equal(seen.headers['x-forwarded-for'], '127.0.0.1');
+});
+
+t.test('a POST with Expect: 100-continue gets 100 Continue, then the origin answer to its body', async (t) => {
+  const socket = net.connect(port, '127.0.0.1');
+  await new Promise<void>((r) => socket.once('connect', () => r()));
+  socket.write('POST /expect HTTP/1.1\r\nHost: a.com\r\nContent-Length: 5\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n');
+  let text = '';
+  socket.on('data', (c: Buffer) => { text += c.toString('latin1'); });
+  const until = Date.now() + 5000;
+  while (!text.includes('\r\n\r\n') && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+  t.match(text, /^HTTP\/1\.1 100 Continue\r\n\r\n$/, 'the interim answer comes before the body is sent');
+  socket.write('hello');
+  const closed = new Promise<void>((r) => socket.once('close', () => r()));
+  const timer = setTimeout(() => socket.destroy(), 5000);
+  await closed;
+  clearTimeout(timer);
+  t.match(text, /\r\n\r\nHTTP\/1\.1 200 OK\r\n/, 'then the final answer');
+  t.match(text, /origin:POST \/expect$/);
+  const seen = origin.seen.find((s) => s.url === '/expect')!;
+  t.equal(seen.body.toString(), 'hello');
+  t.equal(seen.headers.expect, undefined, 'Expect is not sent on to the origin');
 });

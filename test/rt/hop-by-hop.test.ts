@@ -13,3 +13,8 @@ t.test('response hop-by-hop fields are dropped and set-cookie arrays kept', asyn
   const out = endToEndResponseHeaders({ connection: 'close', 'set-cookie': ['a=1', 'b=2'], 'content-type': 'text/plain', trailer: 'x' });
   t.same(out, { 'set-cookie': ['a=1', 'b=2'], 'content-type': 'text/plain' });
 });
+
+t.test('Expect is not forwarded to the origin (the client already got its 100 Continue)', async (t) => {
+  const out = endToEndRequestHeaders({ host: 'a.com', expect: '100-continue', 'content-length': '3' });
+  t.same(out, { 'content-length': '3' });
+});

@@ -47,3 +47,23 @@ t.test('hosts sharing a port open one socket; a host with listen off opens none'
   const table = new VhostTable([host('a.com', [], 80), host('b.com', [], 80), off, { ...host('c.com'), listen: { host: '127.0.0.1', port: 81 } }]);
   t.same(table.listens().sort((a, b) => a.port - b.port), [{ host: null, port: 80 }, { host: '127.0.0.1', port: 81 }]);
 });
+
+t.test('hosts bound to one address answer only connections to that address; a specific address wins over *', async (t) => {
+  const at = (name: string, ip: string | null, port: number): RoutableHost => ({ name, aliases: [], enable: true, listen: { host: ip, port } });
+  const table = new VhostTable([at('a.com', '127.0.0.2', 80), at('b.com', '127.0.0.3', 80), at('any.com', null, 80), at('shared.com', null, 80), at('shared-b.com', '127.0.0.3', 80)]);
+  t.equal(table.route('a.com', 80, '127.0.0.2')?.name, 'a.com');
+  t.equal(table.route('a.com', 80, '127.0.0.3'), undefined, 'a.com is not on 127.0.0.3');
+  t.equal(table.route('b.com', 80, '::ffff:127.0.0.3')?.name, 'b.com', 'an IPv4-mapped local address is the IPv4 one');
+  t.equal(table.route('any.com', 80, '127.0.0.9')?.name, 'any.com', '* matches any address');
+  t.equal(table.route('a.com', 80, '127.0.0.9'), undefined);
+  const both = new VhostTable([{ name: 'wild', aliases: ['x.com'], enable: true, listen: { host: null, port: 80 } }, { name: 'bound', aliases: ['x.com'], enable: true, listen: { host: '127.0.0.2', port: 80 } }]);
+  t.equal(both.route('x.com', 80, '127.0.0.2')?.name, 'bound', 'the host bound to the address wins over the * host');
+  t.equal(both.route('x.com', 80, '127.0.0.5')?.name, 'wild');
+});
+
+t.test('the default host stands in only on the address it listens on', async (t) => {
+  const table = new VhostTable([{ name: 'd.com', aliases: [], enable: true, listen: { host: '127.0.0.2', port: 80 } }], 'd.com');
+  t.equal(table.route('zzz', 80, '127.0.0.2')?.name, 'd.com');
+  t.equal(table.route('zzz', 80, '127.0.0.3'), undefined);
+  t.equal(table.route('zzz', undefined)?.name, 'd.com', 'the internal port reaches it');
+});
