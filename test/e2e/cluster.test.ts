@@ -2,10 +2,13 @@
 // reload and a rolling restart under load.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import t from 'tap';
 import { Agent, request } from 'undici';
 import { TestOrigin } from '../helpers/origin.js';
 import { freePort } from '../helpers/ports.js';
+import { rawRequest } from '../helpers/raw-client.js';
 import { baseSetting, startServer, writeSetting } from '../helpers/server.js';
 
 function workerPids(primaryPid: number): number[] {
@@ -134,4 +137,57 @@ t.test('a rolling restart (SIGUSR2) under load fails no request', async (t) => {
   t.equal(failed, 0, `no failed request among ${ok + failed}`);
   t.ok(ok > 50, `${ok} requests answered during the restart`);
   t.equal(after.filter((p) => before.includes(p)).length, 0, 'every worker was replaced');
+});
+
+t.test('a worker that keeps dying at start is restarted with growing back-off, and serves again once it can', async (t) => {
+  // Test-only crash: SVC_WORKER_NODE_ARGS preloads a script into the workers (never the primary)
+  // that exits at once while the marker file exists.
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-crash-'));
+  const marker = path.join(dir, 'crash-now');
+  const preload = path.join(dir, 'crash.cjs');
+  await fs.writeFile(preload, `if (require('node:fs').existsSync(${JSON.stringify(marker)})) process.exit(3);\n`);
+  const origin = await new TestOrigin().start();
+  const port = await freePort();
+  const server = await startServer([{ name: 'k.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }],
+    { workers: 2, env: { SVC_WORKER_NODE_ARGS: `--require ${preload}` } });
+  t.teardown(async () => { await server.stop(); await origin.stop(); await fs.rm(dir, { recursive: true, force: true }); });
+  await fs.writeFile(marker, '');
+  const victim = workerPids(server.proc.pid!)[0]!;
+  process.kill(victim, 'SIGKILL');
+  const delays: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const line = await server.waitForLog((l) => l.msg === 'worker restart delayed (back-off)' && !delays.includes(l.restartInMs as number), 15000);
+    delays.push(line.restartInMs as number);
+  }
+  t.ok(delays[0]! > 0 && delays[1]! > delays[0]! && delays[2]! > delays[1]!, `each restart waits longer: ${delays.join(', ')} ms`);
+  t.ok(server.logs.filter((l) => l.includes('replacement failed')).length >= 3, 'each failed replacement is logged');
+  await fs.rm(marker);
+  let pids: number[] = [];
+  for (let i = 0; i < 150 && pids.length !== 2; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    pids = workerPids(server.proc.pid!);
+  }
+  t.equal(pids.length, 2, 'the slot is filled again once the worker can start');
+  for (let i = 0; i < 6; i++) {
+    const r = await request(`http://127.0.0.1:${port}/k`, { headers: { host: 'k.com' }, dispatcher: fresh() });
+    t.equal(r.statusCode, 200);
+    await r.body.text();
+  }
+});
+
+t.test('in hash balance an absolute-form request handed to the owner is served by the host of its target', async (t) => {
+  const origin = await new TestOrigin().start();
+  const port = await freePort();
+  const server = await startServer([
+    { name: 'a.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}/a`] } },
+    { name: 'b.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}/b`] } },
+  ], { workers: 2, balance: 'hash', env: { SVC_DEBUG_HEADERS: '1' } });
+  t.teardown(async () => { await server.stop(); await origin.stop(); });
+  for (let u = 0; u < 16; u++) {
+    const r = await rawRequest(port, `GET http://a.com/abs/${u} HTTP/1.1\r\nHost: b.com\r\nConnection: close\r\n\r\n`);
+    t.equal(r.status, 200);
+    t.match(r.text, new RegExp(`origin:GET /a/abs/${u}$`), `/abs/${u} went to a.com's origin`);
+  }
+  const accepted = new Set(origin.seen.filter((s) => s.url.startsWith('/a/abs/')).map((s) => String(s.headers['x-svc-worker'])));
+  t.same([...accepted].sort(), ['0', '1'], 'both workers fetched some, so some were handed over');
 });

@@ -8,6 +8,8 @@ import { startServer } from '../helpers/server.js';
 const good = await new TestOrigin().start();
 const second = await new TestOrigin().otherwise((q, res) => { res.writeHead(200, { 'content-length': '6' }); res.end('second'); }).start();
 const hang = await new TestOrigin().otherwise(() => undefined).start();
+let flaky = await new TestOrigin().otherwise((_q, res) => { res.writeHead(200, { 'content-length': '5' }); res.end('flaky'); }).start();
+const flakyPort = flaky.port;
 const dead = await freePort();
 const dead2 = await freePort();
 const port = await freePort();
@@ -16,9 +18,10 @@ const server = await startServer([
   { name: 'failover.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${dead}`, `127.0.0.1:${good.port}`] } },
   { name: 'secondary.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${dead}`, `127.0.0.1:${dead2}`], address2: [`127.0.0.1:${second.port}`] } },
   { name: 'down.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${dead}`] } },
+  { name: 'recover.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${flakyPort}`], address2: [`127.0.0.1:${second.port}`] } },
   { name: 'slow.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${hang.port}`] } },
 ], { extra: { functions: { network: { http: { backEnd } } } } });
-t.teardown(async () => { await server.stop(); await good.stop(); await second.stop(); await hang.stop(); });
+t.teardown(async () => { await server.stop(); await good.stop(); await second.stop(); await hang.stop(); await flaky.stop(); });
 
 const get = (host: string, path: string) =>
   request(`http://127.0.0.1:${port}${path}`, { headers: { host } }).then(async (r) => ({ status: r.statusCode, body: await r.body.text() }));
@@ -49,4 +52,41 @@ t.test('an origin that never answers gives 504 after the receive timeout', async
   t.equal(r.status, 504);
   t.match(r.body, /504 Gateway Timeout/);
   t.ok(Date.now() - start < 5000, 'bounded by the 1 s receive timeout');
+});
+
+interface OriginState { Address: Record<string, string>[]; Address2: Record<string, string>[] }
+
+async function originState(vhost: string): Promise<OriginState> {
+  const r = await request(`http://127.0.0.1:${server.apiPort}/monitoring/origin?vhost=${vhost}`);
+  const json = await r.body.json() as { result: { origin: OriginState[] } };
+  return json.result.origin[0]!;
+}
+
+async function waitForState(vhost: string, address: string, state: string, timeoutMs = 10000): Promise<boolean> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    const s = await originState(vhost);
+    if (s.Address.some((a) => a[address] === state)) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return false;
+}
+
+t.test('an address that stops answering is excluded after failCount failures and probed back when it returns', async (t) => {
+  const addr = `127.0.0.1:${flakyPort}`;
+  t.equal((await get('recover.com', '/r1')).body, 'flaky', 'the primary address serves while it is up');
+  t.same((await originState('recover.com')).Address, [{ [addr]: 'Active' }]);
+
+  await flaky.stop();
+  const during: string[] = [];
+  for (let i = 0; i < 3; i++) during.push((await get('recover.com', `/r2-${i}`)).body);
+  t.same(during, ['second', 'second', 'second'], 'address2 serves every request while the address is down');
+  t.ok(await waitForState('recover.com', addr, 'Inactive', 3000), 'Inactive after failCount (2) failures');
+  const atStop = second.seen.length;
+  t.equal((await get('recover.com', '/r3')).body, 'second');
+  t.equal(second.seen.length, atStop + 1);
+
+  flaky = await new TestOrigin().otherwise((_q, res) => { res.writeHead(200, { 'content-length': '5' }); res.end('flaky'); }).start('127.0.0.1', flakyPort);
+  t.ok(await waitForState('recover.com', addr, 'Active', 10000), 'the probe (every recoveryInterval, 1 s) brings it back to Active');
+  t.equal((await get('recover.com', '/r4')).body, 'flaky', 'requests go to the recovered address again');
 });
