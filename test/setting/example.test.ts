@@ -1,0 +1,23 @@
+// setting.json.example must run without root: every path it implies lives under ./var.
+import path from 'node:path';
+import t from 'tap';
+import { loadSettingFile, resolveHosts, resolvePath } from '../../lib/setting/load.js';
+import { projectRoot } from '../helpers/server.js';
+
+t.test('every path setting.json.example implies lies under the project var directory', async (t) => {
+  const { setting, baseDir } = await loadSettingFile(path.join(projectRoot, 'setting.json.example'));
+  const varDir = path.join(projectRoot, 'var') + path.sep;
+  const under = (p: string, what: string): void => { t.ok(p.startsWith(varDir), `${what}: ${p}`); };
+  under(setting.env.home + path.sep, 'env.home');
+  for (const d of setting.env.cache.disks) under(resolvePath(setting, d.path), 'cache disk');
+  under(resolvePath(setting, setting.env.cache.indexPath), 'cache index');
+  under(resolvePath(setting, setting.env.log.meta.dir), 'env.log.meta.dir');
+  for (const h of resolveHosts(setting, { baseDir })) {
+    under(resolvePath(setting, h.functions.operations.log.meta.dir), `${h.name} log dir`);
+  }
+  for (const h of setting.hosting) {
+    const listen = /:(\d+)$/.exec(h.listen)!;
+    t.ok(Number(listen[1]) > 1024, `${h.name} listens above 1024`);
+  }
+  t.ok(setting.env.management.api.port > 1024);
+});
