@@ -10,18 +10,21 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 /**
  * The parser's one size limit covers the request line and the fields together. When the chunk
- * it choked on starts a request (`METHOD SP target`) and holds no CRLF, the request line itself
- * never ended: the URL is what is too long (414), not the fields (431). The chunk is all node
- * keeps (`rawPacket`); a request line trickled in over many chunks still gets 431.
+ * it choked on starts a request (`METHOD SP target`) and that request line is unfinished, or
+ * longer than everything after it in the chunk, the URL is what is too long (414), not the
+ * fields (431). The chunk is all node keeps (`rawPacket`); a request line trickled in over many
+ * chunks still gets 431.
  */
 function requestLineTooLong(raw: Buffer | undefined): boolean {
-  if (raw === undefined || raw.indexOf('\r\n') >= 0 || raw.indexOf('\n') >= 0) return false;
+  if (raw === undefined) return false;
   const start = raw.toString('latin1', 0, 32);
   const space = start.indexOf(' ');
   if (space <= 0 || !TOKEN.test(start.slice(0, space))) return false;
   const first = start.charCodeAt(space + 1);
   // origin-form `/`, absolute-form `h`ttp(s), asterisk-form `*`; a target not sent yet counts too.
-  return Number.isNaN(first) || first === 47 || first === 104 || first === 72 || first === 42;
+  if (!(Number.isNaN(first) || first === 47 || first === 104 || first === 72 || first === 42)) return false;
+  const lineEnd = raw.indexOf(10 /* LF */);
+  return lineEnd < 0 || lineEnd > raw.length - lineEnd;
 }
 
 export function statusForParserError(err: ParserError): number {
