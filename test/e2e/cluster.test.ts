@@ -194,3 +194,35 @@ t.test('in hash balance an absolute-form request handed to the owner is served b
   const accepted = new Set(origin.seen.filter((s) => s.url.startsWith('/a/abs/')).map((s) => String(s.headers['x-svc-worker'])));
   t.same([...accepted].sort(), ['0', '1'], 'both workers fetched some, so some were handed over');
 });
+
+t.test('with one worker a rolling restart keeps the listening socket: no connection is refused', async (t) => {
+  const origin = await new TestOrigin().start();
+  const port = await freePort();
+  const server = await startServer([{ name: 'one.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }], { workers: 1 });
+  t.teardown(async () => { await server.stop(); await origin.stop(); });
+  const before = workerPids(server.proc.pid!);
+  let ok = 0, failed = 0, stop = false;
+  const loop = async (): Promise<void> => {
+    const until = Date.now() + 15000;
+    while (!stop && Date.now() < until) {
+      try {
+        // A new connection each time: a closed listening socket would show as ECONNREFUSED.
+        const r = await request(`http://127.0.0.1:${port}/one`, { headers: { host: 'one.com' }, dispatcher: fresh() });
+        await r.body.text();
+        if (r.statusCode === 200) ok++; else failed++;
+      } catch { failed++; }
+    }
+  };
+  const loops = [loop(), loop()];
+  await new Promise((r) => setTimeout(r, 300));
+  server.signal('SIGUSR2');
+  await server.waitForLog((l) => l.msg === 'rolling restart done', 20000);
+  await new Promise((r) => setTimeout(r, 500));
+  stop = true;
+  await Promise.all(loops);
+  const after = workerPids(server.proc.pid!);
+  t.equal(failed, 0, `no failed request among ${ok + failed}`);
+  t.ok(ok > 20, `${ok} requests answered`);
+  t.equal(after.length, 1);
+  t.notOk(after.includes(before[0]!), 'the worker was replaced');
+});
