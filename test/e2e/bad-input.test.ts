@@ -9,6 +9,10 @@ const origin = await new TestOrigin().start();
 const port = await freePort();
 const server = await startServer([
   { name: 'a.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } },
+  { name: 'small.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] },
+    functions: { network: { http: { frontEnd: { maxUrlLength: 300, maxHeaderSize: 2000 } } } } },
+  { name: 'roomy.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] },
+    functions: { network: { http: { frontEnd: { maxHeaderSize: 10500 } } } } },
 ], { extra: { functions: { network: { http: { frontEnd: { maxUrlLength: 2048, maxHeaderSize: 8192, keepAliveTimeout: 1, headersTimeout: 1, requestTimeout: 3 } } } } } });
 t.teardown(async () => { await server.stop(); await origin.stop(); });
 
@@ -55,6 +59,18 @@ t.test('a URL longer than the parser limit itself is answered 414, not 431', asy
   const r = await rawRequest(port, `GET /${'u'.repeat(40000)} HTTP/1.1\r\nHost: a.com\r\n\r\n`);
   t.equal(r.status, 414);
   t.ok(r.closed);
+});
+
+t.test('a host\'s own maxUrlLength and maxHeaderSize apply to its requests', async (t) => {
+  const url = `/${'p'.repeat(400)}`;
+  t.equal((await rawRequest(port, `GET ${url} HTTP/1.1\r\nHost: small.com\r\nConnection: close\r\n\r\n`)).status, 414, 'small.com allows 300');
+  t.equal((await rawRequest(port, `GET ${url} HTTP/1.1\r\nHost: a.com\r\nConnection: close\r\n\r\n`)).status, 200, 'a.com has the global 2048');
+  const field = `X-Mid: ${'m'.repeat(3000)}\r\n`;
+  t.equal((await rawRequest(port, `GET /h HTTP/1.1\r\nHost: small.com\r\n${field}Connection: close\r\n\r\n`)).status, 431, 'small.com allows 2000 bytes of fields');
+  t.equal((await rawRequest(port, `GET /h HTTP/1.1\r\nHost: a.com\r\n${field}Connection: close\r\n\r\n`)).status, 200);
+  const big = `X-Big: ${'b'.repeat(9500)}\r\n`;
+  t.equal((await rawRequest(port, `GET /h HTTP/1.1\r\nHost: a.com\r\n${big}Connection: close\r\n\r\n`)).status, 431, 'beyond the global 8192');
+  t.equal((await rawRequest(port, `GET /h HTTP/1.1\r\nHost: roomy.com\r\n${big}Connection: close\r\n\r\n`)).status, 200, 'roomy.com raises its own limit (within the parser ceiling)');
 });
 
 t.test('a repeated Host header is answered 400 and the connection closed', async (t) => {
