@@ -10,7 +10,7 @@ import { cleanTemp, prepareDisk, unlinkQuiet } from './disk-files.js';
 import { DiskWriter } from './disk-write.js';
 import { WriterChannel } from './disk/writer-channel.js';
 import { IndexDb, type IndexRow, type Released } from './index-db.js';
-import { flagsForInvalidated, type PrefixMark } from './prefix.js';
+import { flagsForInvalidated, INVALIDATED_HARDPURGED, type PrefixMark } from './prefix.js';
 import type { CacheEntryMeta, CacheKey, CacheStore, CachedObject } from './store.js';
 
 export interface DiskDirOptions {
@@ -53,7 +53,7 @@ export interface DiskInfo {
 
 /** A full index row in contract shape plus the fields of the cache file record (fileinfo). */
 /** What applyByPrefix shows of a row to choose and mark it. */
-export interface PrefixRowView { url: string; size: number; invalidated: number; staleAt: number }
+export interface PrefixRowView { url: string; size: number; invalidated: number; staleAt: number; cachedAt: number }
 
 export interface DiskRecord extends CacheEntryMeta {
   id: number;
@@ -163,7 +163,7 @@ export class DiskStore implements CacheStore {
   }
 
   async variants(key: CacheKey): Promise<CacheEntryMeta[]> {
-    return this.index.rowsOfUrl(key.vhost, key.url).filter((r) => this.usable(r.disk)).map(rowToMeta);
+    return this.index.rowsOfUrl(key.vhost, key.url).filter((r) => this.usable(r.disk) && r.invalidated !== INVALIDATED_HARDPURGED).map(rowToMeta);
   }
 
   async get(key: CacheKey, variantKey: string): Promise<CachedObject | undefined> {
@@ -173,7 +173,7 @@ export class DiskStore implements CacheStore {
   /** The index lookup is synchronous (better-sqlite3); the body is read only by openBody. */
   getSync(key: CacheKey, variantKey: string): (CachedObject & { path: string }) | undefined {
     const row = this.index.row(key.vhost, key.url, variantKey);
-    if (row === undefined || !this.usable(row.disk)) return undefined;
+    if (row === undefined || !this.usable(row.disk) || row.invalidated === INVALIDATED_HARDPURGED) return undefined;
     this.touches.set(row.id, Date.now());
     return new DiskObject(row, this);
   }
@@ -236,11 +236,12 @@ export class DiskStore implements CacheStore {
 
   /**
    * Operator commands over a URL prefix (the purge family): `pick` selects rows by a light view
-   * (no header parsing, so 100,000 rows stay cheap), `act` removes them or gives each its mark.
-   * Returns how many rows were acted on and their body bytes.
+   * (no header parsing, so 100,000 rows stay cheap), `act` removes them, leaves a hard-purge
+   * tombstone, or gives each its mark. `exact`: the rows of that one URL only (a keyed lookup,
+   * not a range). Returns how many rows were acted on and their body bytes.
    */
   async applyByPrefix(vhost: string, prefix: string, pick: (r: PrefixRowView) => boolean,
-    act: 'remove' | ((r: PrefixRowView) => PrefixMark)): Promise<{ count: number; size: number }> {
+    act: 'remove' | 'tombstone' | ((r: PrefixRowView) => PrefixMark), exact = false): Promise<{ count: number; size: number }> {
     const now = Date.now();
     let count = 0;
     let size = 0;
@@ -249,13 +250,14 @@ export class DiskStore implements CacheStore {
     for (let pages = 0; pages < 1_000_000; pages++) {
       const released: Released = { paths: [] };
       const n = this.index.batch(() => {
-        const rows = this.index.lightPage(vhost, prefix, after, 2000);
+        const rows = exact ? (after === undefined ? this.index.rowsOfUrl(vhost, prefix) : []) : this.index.lightPage(vhost, prefix, after, 2000);
         for (const r of rows) {
-          const view: PrefixRowView = { url: r.url, size: r.size, invalidated: r.invalidated, staleAt: r.stale_at };
+          const view: PrefixRowView = { url: r.url, size: r.size, invalidated: r.invalidated, staleAt: r.stale_at, cachedAt: r.cached_at };
           if (!pick(view)) continue;
           count++;
           size += r.size;
           if (act === 'remove') this.index.removeRow(r, released);
+          else if (act === 'tombstone') this.index.tombstoneRow(r, released, now);
           else this.index.markLight(r, act(view), now);
         }
         if (rows.length > 0) { const last = rows[rows.length - 1]!; after = [last.url, last.variant]; }

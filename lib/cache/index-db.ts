@@ -2,10 +2,10 @@
 // never wait for the writer; busy timeout: writers of several processes queue instead of
 // failing). Every statement is prepared once; the request path uses only keyed lookups.
 import Database from 'better-sqlite3';
-import { flagsForInvalidated, prefixUpperBound, type PrefixMark } from './prefix.js';
+import { deleteAtAfter, flagsForInvalidated, INVALIDATED_HARDPURGED, prefixUpperBound, type PrefixMark } from './prefix.js';
 
 /** The columns operator commands need to choose, count, mark or delete a row. */
-export interface LightRow { id: number; url: string; variant: string; size: number; invalidated: number; stale_at: number; flags: number; path: string; disk: number }
+export interface LightRow { id: number; url: string; variant: string; size: number; invalidated: number; stale_at: number; cached_at: number; flags: number; path: string; disk: number }
 
 export interface IndexRow {
   id: number;
@@ -262,27 +262,46 @@ export class IndexDb {
    */
   lightPage(vhost: string, prefix: string, after: [string, string] | undefined, limit: number): LightRow[] {
     const upper = prefixUpperBound(prefix);
-    const cols = 'id, url, variant, size, invalidated, stale_at, flags, path, disk';
-    this.light ??= {
-      first: this.db.prepare(`SELECT ${cols} FROM entries WHERE vhost = ? AND url >= ? ORDER BY url, variant LIMIT ?`),
-      firstTo: this.db.prepare(`SELECT ${cols} FROM entries WHERE vhost = ? AND url >= ? AND url < ? ORDER BY url, variant LIMIT ?`),
-      after: this.db.prepare(`SELECT ${cols} FROM entries WHERE vhost = ? AND (url, variant) > (?, ?) ORDER BY url, variant LIMIT ?`),
-      afterTo: this.db.prepare(`SELECT ${cols} FROM entries WHERE vhost = ? AND (url, variant) > (?, ?) AND url < ? ORDER BY url, variant LIMIT ?`),
-      mark: this.db.prepare('UPDATE entries SET invalidated = ?, flags = ?, stale_at = ?, updated_at = ? WHERE id = ?'),
-    };
-    const l = this.light;
+    const l = this.lightStatements();
     const rows = (after === undefined
       ? (upper === undefined ? l.first.all(vhost, prefix, limit) : l.firstTo.all(vhost, prefix, upper, limit))
       : (upper === undefined ? l.after.all(vhost, after[0], after[1], limit) : l.afterTo.all(vhost, after[0], after[1], upper, limit))) as LightRow[];
     const cut = rows.findIndex((r) => !r.url.startsWith(prefix));
     return cut < 0 ? rows : rows.slice(0, cut);
   }
-  private light: Record<'first' | 'firstTo' | 'after' | 'afterTo' | 'mark', Database.Statement> | undefined;
+
+  private lightStatements(): Record<'first' | 'firstTo' | 'after' | 'afterTo' | 'mark' | 'tombstone', Database.Statement> {
+    const cols = 'id, url, variant, size, invalidated, stale_at, cached_at, flags, path, disk';
+    return this.light ??= {
+      first: this.db.prepare(`SELECT ${cols} FROM entries WHERE vhost = ? AND url >= ? ORDER BY url, variant LIMIT ?`),
+      firstTo: this.db.prepare(`SELECT ${cols} FROM entries WHERE vhost = ? AND url >= ? AND url < ? ORDER BY url, variant LIMIT ?`),
+      after: this.db.prepare(`SELECT ${cols} FROM entries WHERE vhost = ? AND (url, variant) > (?, ?) ORDER BY url, variant LIMIT ?`),
+      afterTo: this.db.prepare(`SELECT ${cols} FROM entries WHERE vhost = ? AND (url, variant) > (?, ?) AND url < ? ORDER BY url, variant LIMIT ?`),
+      // delete_at moves with an extended expiry (PrefixMark.deleteAt); the right-hand sides see
+      // the row's old values, so the old stale window is kept after the new deletion floor.
+      mark: this.db.prepare(`UPDATE entries SET invalidated = ?, flags = ?, stale_at = ?, updated_at = ?,
+        delete_at = CASE WHEN delete_at = 0 THEN 0 ELSE max(delete_at, ? + max(0, delete_at - stale_at)) END WHERE id = ?`),
+      tombstone: this.db.prepare(`UPDATE entries SET invalidated = ?, flags = ?, size = 0, stale_at = ?, updated_at = ?,
+        delete_at = CASE WHEN delete_at = 0 OR delete_at > ? THEN ? ELSE delete_at END WHERE id = ?`),
+    };
+  }
+  private light: Record<'first' | 'firstTo' | 'after' | 'afterTo' | 'mark' | 'tombstone', Database.Statement> | undefined;
 
   /** Sets only the invalidation state of a row (the light counterpart of updateRow). */
   markLight(r: LightRow, mark: PrefixMark, now: number): void {
     const invalidated = mark.invalidated ?? r.invalidated;
-    this.light!.mark.run(invalidated, flagsForInvalidated(r.flags, invalidated), mark.staleAt ?? r.stale_at, now, r.id);
+    this.lightStatements().mark.run(invalidated, flagsForInvalidated(r.flags, invalidated), mark.staleAt ?? r.stale_at, now, mark.deleteAt ?? 0, r.id);
+  }
+
+  /**
+   * Hardpurge: the body goes (its bytes leave the disk's quota), the row stays marked for at most
+   * a day, never served, so fileinfo can show HardPurge Y until a new fetch replaces it.
+   */
+  tombstoneRow(r: LightRow, released: Released, now: number): void {
+    const until = now + 86_400_000;
+    this.lightStatements().tombstone.run(INVALIDATED_HARDPURGED, flagsForInvalidated(r.flags, INVALIDATED_HARDPURGED), now, now, until, until, r.id);
+    this.s.addUsed.run(-r.size, r.disk);
+    released.paths.push(r.path);
   }
 
   /** Marks a page of rows (invalidation by command); flags follow the invalidated state. */
@@ -290,7 +309,8 @@ export class IndexDb {
     for (const r of rows) {
       const invalidated = mark.invalidated ?? r.invalidated;
       const flags = flagsForInvalidated(r.flags, invalidated);
-      this.updateRow({ ...r, invalidated, flags, stale_at: mark.staleAt ?? r.stale_at, updated_at: now });
+      const deleteAt = mark.deleteAt === undefined ? r.delete_at : deleteAtAfter({ staleAt: r.stale_at, deleteAt: r.delete_at }, mark.deleteAt);
+      this.updateRow({ ...r, invalidated, flags, stale_at: mark.staleAt ?? r.stale_at, delete_at: deleteAt, updated_at: now });
     }
   }
 

@@ -8,9 +8,9 @@ import { systemLog } from '../log/system-log.js';
 import { toWire, type WireTarget } from '../rt/control.js';
 import type { InvalidationService } from './invalidation-service.js';
 
-export interface QueuedCommand { command: InvalidateKind; url: string; targets: Target[]; timestamp: string }
+export interface QueuedCommand { command: InvalidateKind; url: string; targets: Target[]; timestamp: string; queuedAt: number }
 
-export interface PrectrlEntry { vhost: string; kind: InvalidateKind; target: WireTarget }
+export interface PrectrlEntry { vhost: string; kind: InvalidateKind; target: WireTarget; queuedAt: number }
 
 export class AsyncInvalidationQueue {
   private readonly waiting: QueuedCommand[] = [];
@@ -27,7 +27,8 @@ export class AsyncInvalidationQueue {
   /** Queues a command; false when the queue is full. */
   add(command: InvalidateKind, url: string, targets: Target[]): boolean {
     if (this.waiting.length >= this.max) return false;
-    this.waiting.push({ command, url, targets, timestamp: new Date().toISOString() });
+    const queuedAt = Date.now();
+    this.waiting.push({ command, url, targets, timestamp: new Date(queuedAt).toISOString(), queuedAt });
     for (const t of targets) this.prectrlOff.delete(t.vhost);
     void this.publishNow();
     if (!this.running) void this.drain();
@@ -59,7 +60,12 @@ export class AsyncInvalidationQueue {
 
   private entries(): PrectrlEntry[] {
     const out: PrectrlEntry[] = [];
-    for (const c of this.waiting) for (const t of c.targets) if (!this.prectrlOff.has(t.vhost)) out.push({ vhost: t.vhost, kind: c.command, target: toWire(t) });
+    for (const c of this.waiting) {
+      for (const t of c.targets) {
+        // What the command will really do to the target (purge2expire), not what was asked.
+        if (!this.prectrlOff.has(t.vhost)) out.push({ vhost: t.vhost, kind: this.svc.kindFor(c.command, t), target: toWire(t), queuedAt: c.queuedAt });
+      }
+    }
     return out;
   }
 
@@ -76,7 +82,8 @@ export class AsyncInvalidationQueue {
         const next = this.waiting[0];
         if (next === undefined) break;
         try {
-          const out = await this.svc.run(next.command, next.targets);
+          // Copies refreshed by pre-cache control since the command was queued are left alone.
+          const out = await this.svc.run(next.command, next.targets, undefined, next.queuedAt);
           systemLog.info({ command: next.command, url: next.url, result: out.result }, 'asynchronous invalidation done');
         } catch (err) {
           systemLog.error({ command: next.command, url: next.url, err: (err as Error).message }, 'asynchronous invalidation failed');

@@ -1,6 +1,7 @@
 // Invalidation commands as the primary runs them: parse the targets (hosts by name or alias,
 // the most recently used host for targets without one), apply `purge.purge2expire`, and have one
 // worker change the shared index (the invalidation log reaches the others' memory).
+import { effectiveKind, noTargetStatus, type PurgeSettings } from '../cache/commands/purge-mode.js';
 import { parseTargets, type Target } from '../cache/commands/targets.js';
 import type { InvalidateKind, InvalidateResult } from '../cache/commands/invalidate.js';
 import { toWire } from '../rt/control.js';
@@ -15,6 +16,8 @@ export class InvalidationService {
   private lastHost: string | undefined;
   private tableFor: Setting | undefined;
   private table: VhostTable<{ name: string; enable: boolean; aliases: string[]; listen: null }> | undefined;
+  private purgeFor: Setting | undefined;
+  private purge = new Map<string, PurgeSettings>();
 
   constructor(private readonly bridge: WorkerBridge, private readonly setting: () => Setting) {}
 
@@ -27,6 +30,15 @@ export class InvalidationService {
     return this.table!.route(name, undefined)?.name;
   };
 
+  private purgeSettings = (vhost: string): PurgeSettings | undefined => {
+    const s = this.setting();
+    if (this.purgeFor !== s) {
+      this.purge = new Map(resolveHosts(s).map((h) => [h.name, h.functions.network.cache.purge]));
+      this.purgeFor = s;
+    }
+    return this.purge.get(vhost);
+  };
+
   /** Parses `url`; throws TargetError (400) for a bad or unknown target. */
   targets(url: string | null): Target[] {
     const list = parseTargets(url, this.knownHost, this.lastHost);
@@ -34,30 +46,30 @@ export class InvalidationService {
     return list;
   }
 
-  /** purge.purge2expire: ROOT turns purges of a whole site into expire, PATTERN wildcard purges, ALL every purge. */
-  private purgeMode(t: Target): InvalidateKind {
-    const host = resolveHosts(this.setting()).find((h) => h.name === t.vhost);
-    const mode = host?.functions.network.cache.purge.purge2expire ?? 'NONE';
-    if (mode === 'ALL') return 'expire';
-    if (mode === 'PATTERN' && t.wildcard) return 'expire';
-    if (mode === 'ROOT' && t.prefix === '/' && (t.wildcard || t.text.endsWith('/'))) return 'expire';
-    return 'purge';
+  /** The command the target really gets after purge.purge2expire (also what pre-cache control applies). */
+  kindFor(kind: InvalidateKind, t: Target): InvalidateKind {
+    return effectiveKind(kind, t, this.purgeSettings(t.vhost)?.purge2expire ?? 'NONE');
   }
 
-  async run(kind: InvalidateKind, targets: Target[], sec?: number): Promise<InvalidationOutcome> {
+  /**
+   * Runs a command. `before`: only copies cached before then (a queued command, see
+   * AsyncInvalidationQueue). A purge does nothing for a host whose every origin address is
+   * excluded in every live worker: no worker could fetch the object again.
+   */
+  async run(kind: InvalidateKind, targets: Target[], sec?: number, before?: number): Promise<InvalidationOutcome> {
     const groups = new Map<InvalidateKind, Target[]>();
     for (const t of targets) {
-      const k = kind === 'purge' ? this.purgeMode(t) : kind;
+      const k = this.kindFor(kind, t);
       groups.set(k, [...(groups.get(k) ?? []), t]);
     }
+    const purged = groups.get('purge');
+    const excluded = purged === undefined ? [] : await this.bridge.excludedEverywhere([...new Set(purged.map((t) => t.vhost))]);
     const total: InvalidateResult = { Count: 0, Size: 0, Time: 0 };
     for (const [k, list] of groups) {
-      const r = await this.bridge.call<InvalidateResult>('invalidate', { kind: k, targets: list.map(toWire), sec });
+      const r = await this.bridge.call<InvalidateResult>('invalidate', { kind: k, targets: list.map(toWire), sec, before, excluded });
       total.Count += r.Count; total.Size += r.Size; total.Time += r.Time;
     }
-    const host = resolveHosts(this.setting()).find((h) => h.name === targets[0]!.vhost);
-    const noTarget = host?.functions.network.cache.purge.resCodeNoCtrlTarget ?? 200;
-    return { kind, result: total, status: total.Count === 0 ? noTarget : 200 };
+    return { kind, result: total, status: total.Count === 0 ? noTargetStatus(targets, this.purgeSettings) : 200 };
   }
 
   fileinfo(vhost: string, url: string): Promise<Record<string, unknown>[]> {

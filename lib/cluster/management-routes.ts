@@ -9,7 +9,7 @@ import { InvalidationService } from './invalidation-service.js';
 import type { WorkerBridge } from './rt-bridge.js';
 import type { Setting } from '../setting/types.js';
 
-export const PRODUCT_VERSION = '0.1.0';
+export { PRODUCT_VERSION } from '../manager/version.js';
 
 export interface PrimaryServices { bridge: WorkerBridge; current(): Setting; lifecycle: SettingLifecycle }
 

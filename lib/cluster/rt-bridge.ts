@@ -1,14 +1,52 @@
 // The primary's view of the RT workers for the management API: which are up, and commands sent
-// to them over IPC. Origin health is per worker (each has its own connections); the first live
-// worker's view is reported, and a reset goes to every worker.
+// to them over IPC. Origin health is per worker (each has its own connections and failure
+// counts), so origin queries ask every live worker and merge; commands on the shared index go to
+// one worker only.
 import type { Worker } from 'node:cluster';
-import { RtBridgeError, type OriginStatus, type RtBridge } from '../manager/index.js';
+import { RtBridgeError, type OriginState, type OriginStatus, type RtBridge } from '../manager/index.js';
 import type { Setting } from '../setting/types.js';
 import { RpcError, type RpcClient } from './rpc.js';
 
 export interface WorkerSource {
   liveWorkers(): Worker[];
   setting(): Setting;
+}
+
+type Pairs<V> = Array<Record<string, V>>;
+
+/** Per key: Inactive if any worker has it Inactive (an operator must see a partial failure). */
+function mergeStates(lists: Pairs<OriginState>[]): Pairs<OriginState> {
+  const out = new Map<string, OriginState>();
+  for (const list of lists) {
+    for (const item of list) {
+      for (const [k, v] of Object.entries(item)) if (out.get(k) !== 'Inactive') out.set(k, v);
+    }
+  }
+  return [...out].map(([k, v]) => ({ [k]: v }));
+}
+
+/**
+ * One host's status from every worker's: an address or IP Inactive in any worker is Inactive
+ * (with the longest TTL among those workers); an IP Active everywhere keeps the shortest TTL.
+ */
+export function mergeOriginStatus(views: OriginStatus[]): OriginStatus {
+  const inactive = new Map<string, number>();
+  const active = new Map<string, number>();
+  for (const v of views) {
+    for (const item of v.InactiveIP) for (const [ip, ttl] of Object.entries(item)) inactive.set(ip, Math.max(ttl, inactive.get(ip) ?? 0));
+  }
+  for (const v of views) {
+    for (const item of v.ActiveIP) {
+      for (const [ip, ttl] of Object.entries(item)) if (!inactive.has(ip)) active.set(ip, Math.min(ttl, active.get(ip) ?? Infinity));
+    }
+  }
+  return {
+    VirtualHost: views[0]!.VirtualHost,
+    Address: mergeStates(views.map((v) => v.Address)),
+    Address2: mergeStates(views.map((v) => v.Address2)),
+    ActiveIP: [...active].map(([ip, ttl]) => ({ [ip]: ttl })),
+    InactiveIP: [...inactive].map(([ip, ttl]) => ({ [ip]: ttl })),
+  };
 }
 
 export class WorkerBridge implements RtBridge {
@@ -38,8 +76,26 @@ export class WorkerBridge implements RtBridge {
     }
   }
 
-  originStatus(vhost?: string): Promise<OriginStatus[]> {
-    return this.call<OriginStatus[]>('origin-status', { vhost });
+  /** The answer of every live worker (RT not running when there is none). */
+  async callAll<T>(op: string, args: unknown): Promise<T[]> {
+    const workers = this.src.liveWorkers();
+    if (workers.length === 0) throw new RtBridgeError('RT_NOT_RUNNING', 'RT not running');
+    return Promise.all(workers.map((w) => this.call<T>(op, args, w)));
+  }
+
+  /** Origin status merged over every worker, one item per host in setting order. */
+  async originStatus(vhost?: string): Promise<OriginStatus[]> {
+    const views = await this.callAll<OriginStatus[]>('origin-status', { vhost });
+    const byHost = new Map<string, OriginStatus[]>();
+    for (const list of views) for (const s of list) byHost.set(s.VirtualHost, [...(byHost.get(s.VirtualHost) ?? []), s]);
+    return [...byHost.values()].map(mergeOriginStatus);
+  }
+
+  /** Hosts (of those given) whose every origin address is excluded in every live worker. */
+  async excludedEverywhere(vhosts: string[]): Promise<string[]> {
+    if (vhosts.length === 0) return [];
+    const views = await this.callAll<string[]>('all-excluded', { vhosts });
+    return vhosts.filter((h) => views.every((list) => list.includes(h)));
   }
 
   /** Sends a command to every live worker. */
@@ -48,8 +104,6 @@ export class WorkerBridge implements RtBridge {
   }
 
   async resetOrigin(vhost?: string): Promise<void> {
-    const workers = this.src.liveWorkers();
-    if (workers.length === 0) throw new RtBridgeError('RT_NOT_RUNNING', 'RT not running');
-    await Promise.all(workers.map((w) => this.call('reset-origin', { vhost }, w)));
+    await this.callAll('reset-origin', { vhost });
   }
 }

@@ -58,10 +58,10 @@ export class Dispatcher {
   async handle(raw: RawRequest): Promise<ApiReply> {
     const v = this.ctx.version;
     // A caller on no allowList entry learns nothing, not even that its path is malformed.
-    if (this.access?.roleOf(raw.remoteAddress) === undefined) return fail(HTTP.unauthorized, v, raw.rawPath, 'query', 'Unauthorized');
+    if (this.access?.roleOf(raw.remoteAddress) === undefined) return this.unauthorized(raw.method, normalisePath(raw.rawPath), raw.rawPath);
     const path = normalisePath(raw.rawPath);
     if (path === undefined) return fail(HTTP.badRequest, v, raw.rawPath, 'query', 'Bad Request: malformed path');
-    if (!this.access.check(raw.remoteAddress, path).allowed) return fail(HTTP.unauthorized, v, path, 'query', 'Unauthorized');
+    if (!this.access.check(raw.remoteAddress, path).allowed) return this.unauthorized(raw.method, path, path);
 
     const { route, allowed, rest } = this.find(raw.method, path);
     if (route === undefined) {
@@ -82,6 +82,15 @@ export class Dispatcher {
     } catch (err) {
       return errorReply(err, v, route);
     }
+  }
+
+  /**
+   * 401 in the envelope of the route the path names (its method name and its group's spelling:
+   * `Fail` for deploy/backup/restore), or of the query group for a path that names none.
+   */
+  private unauthorized(method: string, path: string | undefined, shown: string): ApiReply {
+    const route = path === undefined ? undefined : this.find(method, path).route;
+    return fail(HTTP.unauthorized, this.ctx.version, route?.name ?? shown, route?.group ?? 'query', 'Unauthorized');
   }
 
   private find(method: string, path: string): { route?: Route; allowed: string[]; rest?: string } {

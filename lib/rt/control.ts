@@ -38,16 +38,17 @@ export function controlHandlers(src: ControlSource): Record<string, RpcHandler> 
   return {
     'origin-status': ({ vhost }: { vhost?: string }) => hostsOf(src, vhost).map((h) => h.origin.status()),
     'reset-origin': ({ vhost }: { vhost?: string }) => { for (const h of hostsOf(src, vhost)) h.origin.reset(); return null; },
-    invalidate: async ({ kind, targets, sec }: { kind: InvalidateKind; targets: WireTarget[]; sec?: number }) => {
+    'all-excluded': ({ vhosts }: { vhosts: string[] }) => vhosts.filter((v) => src.hosts().get(v)?.origin.allExcluded() === true),
+    invalidate: async ({ kind, targets, sec, before, excluded }: { kind: InvalidateKind; targets: WireTarget[]; sec?: number; before?: number; excluded?: string[] }) => {
       const cache = src.cache();
       if (cache === undefined) throw Object.assign(new Error('cache not open'), { code: 'RT_NOT_RUNNING' });
       for (const t of targets) await cache.stage.settledUnder(t.vhost, t.prefix);
-      return runInvalidation(cache.store, cache.invalidations, kind, targets.map(fromWire), {
-        sec, allExcluded: (vhost) => src.hosts().get(vhost)?.origin.allExcluded() ?? false,
-      });
+      // The primary decides "every origin excluded" over all workers' views.
+      const skip = new Set(excluded ?? []);
+      return runInvalidation(cache.store, cache.invalidations, kind, targets.map(fromWire), { sec, before, allExcluded: (vhost) => skip.has(vhost) });
     },
-    prectrl: ({ entries }: { entries: { vhost: string; kind: InvalidateKind; target: WireTarget }[] }) => {
-      src.cache()?.stage.setPrectrl(entries.map((e) => ({ vhost: e.vhost, kind: e.kind, target: fromWire(e.target) })));
+    prectrl: ({ entries }: { entries: { vhost: string; kind: InvalidateKind; target: WireTarget; queuedAt: number }[] }) => {
+      src.cache()?.stage.setPrectrl(entries.map((e) => ({ vhost: e.vhost, kind: e.kind, target: fromWire(e.target), queuedAt: e.queuedAt })));
       return null;
     },
     fileinfo: async ({ vhost, url }: { vhost: string; url: string }) => {

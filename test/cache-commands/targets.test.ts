@@ -34,3 +34,11 @@ t.test('an unknown host, no host at all, or an empty url is refused', async (t) 
   t.throws(() => parseTargets('', known, 'a.com'), TargetError);
   t.throws(() => parseTargets(null, known, 'a.com'), TargetError);
 });
+
+t.test('a virtual host name without a dot is a host when it is known, else a path of the last host', async (t) => {
+  const names = new Map([['bench', 'bench'], ['a.com', 'a.com']]);
+  const byName = (n: string): string | undefined => names.get(n);
+  t.match(parseTargets('bench/obj/*', byName, 'a.com'), [{ vhost: 'bench', prefix: '/obj/', wildcard: true }]);
+  t.match(parseTargets('obj/*', byName, 'a.com'), [{ vhost: 'a.com', prefix: '/obj/', wildcard: true }]);
+  t.throws(() => parseTargets('nohost:8080/x', byName, 'a.com'), TargetError, 'a name with a port is taken for a host');
+});

@@ -19,7 +19,7 @@ origin.otherwise((req, res) => {
 const port = await freePort();
 const server = await startServer([
   { name: 'p.com', aliases: ['www.p.com'], listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } },
-], { extra: { functions: { network: { http: { backEnd: { session: { connectTimeout: 1, receiveTimeout: 1 }, health: { failCount: 100 } } } } } } });
+], { extra: { functions: { network: { http: { backEnd: { session: { connectTimeout: 2, receiveTimeout: 1 }, health: { failCount: 100 } } } } } } });
 t.teardown(async () => { await server.stop(); await origin.stop(); });
 
 const get = async (path: string) => {
@@ -98,15 +98,28 @@ t.test('hardpurge deletes for good: re-fetched even when the origin then fails, 
   } finally { originUp = true; }
 });
 
+/** Every field of the cache file record of document 1, in its order. */
+const RECORD_FIELDS = ['URI', 'Accept-Encoding', 'UseOriginEncoding', 'RefCount', 'Size', 'CachedSize', 'Disk-Index', 'FID',
+  'LocalPath', 'HashKey', 'VHost', 'File-Opened', 'File-Updating', 'Downloader-Count', 'LastAccess', 'CreatedTime', 'UpdateTime',
+  'TTL-Left', 'LastModifiedTime', 'ExpireTime', 'ResponseCode', 'ContentType', 'CacheControl', 'ETag', 'NoMoreExist',
+  'LocalFileExist', 'State', 'SmallFile', 'Remove', 'Deleted', 'AddedSize', 'TransferEncoding', 'Compression', 'Purge',
+  'HardPurge', 'Ignore-IMS', 'Fragmented', 'Redirect-Location', 'Content-Disposition', 'NoCache', 'CorrectedInitAge', 'OriginalHeaders'];
+
 t.test('fileinfo shows every field of the record and NOT_CACHED for an unknown URL', async (t) => {
   await get('/f/1');
   const r = await api('/monitoring/fileinfo?url=p.com/f/1');
   t.equal(r.status, 200);
   const rec = r.json.result[0];
-  for (const f of ['URI', 'Size', 'CachedSize', 'Disk-Index', 'FID', 'LocalPath', 'HashKey', 'VHost', 'TTL-Left', 'ResponseCode', 'ContentType', 'CacheControl', 'ETag', 'State', 'Purge', 'HardPurge', 'CorrectedInitAge']) t.ok(f in rec, f);
+  t.same(Object.keys(rec), RECORD_FIELDS, 'exactly the fields of the spec');
+  for (const f of ['LastAccess', 'CreatedTime', 'UpdateTime', 'TTL-Left']) t.match(rec[f], [/^\d{4}\.\d\d\.\d\d \d\d:\d\d:\d\d$/, Number], f);
+  t.same(rec.LastModifiedTime, [0, 0], 'no Last-Modified from the origin');
   t.equal(rec.URI, '/f/1'); t.equal(rec.ResponseCode, 200); t.equal(rec.CacheControl, 600); t.equal(rec.Purge, 'N');
   await api('/command/purge?url=p.com/f/1');
   t.equal((await api('/monitoring/fileinfo?url=p.com/f/1')).json.result[0].Purge, 'Y');
+  t.equal((await api('/command/hardpurge?url=p.com/f/1')).json.result.Count, 1);
+  t.match((await api('/monitoring/fileinfo?url=p.com/f/1')).json.result[0], { HardPurge: 'Y', Purge: 'N', LocalFileExist: 'N' }, 'a hard-purged record until the next fetch');
+  t.equal((await get('/f/1')).cache, 'TCP_MISS', 'a hard-purged object is a miss');
+  t.equal((await api('/monitoring/fileinfo?url=p.com/f/1')).json.result[0].HardPurge, 'N', 'the fetch replaced it');
   const none = await api('/monitoring/fileinfo?url=p.com/nothing');
   t.equal(none.status, 404);
   t.equal(none.json.status, 'NOT_CACHED');
@@ -120,4 +133,54 @@ t.test('bad calls: no url is 400, an unknown host 502, POST purge takes a form b
   const r = await request(`http://127.0.0.1:${server.apiPort}/command/purge`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'url=p.com/post/1' });
   t.equal(r.statusCode, 200);
   t.equal(((await r.body.json()) as any).result.Count, 1);
+});
+
+t.test('fileinfo has one record per Accept-Encoding variant', async (t) => {
+  origin.on('/v/1', (req, res) => {
+    const gzip = /gzip/.test(String(req.headers['accept-encoding'] ?? ''));
+    const body = gzip ? 'gzipped-bytes' : 'plain text';
+    res.writeHead(200, { vary: 'accept-encoding', 'cache-control': 'max-age=600', 'content-length': Buffer.byteLength(body), ...(gzip ? { 'content-encoding': 'gzip' } : {}) });
+    res.end(body);
+  });
+  for (const ae of ['gzip', 'identity']) {
+    const r = await request(`http://127.0.0.1:${port}/v/1`, { headers: { host: 'p.com', 'accept-encoding': ae } });
+    await r.body.text();
+  }
+  const r = await api('/monitoring/fileinfo?url=p.com/v/1');
+  t.equal(r.json.result.length, 2);
+  t.same(r.json.result.map((x: Record<string, unknown>) => x.Compression).sort(), ['-', 'gzip']);
+  for (const rec of r.json.result) { t.equal(rec['Accept-Encoding'], 'Y'); t.same(Object.keys(rec), RECORD_FIELDS); }
+});
+
+t.test('every command result carries Count, Size and Time', async (t) => {
+  await get('/t/1');
+  for (const c of ['purge', 'expire', 'hardpurge']) {
+    const r = await api(`/command/${c}?url=p.com/t/1`);
+    t.match(r.json.result, { Count: Number, Size: Number, Time: Number }, c);
+    t.ok(r.json.result.Time >= 0);
+  }
+});
+
+t.test('a purged object whose refresh fails is restored, served until connectTimeout, then the origin is asked again', async (t) => {
+  await get('/rf/1');
+  await api('/command/purge?url=p.com/rf/1');
+  t.equal((await api('/monitoring/fileinfo?url=p.com/rf/1')).json.result[0].Purge, 'Y');
+  let asked: number;
+  originUp = false;
+  try {
+    const failed = await get('/rf/1');
+    t.equal(failed.cache, 'TCP_REF_FAIL_HIT');
+    t.equal(failed.body, '/rf/1 v1');
+    asked = fetches('/rf/1').length;
+    t.equal((await get('/rf/1')).cache, 'TCP_HIT', 'the restored copy serves within connectTimeout (2 s)');
+    t.equal(fetches('/rf/1').length, asked, 'without asking the origin');
+  } finally { originUp = true; }
+  let last = '';
+  for (let i = 0; i < 60 && fetches('/rf/1').length === asked; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    last = (await get('/rf/1')).cache;
+  }
+  t.ok(fetches('/rf/1').length > asked, 'the origin is tried again once connectTimeout has passed');
+  t.equal(last, 'TCP_REFRESH_HIT', 'and the unchanged object is refreshed');
+  t.equal((await api('/monitoring/fileinfo?url=p.com/rf/1')).json.result[0].Purge, 'N');
 });

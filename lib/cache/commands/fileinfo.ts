@@ -1,7 +1,7 @@
 // The cache file record of `/monitoring/fileinfo` (document 1): one record per stored variant.
 import { responseDirectives } from '../policy/index.js';
 import type { DiskRecord } from '../disk-store.js';
-import { FLAG_HARDPURGE, FLAG_PURGE } from '../prefix.js';
+import { FLAG_HARDPURGE, FLAG_PURGE, INVALIDATED_HARDPURGED } from '../prefix.js';
 import type { CacheEntryMeta, StoredHeaders } from '../store.js';
 import { initialAge, parseHttpDate } from '../policy/index.js';
 
@@ -34,7 +34,9 @@ export interface FileInfoContext { now: number; useOriginEncoding: boolean; smal
 export function fileRecord(e: CacheEntryMeta & Partial<DiskRecord>, ctx: FileInfoContext): Record<string, unknown> {
   const h = e.headers;
   const flags = e.flags ?? (e.invalidated === 1 ? FLAG_PURGE : 0);
-  const onDisk = e.path !== undefined;
+  // A hard-purge tombstone: the row without its body, kept until the next fetch replaces it.
+  const gone = e.invalidated === INVALIDATED_HARDPURGED;
+  const onDisk = e.path !== undefined && !gone;
   const lastModified = parseHttpDate(header(h, 'last-modified'));
   const expires = parseHttpDate(header(h, 'expires'));
   return {
@@ -62,13 +64,13 @@ export function fileRecord(e: CacheEntryMeta & Partial<DiskRecord>, ctx: FileInf
     ContentType: header(h, 'content-type') ?? '-',
     CacheControl: cacheControlField(h),
     ETag: header(h, 'etag') ?? '-',
-    NoMoreExist: 'N',
-    LocalFileExist: yn(onDisk || e.status !== 200),
+    NoMoreExist: yn(gone),
+    LocalFileExist: yn(!gone && (onDisk || e.status !== 200)),
     State: 'Cached',
     SmallFile: yn(e.size <= ctx.smallFileMax),
-    Remove: 'N',
-    Deleted: 'N',
-    AddedSize: 'Y',
+    Remove: yn(gone),
+    Deleted: yn(gone),
+    AddedSize: yn(!gone),
     TransferEncoding: yn(header(h, 'content-length') === undefined),
     Compression: header(h, 'content-encoding') ?? '-',
     Purge: yn((flags & FLAG_PURGE) !== 0),

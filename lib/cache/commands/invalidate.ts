@@ -1,10 +1,13 @@
 // The invalidation commands of document 1 as they act on the cache of the node: purge
 // (invalidated, re-fetched on next access, restored if the origin then fails), expire (next
-// access revalidates), expireafter (expiry = now + sec), hardpurge (deleted for good). The
-// shared index is changed once by the worker that runs the command; the invalidation log makes
-// every other worker drop its memory copies.
+// access revalidates), expireafter (expiry = now + sec), hardpurge (body deleted for good; a
+// tombstone row shows HardPurge until the next fetch). The shared index is changed once by the
+// worker that runs the command; the invalidation log makes every other worker drop its memory
+// copies.
+import type { PrefixRowView } from '../disk-store.js';
 import type { InvalidationLog } from '../invalidation-log.js';
-import type { PrefixMark } from '../prefix.js';
+import type { MemoryObject } from '../memory-store.js';
+import { INVALIDATED_HARDPURGED, type PrefixMark } from '../prefix.js';
 import type { TieredStore } from '../tiered-store.js';
 import type { Target } from './targets.js';
 
@@ -17,6 +20,11 @@ export interface InvalidateOptions {
   sec?: number;
   /** Whether the host's every origin address is excluded (then purge does nothing). */
   allExcluded?: (vhost: string) => boolean;
+  /**
+   * Only copies cached before this time (epoch ms): a queued command leaves alone what pre-cache
+   * control already refreshed while it waited.
+   */
+  before?: number;
 }
 
 function selects(t: Target): (url: string) => boolean {
@@ -25,46 +33,55 @@ function selects(t: Target): (url: string) => boolean {
   return m === undefined ? () => true : (url) => m.test(url);
 }
 
+interface Plan { pick: (r: PrefixRowView) => boolean; act: 'tombstone' | ((r: PrefixRowView) => PrefixMark) }
+
+function planFor(kind: InvalidateKind, urlMatches: (url: string) => boolean, now: number, opts: InvalidateOptions): Plan {
+  const before = opts.before ?? Infinity;
+  // A hard-purged tombstone is no content: no command counts or changes it.
+  const base = (r: PrefixRowView): boolean => r.invalidated !== INVALIDATED_HARDPURGED && r.cachedAt < before && urlMatches(r.url);
+  switch (kind) {
+    case 'purge':
+      // An object already purged is not counted (or purged) again.
+      return { pick: (r) => r.invalidated !== 1 && base(r), act: () => ({ invalidated: 1 }) };
+    case 'expire':
+      // A purged object stays purged: expiring it would let a 304 bring the old content back.
+      return { pick: base, act: (r) => ({ invalidated: r.invalidated === 1 ? 1 : 2, staleAt: Math.min(r.staleAt, now) }) };
+    case 'expireafter': {
+      const at = now + (opts.sec ?? 86400) * 1000;
+      // deleteAt moves too: the sweep drops rows past it, whatever their new expiry says.
+      return { pick: base, act: () => ({ staleAt: at, deleteAt: at }) };
+    }
+    case 'hardpurge':
+      return { pick: base, act: 'tombstone' };
+  }
+}
+
 export async function runInvalidation(store: TieredStore, log: InvalidationLog | undefined, kind: InvalidateKind,
   targets: readonly Target[], opts: InvalidateOptions = {}): Promise<InvalidateResult> {
   const started = Date.now();
   let count = 0;
   let size = 0;
-  const now = Date.now();
+  const before = opts.before ?? Infinity;
+  const done: Target[] = [];
   for (const t of targets) {
     if (kind === 'purge' && opts.allExcluded?.(t.vhost)) continue;
     const urlMatches = selects(t);
-    let pick: (r: { url: string; invalidated: number }) => boolean = (r) => urlMatches(r.url);
-    let act: 'remove' | ((r: { staleAt: number }) => PrefixMark);
-    switch (kind) {
-      case 'purge':
-        // An object already purged is not counted (or purged) again.
-        pick = (r) => r.invalidated !== 1 && urlMatches(r.url);
-        act = () => ({ invalidated: 1 });
-        break;
-      case 'expire':
-        act = (r) => ({ invalidated: 2, staleAt: Math.min(r.staleAt, now) });
-        break;
-      case 'expireafter': {
-        const at = now + (opts.sec ?? 86400) * 1000;
-        act = () => ({ staleAt: at });
-        break;
-      }
-      case 'hardpurge':
-        act = 'remove';
-        break;
-    }
-    const disk = await store.disk.applyByPrefix(t.vhost, t.prefix, pick, act);
+    const { pick, act } = planFor(kind, urlMatches, Date.now(), opts);
+    const disk = await store.disk.applyByPrefix(t.vhost, t.prefix, pick, act, !t.wildcard);
     count += disk.count;
     size += disk.size;
     // Memory copies are dropped (the disk row carries the new state); objects that live only in
-    // memory (volatile hosts) are counted here.
-    for (const m of store.memory.listByPrefix(t.vhost, t.prefix)) {
-      if (!urlMatches(m.key.url)) continue;
+    // memory (volatile hosts) are counted here. An exact target is a keyed lookup, not a walk.
+    const inMemory: MemoryObject[] = t.wildcard
+      ? store.memory.listByPrefix(t.vhost, t.prefix)
+      : store.memory.variantsSync({ vhost: t.vhost, url: t.prefix });
+    for (const m of inMemory) {
+      if (!urlMatches(m.key.url) || m.cachedAt >= before) continue;
       if (m.volatile && (kind !== 'purge' || m.invalidated !== 1)) { count++; size += m.size; }
       store.memory.deleteSync(m.key, m.variantKey);
     }
+    done.push(t);
   }
-  log?.record(targets.map((t) => ({ vhost: t.vhost, url: t.prefix, prefix: t.wildcard })));
+  log?.record(done.map((t) => ({ vhost: t.vhost, url: t.prefix, prefix: t.wildcard })));
   return { Count: count, Size: size, Time: Date.now() - started };
 }

@@ -26,7 +26,7 @@ function globToRegExp(pattern: string): RegExp {
   return new RegExp(`${re}$`);
 }
 
-function splitHost(target: string): { host: string | undefined; path: string } {
+function splitHost(target: string, knownHost: (name: string) => string | undefined): { host: string | undefined; path: string } {
   let rest = target;
   const scheme = /^https?:\/\//i.exec(rest);
   if (scheme) {
@@ -38,9 +38,14 @@ function splitHost(target: string): { host: string | undefined; path: string } {
   if (rest.startsWith('/')) return { host: undefined, path: rest };
   const slash = rest.indexOf('/');
   const first = slash < 0 ? rest : rest.slice(0, slash);
-  // `host/path`: the first segment is a host when it looks like one (has a dot, a port or is localhost).
-  if (/^[a-z0-9-]+(\.[a-z0-9-]+)+(:\d+)?$/i.test(first) || /^localhost(:\d+)?$/i.test(first) || /^\[[0-9a-f:]+\](:\d+)?$/i.test(first)) {
-    return { host: first.replace(/:\d+$/, '').toLowerCase(), path: slash < 0 ? '/' : rest.slice(slash) };
+  const name = first.replace(/:\d+$/, '').toLowerCase();
+  const asHost = { host: name, path: slash < 0 ? '/' : rest.slice(slash) };
+  // `host/path`: a virtual host name or alias first (names need no dot: `bench/obj/*`), then
+  // anything that looks like a host (a dot, a port, localhost, an IPv6 literal) so that an
+  // unknown host is reported as such instead of being taken for a path.
+  if (knownHost(name) !== undefined) return asHost;
+  if (/^[a-z0-9-]+(\.[a-z0-9-]+)+(:\d+)?$/i.test(first) || /^[a-z0-9-]+:\d+$/i.test(first) || /^localhost$/i.test(name) || /^\[[0-9a-f:]+\](:\d+)?$/i.test(first)) {
+    return asHost;
   }
   return { host: undefined, path: `/${rest}` };
 }
@@ -56,7 +61,7 @@ export function parseTargets(url: string | null, knownHost: (name: string) => st
   for (const raw of url.split('|')) {
     const text = raw.trim();
     if (text === '') continue;
-    const { host, path } = splitHost(text);
+    const { host, path } = splitHost(text, knownHost);
     let vhost = current;
     if (host !== undefined) {
       vhost = knownHost(host);

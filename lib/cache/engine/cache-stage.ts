@@ -15,6 +15,7 @@ import { purgeByMethod } from './purge-method.js';
 import type { InvalidateKind } from '../commands/invalidate.js';
 import type { Target } from '../commands/targets.js';
 import type { TieredStore } from '../tiered-store.js';
+import { deleteAtAfter } from '../prefix.js';
 import type { CacheContext } from './context.js';
 import { deliverCached } from './deliver-cached.js';
 import { CLIENT_CONDITIONALS, fetchAndStore, keyString, newEntryMeta, type FetchPlan } from './fetch-store.js';
@@ -23,6 +24,9 @@ import {
   cacheResultForHit, freshnessDecision, invalidationTargets, mergeNotModified, requestControl,
   revalidationHeaders, staleIfErrorAllows, storableResponse, variantOf, type RequestControl,
 } from './rules.js';
+
+/** An asynchronous command waiting in the primary's queue (pre-cache control). */
+export interface PrectrlEntry { vhost: string; kind: InvalidateKind; target: Target; queuedAt: number }
 
 export interface CacheStageOptions {
   store: TieredStore;
@@ -46,23 +50,24 @@ export class CacheStage {
     return this.ctx.inflight.size;
   }
 
-  private prectrl = new Map<string, { kind: InvalidateKind; target: Target }[]>();
+  private prectrl = new Map<string, PrectrlEntry[]>();
 
   /**
    * Pre-cache control: asynchronous commands still waiting in the primary's queue. Content they
    * name is treated as if they had run (purged: fetched anew, expired: revalidated).
    */
-  setPrectrl(entries: { vhost: string; kind: InvalidateKind; target: Target }[]): void {
-    const next = new Map<string, { kind: InvalidateKind; target: Target }[]>();
+  setPrectrl(entries: PrectrlEntry[]): void {
+    const next = new Map<string, PrectrlEntry[]>();
     for (const e of entries) next.set(e.vhost, [...(next.get(e.vhost) ?? []), e]);
     this.prectrl = next;
   }
 
-  private pendingCommand(vhost: string, url: string): InvalidateKind | undefined {
+  private pendingCommand(vhost: string, url: string): PrectrlEntry | undefined {
     const list = this.prectrl.get(vhost);
     if (list === undefined) return undefined;
-    for (const { kind, target: t } of list) {
-      if (t.wildcard ? url.startsWith(t.prefix) && (t.match === undefined || t.match.test(url)) : url === t.prefix) return kind;
+    for (const e of list) {
+      const t = e.target;
+      if (t.wildcard ? url.startsWith(t.prefix) && (t.match === undefined || t.match.test(url)) : url === t.prefix) return e;
     }
     return undefined;
   }
@@ -114,13 +119,16 @@ export class CacheStage {
   };
 
   /** A request for content a queued command names: as if the command had run already. */
-  private serveUnderCommand(tx: Transaction, key: CacheKey, control: RequestControl, kind: InvalidateKind): void {
-    if (kind === 'hardpurge') { this.miss(tx, key, control); return; }
+  private serveUnderCommand(tx: Transaction, key: CacheKey, control: RequestControl, { kind, queuedAt }: PrectrlEntry): void {
     this.ctx.store.variants(key).then((variants) => {
       const meta = variants.find((m) => !m.vary.includes('*') && (m.vary.length === 0 || variantOf(m.vary, tx.req.headers) === m.variantKey));
       return meta === undefined ? undefined : this.ctx.store.get(key, meta.variantKey);
     }).then((obj) => {
       if (obj === undefined) { this.miss(tx, key, control); return; }
+      // Cached (or revalidated) since the command was queued: the command is done for this copy,
+      // and the queued command will leave it alone too (runInvalidation's `before`).
+      if (obj.cachedAt >= queuedAt) { this.found(tx, key, obj, control); return; }
+      if (kind === 'hardpurge') { this.miss(tx, key, control); return; }
       if (!tx.fromSibling && this.opts.handOff?.(tx)) return;
       this.refresh(tx, key, obj, control, kind === 'purge' ? 1 : 2);
     }, () => this.miss(tx, key, control));
@@ -191,7 +199,11 @@ export class CacheStage {
       // The origin cannot deliver: the old copy is served (and a purged copy restored, to be
       // refreshed again after the connect timeout).
       const waiting = takeWaiting();
-      if (purged) void this.ctx.store.updateMeta(obj.key, obj.variantKey, { invalidated: 0, staleAt: now + host.connectTimeoutMs }).catch(() => false);
+      if (purged) {
+        // The restored copy must outlive its new expiry: its old deleteAt may have passed.
+        const staleAt = now + host.connectTimeoutMs;
+        void this.ctx.store.updateMeta(obj.key, obj.variantKey, { invalidated: 0, staleAt, deleteAt: deleteAtAfter(obj, staleAt) }).catch(() => false);
+      }
       for (const w of waiting) {
         w.cacheResult = 'TCP_REF_FAIL_HIT';
         deliverCached(w, obj, now);

@@ -2,10 +2,13 @@
 // expect: allowed only when the host enables it (functions.network.cache.enablePurgeMethod) and
 // the client's address has enablePurge in the management allowList. The method tokens EXPIRE and
 // HARDPURGE are refused by the HTTP parser (501), so `X-Invalidate: expire | hardpurge` selects
-// those operations on a PURGE.
+// those operations on a PURGE. purge.purge2expire and purge.resCodeNoCtrlTarget apply as they do
+// to /command/purge. "Every origin address excluded" is judged by the receiving worker's view.
+import { effectiveKind, noTargetStatus } from '../commands/purge-mode.js';
 import { parseTargets, TargetError } from '../commands/targets.js';
-import { runInvalidation, type InvalidateKind } from '../commands/invalidate.js';
+import { runInvalidation, type InvalidateKind, type InvalidateResult } from '../commands/invalidate.js';
 import type { AccessControl } from '../../manager/access.js';
+import { PRODUCT_VERSION } from '../../manager/version.js';
 import type { Transaction } from '../../rt/transaction.js';
 import type { InvalidationLog } from '../invalidation-log.js';
 import type { TieredStore } from '../tiered-store.js';
@@ -19,13 +22,15 @@ function answer(tx: Transaction, status: number, body: unknown): void {
 
 export async function purgeByMethod(tx: Transaction, store: TieredStore, log: InvalidationLog | undefined,
   access: AccessControl | undefined, settle: (vhost: string, prefix: string) => Promise<void>): Promise<void> {
-  const method = 'purge';
-  const fail = (status: number, reason: string): void => answer(tx, status, { version: '0.1.0', method, status: 'fail', result: null, reason });
+  const requested = String(tx.req.headers['x-invalidate'] ?? 'purge').toLowerCase();
+  const valid = requested === 'purge' || requested === 'expire' || requested === 'hardpurge';
+  const fail = (status: number, reason: string): void =>
+    answer(tx, status, { version: PRODUCT_VERSION, method: valid ? requested : 'purge', status: 'fail', result: null, reason });
+  const purge = tx.host.setting.functions.network.cache.purge;
   if (!tx.host.setting.functions.network.cache.enablePurgeMethod) return fail(405, 'PURGE is not enabled for this host');
   const addr = tx.req.socket.remoteAddress ?? '';
   if (access === undefined || !access.check(addr, '/command/purge').allowed) return fail(401, 'Unauthorized');
-  const requested = String(tx.req.headers['x-invalidate'] ?? 'purge').toLowerCase();
-  if (requested !== 'purge' && requested !== 'expire' && requested !== 'hardpurge') return fail(400, `unknown X-Invalidate: ${requested}`);
+  if (!valid) return fail(400, `unknown X-Invalidate: ${requested}`);
   let targets;
   try {
     targets = parseTargets(tx.url, () => tx.host.name, tx.host.name);
@@ -34,10 +39,14 @@ export async function purgeByMethod(tx: Transaction, store: TieredStore, log: In
     throw err;
   }
   for (const t of targets) await settle(t.vhost, t.prefix);
-  const kind = requested as InvalidateKind;
+  const asked = requested as InvalidateKind;
   const allExcluded = (): boolean => tx.host.origin.allExcluded();
-  const result = await runInvalidation(store, log, kind, targets, { allExcluded });
+  const total: InvalidateResult = { Count: 0, Size: 0, Time: 0 };
+  for (const t of targets) {
+    const r = await runInvalidation(store, log, effectiveKind(asked, t, purge.purge2expire), [t], { allExcluded });
+    total.Count += r.Count; total.Size += r.Size; total.Time += r.Time;
+  }
   tx.cacheResult = 'TCP_NONE';
-  const noTarget = tx.host.setting.functions.network.cache.purge.resCodeNoCtrlTarget;
-  answer(tx, result.Count === 0 ? noTarget : 200, { version: '0.1.0', method: kind, status: 'OK', result, reason: null });
+  const status = total.Count === 0 ? noTargetStatus(targets, () => purge) : 200;
+  answer(tx, status, { version: PRODUCT_VERSION, method: asked, status: 'OK', result: total, reason: null });
 }
