@@ -7,13 +7,16 @@ import { startServer } from '../helpers/server.js';
 
 const origin = await new TestOrigin().start();
 origin.otherwise((req, res) => {
+  if (req.headers['if-none-match'] === '"a"') { res.writeHead(304, { etag: '"a"', 'cache-control': 'max-age=600' }); res.end(); return; }
   const body = `${req.url}`;
-  res.writeHead(200, { 'cache-control': 'max-age=600', 'content-length': Buffer.byteLength(body) });
+  res.writeHead(200, { etag: '"a"', 'cache-control': 'max-age=600', 'content-length': Buffer.byteLength(body) });
   res.end(body);
 });
 const port = await freePort();
-const server = await startServer([{ name: 'q.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }],
-  { extra: { env: { management: { api: { asyncInterval: 1500 } } } } });
+const server = await startServer([
+  { name: 'q.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } },
+  { name: 'q2.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } },
+], { extra: { env: { management: { api: { asyncInterval: 1500, asyncQueueMax: 3 } } } } });
 t.teardown(async () => { await server.stop(); await origin.stop(); });
 
 const get = async (path: string) => {
@@ -32,7 +35,7 @@ t.test('a queued purge is listed, and its content is served as if it had run alr
   t.equal(r.status, 200);
   t.match(r.json.result, { queued: true, queue: { used: 1 } });
   const actives = await api('/monitoring/asynctrl/actives?detail=true');
-  t.match(actives.json.result, { queue: { used: 1, max: 10000 }, prectrl: { firstonly: false } });
+  t.match(actives.json.result, { queue: { used: 1, max: 3 }, prectrl: { firstonly: false } });
   t.match(actives.json.result.vhosts[0], { name: 'q.com', prectrl: { enable: true, used: 1, list: [{ command: 'purge', url: 'q.com/q/1' }] } });
   t.match(actives.json.result.vhosts[0].prectrl.list[0].timestamp, /^\d{4}-\d\d-\d\dT/);
   t.equal(await get('/q/1'), 'TCP_REFRESH_MISS', 'fetched anew while the purge waits');
@@ -57,4 +60,60 @@ t.test('asynctrl/reset clears the queue; prectrl/reset stops pre-cache control f
   t.equal((await api('/monitoring/asynctrl/actives')).json.result.queue.used, 0);
   t.equal((await api('/command/async/asynctrl/prectrl/reset')).status, 400, 'vhost is required');
   t.equal((await api('/command/async/asynctrl/prectrl/reset?vhost=nope.com')).status, 404);
+});
+
+const asked = (path: string) => origin.seen.filter((s) => s.url === path);
+const drained = async (): Promise<number> => {
+  let used = -1;
+  for (let i = 0; i < 60 && used !== 0; i++) {
+    used = (await api('/monitoring/asynctrl/actives')).json.result.queue.used;
+    if (used !== 0) await new Promise((r) => setTimeout(r, 100));
+  }
+  return used;
+};
+
+t.test('a copy refreshed while its purge waits is served from cache and not purged again when the purge runs', async (t) => {
+  await api('/command/async/asynctrl/reset');
+  await get('/q/8');
+  await api('/command/async/purge?url=q.com/q/8');
+  t.equal(await get('/q/8'), 'TCP_REFRESH_MISS', 'the first request fetches anew');
+  t.equal(await get('/q/8'), 'TCP_HIT', 'the next one is a hit on the fresh copy');
+  t.equal(await drained(), 0, 'the queued purge has run');
+  t.equal(await get('/q/8'), 'TCP_HIT', 'and left the fresh copy alone');
+  t.equal(asked('/q/8').length, 2, 'the origin was asked twice in all: the first fill and one refresh');
+});
+
+t.test('a queued expire makes the next request revalidate; a queued hardpurge makes it a full miss', async (t) => {
+  await api('/command/async/asynctrl/reset');
+  await get('/q/e'); await get('/q/h');
+  await api('/command/async/expire?url=q.com/q/e');
+  await api('/command/async/hardpurge?url=q.com/q/h');
+  t.equal(await get('/q/e'), 'TCP_REFRESH_HIT');
+  t.equal(asked('/q/e')[1]!.headers['if-none-match'], '"a"', 'asked conditionally');
+  t.equal(await get('/q/h'), 'TCP_MISS');
+  t.equal(asked('/q/h')[1]!.headers['if-none-match'], undefined, 'fetched in full');
+  await api('/command/async/asynctrl/reset');
+});
+
+t.test('a full queue refuses the command with 503 and queues nothing', async (t) => {
+  await api('/command/async/asynctrl/reset');
+  for (const n of [1, 2, 3]) t.equal((await api(`/command/async/purge?url=q.com/full/${n}`)).status, 200);
+  const full = await api('/command/async/purge?url=q.com/full/4');
+  t.equal(full.status, 503);
+  t.match(full.json, { method: 'purge', status: 'fail', result: null, reason: /queue full \(3\)/ });
+  const listed = (await api('/monitoring/asynctrl/actives?detail=true')).json.result;
+  t.equal(listed.queue.used, 3);
+  t.notOk(listed.vhosts[0].prectrl.list.some((e: { url: string }) => e.url.endsWith('/full/4')));
+  await api('/command/async/asynctrl/reset');
+});
+
+t.test('vhosts= limits the overview to the hosts named', async (t) => {
+  await api('/command/async/asynctrl/reset');
+  await api('/command/async/purge?url=q.com/only');
+  const one = (await api('/monitoring/asynctrl/actives?vhosts=q2.com&detail=true')).json.result;
+  t.same(one.vhosts, [{ name: 'q2.com', prectrl: { enable: true, used: 0, max: 3, list: [] } }]);
+  t.equal(one.queue.used, 1, 'the queue itself is the whole node');
+  const both = (await api('/monitoring/asynctrl/actives?vhosts=q.com,q2.com,nope.com')).json.result;
+  t.same(both.vhosts.map((v: { name: string; prectrl: { used: number } }) => [v.name, v.prectrl.used]), [['q.com', 1], ['q2.com', 0]]);
+  await api('/command/async/asynctrl/reset');
 });

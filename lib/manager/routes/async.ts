@@ -44,7 +44,9 @@ export function asyncRoutes(queue: AsyncInvalidationQueue, svc: InvalidationServ
       handler: async (req, ctx) => {
         const wanted = req.query.get('vhosts');
         const detail = req.query.get('detail') === 'true';
-        const names = wanted === null || wanted === '' ? ctx.rt.vhosts() : wanted.split(',').map((n) => n.trim()).filter((n) => n !== '');
+        const known = ctx.rt.vhosts();
+        // Only hosts that exist: a name that serves nothing has no queue to show.
+        const names = wanted === null || wanted === '' ? known : wanted.split(',').map((n) => n.trim()).filter((n) => known.includes(n));
         const vhosts = names.map((name) => {
           const list = queue.listFor(name);
           return { name, prectrl: { enable: queue.prectrlEnabled(name), used: list.length, max: queue.max, ...(detail ? { list } : {}) } };
