@@ -64,6 +64,8 @@ export class InvalidationService {
     }
     const purged = groups.get('purge');
     const excluded = purged === undefined ? [] : await this.bridge.excludedEverywhere([...new Set(purged.map((t) => t.vhost))]);
+    // An object another worker is still writing must be there when the index is changed.
+    await this.bridge.callAll('settle', { targets: targets.map(toWire) });
     const total: InvalidateResult = { Count: 0, Size: 0, Time: 0 };
     for (const [k, list] of groups) {
       const r = await this.bridge.call<InvalidateResult>('invalidate', { kind: k, targets: list.map(toWire), sec, before, excluded });

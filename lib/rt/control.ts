@@ -38,6 +38,12 @@ export function controlHandlers(src: ControlSource): Record<string, RpcHandler> 
   return {
     'origin-status': ({ vhost }: { vhost?: string }) => hostsOf(src, vhost).map((h) => h.origin.status()),
     'reset-origin': ({ vhost }: { vhost?: string }) => { for (const h of hostsOf(src, vhost)) h.origin.reset(); return null; },
+    /** Waits for this worker's writes under the targets, so a command on the shared index sees them. */
+    settle: async ({ targets }: { targets: WireTarget[] }) => {
+      const stage = src.cache()?.stage;
+      if (stage !== undefined) for (const t of targets) await stage.settledUnder(t.vhost, t.prefix);
+      return null;
+    },
     'all-excluded': ({ vhosts }: { vhosts: string[] }) => vhosts.filter((v) => src.hosts().get(v)?.origin.allExcluded() === true),
     invalidate: async ({ kind, targets, sec, before, excluded }: { kind: InvalidateKind; targets: WireTarget[]; sec?: number; before?: number; excluded?: string[] }) => {
       const cache = src.cache();

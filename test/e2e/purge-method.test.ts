@@ -16,7 +16,7 @@ const port = await freePort();
 const server = await startServer([
   { name: 'on.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] }, functions: { network: { cache: { enablePurgeMethod: true } } } },
   { name: 'off.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } },
-]);
+], { extra: { env: { management: { api: { allowList: [{ addr: '127.0.0.1', role: 'admin' }, { addr: '127.0.0.2', role: 'user' }] } } } } });
 t.teardown(async () => { await server.stop(); await origin.stop(); });
 
 /** node:http, because it binds the client's source address (127.0.0.2 ...) reliably. */
@@ -48,10 +48,13 @@ t.test('X-Invalidate selects expire or hardpurge', async (t) => {
   t.equal((await send('GET', 'on.com', '/p/2')).cache, 'TCP_MISS');
 });
 
-t.test('PURGE from an address on no allowList entry is refused with 401 and changes nothing', async (t) => {
+t.test('PURGE from an address on no allowList entry, or whose role lacks enablePurge, is refused with 401 and changes nothing', async (t) => {
   await send('GET', 'on.com', '/p/3');
-  const r = await send('PURGE', 'on.com', '/p/3', {}, '127.0.0.2');
+  const r = await send('PURGE', 'on.com', '/p/3', {}, '127.0.0.3');
   t.equal(r.status, 401, r.text);
+  t.match(JSON.parse(r.text), { version: '0.1.0', method: 'purge', status: 'fail', reason: 'Unauthorized' });
+  const user = await send('PURGE', 'on.com', '/p/3', {}, '127.0.0.2');
+  t.equal(user.status, 401, 'an allowList address whose role lacks enablePurge is refused too');
   t.equal((await send('GET', 'on.com', '/p/3')).cache, 'TCP_HIT');
 });
 
