@@ -270,27 +270,32 @@ export class IndexDb {
     return cut < 0 ? rows : rows.slice(0, cut);
   }
 
-  private lightStatements(): Record<'first' | 'firstTo' | 'after' | 'afterTo' | 'mark' | 'tombstone', Database.Statement> {
+  private lightStatements(): Record<'first' | 'firstTo' | 'after' | 'afterTo' | 'mark' | 'markDelete' | 'tombstone', Database.Statement> {
     const cols = 'id, url, variant, size, invalidated, stale_at, cached_at, flags, path, disk';
     return this.light ??= {
       first: this.db.prepare(`SELECT ${cols} FROM entries WHERE vhost = ? AND url >= ? ORDER BY url, variant LIMIT ?`),
       firstTo: this.db.prepare(`SELECT ${cols} FROM entries WHERE vhost = ? AND url >= ? AND url < ? ORDER BY url, variant LIMIT ?`),
       after: this.db.prepare(`SELECT ${cols} FROM entries WHERE vhost = ? AND (url, variant) > (?, ?) ORDER BY url, variant LIMIT ?`),
       afterTo: this.db.prepare(`SELECT ${cols} FROM entries WHERE vhost = ? AND (url, variant) > (?, ?) AND url < ? ORDER BY url, variant LIMIT ?`),
+      mark: this.db.prepare('UPDATE entries SET invalidated = ?, flags = ?, stale_at = ?, updated_at = ? WHERE id = ?'),
       // delete_at moves with an extended expiry (PrefixMark.deleteAt); the right-hand sides see
-      // the row's old values, so the old stale window is kept after the new deletion floor.
-      mark: this.db.prepare(`UPDATE entries SET invalidated = ?, flags = ?, stale_at = ?, updated_at = ?,
+      // the row's old values, so the old stale window is kept after the new deletion floor. A
+      // statement of its own: delete_at is indexed, and purge/expire need not touch that index.
+      markDelete: this.db.prepare(`UPDATE entries SET invalidated = ?, flags = ?, stale_at = ?, updated_at = ?,
         delete_at = CASE WHEN delete_at = 0 THEN 0 ELSE max(delete_at, ? + max(0, delete_at - stale_at)) END WHERE id = ?`),
       tombstone: this.db.prepare(`UPDATE entries SET invalidated = ?, flags = ?, size = 0, stale_at = ?, updated_at = ?,
         delete_at = CASE WHEN delete_at = 0 OR delete_at > ? THEN ? ELSE delete_at END WHERE id = ?`),
     };
   }
-  private light: Record<'first' | 'firstTo' | 'after' | 'afterTo' | 'mark' | 'tombstone', Database.Statement> | undefined;
+  private light: Record<'first' | 'firstTo' | 'after' | 'afterTo' | 'mark' | 'markDelete' | 'tombstone', Database.Statement> | undefined;
 
   /** Sets only the invalidation state of a row (the light counterpart of updateRow). */
   markLight(r: LightRow, mark: PrefixMark, now: number): void {
     const invalidated = mark.invalidated ?? r.invalidated;
-    this.lightStatements().mark.run(invalidated, flagsForInvalidated(r.flags, invalidated), mark.staleAt ?? r.stale_at, now, mark.deleteAt ?? 0, r.id);
+    const flags = flagsForInvalidated(r.flags, invalidated);
+    const l = this.lightStatements();
+    if (mark.deleteAt === undefined) l.mark.run(invalidated, flags, mark.staleAt ?? r.stale_at, now, r.id);
+    else l.markDelete.run(invalidated, flags, mark.staleAt ?? r.stale_at, now, mark.deleteAt, r.id);
   }
 
   /**
