@@ -46,6 +46,39 @@ function write(stream: NodeJS.WriteStream): (s: string) => void {
   return (s) => void stream.write(s);
 }
 
+/**
+ * `svc validate FILE`: the checks of an upload (`POST /setting/validate` with its files): every
+ * bad field with its JSON path, then the linked files (certificates, basehost files) relative to
+ * the file's directory and its env.home. Failures print `error <code>: <reason>` with the codes
+ * 1-5 of document 1 (exit 1).
+ */
+async function validateFile(file: string): Promise<number> {
+  const abs = path.resolve(file);
+  try {
+    await loadSettingFile(abs);
+  } catch (err) {
+    const code = err instanceof SettingError && err.issues.some((i) => i.path !== '') ? 4 : 3;
+    process.stderr.write(`error ${code}: ${code === 4 ? 'setting.json content is wrong' : 'setting.json cannot be loaded'}\n`);
+    printIssues(err);
+    return 1;
+  }
+  const { loadCandidate, LoadFailure } = await import('../lib/lifecycle/candidate.js');
+  const fs = await import('node:fs/promises');
+  try {
+    const text = await fs.readFile(abs, 'utf8');
+    const base = { settingDir: path.dirname(abs), runningHome: path.dirname(abs) };
+    // Certificates of hosts resolve against the env.home the file itself declares.
+    const parsed = await loadCandidate(text, { ...base, checkFiles: false });
+    await loadCandidate(text, { ...base, runningHome: parsed.setting.env.home, checkFiles: true });
+  } catch (err) {
+    if (!(err instanceof LoadFailure)) throw err;
+    process.stderr.write(`error ${err.code}: ${err.code === 5 ? `linked file not found: ${err.message}` : err.message}\n`);
+    return 1;
+  }
+  process.stdout.write(`${file}: OK\n`);
+  return 0;
+}
+
 async function main(): Promise<void> {
   const [command, ...args] = process.argv.slice(2);
   switch (command) {
@@ -63,13 +96,7 @@ async function main(): Promise<void> {
     case 'validate': {
       const file = args[0];
       if (file === undefined) usage();
-      try {
-        await loadSettingFile(path.resolve(file));
-        process.stdout.write(`${file}: OK\n`);
-      } catch (err) {
-        printIssues(err);
-        process.exit(1);
-      }
+      process.exitCode = await validateFile(file);
       return;
     }
     // get and license load their modules on demand, so start and validate run exactly as before.

@@ -2,7 +2,10 @@
 import { invalidationRoutes } from '../manager/routes/invalidation.js';
 import type { Route } from '../manager/router.js';
 import type { SettingLifecycle } from '../lifecycle/index.js';
+import type { LicenseService } from '../license/service.js';
 import { asyncRoutes } from '../manager/routes/async.js';
+import { getRoutes, type DiscoverEntry } from '../manager/routes/get.js';
+import { licenseRoutes } from '../manager/routes/license.js';
 import { settingRoutes } from '../manager/routes/setting.js';
 import { AsyncInvalidationQueue } from './async-queue.js';
 import { InvalidationService } from './invalidation-service.js';
@@ -11,7 +14,14 @@ import type { Setting } from '../setting/types.js';
 
 export { PRODUCT_VERSION } from '../manager/version.js';
 
-export interface PrimaryServices { bridge: WorkerBridge; current(): Setting; lifecycle: SettingLifecycle }
+export interface PrimaryServices {
+  bridge: WorkerBridge;
+  current(): Setting;
+  lifecycle: SettingLifecycle;
+  license: LicenseService;
+  /** Nodes seen by discovery (empty until the cluster discovery fills it). */
+  discover(): DiscoverEntry[];
+}
 
 export function managementRoutes(p: PrimaryServices): Route[] {
   const invalidation = new InvalidationService(p.bridge, () => p.current());
@@ -19,5 +29,14 @@ export function managementRoutes(p: PrimaryServices): Route[] {
     const api = p.current().env.management.api;
     return { max: api.asyncQueueMax, intervalMs: api.asyncInterval };
   }, (entries) => p.bridge.broadcast('prectrl', { entries }));
-  return [...invalidationRoutes(invalidation), ...asyncRoutes(queue, invalidation), ...settingRoutes(p.lifecycle)];
+  const query = {
+    running: () => p.lifecycle.running(),
+    artifact: () => p.lifecycle.artifact(),
+    discover: () => p.discover(),
+    license: () => p.license.current(),
+  };
+  return [
+    ...invalidationRoutes(invalidation), ...asyncRoutes(queue, invalidation), ...settingRoutes(p.lifecycle),
+    ...getRoutes(query), ...licenseRoutes(p.license),
+  ];
 }

@@ -3,7 +3,11 @@
 import type { Setting } from '../setting/types.js';
 
 export type PrimaryMessage =
-  | { type: 'setting'; setting: Setting; baseDir: string; generation: number }
+  /**
+   * `changedHosts`: the hosts whose runtime (origin pool, health state) is rebuilt; the others
+   * keep theirs (meta.setting.deploy `shared`). 'all' rebuilds every host (`exclusive`, start).
+   */
+  | { type: 'setting'; setting: Setting; baseDir: string; generation: number; changedHosts: string[] | 'all' }
   | { type: 'ring'; members: number[] }
   | { type: 'drain'; timeoutMs: number }
   | { type: 'rpc'; id: number; op: string; args: unknown };
@@ -12,5 +16,6 @@ export type WorkerMessage =
   | { type: 'hello' }
   | { type: 'ready'; generation: number }
   | { type: 'apply-error'; generation: number; message: string }
-  | { type: 'listen-error'; errors: string[] }
+  /** Sent instead of `ready` when a listening socket of that generation could not be opened. */
+  | { type: 'listen-error'; generation: number; errors: string[] }
   | { type: 'rpc-result'; id: number; ok: boolean; result?: unknown; error?: string; code?: string };

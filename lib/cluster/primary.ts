@@ -6,7 +6,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { systemLog } from '../log/system-log.js';
-import { SettingLifecycle } from '../lifecycle/index.js';
+import { restoreMissingSetting, SettingLifecycle } from '../lifecycle/index.js';
+import { licensePaths, LicenseService } from '../license/service.js';
+import { LicenseWatch, type StateChange } from '../license/watch.js';
 import { loadSettingFile, resolvePath, SettingError } from '../setting/load.js';
 import type { Setting } from '../setting/types.js';
 import { ManagementApi } from '../manager/index.js';
@@ -35,7 +37,10 @@ export function workerCount(setting: Setting): number {
 export class Primary {
   private setting!: Setting;
   private baseDir!: string;
+  /** Generation counter of the settings sent to the workers (each delivery gets a new one). */
   private generation = 0;
+  /** The generation `setting` was delivered under: a worker that reports another gets it again. */
+  private settingGeneration = 0;
   private readonly slots: Slot[] = [];
   private shuttingDown = false;
   private readonly retiring = new Set<Worker>();
@@ -43,20 +48,29 @@ export class Primary {
   readonly bridge = new WorkerBridge({ liveWorkers: () => this.liveWorkers(), setting: () => this.setting }, this.rpc);
   private api: ManagementApi | undefined;
   lifecycle!: SettingLifecycle;
+  license!: LicenseService;
+  private licenseWatch: LicenseWatch | undefined;
   private readonly acks = new Map<number, { waiting: Set<Worker>; resolve(): void; reject(e: Error): void }>();
 
   constructor(private readonly settingPath: string) {}
 
   async start(): Promise<void> {
+    // Recovery before the load: a setting.json lost in a crash comes back from the history.
+    const restored = await restoreMissingSetting(this.settingPath);
+    if (restored !== undefined) systemLog.warn({ setting: this.settingPath, hash: restored }, 'setting file was missing; restored from the history');
     const loaded = await loadSettingFile(this.settingPath);
     this.setting = loaded.setting;
     this.baseDir = loaded.baseDir;
     this.lifecycle = new SettingLifecycle({
       settingPath: this.settingPath, stateDir: resolvePath(this.setting, 'state'), running: loaded.setting,
       runningRaw: loaded.raw, baseDir: loaded.baseDir, version: PRODUCT_VERSION,
-      runtime: { apply: (s) => this.applyToWorkers(s) },
+      runtime: { apply: (s, changed) => this.applyToWorkers(s, changed) },
     });
     await this.lifecycle.start();
+    // The license never stops the start: a missing, invalid or expired one makes the State Inactive.
+    this.license = await LicenseService.open(licensePaths(this.setting));
+    this.licenseWatch = new LicenseWatch(this.license, (c) => void this.licenseChanged(c));
+    this.licenseWatch.start();
     // Workers accept on the shared listening sockets themselves (no round-robin hand-off
     // through the primary), so the primary is never on the data path.
     cluster.schedulingPolicy = cluster.SCHED_NONE;
@@ -71,7 +85,11 @@ export class Primary {
     this.broadcastRing();
     this.api = new ManagementApi({
       getSetting: () => this.setting, version: PRODUCT_VERSION, rt: this.bridge,
-      extraRoutes: managementRoutes(this),
+      extraRoutes: managementRoutes({
+        bridge: this.bridge, current: () => this.setting, lifecycle: this.lifecycle, license: this.license,
+        // Discovery of other nodes belongs to the cluster work; until then there are none.
+        discover: () => [],
+      }),
     });
     await this.api.start();
     process.on('SIGTERM', () => void this.shutdown('SIGTERM'));
@@ -105,7 +123,7 @@ export class Primary {
         this.rpc.onMessage(m);
         // The worker says hello once it listens for messages (ESM loads after cluster's 'online').
         if (m.type === 'hello') {
-          this.send(worker, { type: 'setting', setting: this.setting, baseDir: this.baseDir, generation: this.generation });
+          this.sendSetting(worker, this.setting, this.settingGeneration, 'all');
         } else if (m.type === 'ready' && settled) {
           this.ack(m.generation, worker);
         } else if (m.type === 'ready' && !settled) {
@@ -114,15 +132,20 @@ export class Primary {
           slot.worker = worker;
           slot.ready = true;
           if (previous !== undefined && previous !== worker) this.retire(previous);
+          // A setting committed while this worker started reaches it now.
+          if (m.generation !== this.settingGeneration) this.sendSetting(worker, this.setting, this.settingGeneration, 'all');
           resolve(worker);
         } else if (m.type === 'listen-error' || m.type === 'apply-error') {
           systemLog.error({ worker: slot.index, detail: m }, 'worker could not apply the setting');
-          if (m.type === 'apply-error') this.acks.get(m.generation)?.reject(new Error(m.message));
-          if (!settled && m.type === 'listen-error') { settled = true; reject(new Error(m.errors.join('; '))); }
+          const reason = m.type === 'apply-error' ? m.message : `cannot listen: ${m.errors.join('; ')}`;
+          this.acks.get(m.generation)?.reject(new Error(reason));
+          if (!settled) { settled = true; reject(new Error(reason)); }
         }
       });
       worker.once('exit', (code, signal) => {
         if (!settled) { settled = true; reject(new Error(`worker ${slot.index} exited during start (${signal ?? code})`)); }
+        // A reload waiting for this worker's answer stops waiting for it.
+        for (const generation of [...this.acks.keys()]) this.ack(generation, worker);
         this.onExit(slot, worker, code, signal);
       });
     });
@@ -181,16 +204,50 @@ export class Primary {
     this.send(worker, { type: 'drain', timeoutMs: this.drainTimeoutMs() });
   }
 
+  private sendSetting(worker: Worker, setting: Setting, generation: number, changedHosts: string[] | 'all'): void {
+    this.send(worker, { type: 'setting', setting, baseDir: this.baseDir, generation, changedHosts });
+  }
+
   /**
-   * Hands a validated setting (its env already the running one) to every worker and resolves
-   * when each has applied it; the management API takes its new allowList at once.
+   * Hands a validated setting (its env already the running one) to every worker and commits it
+   * only when each confirmed it: then it becomes the running setting (the management API takes
+   * its new allowList) and the content of removed hosts is deleted. A refusal, a listening socket
+   * that cannot be opened or a timeout sends the running setting back to every worker and
+   * rejects; the running setting stays.
    */
-  async applyToWorkers(setting: Setting): Promise<void> {
-    this.setting = setting;
-    this.api?.applySetting(setting);
-    const generation = ++this.generation;
+  async applyToWorkers(setting: Setting, changedHosts: string[] | 'all' = 'all'): Promise<void> {
+    const previous = this.setting;
     const workers = this.liveWorkers();
-    if (workers.length === 0) return;
+    let generation = this.settingGeneration;
+    if (workers.length > 0) {
+      try {
+        generation = await this.deliver(workers, setting, changedHosts);
+      } catch (err) {
+        systemLog.error({ err: (err as Error).message }, 'setting refused by the workers; rolling back');
+        try {
+          const back = await this.deliver(this.liveWorkers(), previous, changedHosts);
+          this.settingGeneration = back;
+        } catch (e) {
+          // A worker that cannot take the running setting back is replaced with it.
+          systemLog.error({ err: (e as Error).message }, 'rollback failed; restarting the workers');
+          void this.rollingRestart();
+        }
+        throw err;
+      }
+    }
+    this.setting = setting;
+    this.settingGeneration = generation;
+    this.api?.applySetting(setting);
+    // Workers that became ready while the others applied got the previous setting.
+    for (const w of this.liveWorkers()) if (!workers.includes(w)) this.sendSetting(w, setting, generation, 'all');
+    await this.dropRemovedHosts(previous, setting);
+    systemLog.info({ generation }, 'setting reloaded');
+  }
+
+  /** Sends a setting to the workers; resolves to its generation when every one applied it. */
+  private async deliver(workers: Worker[], setting: Setting, changedHosts: string[] | 'all'): Promise<number> {
+    const generation = ++this.generation;
+    if (workers.length === 0) return generation;
     const done = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => { this.acks.delete(generation); reject(new Error('workers did not confirm the setting within 30 s')); }, 30_000);
       this.acks.set(generation, {
@@ -199,9 +256,26 @@ export class Primary {
         reject: (e) => { clearTimeout(timer); this.acks.delete(generation); reject(e); },
       });
     });
-    for (const w of workers) this.send(w, { type: 'setting', setting, baseDir: this.baseDir, generation });
+    for (const w of workers) this.sendSetting(w, setting, generation, changedHosts);
     await done;
-    systemLog.info({ generation }, 'setting reloaded');
+    return generation;
+  }
+
+  /**
+   * A host removed from hosting[] loses all its content (document 2), so adding it again starts
+   * empty: every worker drops its memory objects, one of them the shared disk objects and rows.
+   */
+  private async dropRemovedHosts(previous: Setting, next: Setting): Promise<void> {
+    const kept = new Set(next.hosting.map((h) => h.name));
+    const names = previous.hosting.map((h) => h.name).filter((n) => !kept.has(n));
+    if (names.length === 0) return;
+    const workers = this.liveWorkers();
+    try {
+      const counts = await Promise.all(workers.map((w, i) => this.rpc.call<number>(w, 'drop-hosts', { names, diskToo: i === 0 }, 120_000)));
+      systemLog.info({ hosts: names, objects: Math.max(0, ...counts) }, 'content of removed hosts deleted');
+    } catch (err) {
+      systemLog.error({ hosts: names, err: (err as Error).message }, 'content of removed hosts could not be deleted');
+    }
   }
 
   private ack(generation: number, worker: Worker): void {
@@ -209,6 +283,15 @@ export class Primary {
     if (a === undefined) return;
     a.waiting.delete(worker);
     if (a.waiting.size === 0) a.resolve();
+  }
+
+  /** The service State the license decides, in the info log (and the system log) at each change. */
+  private async licenseChanged(c: StateChange): Promise<void> {
+    const fields = { State: c.state, Status: c.status, ...(c.reason === undefined ? {} : { reason: c.reason }) };
+    const message = c.previous === undefined ? `license state at start: ${c.state}` : `license state changed: ${c.previous} -> ${c.state}`;
+    if (c.state === 'Inactive') systemLog.warn(fields, message);
+    else systemLog.info(fields, message);
+    await this.lifecycle.events.info(message, fields).catch(() => undefined);
   }
 
   /** SIGHUP: deploy the local setting file; a bad file is refused and the running one stays. */
@@ -241,6 +324,7 @@ export class Primary {
     this.shuttingDown = true;
     systemLog.info({ reason }, 'draining');
     await this.api?.close().catch(() => undefined);
+    this.licenseWatch?.close();
     await this.lifecycle?.close().catch(() => undefined);
     const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
     const exited = workers.map((w) => new Promise<void>((r) => (w.isDead() ? r() : w.once('exit', () => r()))));

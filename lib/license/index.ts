@@ -9,3 +9,4 @@ export {
   type LicenseServiceOptions, type LicenseState, type LicenseStatus, type UpdateOutcome,
 } from './service.js';
 export { CliError, issueLicense, keygen, licenseCommand, verifyLicenseFile, type SignOptions } from './cli.js';
+export { LicenseWatch, type StateChange } from './watch.js';

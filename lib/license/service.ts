@@ -44,18 +44,9 @@ export interface LicensePaths {
   publicKey: string;
 }
 
-/**
- * Where the license and its public key live: `env.license.{path, publicKey}`, relative to
- * env.home, default `license.xml` and `license.pub` in env.home. The setting schema does not
- * declare `env.license` yet, so it is read loosely here.
- */
+/** Where the license and its public key live: `env.license.{path, publicKey}`, relative to env.home. */
 export function licensePaths(setting: Setting): LicensePaths {
-  const l = (setting.env as { license?: { path?: unknown; publicKey?: unknown } }).license;
-  const str = (v: unknown, dflt: string): string => (typeof v === 'string' && v !== '' ? v : dflt);
-  return {
-    path: resolvePath(setting, str(l?.path, 'license.xml')),
-    publicKey: resolvePath(setting, str(l?.publicKey, 'license.pub')),
-  };
+  return { path: resolvePath(setting, setting.env.license.path), publicKey: resolvePath(setting, setting.env.license.publicKey) };
 }
 
 export interface LicenseServiceOptions extends LicensePaths {

@@ -60,6 +60,8 @@ export async function stageMultipart(body: Buffer, contentType: string, partName
   const dir = await fs.mkdtemp(path.join(workDir, 'files-'));
   // A lone part is setting.json whatever its file name; otherwise the part named setting.json is.
   const settingPart = parts.length === 1 ? parts[0] : parts.find((p) => path.basename(p.filename ?? '') === SETTING_FILE);
+  // Several files and none of them setting.json: the setting itself was not uploaded (code 1).
+  if (settingPart === undefined) throw new LoadFailure(1, `no ${SETTING_FILE} among the ${parts.length} files of part "${partName}"`);
   for (const p of parts) {
     const name = p === settingPart ? SETTING_FILE : packagePath(p.filename ?? '');
     if (name === '') continue;

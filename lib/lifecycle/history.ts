@@ -8,6 +8,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { removeTempFiles, writeFileAtomic } from './atomic.js';
 import { stamp } from './config-events.js';
+import { md5 as md5Text } from './package.js';
 
 /** A history entry as document 1 shows it. */
 export interface HistoryEntry {
@@ -23,6 +24,8 @@ export interface HistoryEntry {
 export interface HistoryRow extends HistoryEntry {
   file: string;
   createdMs: number;
+  /** contentHash() of the package; null for rows written before it was kept. */
+  content: string | null;
 }
 
 export interface Retention {
@@ -32,15 +35,21 @@ export interface Retention {
   size: number;
 }
 
-interface DbRow { id: number; conf_date: string; conf_time: string; type: 'loaded'; size: number; hash: string; ver: string; file: string; created_ms: number }
+interface DbRow { id: number; conf_date: string; conf_time: string; type: 'loaded'; size: number; hash: string; ver: string; file: string; created_ms: number; content: string | null }
 
 function toRow(r: DbRow): HistoryRow {
-  return { id: r.id, 'conf-date': r.conf_date, 'conf-time': r.conf_time, type: r.type, size: r.size, hash: r.hash, ver: r.ver, file: r.file, createdMs: r.created_ms };
+  return { id: r.id, 'conf-date': r.conf_date, 'conf-time': r.conf_time, type: r.type, size: r.size, hash: r.hash, ver: r.ver, file: r.file, createdMs: r.created_ms, content: r.content ?? null };
 }
 
 export function toEntry(r: HistoryRow): HistoryEntry {
-  const { file: _f, createdMs: _c, ...entry } = r;
+  const { file: _f, createdMs: _c, content: _h, ...entry } = r;
   return entry;
+}
+
+/** Whether a setting (its text and content digest) is what `row` already records. */
+export function sameContent(row: HistoryRow | undefined, raw: string, content: string): boolean {
+  if (row === undefined) return false;
+  return row.content === null ? md5OfHash(row.hash) === md5Text(raw) : row.content === content;
 }
 
 /** The md5 part of a history hash (`<yyyymmdd>_<hhmmss>_<md5>`). */
@@ -63,6 +72,9 @@ export class HistoryStore {
       type TEXT NOT NULL, size INTEGER NOT NULL, hash TEXT NOT NULL UNIQUE, ver TEXT NOT NULL,
       file TEXT NOT NULL, created_ms INTEGER NOT NULL);
       CREATE TABLE IF NOT EXISTS fullsync (vhost TEXT PRIMARY KEY, at_ms INTEGER NOT NULL);`);
+    // Histories made before the content digest was kept get the column (null in old rows).
+    const columns = this.db.prepare('PRAGMA table_info(history)').all() as Array<{ name: string }>;
+    if (!columns.some((c) => c.name === 'content')) this.db.exec('ALTER TABLE history ADD COLUMN content TEXT');
   }
 
   static async open(stateDir: string): Promise<HistoryStore> {
@@ -89,8 +101,11 @@ export class HistoryStore {
     return path.join(this.packagesDir, row.file);
   }
 
-  /** Stores a package and its row; `md5` is that of the setting.json inside. */
-  async add(pkg: Buffer, md5: string, ver: string, when: Date = new Date()): Promise<HistoryRow> {
+  /**
+   * Stores a package and its row; `md5` is that of the setting.json inside (the hash id keeps
+   * it, as document 1 shows), `content` the digest of the whole package.
+   */
+  async add(pkg: Buffer, md5: string, ver: string, content: string | null = null, when: Date = new Date()): Promise<HistoryRow> {
     const { date, time } = stamp(when);
     const compact = `${date.replace(/-/g, '')}_${time.replace(/:/g, '')}`;
     // Compact ISO 8601 with milliseconds; a suffix keeps two packages of one millisecond apart.
@@ -105,9 +120,9 @@ export class HistoryStore {
     }
     await writeFileAtomic(path.join(this.packagesDir, file), pkg);
     const info = this.db.prepare(
-      'INSERT INTO history (conf_date, conf_time, type, size, hash, ver, file, created_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-    ).run(date, time, 'loaded', pkg.length, hash, ver, file, when.getTime());
-    return { id: Number(info.lastInsertRowid), 'conf-date': date, 'conf-time': time, type: 'loaded', size: pkg.length, hash, ver, file, createdMs: when.getTime() };
+      'INSERT INTO history (conf_date, conf_time, type, size, hash, ver, file, created_ms, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    ).run(date, time, 'loaded', pkg.length, hash, ver, file, when.getTime(), content);
+    return { id: Number(info.lastInsertRowid), 'conf-date': date, 'conf-time': time, type: 'loaded', size: pkg.length, hash, ver, file, createdMs: when.getTime(), content };
   }
 
   /**

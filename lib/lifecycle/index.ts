@@ -4,3 +4,4 @@ export { LoadFailure, type LoadCode } from './candidate.js';
 export { VhostError, createVhost, deleteVhost, editVhost, getVhost } from './vhosts.js';
 export { ConfigEvents, WATCH, type WatchEvent } from './config-events.js';
 export type { HistoryEntry } from './history.js';
+export { restoreMissingSetting } from './state-pointer.js';

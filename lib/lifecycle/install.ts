@@ -1,40 +1,63 @@
-// Installing the linked files of an upload where the service reads them, with a way back: the
-// previous content of every replaced file is kept in memory until the runtime accepted the
-// setting, and put back when it refused it.
+// Installing the linked files of an upload (certificates, basehost files) where the service
+// reads them, in two steps so that setting.json stays the one commit point: stage() writes each
+// new file next to its target as a synced temporary file; after setting.json was written,
+// commit() renames them over the targets. Before that, discard() removes them and nothing
+// changed. A crash between setting.json and the renames is completed at the next start from the
+// history package (SettingLifecycle.recover), and temporary leftovers are removed there too.
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
-import { writeFileAtomic } from './atomic.js';
+import path from 'node:path';
+import { fsyncDir, removeTempFiles, TEMP_PREFIX } from './atomic.js';
 import type { Candidate } from './candidate.js';
-import { sourceOf } from './package.js';
+import { sourceOf, type LinkedRef } from './package.js';
 
-export type Undo = () => Promise<void>;
+export interface Staged {
+  /** Targets that get new content. */
+  readonly targets: string[];
+  commit(): Promise<void>;
+  discard(): Promise<void>;
+}
 
-export async function installLinked(c: Candidate): Promise<Undo> {
-  const previous: Array<{ target: string; data: Buffer | undefined }> = [];
-  const undo: Undo = async () => {
-    for (const p of previous.reverse()) {
-      if (p.data === undefined) await fs.rm(p.target, { force: true });
-      else await writeFileAtomic(p.target, p.data);
-    }
+export async function stageLinked(c: Pick<Candidate, 'refs' | 'staged'>): Promise<Staged> {
+  const moves: Array<{ tmp: string; target: string }> = [];
+  const discard = async (): Promise<void> => {
+    await Promise.all(moves.map((m) => fs.rm(m.tmp, { force: true })));
   };
-  if (c.staged === undefined) return undo;
+  const done = new Set<string>();
   try {
-    const done = new Set<string>();
     for (const r of c.refs) {
       const src = await sourceOf(r, c.staged);
       if (src === undefined || src === r.target || done.has(r.target)) continue;
       done.add(r.target);
       const data = await fs.readFile(src);
-      let old: Buffer | undefined;
-      try {
-        old = await fs.readFile(r.target);
-      } catch { /* a new file */ }
+      const old = await fs.readFile(r.target).catch(() => undefined);
       if (old !== undefined && old.equals(data)) continue;
-      previous.push({ target: r.target, data: old });
-      await writeFileAtomic(r.target, data);
+      await fs.mkdir(path.dirname(r.target), { recursive: true });
+      const tmp = path.join(path.dirname(r.target), `${TEMP_PREFIX}${path.basename(r.target)}.${randomBytes(6).toString('hex')}`);
+      moves.push({ tmp, target: r.target });
+      const h = await fs.open(tmp, 'w', 0o644);
+      try {
+        await h.writeFile(data);
+        await h.sync();
+      } finally {
+        await h.close();
+      }
     }
   } catch (err) {
-    await undo();
+    await discard();
     throw err;
   }
-  return undo;
+  return {
+    targets: moves.map((m) => m.target),
+    discard,
+    commit: async () => {
+      for (const m of moves) await fs.rename(m.tmp, m.target);
+      for (const dir of new Set(moves.map((m) => path.dirname(m.target)))) await fsyncDir(dir);
+    },
+  };
+}
+
+/** Removes temporary files a crash left beside linked files. */
+export async function removeLinkedTemps(refs: LinkedRef[]): Promise<void> {
+  for (const dir of new Set(refs.map((r) => path.dirname(r.target)))) await removeTempFiles(dir);
 }

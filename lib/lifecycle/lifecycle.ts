@@ -9,9 +9,10 @@ import { removeTempFiles, writeFileAtomic } from './atomic.js';
 import { loadCandidate, LoadFailure, stageMultipart, type Candidate } from './candidate.js';
 import { ConfigEvents, WATCH } from './config-events.js';
 import { hostChanges, sameValue, withoutHosting } from './diff.js';
-import { HistoryStore, md5OfHash, toEntry, type HistoryEntry, type HistoryRow } from './history.js';
-import { installLinked } from './install.js';
-import { buildPackage, md5, SETTING_FILE, unpack, type LinkedRef } from './package.js';
+import { HistoryStore, md5OfHash, sameContent, toEntry, type HistoryEntry, type HistoryRow } from './history.js';
+import { removeLinkedTemps, stageLinked } from './install.js';
+import { writeStatePointer } from './state-pointer.js';
+import { buildPackage, contentHash, md5, SETTING_FILE, unpack, type LinkedRef } from './package.js';
 
 export interface RuntimeHooks {
   /**
@@ -106,9 +107,15 @@ export class SettingLifecycle {
   /** Recovery, then the start event (00010001) and the fullsync schedule. */
   async start(): Promise<void> {
     await this.recover();
+    await writeStatePointer(this.opts.settingPath, this.opts.stateDir);
     await this.events.watch(WATCH.started, undefined, withoutHosting(this.current));
     await this.fullsync();
-    this.timer = setInterval(() => void this.fullsync().catch(() => undefined), HOUR);
+    // Hourly: the fullsync records, and retention by age (which also runs on every commit and
+    // history read), so old entries go even on a node nobody deploys to.
+    this.timer = setInterval(() => {
+      void this.fullsync().catch(() => undefined);
+      void this.pruneHistory().catch(() => undefined);
+    }, HOUR);
     this.timer.unref();
   }
 
@@ -123,11 +130,13 @@ export class SettingLifecycle {
   }
 
   /**
-   * Makes setting.json and the history agree after a crash: temporary files and unreferenced
-   * packages go, a missing setting.json comes back from the newest package (or the running
-   * text), and a setting.json the newest entry does not match is recorded (the file wins).
+   * Makes setting.json, its linked files and the history agree after a crash: temporary files
+   * and unreferenced packages go, a missing setting.json comes back from the newest package (or
+   * the running text), linked files a crash left half-installed are completed from the package
+   * of the setting.json that was written (the install journal says which), and a setting the
+   * newest entry does not match is recorded (the files on disk win).
    */
-  recover(): Promise<{ recorded: boolean; rewritten: boolean; orphans: string[] }> {
+  recover(): Promise<{ recorded: boolean; rewritten: boolean; reinstalled: boolean; orphans: string[] }> {
     return this.serial(async () => {
       await removeTempFiles(this.opts.baseDir);
       await fs.rm(this.workDir, { recursive: true, force: true });
@@ -141,21 +150,59 @@ export class SettingLifecycle {
         await writeFileAtomic(this.opts.settingPath, text);
         rewritten = true;
       }
+      const reinstalled = await this.completeInstall(text);
       let recorded = false;
-      const newest = store.newest();
-      if (this.historyEnabled() && (newest === undefined || md5OfHash(newest.hash) !== md5(text))) {
+      if (this.historyEnabled()) {
         try {
           const c = await loadCandidate(text, this.loadOptions(false));
-          await this.record(text, c.refs, undefined, c.setting.meta.version);
-          recorded = true;
+          await removeLinkedTemps(c.refs);
+          const content = await contentHash(text, c.refs);
+          if (!sameContent(store.newest(), text, content)) {
+            await this.record(text, c.refs, undefined, c.setting.meta.version, content);
+            recorded = true;
+          }
         } catch (err) {
           if (!(err instanceof LoadFailure)) throw err;
           await this.events.info('setting.json on disk is not a valid setting; not recorded in the history', { reason: err.message });
         }
       }
       await store.prune(this.current.meta.history.retention);
-      return { recorded, rewritten, orphans };
+      return { recorded, rewritten, reinstalled, orphans };
     });
+  }
+
+  private get journalPath(): string {
+    return path.join(this.opts.stateDir, 'install.pending');
+  }
+
+  /**
+   * A commit writes the journal (the history entry of the new package) before setting.json and
+   * removes it once the linked files are in place. Found at start: when setting.json is that
+   * entry's, its linked files are installed from the package; otherwise setting.json was never
+   * written and the staged files were already removed.
+   */
+  private async completeInstall(text: string): Promise<boolean> {
+    const journal = await readText(this.journalPath);
+    if (journal === undefined) return false;
+    let done = false;
+    const row = (await this.history()).byHash(journal.trim());
+    if (row !== undefined && md5OfHash(row.hash) === md5(text)) {
+      let dir: string | undefined;
+      try {
+        dir = await unpack(await fs.readFile((await this.history()).packagePath(row)), this.workDir);
+        const c = await loadCandidate(undefined, this.loadOptions(false, dir));
+        const staged = await stageLinked(c);
+        await staged.commit();
+        done = true;
+        await this.events.info('linked files of the last setting installed after a crash', { hash: row.hash, files: staged.targets });
+      } catch (err) {
+        await this.events.info('linked files of the last setting could not be installed after a crash', { hash: row.hash, reason: (err as Error).message });
+      } finally {
+        if (dir !== undefined) await fs.rm(dir, { recursive: true, force: true });
+      }
+    }
+    await fs.rm(this.journalPath, { force: true });
+    return done;
   }
 
   loadOptions(checkFiles: boolean, staged?: string): Parameters<typeof loadCandidate>[1] {
@@ -242,9 +289,10 @@ export class SettingLifecycle {
   }
 
   /**
-   * Applies a validated candidate: linked files installed, runtime applied (on refusal the
-   * files are put back and LoadFailure 4 is thrown), then package, history row and setting.json,
-   * in that order, and the logs. Call inside serial().
+   * Applies a validated candidate. Order, so that a crash at any moment leaves the old or the new
+   * setting whole: linked files staged beside their targets; runtime applied (a refusal discards
+   * them and throws LoadFailure 4); package and history row; the install journal; setting.json
+   * (the commit point); linked files renamed into place; journal removed; logs. Call inside serial().
    */
   async commit(c: Candidate, source: string): Promise<Applied> {
     const prev = this.current;
@@ -252,36 +300,52 @@ export class SettingLifecycle {
     const applied: Setting = envChanged ? { ...c.setting, env: prev.env } : c.setting;
     const changes = hostChanges(prev, applied);
     const changedHosts = applied.meta.setting.deploy === 'shared' ? changes.affected : 'all';
-    const undo = await installLinked(c);
+    const staged = await stageLinked(c);
     try {
       await this.opts.runtime.apply(applied, changedHosts);
     } catch (err) {
-      await undo();
+      await staged.discard();
       const reason = err instanceof Error ? err.message : String(err);
       await this.events.info('setting not applied: the runtime refused it', { source, reason });
       throw new LoadFailure(4, `not applied: ${reason}`);
     }
+    let hash: string | undefined;
+    try {
+      const content = await contentHash(c.raw, c.refs, c.staged);
+      let row: HistoryRow | undefined;
+      if (this.historyEnabled()) {
+        row = (await this.history()).newest();
+        if (!sameContent(row, c.raw, content)) {
+          row = await this.record(c.raw, c.refs, c.staged, applied.meta.version, content);
+          hash = row.hash;
+        }
+      }
+      if (staged.targets.length > 0 && row !== undefined) await writeFileAtomic(this.journalPath, `${row.hash}\n`);
+      await writeFileAtomic(this.opts.settingPath, c.raw);
+    } catch (err) {
+      // Nothing was committed: the workers go back to the running setting.
+      await staged.discard();
+      await this.opts.runtime.apply(prev, changedHosts).catch(() => undefined);
+      await fs.rm(this.journalPath, { force: true });
+      throw err;
+    }
     this.current = applied;
     this.pending = envChanged ? c.setting : undefined;
-    let hash: string | undefined;
-    const newest = this.historyEnabled() ? (await this.history()).newest() : undefined;
-    if (this.historyEnabled() && (newest === undefined || md5OfHash(newest.hash) !== md5(c.raw))) {
-      hash = (await this.record(c.raw, c.refs, c.staged, applied.meta.version)).hash;
-    }
-    await writeFileAtomic(this.opts.settingPath, c.raw);
     this.currentRaw = c.raw;
+    await staged.commit();
+    await fs.rm(this.journalPath, { force: true });
     if (this.store !== undefined) await (await this.store).prune(applied.meta.history.retention);
-    await this.logChanges(changes, source, { hash, changedHosts, artifact: envChanged });
+    await this.logChanges(prev, changes, source, { hash, changedHosts, artifact: envChanged });
     return { artifact: envChanged, changedHosts, ...(hash === undefined ? {} : { hash }) };
   }
 
   /** A package of `raw` with its linked files, and its history row. */
-  private async record(raw: string, refs: LinkedRef[], staged: string | undefined, ver: string): Promise<HistoryRow> {
+  private async record(raw: string, refs: LinkedRef[], staged: string | undefined, ver: string, content?: string): Promise<HistoryRow> {
     const pkg = await buildPackage(raw, refs, staged, this.workDir);
-    return (await this.history()).add(pkg, md5(raw), ver);
+    return (await this.history()).add(pkg, md5(raw), ver, content ?? await contentHash(raw, refs, staged));
   }
 
-  private async logChanges(ch: ReturnType<typeof hostChanges>, source: string, fields: Record<string, unknown>): Promise<void> {
+  private async logChanges(prev: Setting, ch: ReturnType<typeof hostChanges>, source: string, fields: Record<string, unknown>): Promise<void> {
     const store = await this.history();
     for (const h of ch.added) {
       await this.events.watch(WATCH.hostAdded, h.name, h);
@@ -295,6 +359,8 @@ export class SettingLifecycle {
       added: ch.added.map((h) => h.name),
       deleted: ch.deleted,
       changed: ch.changed.map((c) => c.name),
+      // Global members that changed, e.g. {"functions": ["network"], "meta": ["history"]}.
+      globals: changedMembers(prev, this.current),
     });
   }
 
@@ -333,7 +399,15 @@ export class SettingLifecycle {
 
   async historyEntries(): Promise<HistoryEntry[]> {
     if (!this.historyEnabled()) return [];
+    await this.pruneHistory();
     return (await this.history()).list().map(toEntry);
+  }
+
+  /** Applies meta.history.retention now (days pass without any deployment). */
+  pruneHistory(): Promise<void> {
+    return this.serial(async () => {
+      if (this.historyEnabled()) await (await this.history()).prune(this.current.meta.history.retention);
+    });
   }
 
   /** The package of the loaded setting (the newest history entry), for `/setting/download`. */
@@ -349,13 +423,13 @@ export class SettingLifecycle {
     }
   }
 
-  /** The setting.json on disk, or undefined when it is gone. */
-  async settingFile(): Promise<Buffer | undefined> {
-    try {
-      return await fs.readFile(this.opts.settingPath);
-    } catch {
-      return undefined;
-    }
+  /**
+   * The text of the running setting (`GET /setting/setting.json`, the base of virtual-host
+   * edits): what was last loaded or applied, not the file on disk, which may hold edits not
+   * deployed yet. Undefined only before the first load.
+   */
+  runningRaw(): string | undefined {
+    return this.currentRaw === '' ? undefined : this.currentRaw;
   }
 
   private async settingOf(row: HistoryRow): Promise<string | undefined> {
@@ -369,6 +443,18 @@ export class SettingLifecycle {
       if (dir !== undefined) await fs.rm(dir, { recursive: true, force: true });
     }
   }
+}
+
+/** The members of `meta` and `functions` whose value changed, by section. */
+function changedMembers(prev: Setting, next: Setting): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const section of ['meta', 'functions'] as const) {
+    const a = (prev[section] ?? {}) as Record<string, unknown>;
+    const b = (next[section] ?? {}) as Record<string, unknown>;
+    const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => !sameValue(a[k], b[k]));
+    if (keys.length > 0) out[section] = keys.sort();
+  }
+  return out;
 }
 
 async function readText(file: string): Promise<string | undefined> {

@@ -91,6 +91,27 @@ export function md5(data: string | Buffer): string {
   return createHash('md5').update(data).digest('hex');
 }
 
+/**
+ * A digest of everything a package of `raw` holds: setting.json and each linked file (by its
+ * place in the package, a missing one marked as such). Two settings are the same history entry
+ * only when this digest is the same, so a changed certificate alone makes a new entry.
+ */
+export async function contentHash(raw: string, refs: LinkedRef[], staged?: string): Promise<string> {
+  const h = createHash('sha256');
+  h.update(`${SETTING_FILE}\0`).update(raw).update('\0');
+  const seen = new Set<string>();
+  const ordered = [...refs].sort((a, b) => (a.inPackage < b.inPackage ? -1 : a.inPackage > b.inPackage ? 1 : 0));
+  for (const r of ordered) {
+    if (seen.has(r.inPackage) || r.inPackage === SETTING_FILE) continue;
+    seen.add(r.inPackage);
+    const src = await sourceOf(r, staged);
+    h.update(`${r.inPackage}\0`);
+    h.update(src === undefined ? '\u0001missing' : await fs.readFile(src));
+    h.update('\0');
+  }
+  return h.digest('hex');
+}
+
 /** Builds a package of `raw` and the linked files found; missing ones are left out. */
 export async function buildPackage(raw: string, refs: LinkedRef[], staged: string | undefined, workDir: string): Promise<Buffer> {
   await fs.mkdir(workDir, { recursive: true });

@@ -1,7 +1,7 @@
-// Virtual-host administration (`/setting/vhosts`): each change edits hosting[] of setting.json
-// as it is on disk, validates the whole file, applies it like a deployment and records it.
+// Virtual-host administration (`/setting/vhosts`): each change edits hosting[] of the running
+// setting (not setting.json on disk, whose local edits are deployed only by deploy/local),
+// validates the whole setting, applies it like a deployment and records it.
 // Errors carry the HTTP status of document 1 (400, 404, 409, 500, 510).
-import fs from 'node:fs/promises';
 import { isPlainObject } from '../setting/merge.js';
 import { loadCandidate, LoadFailure } from './candidate.js';
 import type { Applied, SettingLifecycle } from './lifecycle.js';
@@ -15,11 +15,12 @@ export class VhostError extends Error {
 
 type Raw = Record<string, unknown>;
 
-/** setting.json on disk as an object with a hosting[] array; 510 when it cannot be loaded. */
+/** The running setting as an object with a hosting[] array; 510 when it cannot be loaded. */
 async function readFile(lc: SettingLifecycle): Promise<{ doc: Raw; hosting: Raw[] }> {
   let doc: unknown;
   try {
-    const text = await fs.readFile(lc.settingPath, 'utf8');
+    const text = lc.runningRaw();
+    if (text === undefined) throw new Error('no setting loaded yet');
     doc = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
   } catch (err) {
     throw new VhostError(510, `cannot load setting.json: ${(err as Error).message}`);

@@ -30,17 +30,24 @@ export class RtWorker {
   private readonly ring = new HashRing();
   private readonly handle = createHandler(() => this.state!);
 
-  constructor(readonly index: number, private readonly send: (m: WorkerMessage) => void) {}
+  constructor(readonly index: number) {}
 
-  async apply(setting: Setting, baseDir: string): Promise<void> {
+  /**
+   * Builds the hosts of a setting and opens its listeners; resolves to the listening sockets that
+   * could not be opened (the primary then rolls every worker back to the running setting).
+   * Hosts named in `changedHosts` (all of them for 'all') get a new runtime: a new origin pool
+   * and fresh health state; the others keep theirs.
+   */
+  async apply(setting: Setting, baseDir: string, changedHosts: string[] | 'all' = 'all'): Promise<string[]> {
     const resolved = resolveHosts(setting, { baseDir });
     const cluster = setting.env.management.cluster;
     const frontEnd = setting.functions.network.http.frontEnd;
+    const rebuild = changedHosts === 'all' ? undefined : new Set(changedHosts);
     const nextHosts = new Map<string, HostRuntime>();
     for (const h of resolved) {
       if (!h.enable) continue;
       const old = this.hosts.get(h.name);
-      if (old !== undefined && sameOrigin(old.setting, h)) {
+      if (old !== undefined && rebuild !== undefined && !rebuild.has(h.name) && sameOrigin(old.setting, h)) {
         nextHosts.set(h.name, { ...old, aliases: h.aliases, listen: h.listen, setting: h, ...cacheFields(h) });
       } else {
         nextHosts.set(h.name, buildHostRuntime(h));
@@ -78,20 +85,41 @@ export class RtWorker {
     };
     const retired = [...this.hosts.values()].filter((h) => nextHosts.get(h.name)?.origin !== h.origin);
     this.hosts = nextHosts;
-    await this.openListeners(table.listens(), basePort, timeouts);
-    // Origin clients of removed or changed hosts close after their requests in flight.
+    const failures = await this.openListeners(table.listens(), basePort, timeouts);
+    // Origin clients of removed or rebuilt hosts close after their requests in flight.
     for (const h of retired) void h.origin.close().catch(() => undefined);
+    return failures;
+  }
+
+  /**
+   * Content of hosts removed from hosting[]: this worker's memory objects, and with `diskToo` the
+   * shared disk objects and index rows (one worker does that part). Fetches of the host still
+   * under way are waited for (bounded), so their objects do not land after the deletion.
+   */
+  async dropHosts(names: string[], diskToo: boolean): Promise<number> {
+    const cache = this.cache;
+    if (cache === undefined) return 0;
+    let n = 0;
+    for (const name of names) {
+      await Promise.race([cache.stage.settledUnder(name, ''), new Promise((r) => setTimeout(r, 5000).unref())]);
+      n += await cache.store.deleteByPrefix(name, '', { diskToo });
+    }
+    return n;
   }
 
   private serverFor(port: number | undefined, t: ServerTimeouts): ServiceServer {
     return new ServiceServer((req: IncomingMessage, res: ServerResponse) => this.handle(req, res, port), t);
   }
 
-  private async openListeners(listens: Listen[], basePort: number, t: ServerTimeouts): Promise<void> {
+  private async openListeners(listens: Listen[], basePort: number, t: ServerTimeouts): Promise<string[]> {
     const wanted = new Map(listens.map((l) => [listenKey(l), l]));
     const failures: string[] = [];
     for (const [key, l] of wanted) {
-      if (this.servers.has(key)) continue;
+      const running = this.servers.get(key);
+      if (running !== undefined) {
+        retime(running, t);
+        continue;
+      }
       const s = this.serverFor(l.port, t);
       try {
         await s.listen(l.host, l.port);
@@ -106,6 +134,7 @@ export class RtWorker {
         void s.drain(30_000);
       }
     }
+    if (this.internal !== undefined) retime(this.internal, t);
     if (this.internal === undefined) {
       const s = this.serverFor(undefined, t);
       try {
@@ -115,7 +144,7 @@ export class RtWorker {
         failures.push(`internal 127.0.0.1:${basePort + this.index}: ${(err as Error).message}`);
       }
     }
-    if (failures.length > 0) this.send({ type: 'listen-error', errors: failures });
+    return failures;
   }
 
   /** Hash balance: a miss goes to the URL's owner; false when this worker owns it. */
@@ -153,19 +182,42 @@ export class RtWorker {
   }
 }
 
+/**
+ * A listening socket kept across a reload takes the new frontEnd limits: node:http reads these
+ * server members for every new connection, request and keep-alive wait, so they apply at once.
+ * (The check interval of slow heads, set at creation, stays.)
+ */
+function retime(s: ServiceServer, t: ServerTimeouts): void {
+  s.server.headersTimeout = t.headersMs;
+  s.server.requestTimeout = t.requestMs;
+  s.server.keepAliveTimeout = t.keepAliveMs;
+  (s.server as { maxHeaderSize?: number }).maxHeaderSize = t.maxHeaderSize;
+}
+
 /** Entry of the worker process (workers/rt-worker.ts). */
 export function runWorker(): void {
   const index = Number(process.env.SVC_WORKER_INDEX ?? '0');
   const send = (m: WorkerMessage): void => { process.send?.(m); };
-  const worker = new RtWorker(index, send);
+  const worker = new RtWorker(index);
   let applying: Promise<void> = Promise.resolve();
   let ready = false;
-  const rpc = serveRpc(controlHandlers(worker.controlSource()), send);
+  const rpc = serveRpc({
+    ...controlHandlers(worker.controlSource()),
+    'drop-hosts': ({ names, diskToo }: { names: string[]; diskToo: boolean }) => worker.dropHosts(names, diskToo),
+  }, send);
   process.on('message', (m: PrimaryMessage) => {
     switch (m.type) {
       case 'setting':
-        applying = applying.then(() => worker.apply(m.setting, m.baseDir)).then(
-          () => { ready = true; send({ type: 'ready', generation: m.generation }); },
+        applying = applying.then(() => worker.apply(m.setting, m.baseDir, m.changedHosts)).then(
+          (failures) => {
+            if (failures.length === 0) {
+              ready = true;
+              send({ type: 'ready', generation: m.generation });
+              return;
+            }
+            send({ type: 'listen-error', generation: m.generation, errors: failures });
+            if (!ready) setTimeout(() => process.exit(1), 50);
+          },
           (err: Error) => {
             send({ type: 'apply-error', generation: m.generation, message: err.message });
             // A worker that never got going is no use half-built: exit, the primary starts another.

@@ -145,13 +145,13 @@ t.test('retention by size and by age keeps at least the newest entry', async (t)
   const store = await f.lc.history();
   const loaded = store.list()[0]!;
   const old = Date.now() - 10 * 86_400_000;
-  const a = await store.add(Buffer.alloc(600 * 1024), 'a'.repeat(32), '1', new Date(old));
-  const b = await store.add(Buffer.alloc(600 * 1024), 'b'.repeat(32), '1', new Date(old + 1000));
+  const a = await store.add(Buffer.alloc(600 * 1024), 'a'.repeat(32), '1', null, new Date(old));
+  const b = await store.add(Buffer.alloc(600 * 1024), 'b'.repeat(32), '1', null, new Date(old + 1000));
   const c = await store.add(Buffer.alloc(10), 'c'.repeat(32), '1');
   t.strictSame((await store.prune({ days: 0, count: 100, size: 1 })).map((r) => r.id), [a.id, loaded.id], 'over 1 MB the oldest go');
   t.strictSame((await store.prune({ days: 5, count: 100, size: 0 })).map((r) => r.id), [b.id], 'older than 5 days goes');
   t.equal(store.list().length, 1);
-  const d = await store.add(Buffer.alloc(2 * 1024 * 1024), 'd'.repeat(32), '1', new Date(old));
+  const d = await store.add(Buffer.alloc(2 * 1024 * 1024), 'd'.repeat(32), '1', null, new Date(old));
   t.strictSame(await store.prune({ days: 0, count: 100, size: 0 }), [], '0 days and 0 MB mean no limit');
   t.strictSame((await store.prune({ days: 1, count: 1, size: 1 })).map((r) => r.id), [c.id], 'the newest entry stays whatever its age and size');
   t.equal(store.newest()?.id, d.id);

@@ -43,7 +43,9 @@ export function licenseRoutes(license: LicenseService): Route[] {
       path: '/get/license',
       name: 'license',
       group: 'query',
-      handler: async (_req, ctx) => ok(ctx.version, 'license', 'query', license.current()),
+      // `State` (ours): the service State the license decides, Healthy or Inactive (document 1,
+      // monitoring statistics), so an operator sees what an expired license means right here.
+      handler: async (_req, ctx) => ok(ctx.version, 'license', 'query', { ...license.current(), State: license.state() }),
     },
     {
       method: 'POST',

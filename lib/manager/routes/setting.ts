@@ -106,9 +106,9 @@ export function settingRoutes(lc: SettingLifecycle): Route[] {
       name: '/setting/setting.json',
       group: 'query',
       handler: async (_req, ctx) => {
-        const file = await lc.settingFile();
-        if (file === undefined) return fail(404, ctx.version, '/setting/setting.json', 'query', 'setting.json not found');
-        return { status: 200, headers: { 'content-type': 'application/json; charset=utf-8' }, body: file };
+        const text = lc.runningRaw();
+        if (text === undefined) return fail(404, ctx.version, '/setting/setting.json', 'query', 'no setting loaded yet');
+        return { status: 200, headers: { 'content-type': 'application/json; charset=utf-8' }, body: Buffer.from(text) };
       },
     },
     {

@@ -1,5 +1,5 @@
-// `env`: settings that need a restart. `home` and `cache` are ours (the spec shows no field for
-// where the node keeps its state or how big its cache is).
+// `env`: settings that need a restart. `home`, `cache` and `license` are ours (the spec shows no
+// field for where the node keeps its state, how big its cache is, or where its license is).
 import { Type } from 'typebox';
 import { Obj, Section, Size, Str } from './common.js';
 import { EnvLogSchema } from './log.js';
@@ -26,6 +26,10 @@ export const EnvSchema = Section({
   cache: CacheSchema,
   log: EnvLogSchema,
   management: Section({ api: ApiSchema, server: ServerSchema, cluster: ClusterSchema }),
+  license: Section({
+    path: Str({ default: 'license.xml', minLength: 1, description: 'the installed license (signed XML), relative to env.home; written by /setting/license/update' }),
+    publicKey: Str({ default: 'license.pub', minLength: 1, description: 'PEM public key (Ed25519 or RSA) licenses are verified against, relative to env.home' }),
+  }, 'license file and issuer key (ours)'),
   geoip: Section({
     path: Type.Union([Type.Null(), Str({ minLength: 1 })], { default: null, description: 'directory of MaxMind .mmdb files (/monitoring/geoiplist), relative to env.home; null = not configured' }),
   }, 'GeoIP databases (ours)'),

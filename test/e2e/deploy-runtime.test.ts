@@ -1,0 +1,102 @@
+// Black-box: what a deployment does to the running node. A removed host loses its cached
+// content; a setting whose listener cannot be opened is refused and the old one keeps serving;
+// `meta.setting.deploy` shared keeps the origin connections of unchanged hosts, exclusive
+// rebuilds every host.
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import t from 'tap';
+import { TestOrigin } from '../helpers/origin.js';
+import { freePort } from '../helpers/ports.js';
+import { baseSetting, startServer } from '../helpers/server.js';
+import { call, fetchHost, LOCAL_LOGS, until } from '../lifecycle/fixtures/node.js';
+
+t.test('a host removed and added again starts with an empty cache', async (t) => {
+  const origin = await new TestOrigin().start();
+  origin.on('/c', (_req, res) => { res.writeHead(200, { 'cache-control': 'max-age=600', 'content-type': 'text/plain' }); res.end('cached body'); });
+  const port = await freePort();
+  const host = { name: 'r.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } };
+  const keep = { name: 'k.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } };
+  const server = await startServer([host, keep], { workers: 2, extra: LOCAL_LOGS });
+  t.teardown(async () => { await server.stop(); await origin.stop(); });
+
+  // Stored on disk (shared by both workers) once some request is a hit.
+  await until(async () => ((await fetchHost(port, 'r.com', '/c')).cache.includes('HIT') ? true : undefined), 'a cache hit on r.com');
+  const fetched = origin.count('/c');
+  t.ok(fetched >= 1);
+  const del = await call(server.apiPort, '/setting/vhosts/r.com', { method: 'DELETE' });
+  t.equal(del.status, 200, del.text);
+  t.equal((await fetchHost(port, 'r.com', '/c')).status, 404, 'the removed host is not served');
+  const add = await call(server.apiPort, '/setting/vhosts', { body: JSON.stringify(host) });
+  t.equal(add.status, 200, add.text);
+  // Both workers: every one of them must miss (memory tiers and the shared disk were emptied).
+  for (let i = 0; i < 4; i++) {
+    const r = await fetchHost(port, 'r.com', `/c`);
+    t.equal(r.body, 'cached body');
+    if (i === 0) t.equal(r.cache, 'TCP_MISS', 'the first request after re-adding is a miss');
+  }
+  t.equal(origin.count('/c'), fetched + 1, 'the origin was asked again, once');
+  await server.waitForLog((l) => l.msg === 'content of removed hosts deleted');
+});
+
+t.test('a setting whose new listener cannot bind is refused; the old setting keeps serving', async (t) => {
+  const origin = await new TestOrigin().start();
+  const port = await freePort();
+  const taken = net.createServer();
+  await new Promise<void>((r) => taken.listen(0, '127.0.0.1', () => r()));
+  const takenPort = (taken.address() as net.AddressInfo).port;
+  const hosts = [{ name: 'a.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }];
+  const server = await startServer(hosts, { workers: 2, extra: LOCAL_LOGS });
+  t.teardown(async () => { await server.stop(); await origin.stop(); taken.close(); });
+  const runningBefore = (await call(server.apiPort, '/get/setting/running')).json.result;
+  const historyBefore = (await call(server.apiPort, '/setting/history')).json.history as unknown[];
+
+  const next = baseSetting([
+    { ...hosts[0], origin: { address: [`127.0.0.1:${origin.port}/changed`] } },
+    { name: 'b.com', listen: `127.0.0.1:${takenPort}`, origin: { address: [`127.0.0.1:${origin.port}`] } },
+  ], server.basePort, { workers: 2, extra: LOCAL_LOGS }, server.apiPort);
+  await fs.writeFile(server.settingPath, JSON.stringify(next));
+  const r = await call(server.apiPort, '/setting/deploy/local');
+  t.equal(r.json.status, 'Fail', r.text);
+  t.equal(r.json.error, 4);
+  t.match(String(r.json.reason), /not applied: cannot listen: 127\.0\.0\.1:\d+: .*EADDRINUSE/);
+  t.equal((await fetchHost(port, 'a.com', '/x')).body, 'origin:GET /x', 'the old origin of a.com still serves (every worker rolled back)');
+  for (let i = 0; i < 4; i++) t.equal((await fetchHost(port, 'a.com', `/y${i}`)).body, `origin:GET /y${i}`);
+  t.strictSame((await call(server.apiPort, '/get/setting/running')).json.result, runningBefore, '/get/setting/running is unchanged');
+  t.equal(((await call(server.apiPort, '/setting/history')).json.history as unknown[]).length, historyBefore.length, 'nothing recorded');
+
+  // The node is not stuck: the same change without the taken port applies.
+  next.hosting = (next.hosting as unknown[]).slice(0, 1);
+  await fs.writeFile(server.settingPath, JSON.stringify(next));
+  const ok = await call(server.apiPort, '/setting/deploy/local');
+  t.equal(ok.json.status, 'OK', ok.text);
+  for (let i = 0; i < 4; i++) t.equal((await fetchHost(port, 'a.com', `/z${i}`)).body, `origin:GET /changed/z${i}`);
+});
+
+t.test('shared deploys keep the origin connections of unchanged hosts; exclusive deploys rebuild every host', async (t) => {
+  const origin = await new TestOrigin().start();
+  const port = await freePort();
+  const hostA = { name: 'a.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}/a`] } };
+  const hostB = (path: string) => ({ name: 'b.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}/${path}`] } });
+  const shared = { ...LOCAL_LOGS, meta: { setting: { deploy: 'shared' } } };
+  const server = await startServer([hostA, hostB('b1')], { extra: shared });
+  t.teardown(async () => { await server.stop(); await origin.stop(); });
+  const upload = async (hosting: unknown[], deploy: string): Promise<void> => {
+    const body = JSON.stringify(baseSetting(hosting, server.basePort, { extra: { ...LOCAL_LOGS, meta: { setting: { deploy } } } }, server.apiPort));
+    const r = await call(server.apiPort, '/setting/upload', { body });
+    t.equal(r.json.status, 'OK', r.text);
+  };
+  const portOfA = async (p: string): Promise<number> => {
+    t.equal((await fetchHost(port, 'a.com', p)).body, `origin:GET /a${p}`);
+    return origin.seen[origin.seen.length - 1]!.remotePort;
+  };
+
+  const first = await portOfA('/1');
+  t.equal(await portOfA('/2'), first, 'a.com reuses its origin connection');
+  await upload([hostA, hostB('b2')], 'shared');
+  t.equal((await fetchHost(port, 'b.com', '/q')).body, 'origin:GET /b2/q', 'b.com changed');
+  t.equal(await portOfA('/3'), first, 'after a shared deploy that changed only b.com, a.com still uses the same connection');
+
+  await upload([hostA, hostB('b3')], 'exclusive');
+  t.equal((await fetchHost(port, 'b.com', '/q')).body, 'origin:GET /b3/q');
+  t.not(await portOfA('/4'), first, 'an exclusive deploy gave a.com a new origin pool');
+});
