@@ -40,13 +40,14 @@ t.test('/get/license shows the installed license in the query envelope', async (
     result: {
       Name: 'ACME', Type: 'Enterprise', SerialNumber: 'SN-1', Status: 'Available', AllowedFeatures: 'ALL',
       Validity: { NotBefore: '20260601000000Z', NotAfter: '20270601000000Z', RemainDays: 365 },
+      State: 'Healthy',
     },
     reason: null,
   });
   n.clock.now += 400 * DAY;
   const expired = await request(n.port, '/get/license');
   t.equal(expired.status, 200, 'an expired license is still shown');
-  t.match(expired.json.result, { Status: 'Expired', Validity: { RemainDays: 0 } });
+  t.match(expired.json.result, { Status: 'Expired', Validity: { RemainDays: 0 }, State: 'Inactive' });
 });
 
 t.test('a changed license is answered with its difference and applied only on confirmation', async (t) => {

@@ -70,7 +70,7 @@ t.test('a process killed at random moments while applying settings leaves a cons
     t.strictSame(packages, rows.map((r) => r.file).sort(), `round ${round}: no package without an entry, no temp file`);
     t.strictSame((await fs.readdir(dir)).filter((n) => n.startsWith('.tmp-')), [], `round ${round}: no temp file beside setting.json`);
     const again = await lc.recover();
-    t.strictSame(again, { recorded: false, rewritten: false, orphans: [] }, `round ${round}: a second recovery finds nothing to do`);
+    t.strictSame(again, { recorded: false, rewritten: false, reinstalled: false, orphans: [] }, `round ${round}: a second recovery finds nothing to do`);
     await lc.close();
   }
 });

@@ -115,17 +115,20 @@ t.test('a runtime that refuses the setting gives Fail and keeps the running sett
   t.strictSame(f.lc.running().hosting.map((h) => h.name), ['a.example.com', 'b.example.com']);
 });
 
-t.test('GET /setting/setting.json answers the running file, 404 once it is gone', async (t) => {
+t.test('GET /setting/setting.json answers the running setting, whatever happens to the file on disk', async (t) => {
   const f = await startFixture();
   t.teardown(f.close);
+  const running = await fs.readFile(f.settingPath, 'utf8');
   const r = await get(f.port, '/setting/setting.json');
   t.equal(r.status, 200);
   t.match(r.headers['content-type'], /application\/json/);
-  t.equal(r.body.toString(), await fs.readFile(f.settingPath, 'utf8'));
+  t.equal(r.body.toString(), running);
+  await f.write(doc({ port: f.port, hosting: [host('edited.example.com')] }));
+  t.equal((await get(f.port, '/setting/setting.json')).body.toString(), running, 'a local edit not deployed is not the running setting');
   await fs.rm(f.settingPath);
   const gone = await get(f.port, '/setting/setting.json');
-  t.equal(gone.status, 404);
-  t.equal(gone.json.status, 'fail');
+  t.equal(gone.status, 200, 'the running setting is still there when the file is gone');
+  t.equal(gone.body.toString(), running);
 });
 
 t.test('each host is recorded in full again once the fullsync period has passed', async (t) => {

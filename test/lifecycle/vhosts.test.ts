@@ -68,14 +68,16 @@ t.test('creating an existing host is 409, a missing host 404, a bad body 400', a
   t.equal(f.rt.applied.length, 0, 'nothing was applied');
 });
 
-t.test('a setting.json that cannot be loaded gives 510', async (t) => {
+t.test('virtual-host edits build on the running setting: a broken or edited file on disk is not used', async (t) => {
   const f = await startFixture();
   t.teardown(f.close);
   await fs.writeFile(f.settingPath, '{ broken');
   const r = await get(f.port, '/setting/vhosts/a.example.com');
-  t.equal(r.status, 510);
-  t.match(r.json, { method: '/setting/vhosts/get', status: 'fail' });
-  t.equal((await postJson(f.port, '/setting/vhosts', host('c.example.com'))).status, 510);
+  t.equal(r.status, 200, 'the host comes from the running setting');
+  t.match(r.json, { method: '/setting/vhosts/get', status: 'OK', result: { name: 'a.example.com' } });
+  t.equal((await postJson(f.port, '/setting/vhosts', host('c.example.com'))).status, 200);
+  const written = JSON.parse(await fs.readFile(f.settingPath, 'utf8')) as { hosting: Array<{ name: string }> };
+  t.strictSame(written.hosting.map((h) => h.name), ['a.example.com', 'b.example.com', 'c.example.com'], 'the running hosts plus the new one');
 });
 
 t.test('a runtime that refuses a host change gives 500 and the file stays', async (t) => {
