@@ -270,9 +270,13 @@ export class Primary {
     const names = previous.hosting.map((h) => h.name).filter((n) => !kept.has(n));
     if (names.length === 0) return;
     const workers = this.liveWorkers();
+    if (workers.length === 0) return;
     try {
-      const counts = await Promise.all(workers.map((w, i) => this.rpc.call<number>(w, 'drop-hosts', { names, diskToo: i === 0 }, 120_000)));
-      systemLog.info({ hosts: names, objects: Math.max(0, ...counts) }, 'content of removed hosts deleted');
+      // First every worker: its fetches of those hosts finish writing, its memory objects go.
+      // Only then one worker empties the shared disk, so no late write brings a row back.
+      await Promise.all(workers.map((w) => this.rpc.call<number>(w, 'drop-hosts', { names, diskToo: false }, 120_000)));
+      const objects = await this.rpc.call<number>(workers[0]!, 'drop-hosts', { names, diskToo: true }, 120_000);
+      systemLog.info({ hosts: names, objects }, 'content of removed hosts deleted');
     } catch (err) {
       systemLog.error({ hosts: names, err: (err as Error).message }, 'content of removed hosts could not be deleted');
     }

@@ -19,11 +19,15 @@ import { Siblings } from './siblings.js';
 import type { Transaction } from './transaction.js';
 import { listenKey, VhostTable, type Listen } from './vhost-table.js';
 
+/** How long the origin client of a removed or rebuilt host stays open after the switch. */
+const RETIRE_GRACE_MS = 10_000;
+
 export class RtWorker {
   private state: RuntimeState | undefined;
   private readonly servers = new Map<string, ServiceServer>();
   private internal: ServiceServer | undefined;
   private hosts = new Map<string, HostRuntime>();
+  private readonly retiring = new Set<HostRuntime['origin']>();
   private siblings: Siblings | undefined;
   private cache: WorkerCache | undefined;
   private purgeAccess: AccessControl | undefined;
@@ -86,8 +90,13 @@ export class RtWorker {
     const retired = [...this.hosts.values()].filter((h) => nextHosts.get(h.name)?.origin !== h.origin);
     this.hosts = nextHosts;
     const failures = await this.openListeners(table.listens(), basePort, timeouts);
-    // Origin clients of removed or rebuilt hosts close after their requests in flight.
-    for (const h of retired) void h.origin.close().catch(() => undefined);
+    // Origin clients of removed or rebuilt hosts close once requests routed before the switch
+    // had time to reach them: a request that was still looking up the cache would otherwise
+    // find its origin pool closed (502).
+    for (const h of retired) {
+      this.retiring.add(h.origin);
+      setTimeout(() => { this.retiring.delete(h.origin); void h.origin.close().catch(() => undefined); }, RETIRE_GRACE_MS).unref();
+    }
     return failures;
   }
 
@@ -177,7 +186,7 @@ export class RtWorker {
     if (this.internal) all.push(this.internal);
     await Promise.all(all.map((s) => s.drain(timeoutMs)));
     await this.siblings?.close();
-    await Promise.all([...this.hosts.values()].map((h) => h.origin.close().catch(() => undefined)));
+    await Promise.all([...this.hosts.values()].map((h) => h.origin).concat([...this.retiring]).map((o) => o.close().catch(() => undefined)));
     await this.cache?.close();
   }
 }
