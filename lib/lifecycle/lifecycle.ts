@@ -193,7 +193,7 @@ export class SettingLifecycle {
         const c = await loadCandidate(undefined, this.loadOptions(false, dir));
         const staged = await stageLinked(c);
         await staged.commit();
-        done = true;
+        done = staged.targets.length > 0;
         await this.events.info('linked files of the last setting installed after a crash', { hash: row.hash, files: staged.targets });
       } catch (err) {
         await this.events.info('linked files of the last setting could not be installed after a crash', { hash: row.hash, reason: (err as Error).message });
