@@ -104,3 +104,27 @@ t.test('shared deploys keep the origin connections of unchanged hosts; exclusive
   t.equal((await fetchHost(port, 'b.com', '/q')).body, 'origin:GET /b3/q');
   t.not(await portOfA('/4'), first, 'an exclusive deploy gave a.com a new origin pool');
 });
+
+t.test('a listener kept across a deploy takes the new frontEnd timeouts', async (t) => {
+  const origin = await new TestOrigin().start();
+  const port = await freePort();
+  const hosts = [{ name: 'a.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }];
+  const server = await startServer(hosts, { extra: LOCAL_LOGS });
+  t.teardown(async () => { await server.stop(); await origin.stop(); });
+  const next = baseSetting(hosts, server.basePort, { extra: { ...LOCAL_LOGS, functions: { network: { http: { frontEnd: { headersTimeout: 1 } } } } } }, server.apiPort);
+  const r = await call(server.apiPort, '/setting/upload', { body: JSON.stringify(next) });
+  t.equal(r.json.status, 'OK', r.text);
+
+  // A request head that never completes: answered 408 after about 1 s, not the former 10 s.
+  const started = Date.now();
+  const answer = await new Promise<string>((resolve, reject) => {
+    const s = net.connect(port, '127.0.0.1', () => s.write('GET /slow HTTP/1.1\r\nHost: a.com\r\n'));
+    let text = '';
+    s.on('data', (c: Buffer) => { text += c.toString(); });
+    s.on('close', () => resolve(text));
+    s.on('error', reject);
+    setTimeout(() => { s.destroy(); resolve(text); }, 8000).unref();
+  });
+  t.match(answer, /^HTTP\/1\.1 408 /);
+  t.ok(Date.now() - started < 6000, `answered after ${Date.now() - started} ms`);
+});
