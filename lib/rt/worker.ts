@@ -137,8 +137,10 @@ export class RtWorker {
         failures.push(`${key}: ${(err as Error).message}`);
       }
     }
+    // A refused setting is rolled back by the primary: the sockets it would have closed stay
+    // open meanwhile, so their ports never refuse a connection.
     for (const [key, s] of this.servers) {
-      if (!wanted.has(key)) {
+      if (failures.length === 0 && !wanted.has(key)) {
         this.servers.delete(key);
         void s.drain(30_000);
       }
