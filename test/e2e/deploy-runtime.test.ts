@@ -4,7 +4,10 @@
 // rebuilds every host.
 import fs from 'node:fs/promises';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import t from 'tap';
+import { request as undiciRequest } from 'undici';
 import { TestOrigin } from '../helpers/origin.js';
 import { freePort } from '../helpers/ports.js';
 import { baseSetting, startServer } from '../helpers/server.js';
@@ -127,4 +130,42 @@ t.test('a listener kept across a deploy takes the new frontEnd timeouts', async 
   });
   t.match(answer, /^HTTP\/1\.1 408 /);
   t.ok(Date.now() - started < 6000, `answered after ${Date.now() - started} ms`);
+});
+
+t.test('a worker that dies while a deploy waits for it is not waited for; its replacement runs the new setting', async (t) => {
+  // Test-only: a preload in the workers exits on the first setting message after the marker
+  // file appears (taken by one worker only, by renaming it).
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-die-'));
+  const marker = path.join(dir, 'die-on-setting');
+  const preload = path.join(dir, 'die.cjs');
+  await fs.writeFile(preload, `const fs = require('node:fs');
+process.on('message', (m) => {
+  if (m && m.type === 'setting') { try { fs.renameSync(${JSON.stringify(marker)}, ${JSON.stringify(`${marker}.taken`)}); process.exit(9); } catch {} }
+});\n`);
+  const origin = await new TestOrigin().start();
+  const port = await freePort();
+  const hosts = [{ name: 'a.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }];
+  const server = await startServer(hosts, { workers: 2, extra: LOCAL_LOGS, env: { SVC_WORKER_NODE_ARGS: `--require ${preload}`, SVC_DEBUG_HEADERS: '1' } });
+  t.teardown(async () => { await server.stop(); await origin.stop(); await fs.rm(dir, { recursive: true, force: true }); });
+
+  await fs.writeFile(marker, '');
+  const next = baseSetting([{ ...hosts[0], origin: { address: [`127.0.0.1:${origin.port}/new`] } }], server.basePort, { workers: 2, extra: LOCAL_LOGS }, server.apiPort);
+  const started = Date.now();
+  const r = await call(server.apiPort, '/setting/upload', { body: JSON.stringify(next) });
+  t.equal(r.json.status, 'OK', r.text);
+  t.ok(Date.now() - started < 10_000, `answered after ${Date.now() - started} ms (a dead worker is not waited for 30 s)`);
+  await fs.access(`${marker}.taken`);
+  await server.waitForLog((l) => l.msg === 'worker died; replacing it');
+  // New connections spread over both workers; each answer names its worker (SVC_DEBUG_HEADERS).
+  const seen = new Map<string, string>();
+  const wrong: string[] = [];
+  await until(async () => {
+    const res = await undiciRequest(`http://127.0.0.1:${port}/p${seen.size}`, { headers: { host: 'a.com', connection: 'close' }, reset: true });
+    const body = await res.body.text();
+    const worker = String(res.headers['x-svc-worker']);
+    if (!body.startsWith('origin:GET /new/')) wrong.push(`${worker}: ${body}`);
+    seen.set(worker, body);
+    return seen.size >= 2 ? true : undefined;
+  }, 'answers from both workers', 15_000);
+  t.strictSame(wrong, [], 'every worker, the replacement too, serves the new setting');
 });
