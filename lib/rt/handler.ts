@@ -3,6 +3,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HashRing } from '../cluster/ring.js';
 import type { HashKeyFunction } from '../cluster/hash-key.js';
+import type { LuaHash } from '../cluster/lua-hash.js';
 import type { HostRuntime } from './host-runtime.js';
 import { sendError } from './respond.js';
 import { SIBLING_HEADER, type Siblings } from './siblings.js';
@@ -18,6 +19,8 @@ export interface Balance {
   mode: 'rr' | 'hash';
   ring: HashRing;
   hashKey: HashKeyFunction;
+  /** balance.luaPath's hash(key): the ring point of a key, -1 when the script failed on it. */
+  luaHash: LuaHash | undefined;
   selfIndex: number;
   siblings: Siblings;
 }

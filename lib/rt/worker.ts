@@ -5,11 +5,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HashRing } from '../cluster/ring.js';
 import { urlIgnoreHashKey } from '../cluster/hash-key.js';
+import { loadLuaHash, type LuaHash } from '../cluster/lua-hash.js';
 import type { PrimaryMessage, WorkerMessage } from '../cluster/messages.js';
 import { serveRpc } from '../cluster/rpc.js';
 import { AccessControl } from '../manager/access.js';
 import { controlHandlers, type ControlSource } from './control.js';
-import { resolveHosts } from '../setting/load.js';
+import { resolveHosts, resolvePath } from '../setting/load.js';
 import type { Setting } from '../setting/types.js';
 import { createHandler, type RuntimeState } from './handler.js';
 import { buildHostRuntime, cacheFields, sameOrigin, type HostRuntime } from './host-runtime.js';
@@ -32,6 +33,7 @@ export class RtWorker {
   private cache: WorkerCache | undefined;
   private purgeAccess: AccessControl | undefined;
   private readonly ring = new HashRing();
+  private lua: { file: string; hash: LuaHash } | undefined;
   private readonly handle = createHandler(() => this.state!);
 
   constructor(readonly index: number) {}
@@ -82,6 +84,7 @@ export class RtWorker {
         mode: cluster.balance.mode,
         ring: this.ring,
         hashKey: urlIgnoreHashKey(cluster.balance.urlIgnoreList ?? [], [setting.functions.contents?.pagedesk?.meta?.keyword ?? 'pagedesk']),
+        luaHash: this.luaHashFor(setting),
         selfIndex: this.index,
         siblings: this.siblings,
       },
@@ -158,11 +161,26 @@ export class RtWorker {
     return failures;
   }
 
+  /**
+   * The Lua hash of balance.luaPath, loaded once per script path: `env` changes need a restart,
+   * so a reload never swaps the script (and never re-reads it).
+   */
+  private luaHashFor(setting: Setting): LuaHash | undefined {
+    const { mode, luaPath } = setting.env.management.cluster.balance;
+    if (mode !== 'hash' || luaPath === null || luaPath === undefined || luaPath === '') return undefined;
+    const file = resolvePath(setting, luaPath);
+    if (this.lua?.file !== file) this.lua = { file, hash: loadLuaHash(file) };
+    return this.lua.hash;
+  }
+
   /** Hash balance: a miss goes to the URL's owner; false when this worker owns it. */
   private handOff(tx: Transaction): boolean {
     const b = this.state?.balance;
     if (b === undefined || b.mode !== 'hash') return false;
-    const owner = b.ring.owner(b.hashKey(tx.host.name, tx.url));
+    const key = b.hashKey(tx.host.name, tx.url);
+    const point = b.luaHash === undefined ? -1 : b.luaHash(key);
+    // A script that fails on a key leaves it to the built-in hash rather than fail the client.
+    const owner = point >= 0 ? b.ring.ownerOfHash(point) : b.ring.owner(key);
     if (owner < 0 || owner === this.index) return false;
     b.siblings.forward(tx, owner);
     return true;

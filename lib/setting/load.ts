@@ -10,6 +10,8 @@ import { isPlainObject } from './merge.js';
 import { INITIAL_ROLES } from './schema/management.js';
 import { TopSchema, validators } from './schema/index.js';
 import { checkSemantics } from './semantic.js';
+import { resolvePath } from './resolve.js';
+import { loadLuaHash } from '../cluster/lua-hash.js';
 import type { Setting } from './types.js';
 
 export { SettingError, type SettingIssue } from './issues.js';
@@ -47,7 +49,19 @@ export function parseSetting(input: unknown, opts: { baseDir?: string } = {}): S
   checkSemantics(setting, hosts, issues);
   if (issues.length > 0) throw new SettingError(issues);
   setting.env.home = path.resolve(baseDir, setting.env.home);
+  checkLuaHash(setting);
   return setting;
+}
+
+/** A hash script that does not load is refused with the setting, not found out by a worker. */
+function checkLuaHash(setting: Setting): void {
+  const luaPath = setting.env.management.cluster.balance.luaPath;
+  if (luaPath === null || luaPath === undefined || luaPath === '') return;
+  try {
+    loadLuaHash(resolvePath(setting, luaPath));
+  } catch (err) {
+    throw new SettingError([{ path: 'env.management.cluster.balance.luaPath', message: (err as Error).message }]);
+  }
 }
 
 /** Line and column (1-based) of a character offset. */

@@ -1,6 +1,5 @@
 // Rules across members that a schema cannot state: references by name, port clashes, version
 // order. They run on the defaulted setting; each reports at the JSON path of the member to fix.
-import { systemLog } from '../log/system-log.js';
 import { type SettingIssue } from './issues.js';
 import { deepMerge, isPlainObject } from './merge.js';
 import { parseListen } from './schema/formats.js';
@@ -113,23 +112,6 @@ function checkHost(h: HostSetting, i: number, names: Set<string>, setting: Setti
 }
 
 /**
- * Fields a valid setting may carry that this server does not act on: each is reported so nobody
- * believes it is in force. The hash balance computes its key in one function
- * (lib/cluster/hash-key.ts, `HashKeyFunction`); a Lua hash would replace that function.
- */
-export function ignoredSettingFields(setting: Setting): SettingIssue[] {
-  const out: SettingIssue[] = [];
-  const balance = setting.env?.management?.cluster?.balance;
-  if (typeof balance?.luaPath === 'string' && balance.luaPath !== '') {
-    out.push({
-      path: 'env.management.cluster.balance.luaPath',
-      message: 'Lua hashing is not implemented; the hash balance hashes the host and the URL (after urlIgnoreList) instead',
-    });
-  }
-  return out;
-}
-
-/**
  * Runs every rule; a rule that meets a value of the wrong type leaves it to the schema report.
  * `hosts` tells where each of setting.hosting sits in the file and every name the file gives.
  */
@@ -147,9 +129,5 @@ export function checkSemantics(setting: Setting, hosts: { indices: number[]; nam
     } catch (err) {
       if (!(err instanceof TypeError)) throw err;
     }
-  }
-  // Only a setting that will be accepted is worth the warning (a refused one changes nothing).
-  if (issues.length === 0) {
-    for (const w of ignoredSettingFields(setting)) systemLog.warn({ path: w.path, detail: w.message }, 'setting field has no effect');
   }
 }

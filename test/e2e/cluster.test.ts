@@ -10,6 +10,7 @@ import { TestOrigin } from '../helpers/origin.js';
 import { freePort } from '../helpers/ports.js';
 import { rawRequest } from '../helpers/raw-client.js';
 import { baseSetting, startServer, writeSetting } from '../helpers/server.js';
+import { HashRing } from '../../lib/cluster/ring.js';
 
 function workerPids(primaryPid: number): number[] {
   try {
@@ -225,4 +226,33 @@ t.test('with one worker a rolling restart keeps the listening socket: no connect
   t.ok(ok > 20, `${ok} requests answered`);
   t.equal(after.length, 1);
   t.notOk(after.includes(before[0]!), 'the worker was replaced');
+});
+
+t.test('in hash balance a balance.luaPath script decides which worker owns a URL', async (t) => {
+  // Ring points owned by worker 0 and by worker 1, read off the same ring the primary builds.
+  const ring = new HashRing([0, 1]);
+  let to0 = -1, to1 = -1;
+  for (let p = 1; (to0 < 0 || to1 < 0) && p < 0xffffffff; p += 0x100000) {
+    if (ring.ownerOfHash(p) === 0 && to0 < 0) to0 = p; else if (ring.ownerOfHash(p) === 1 && to1 < 0) to1 = p;
+  }
+  const origin = await new TestOrigin().start();
+  const port = await freePort();
+  const extraDir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-lua-'));
+  const script = path.join(extraDir, 'owner.lua');
+  await fs.writeFile(script, `function hash(key)\n  if key:find("/zero/", 1, true) then return 0x${to0.toString(16)} end\n  return 0x${to1.toString(16)}\nend\n`);
+  const server = await startServer([{ name: 'l.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }],
+    { workers: 2, balance: 'hash', luaPath: script, env: { SVC_DEBUG_HEADERS: '1' } });
+  t.teardown(async () => { await server.stop(); await origin.stop(); });
+  for (const dir of ['zero', 'one']) {
+    for (let u = 0; u < 6; u++) {
+      for (let i = 0; i < 3; i++) {
+        const r = await request(`http://127.0.0.1:${port}/${dir}/${u}`, { headers: { host: 'l.com' }, dispatcher: fresh() });
+        await r.body.text();
+        t.equal(r.statusCode, 200);
+      }
+    }
+  }
+  const fetchers = (dir: string): string[] => [...new Set(origin.seen.filter((s) => s.url.startsWith(`/${dir}/`)).map((s) => String(s.headers['x-svc-worker'])))];
+  t.same(fetchers('zero'), ['0'], 'every /zero/ URL was fetched by worker 0, as the script says');
+  t.same(fetchers('one'), ['1'], 'every other URL was fetched by worker 1');
 });

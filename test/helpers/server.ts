@@ -29,6 +29,8 @@ export interface RunningServer {
 export interface StartOptions {
   workers?: number;
   balance?: 'rr' | 'hash';
+  /** balance.luaPath (hash balance). */
+  luaPath?: string;
   /** Extra members merged into the setting (meta, functions, env members). */
   extra?: Record<string, unknown>;
   env?: Record<string, string>;
@@ -55,7 +57,7 @@ export function baseSetting(hosting: unknown[], basePort: number, opts: StartOpt
         api: { port: apiPort, allowList: [{ addr: '127.0.0.1', role: 'admin' }], ...(management.api as object | undefined) },
         cluster: {
           meta: { enable: workers > 1, workers, baseHostingPort: basePort, drainTimeout: 5 },
-          balance: { mode: opts.balance ?? 'rr' },
+          balance: { mode: opts.balance ?? 'rr', ...(opts.luaPath === undefined ? {} : { luaPath: opts.luaPath }) },
           stats: { enable: false },
         },
       },

@@ -229,3 +229,17 @@ t.test('a JSON syntax error is reported with its line and column', async (t) => 
   t.equal(loaded.baseDir, dir);
   t.equal(loaded.raw, JSON.stringify(minimal()));
 });
+
+t.test('a balance.luaPath script that does not load is refused with the path of the field', async (t) => {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-lua-'));
+  await fs.writeFile(path.join(dir, 'broken.lua'), 'function hash(key) return key +');
+  await fs.writeFile(path.join(dir, 'nohash.lua'), 'local x = 1');
+  await fs.writeFile(path.join(dir, 'ok.lua'), 'function hash(key) return #key end');
+  const withLua = (file: string) => ({ ...minimal(), env: { home: dir, management: { cluster: { balance: { mode: 'hash', luaPath: file } } } } });
+  for (const file of ['broken.lua', 'nohash.lua', 'missing.lua']) {
+    const err = (() => { try { parseSetting(withLua(file), { baseDir: dir }); return undefined; } catch (e) { return e as SettingError; } })();
+    t.ok(err instanceof SettingError, `${file} is refused`);
+    t.equal(err?.issues[0]?.path, 'env.management.cluster.balance.luaPath');
+  }
+  t.equal(parseSetting(withLua('ok.lua'), { baseDir: dir }).env.management.cluster.balance.luaPath, 'ok.lua', 'a working script is accepted');
+});

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { HashRing } from '../../lib/cluster/ring.js';
-import { loadLuaHash } from '../../lib/rt/lua-hash.js';
+import { loadLuaHash } from '../../lib/cluster/lua-hash.js';
 
 const FNV = `
 function hash(key)
