@@ -24,6 +24,9 @@ function mayServeLocally(err: unknown, method: string, bodySent: boolean): boole
   return kind === Failure.Reset && (method === 'GET' || method === 'HEAD' || method === 'OPTIONS');
 }
 
+/** Longest an owner may stay silent (no head, or no body bytes) before the hand-off fails (502). */
+const SIBLING_STALL_MS = 120_000;
+
 export class Siblings {
   private readonly pools = new Map<number, Pool>();
 
@@ -32,8 +35,10 @@ export class Siblings {
   private pool(index: number): Pool {
     let p = this.pools.get(index);
     if (p === undefined) {
+      // The owner applies the origin timeouts itself and answers 504 when they expire; these
+      // bounds only keep a hung owner (stopped, not dead) from holding the client for ever.
       p = new Pool(`http://127.0.0.1:${this.basePort + index}`, {
-        connections: 64, keepAliveTimeout: 60_000, headersTimeout: 0, bodyTimeout: 0, pipelining: 1,
+        connections: 64, keepAliveTimeout: 60_000, headersTimeout: SIBLING_STALL_MS, bodyTimeout: SIBLING_STALL_MS, pipelining: 1,
       });
       this.pools.set(index, p);
     }
