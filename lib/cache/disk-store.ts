@@ -203,6 +203,12 @@ export class DiskStore implements CacheStore {
     });
   }
 
+  /** Marks every variant of the URLs stale and logs the invalidation, in one transaction. */
+  invalidateUrls(vhost: string, urls: readonly string[]): void {
+    const now = Date.now();
+    this.index.batch(() => this.index.invalidateUrls(vhost, urls, now));
+  }
+
   async delete(key: CacheKey, variantKey?: string): Promise<number> {
     const released: Released = { paths: [] };
     const n = this.index.batch(() => {

@@ -268,11 +268,22 @@ export class CacheStage {
   }
 
   /** Another worker's invalidation: drop our memory copies (the shared index is already marked). */
-  private readonly applyInvalidation = (i: Invalidation): void => {
+  private readonly applyInvalidation = (i: Invalidation): void => { this.dropMemory(i); };
+
+  /**
+   * Drops the memory copies an invalidation names, now and again once the fetches of them in
+   * flight here have landed: those were requested before the invalidation (their disk rows land
+   * marked, see IndexDb.insertRow), and their memory copies must not be served fresh.
+   */
+  private dropMemory(i: Invalidation): void {
     const memory = this.ctx.store.memory;
-    if (i.prefix) memory.deleteByPrefix(i.vhost, i.url);
-    else memory.deleteSync({ vhost: i.vhost, url: i.url });
-  };
+    const drop = (): void => {
+      if (i.prefix) memory.deleteByPrefix(i.vhost, i.url);
+      else memory.deleteSync({ vhost: i.vhost, url: i.url });
+    };
+    drop();
+    if (this.ctx.inflight.anyUnder(i.vhost, i.url)) void this.ctx.inflight.settledUnder(i.vhost, i.url).then(drop);
+  }
 
   /**
    * Unsafe methods pass through; a success invalidates the target and the Location /
@@ -288,20 +299,15 @@ export class CacheStage {
       const urls = invalidationTargets(tx.req.method!, status, tx.url, headers as StoredHeaders, tx.req.headers.host ?? tx.host.name);
       if (urls.length === 0) return;
       const vhost = tx.host.name;
-      const now = Date.now();
-      const items: Invalidation[] = [];
-      for (const url of urls) {
-        const key = { vhost, url };
-        // A copy still being written would land after the marking, fresh: let it land first.
-        const writing = this.ctx.inflight.peek(keyString(key));
-        if (writing !== undefined) await writing.settled;
-        this.ctx.store.memory.deleteSync(key);
-        for (const v of await this.ctx.store.disk.variants(key)) {
-          await this.ctx.store.disk.updateMeta(key, v.variantKey, { invalidated: 2, staleAt: Math.min(v.staleAt, now) });
-        }
-        items.push({ vhost, url, prefix: false });
+      // Rows marked and the invalidation logged in one transaction: a copy of these URLs fetched
+      // before now that commits later (any worker's writer thread) lands already stale, and the
+      // other workers drop their memory copies when they see the log row.
+      try {
+        this.ctx.store.disk.invalidateUrls(vhost, urls);
+      } catch {
+        // The index is unavailable (busy beyond its timeout): the memory copies still go.
       }
-      this.opts.invalidations?.record(items);
+      for (const url of urls) this.dropMemory({ vhost, url, prefix: false });
     });
   }
 }

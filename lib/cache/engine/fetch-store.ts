@@ -13,7 +13,7 @@ import type { CacheEntryMeta, CacheKey, StoredHeaders } from '../store.js';
 import type { CacheContext } from './context.js';
 import { answerHeaders } from './deliver-cached.js';
 import type { SharedFetch } from './inflight.js';
-import { entryTimes, fieldsToStore, storableResponse, variantOf, varyOf } from './rules.js';
+import { entryTimes, fieldsToStore, storableResponse, variantMatches, variantOf, varyOf } from './rules.js';
 
 /** Client fields that must not shape the object the cache stores for everyone. */
 export const CLIENT_CONDITIONALS = ['if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'if-range', 'range'];
@@ -80,7 +80,7 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
     if (joined !== undefined) {
       const meta = joined.meta;
       // Once the answer's Vary is known, only clients selecting the same variant may share it.
-      if (meta === undefined || meta.vary.length === 0 || variantOf(meta.vary, tx.req.headers) === meta.variantKey) {
+      if (meta === undefined || meta.vary.length === 0 || variantMatches(meta, tx.req.headers)) {
         // Its own result (a client refresh joining a plain refresh stays a client refresh).
         tx.cacheResult ??= plan.result;
         joined.join(tx);
@@ -124,7 +124,7 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
       w.res.writeHead(meta.status, answerHeaders(meta, w === tx ? resHeaders : meta.headers, Date.now(), w, undefined, false));
     };
     // A client whose request selects another variant cannot share this answer: it fetches anew.
-    const refused = f.start(meta, writeHead, (w) => vary.length === 0 || variantOf(vary, w.req.headers) === meta.variantKey);
+    const refused = f.start(meta, writeHead, (w) => vary.length === 0 || variantMatches(meta, w.req.headers));
     for (const w of refused) fetchAndStore(ctx, w, { key: plan.key, mayStore: plan.mayStore, result: plan.result }, true);
     pipeToStore(ctx, f, meta, upstream.body);
   }, (err: unknown) => {

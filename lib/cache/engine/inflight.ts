@@ -127,6 +127,14 @@ export class InflightTable {
     await Promise.all(pending);
   }
 
+  /** Whether a fetch of the vhost whose URL starts with `prefix` is registered. */
+  anyUnder(vhost: string, prefix: string): boolean {
+    if (this.fetches.size === 0) return false;
+    const start = `${vhost}\n${prefix}`;
+    for (const key of this.fetches.keys()) if (key.startsWith(start)) return true;
+    return false;
+  }
+
   /** The registered fetch of a key, joinable or not (to wait for its store write). */
   peek(key: string): SharedFetch | undefined {
     return this.fetches.get(key);

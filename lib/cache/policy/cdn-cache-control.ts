@@ -21,33 +21,33 @@ class Parser {
   i = 0;
   constructor(readonly s: string) {}
 
-  get c(): number { return this.i < this.s.length ? this.s.charCodeAt(this.i) : -1; }
+  ch(): number { return this.i < this.s.length ? this.s.charCodeAt(this.i) : -1; }
 
-  sp(): void { while (this.c === 32) this.i++; }
-  ows(): void { while (this.c === 32 || this.c === 9) this.i++; }
+  sp(): void { while (this.ch() === 32) this.i++; }
+  ows(): void { while (this.ch() === 32 || this.ch() === 9) this.i++; }
 
   key(): string {
     const start = this.i;
-    if (!isLcalpha(this.c) && this.c !== 42 /* * */) throw new Fail();
+    if (!isLcalpha(this.ch()) && this.ch() !== 42 /* * */) throw new Fail();
     this.i++;
-    while (isLcalpha(this.c) || isDigit(this.c) || this.c === 95 || this.c === 45 || this.c === 46 || this.c === 42) this.i++;
+    while (isLcalpha(this.ch()) || isDigit(this.ch()) || this.ch() === 95 || this.ch() === 45 || this.ch() === 46 || this.ch() === 42) this.i++;
     return this.s.slice(start, this.i);
   }
 
   bare(): Bare {
-    const c = this.c;
+    const c = this.ch();
     if (c === 45 || isDigit(c)) return this.number();
     if (c === 34) return this.string();
     if (c === 58 /* : */) return this.bytes();
     if (c === 63 /* ? */) {
       this.i++;
-      if (this.c === 49) { this.i++; return { t: 'bool', v: true }; }
-      if (this.c === 48) { this.i++; return { t: 'bool', v: false }; }
+      if (this.ch() === 49) { this.i++; return { t: 'bool', v: true }; }
+      if (this.ch() === 48) { this.i++; return { t: 'bool', v: false }; }
       throw new Fail();
     }
     if (isAlpha(c) || c === 42) {
       const start = this.i++;
-      while (isTokenChar(this.c)) this.i++;
+      while (isTokenChar(this.ch())) this.i++;
       return { t: 'tok', v: this.s.slice(start, this.i) };
     }
     throw new Fail();
@@ -55,11 +55,11 @@ class Parser {
 
   number(): Bare {
     const start = this.i;
-    if (this.c === 45) this.i++;
+    if (this.ch() === 45) this.i++;
     let digits = 0;
     let dot = -1;
-    while (isDigit(this.c) || (this.c === 46 && dot < 0)) {
-      if (this.c === 46) dot = digits; else digits++;
+    while (isDigit(this.ch()) || (this.ch() === 46 && dot < 0)) {
+      if (this.ch() === 46) dot = digits; else digits++;
       this.i++;
     }
     if (digits === 0) throw new Fail();
@@ -75,12 +75,12 @@ class Parser {
     this.i++;
     let out = '';
     for (;;) {
-      const c = this.c;
+      const c = this.ch();
       if (c === -1) throw new Fail();
       this.i++;
       if (c === 34) return { t: 'str', v: out };
       if (c === 92) {
-        const n = this.c;
+        const n = this.ch();
         if (n !== 34 && n !== 92) throw new Fail();
         out += String.fromCharCode(n);
         this.i++;
@@ -93,8 +93,8 @@ class Parser {
 
   bytes(): Bare {
     this.i++;
-    while (this.c !== 58) {
-      const c = this.c;
+    while (this.ch() !== 58) {
+      const c = this.ch();
       if (c === -1 || !(isAlpha(c) || isDigit(c) || c === 43 || c === 47 || c === 61)) throw new Fail();
       this.i++;
     }
@@ -104,24 +104,24 @@ class Parser {
 
   /** Parameters are allowed by the syntax; no CDN-Cache-Control directive defines any. */
   params(): void {
-    while (this.c === 59 /* ; */) {
+    while (this.ch() === 59 /* ; */) {
       this.i++;
       this.sp();
       this.key();
-      if (this.c === 61) { this.i++; this.bare(); }
+      if (this.ch() === 61) { this.i++; this.bare(); }
     }
   }
 
   member(): Member {
-    if (this.c !== 40 /* ( */) { const b = this.bare(); this.params(); return b; }
+    if (this.ch() !== 40 /* ( */) { const b = this.bare(); this.params(); return b; }
     this.i++;
     const items: Bare[] = [];
     for (;;) {
       this.sp();
-      if (this.c === 41 /* ) */) { this.i++; this.params(); return { t: 'list', v: items }; }
+      if (this.ch() === 41 /* ) */) { this.i++; this.params(); return { t: 'list', v: items }; }
       items.push(this.bare());
       this.params();
-      if (this.c !== 32 && this.c !== 41) throw new Fail();
+      if (this.ch() !== 32 && this.ch() !== 41) throw new Fail();
     }
   }
 
@@ -133,12 +133,12 @@ class Parser {
     for (;;) {
       const k = this.key();
       let v: Member;
-      if (this.c === 61) { this.i++; v = this.member(); } else { v = { t: 'bool', v: true }; this.params(); }
+      if (this.ch() === 61) { this.i++; v = this.member(); } else { v = { t: 'bool', v: true }; this.params(); }
       out.delete(k);
       out.set(k, v);
       this.ows();
       if (this.i === this.s.length) return out;
-      if (this.c !== 44) throw new Fail();
+      if (this.ch() !== 44) throw new Fail();
       this.i++;
       this.ows();
       if (this.i === this.s.length) throw new Fail(); // trailing comma
