@@ -273,7 +273,8 @@ export class CacheStage {
   /**
    * Drops the memory copies an invalidation names, now and again once the fetches of them in
    * flight here have landed: those were requested before the invalidation (their disk rows land
-   * marked, see IndexDb.insertRow), and their memory copies must not be served fresh.
+   * marked, see IndexDb.insertRow), so nobody may join them any more and their memory copies
+   * must not be served fresh.
    */
   private dropMemory(i: Invalidation): void {
     const memory = this.ctx.store.memory;
@@ -282,7 +283,7 @@ export class CacheStage {
       else memory.deleteSync({ vhost: i.vhost, url: i.url });
     };
     drop();
-    if (this.ctx.inflight.anyUnder(i.vhost, i.url)) void this.ctx.inflight.settledUnder(i.vhost, i.url).then(drop);
+    if (this.ctx.inflight.retireUnder(i.vhost, i.url)) void this.ctx.inflight.settledUnder(i.vhost, i.url).then(drop);
   }
 
   /**

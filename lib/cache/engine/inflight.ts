@@ -20,6 +20,8 @@ export class SharedFetch {
   private readonly readers = new Set<Transaction>();
   done = false;
   failed = false;
+  /** An invalidation named its URL after it started: nobody may join it any more. */
+  retired = false;
   private settle: (() => void) | undefined;
   /** Resolves when the fetch is over and its object, if any, is stored. */
   readonly settled = new Promise<void>((resolve) => { this.settle = resolve; });
@@ -32,7 +34,7 @@ export class SharedFetch {
   }
 
   get joinable(): boolean {
-    return !this.failed && this.chunks !== null;
+    return !this.failed && !this.retired && this.chunks !== null;
   }
 
   /** A client joins: it waits for the head, or replays what arrived so far and follows live. */
@@ -127,12 +129,16 @@ export class InflightTable {
     await Promise.all(pending);
   }
 
-  /** Whether a fetch of the vhost whose URL starts with `prefix` is registered. */
-  anyUnder(vhost: string, prefix: string): boolean {
+  /**
+   * Closes every fetch of the vhost whose URL starts with `prefix` to newcomers (an invalidation:
+   * what they carry was requested before it). Returns false when there was none.
+   */
+  retireUnder(vhost: string, prefix: string): boolean {
     if (this.fetches.size === 0) return false;
     const start = `${vhost}\n${prefix}`;
-    for (const key of this.fetches.keys()) if (key.startsWith(start)) return true;
-    return false;
+    let any = false;
+    for (const [key, f] of this.fetches) if (key.startsWith(start)) { f.retired = true; any = true; }
+    return any;
   }
 
   /** The registered fetch of a key, joinable or not (to wait for its store write). */
