@@ -2,6 +2,7 @@
 // never wait for the writer; busy timeout: writers of several processes queue instead of
 // failing). Every statement is prepared once; the request path uses only keyed lookups.
 import Database from 'better-sqlite3';
+import type { MetaPatch } from './disk/protocol.js';
 import { deleteAtAfter, flagsForInvalidated, INVALIDATED_HARDPURGED, prefixUpperBound, type PrefixMark } from './prefix.js';
 
 /** The columns operator commands need to choose, count, mark or delete a row. */
@@ -231,6 +232,26 @@ export class IndexDb {
         }
       }
     }
+  }
+
+  /** A META update (protocol.ts): new headers / times / state of one variant; false when gone. */
+  patchRow(vhost: string, url: string, variant: string, patch: MetaPatch, now: number): boolean {
+    const r = this.row(vhost, url, variant);
+    if (r === undefined) return false;
+    const invalidated = patch.invalidated ?? r.invalidated;
+    this.updateRow({
+      ...r,
+      status: patch.status ?? r.status,
+      headers: patch.headers === undefined ? r.headers : JSON.stringify(patch.headers),
+      request_time: patch.requestTime ?? r.request_time,
+      cached_at: patch.cachedAt ?? r.cached_at,
+      stale_at: patch.staleAt ?? r.stale_at,
+      delete_at: patch.deleteAt ?? r.delete_at,
+      invalidated,
+      flags: flagsForInvalidated(r.flags, invalidated),
+      updated_at: now,
+    });
+    return true;
   }
 
   removeRow(row: Pick<IndexRow, 'id' | 'path' | 'size' | 'disk'>, released: Released): void {

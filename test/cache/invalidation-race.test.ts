@@ -17,7 +17,7 @@ t.test('a body fetched before an invalidation and committed after it lands inval
   const fetchedAt = Date.now() - 50;
   const w = writer.createWriteStream(metaOf(k('/doc'), '', { requestTime: fetchedAt, cachedAt: fetchedAt + 1, staleAt: Date.now() + 600_000, size: 9 }));
   w.write('version 1');
-  other.invalidateUrls('race.example', ['/doc']);
+  await other.invalidateUrls('race.example', ['/doc']);
   const invalidatedBy = Date.now();
   w.end();
   await finished(w);
@@ -30,7 +30,7 @@ t.test('a body fetched before an invalidation and committed after it lands inval
 
 t.test('a body fetched after the invalidation lands fresh', async (t) => {
   const s = openDisk(t, { disks: [{ path: tempDir(t), quota: 10_000_000 }] });
-  s.invalidateUrls('race.example', ['/new']);
+  await s.invalidateUrls('race.example', ['/new']);
   const later = Date.now() + 5;
   const w = s.createWriteStream(metaOf(k('/new'), '', { requestTime: later, cachedAt: later, staleAt: later + 600_000, size: 9 }));
   w.end('version 2');
@@ -50,7 +50,7 @@ t.test('invalidateUrls marks every stored variant of the URLs stale and leaves o
   await put('/v', 'gzip');
   await put('/v', 'br');
   await put('/keep', '');
-  s.invalidateUrls('race.example', ['/v']);
+  await s.invalidateUrls('race.example', ['/v']);
   t.same((await s.variants(k('/v'))).map((m) => m.invalidated), [2, 2]);
   t.same((await s.variants(k('/keep'))).map((m) => m.invalidated), [0]);
 });

@@ -304,7 +304,7 @@ export class CacheStage {
       // before now that commits later (any worker's writer thread) lands already stale, and the
       // other workers drop their memory copies when they see the log row.
       try {
-        this.ctx.store.disk.invalidateUrls(vhost, urls);
+        await this.ctx.store.disk.invalidateUrls(vhost, urls);
       } catch {
         // The index is unavailable (busy beyond its timeout): the memory copies still go.
       }
