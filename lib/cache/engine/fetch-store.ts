@@ -38,8 +38,10 @@ export function newEntryMeta(key: CacheKey, status: number, originHeaders: Store
     key, variantKey: variantOf(vary, reqHeaders), vary, status, headers,
     requestTime, cachedAt, staleAt: times.staleAt, deleteAt: times.deleteAt,
     size: contentLength >= 0 ? contentLength : 0,
-    // A memory-only host keeps on disk what is at least nonVolatileSize (unknown length: memory).
+    // A memory-only host keeps on disk what is at least nonVolatileSize; of a body of unknown
+    // length the store learns it on the way (volatileUpTo).
     volatile: host.volatile && (host.nonVolatileSize <= 0 || contentLength < 0 || contentLength < host.nonVolatileSize),
+    ...(host.volatile && host.nonVolatileSize > 0 && contentLength < 0 ? { volatileUpTo: host.nonVolatileSize } : {}),
   };
 }
 
