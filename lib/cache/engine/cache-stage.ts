@@ -30,6 +30,8 @@ export interface PrectrlEntry { vhost: string; kind: InvalidateKind; target: Tar
 export interface CacheStageOptions {
   store: TieredStore;
   maxReplayBytes: number;
+  /** Replay bytes of all fetches in flight together (see InflightTable). */
+  maxReplayTotalBytes?: number;
   /** Hands a miss to the URL's owner worker (hash balance); false when this worker owns it. */
   handOff?: (tx: Transaction) => boolean;
   /** Invalidations shared with the other workers of the node (their memory tiers). */
@@ -42,7 +44,7 @@ export class CacheStage {
   private readonly ctx: CacheContext;
 
   constructor(private readonly opts: CacheStageOptions) {
-    this.ctx = { store: opts.store, inflight: new InflightTable(), maxReplayBytes: opts.maxReplayBytes };
+    this.ctx = { store: opts.store, inflight: new InflightTable(opts.maxReplayTotalBytes), maxReplayBytes: opts.maxReplayBytes };
   }
 
   get inflightCount(): number {

@@ -9,6 +9,12 @@ import type { CacheEntryMeta } from '../store.js';
 
 export type WriteHead = (tx: Transaction) => void;
 
+/** Replay bytes of all fetches of a worker together, bounded (the worker's memory bound). */
+export interface ReplayBudget {
+  used: number;
+  readonly max: number;
+}
+
 export class SharedFetch {
   /** Clients that arrived before the origin answered. */
   waiting: Transaction[] = [];
@@ -26,7 +32,14 @@ export class SharedFetch {
   /** Resolves when the fetch is over and its object, if any, is stored. */
   readonly settled = new Promise<void>((resolve) => { this.settle = resolve; });
 
-  constructor(readonly key: string, private readonly maxReplayBytes: number) {}
+  constructor(readonly key: string, private readonly maxReplayBytes: number, private readonly budget: ReplayBudget) {}
+
+  /** Gives the replay chunks back to the budget; latecomers then fetch on their own. */
+  dropReplay(): void {
+    if (this.chunks === null) return;
+    this.budget.used -= this.bytes;
+    this.chunks = null;
+  }
 
   markSettled(): void {
     this.settle?.();
@@ -47,7 +60,9 @@ export class SharedFetch {
     const res = tx.res;
     this.writeHead!(tx);
     if (tx.req.method === 'HEAD') { res.end(); return; }
-    for (const c of this.chunks!) res.write(c);
+    // Joiners come only while the replay is kept; the one client of a detached fetch attaches
+    // before its first byte.
+    if (this.chunks !== null) for (const c of this.chunks) res.write(c);
     if (this.done) { res.end(); return; }
     this.readers.add(tx);
     res.once('close', () => this.readers.delete(tx));
@@ -66,9 +81,13 @@ export class SharedFetch {
 
   push(chunk: Buffer): void {
     if (this.chunks !== null) {
-      this.bytes += chunk.length;
-      if (this.bytes <= this.maxReplayBytes) this.chunks.push(chunk);
-      else this.chunks = null;
+      if (this.bytes + chunk.length <= this.maxReplayBytes && this.budget.used + chunk.length <= this.budget.max) {
+        this.bytes += chunk.length;
+        this.budget.used += chunk.length;
+        this.chunks.push(chunk);
+      } else {
+        this.dropReplay();
+      }
     }
     for (const tx of this.readers) tx.res.write(chunk);
   }
@@ -82,7 +101,7 @@ export class SharedFetch {
   /** The fetch broke after its head: readers get a cut connection (their status line is out). */
   abort(): void {
     this.failed = true;
-    this.chunks = null;
+    this.dropReplay();
     for (const tx of this.readers) { tx.aborted = true; tx.res.destroy(); }
     this.readers.clear();
   }
@@ -98,6 +117,12 @@ export class SharedFetch {
 
 export class InflightTable {
   private readonly fetches = new Map<string, SharedFetch>();
+  readonly budget: ReplayBudget;
+
+  /** `maxReplayTotalBytes`: replay chunks of all fetches together (default 64 MiB). */
+  constructor(maxReplayTotalBytes = 64 * 1024 * 1024) {
+    this.budget = { used: 0, max: maxReplayTotalBytes };
+  }
 
   get(key: string): SharedFetch | undefined {
     const f = this.fetches.get(key);
@@ -105,19 +130,22 @@ export class InflightTable {
   }
 
   create(key: string, maxReplayBytes: number): SharedFetch {
-    const f = new SharedFetch(key, maxReplayBytes);
+    const f = new SharedFetch(key, maxReplayBytes, this.budget);
     this.fetches.set(key, f);
     return f;
   }
 
-  /** A fetch nobody else may join (it is not registered under its key). */
+  /** A fetch nobody else may join (it is not registered under its key): it keeps no replay. */
   detached(key: string, maxReplayBytes: number): SharedFetch {
-    return new SharedFetch(key, maxReplayBytes);
+    const f = new SharedFetch(key, maxReplayBytes, this.budget);
+    f.dropReplay();
+    return f;
   }
 
-  /** Removes the fetch if it is still the registered one for its key. */
+  /** Removes the fetch if it is still the registered one for its key; its replay is freed. */
   finish(f: SharedFetch): void {
     if (this.fetches.get(f.key) === f) this.fetches.delete(f.key);
+    f.dropReplay();
     f.markSettled();
   }
 
@@ -137,7 +165,7 @@ export class InflightTable {
     if (this.fetches.size === 0) return false;
     const start = `${vhost}\n${prefix}`;
     let any = false;
-    for (const [key, f] of this.fetches) if (key.startsWith(start)) { f.retired = true; any = true; }
+    for (const [key, f] of this.fetches) if (key.startsWith(start)) { f.retired = true; f.dropReplay(); any = true; }
     return any;
   }
 
