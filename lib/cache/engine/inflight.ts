@@ -117,6 +117,8 @@ export class SharedFetch {
 
 export class InflightTable {
   private readonly fetches = new Map<string, SharedFetch>();
+  /** Fetches nobody may join, still tracked so an invalidation can wait for them to land. */
+  private readonly unlisted = new Set<SharedFetch>();
   readonly budget: ReplayBudget;
 
   /** `maxReplayTotalBytes`: replay chunks of all fetches together (default 64 MiB). */
@@ -139,12 +141,14 @@ export class InflightTable {
   detached(key: string, maxReplayBytes: number): SharedFetch {
     const f = new SharedFetch(key, maxReplayBytes, this.budget);
     f.dropReplay();
+    this.unlisted.add(f);
     return f;
   }
 
   /** Removes the fetch if it is still the registered one for its key; its replay is freed. */
   finish(f: SharedFetch): void {
     if (this.fetches.get(f.key) === f) this.fetches.delete(f.key);
+    else this.unlisted.delete(f);
     f.dropReplay();
     f.markSettled();
   }
@@ -154,6 +158,7 @@ export class InflightTable {
     const start = `${vhost}\n${prefix}`;
     const pending: Promise<void>[] = [];
     for (const [key, f] of this.fetches) if (key.startsWith(start)) pending.push(f.settled);
+    for (const f of this.unlisted) if (f.key.startsWith(start)) pending.push(f.settled);
     await Promise.all(pending);
   }
 
@@ -162,10 +167,11 @@ export class InflightTable {
    * what they carry was requested before it). Returns false when there was none.
    */
   retireUnder(vhost: string, prefix: string): boolean {
-    if (this.fetches.size === 0) return false;
+    if (this.fetches.size === 0 && this.unlisted.size === 0) return false;
     const start = `${vhost}\n${prefix}`;
     let any = false;
     for (const [key, f] of this.fetches) if (key.startsWith(start)) { f.retired = true; f.dropReplay(); any = true; }
+    for (const f of this.unlisted) if (f.key.startsWith(start)) any = true;
     return any;
   }
 
