@@ -54,6 +54,28 @@ t.test('a response without Date is stored with the time it was received: a later
   t.ok(Number(hit.headers.age) >= 1, `Age ${String(hit.headers.age)} counts from the receipt`);
 });
 
+t.test('a 304 without Date gives the freshened copy the time of the revalidation as Date, kept by later hits', async (t) => {
+  origin.on('/no-date-304', (q, res) => {
+    if (q.headers['if-none-match'] === '"d"') {
+      res.sendDate = false;
+      res.writeHead(304, { etag: '"d"', 'cache-control': 'max-age=60' });
+      res.end();
+      return;
+    }
+    reply(200, { etag: '"d"', 'cache-control': 'max-age=1', date: 'Sun, 06 Nov 1994 08:49:37 GMT' }, 'old date')(q, res);
+  });
+  await get('/no-date-304');
+  await sleep(1100);
+  const refreshed = await get('/no-date-304');
+  t.equal(refreshed.headers['x-cache'], 'TCP_REFRESH_HIT');
+  t.not(refreshed.headers.date, 'Sun, 06 Nov 1994 08:49:37 GMT', 'not the Date of the old message');
+  t.equal(refreshed.headers.age, '0', 'the copy was just validated');
+  await sleep(1100);
+  const hit = await get('/no-date-304');
+  t.equal(hit.headers['x-cache'], 'TCP_HIT', 'fresh for the 304s max-age, not aged by an old Date');
+  t.equal(hit.headers.date, refreshed.headers.date, 'the Date of the revalidation, not of this hit');
+});
+
 t.test('a stored 204 is served without Content-Length', async (t) => {
   origin.on('/empty', (_q, res) => { res.writeHead(204, { 'cache-control': 'max-age=60' }); res.end(); });
   await get('/empty');
