@@ -182,25 +182,21 @@ export class DiskStore implements CacheStore {
     return new DiskWriter(this.writer, meta, this.maxObjectBytes);
   }
 
+  /**
+   * Committed by the writer thread (an IMMEDIATE transaction with a busy timeout must not block
+   * the event loop); resolves once the change is visible to every worker.
+   */
   async updateMeta(key: CacheKey, variantKey: string, patch: Patch): Promise<boolean> {
-    return this.index.batch(() => {
-      const r = this.index.row(key.vhost, key.url, variantKey);
-      if (r === undefined) return false;
-      const invalidated = patch.invalidated ?? r.invalidated;
-      this.index.updateRow({
-        ...r,
-        status: patch.status ?? r.status,
-        headers: patch.headers === undefined ? r.headers : JSON.stringify(patch.headers),
-        request_time: patch.requestTime ?? r.request_time,
-        cached_at: patch.cachedAt ?? r.cached_at,
-        stale_at: patch.staleAt ?? r.stale_at,
-        delete_at: patch.deleteAt ?? r.delete_at,
-        invalidated,
-        flags: flagsForInvalidated(r.flags, invalidated),
-        updated_at: Date.now(),
-      });
-      return true;
-    });
+    const found = await this.writer.meta({ t: 'update', vhost: key.vhost, url: key.url, variant: variantKey, patch, now: Date.now() });
+    return found === 1;
+  }
+
+  /**
+   * Marks every variant of the URLs stale and logs the invalidation, in one transaction of the
+   * writer thread; resolves once it is committed.
+   */
+  async invalidateUrls(vhost: string, urls: readonly string[]): Promise<void> {
+    await this.writer.meta({ t: 'invalidate', vhost, urls: [...urls], now: Date.now() });
   }
 
   async delete(key: CacheKey, variantKey?: string): Promise<number> {

@@ -2,6 +2,7 @@
 // never wait for the writer; busy timeout: writers of several processes queue instead of
 // failing). Every statement is prepared once; the request path uses only keyed lookups.
 import Database from 'better-sqlite3';
+import type { MetaPatch } from './disk/protocol.js';
 import { deleteAtAfter, flagsForInvalidated, INVALIDATED_HARDPURGED, prefixUpperBound, type PrefixMark } from './prefix.js';
 
 /** The columns operator commands need to choose, count, mark or delete a row. */
@@ -85,6 +86,11 @@ CREATE TABLE IF NOT EXISTS disks (
   used INTEGER NOT NULL DEFAULT 0,
   status TEXT NOT NULL DEFAULT 'Normal'
 );
+CREATE TABLE IF NOT EXISTS cache_invalidations (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT, vhost TEXT NOT NULL, url TEXT NOT NULL,
+  prefix INTEGER NOT NULL, at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS cache_invalidations_at ON cache_invalidations (vhost, at);
 `;
 
 const TOUCH_BUSY_MS = 250;
@@ -119,6 +125,9 @@ export class IndexDb {
       insert: p(`INSERT INTO entries (${COLUMNS}) VALUES (${COLUMNS.split(', ').map((c) => '@' + c).join(', ')})`),
       deleteId: p(`DELETE FROM entries WHERE id = ?`),
       lru: p(`SELECT id, path, size FROM entries WHERE disk = ? ORDER BY last_access LIMIT ?`),
+      invalidatedSince: p(`SELECT MAX(at) FROM cache_invalidations WHERE vhost = ? AND at >= ?
+        AND (url = ? OR (prefix = 1 AND substr(?, 1, length(url)) = url))`).pluck(),
+      recordInvalidation: p('INSERT INTO cache_invalidations (vhost, url, prefix, at) VALUES (?, ?, 0, ?)'),
       touch: p(`UPDATE entries SET last_access = ? WHERE id = ? AND last_access < ?`),
       updateMeta: p(`UPDATE entries SET status = @status, headers = @headers, request_time = @request_time,
         cached_at = @cached_at, stale_at = @stale_at, delete_at = @delete_at, invalidated = @invalidated,
@@ -183,6 +192,13 @@ export class IndexDb {
    * disk until the disk's quota holds it. Must run inside a transaction (see `batch`).
    */
   insertRow(row: NewRow, quota: number, released: Released): void {
+    // An object fetched before an invalidation of its URL that commits after it (its write was
+    // still in flight, possibly in another worker) lands invalidated: stale, to be revalidated,
+    // never fresh old content (cache_invalidations, see invalidation-log.ts).
+    const invalidatedAt = this.s.invalidatedSince.get(row.vhost, row.request_time, row.url, row.url) as number | null | undefined;
+    if (invalidatedAt != null && row.invalidated === 0) {
+      row = { ...row, invalidated: 2, flags: flagsForInvalidated(row.flags, 2), stale_at: Math.min(row.stale_at, invalidatedAt) };
+    }
     const old = this.row(row.vhost, row.url, row.variant);
     if (old !== undefined) this.removeRow(old, released);
     let over = (this.s.diskUsed.get(row.disk) as number) + row.size - quota;
@@ -199,6 +215,43 @@ export class IndexDb {
     }
     this.s.insert.run(row);
     this.s.addUsed.run(row.size, row.disk);
+  }
+
+  /**
+   * An unsafe method invalidated these URLs (RFC 9111 4.4): the stored variants become stale
+   * (revalidated on next use) and the invalidation is logged, both in the caller's transaction,
+   * so a body of one of them that commits later (insertRow) sees the log row, and the other
+   * workers, which drop their memory copies when they see it, find the rows already marked.
+   */
+  invalidateUrls(vhost: string, urls: readonly string[], now: number): void {
+    for (const url of urls) {
+      this.s.recordInvalidation.run(vhost, url, now);
+      for (const r of this.rowsOfUrl(vhost, url)) {
+        if (r.invalidated === 0 || r.stale_at > now) {
+          this.updateRow({ ...r, invalidated: r.invalidated || 2, flags: flagsForInvalidated(r.flags, r.invalidated || 2), stale_at: Math.min(r.stale_at, now), updated_at: now });
+        }
+      }
+    }
+  }
+
+  /** A META update (protocol.ts): new headers / times / state of one variant; false when gone. */
+  patchRow(vhost: string, url: string, variant: string, patch: MetaPatch, now: number): boolean {
+    const r = this.row(vhost, url, variant);
+    if (r === undefined) return false;
+    const invalidated = patch.invalidated ?? r.invalidated;
+    this.updateRow({
+      ...r,
+      status: patch.status ?? r.status,
+      headers: patch.headers === undefined ? r.headers : JSON.stringify(patch.headers),
+      request_time: patch.requestTime ?? r.request_time,
+      cached_at: patch.cachedAt ?? r.cached_at,
+      stale_at: patch.staleAt ?? r.stale_at,
+      delete_at: patch.deleteAt ?? r.delete_at,
+      invalidated,
+      flags: flagsForInvalidated(r.flags, invalidated),
+      updated_at: now,
+    });
+    return true;
   }
 
   removeRow(row: Pick<IndexRow, 'id' | 'path' | 'size' | 'disk'>, released: Released): void {

@@ -37,6 +37,11 @@ export interface CacheEntryMeta {
   invalidated?: number;
   /** Memory-only object (mode.volatile below mode.nonVolatileSize). */
   volatile?: boolean;
+  /**
+   * A volatile object of unknown length: once its body reaches this many bytes it is stored on
+   * disk after all (mode.nonVolatileSize).
+   */
+  volatileUpTo?: number;
 }
 
 /** A stored entry as returned by `get`: metadata plus a way to read the body. */

@@ -65,11 +65,21 @@ export class TieredStore implements CacheStore {
 
   createWriteStream(meta: CacheEntryMeta): Writable {
     const memory = this.memory;
+    const diskStore = this.disk;
     const memMax = this.memoryObjectMax;
     let mem: Writable | undefined = meta.size <= memMax ? memory.createWriteStream(meta) : undefined;
-    let disk: Writable | undefined = meta.volatile === true ? undefined : this.disk.createWriteStream(meta);
+    let disk: Writable | undefined;
     // A failing disk costs the disk copy only: the memory copy and the caller carry on.
-    disk?.on('error', () => { disk = undefined; });
+    const openDisk = (m: CacheEntryMeta): Writable => {
+      const d = diskStore.createWriteStream(m);
+      d.on('error', () => { if (disk === d) disk = undefined; });
+      return d;
+    };
+    if (meta.volatile !== true) disk = openDisk(meta);
+    // Volatile and of unknown length: the first bytes are kept until the body is known to reach
+    // nonVolatileSize (then it goes to disk as well) or ends below it (memory only).
+    const spillAt = meta.volatile === true ? meta.volatileUpTo : undefined;
+    let early: Buffer[] | undefined = spillAt === undefined ? undefined : [];
     let bytes = 0;
     return new Writable({
       highWaterMark: 64 * 1024,
@@ -77,6 +87,12 @@ export class TieredStore implements CacheStore {
         bytes += chunk.length;
         if (mem !== undefined && bytes > memMax) { mem.destroy(); mem = undefined; }
         mem?.write(chunk);
+        if (early !== undefined) {
+          if (bytes < spillAt!) { early.push(chunk); cb(); return; }
+          disk = openDisk({ ...meta, volatile: false, volatileUpTo: undefined });
+          for (const c of early) disk.write(c);
+          early = undefined;
+        }
         if (disk === undefined || disk.write(chunk)) { cb(); return; }
         const d = disk;
         const done = () => { d.off('drain', done); d.off('close', done); cb(); };

@@ -26,7 +26,7 @@ export interface HostRuntime extends RoutableHost {
 export function cachePolicyOf(host: ResolvedHost): CachePolicyOptions {
   const c = host.functions.network.cache;
   return {
-    defaultTtl: c.ttl.default, negativeTtl: c.ttl.negative, heuristicFraction: c.ttl.heuristicFraction,
+    defaultTtl: c.ttl.default, negativeTtl: c.ttl.negative, negativeServerErrors: c.ttl.negativeServerErrors, heuristicFraction: c.ttl.heuristicFraction,
     heuristicMax: c.ttl.heuristicMax, keep: c.ttl.keep, honourNoCache: c.honourNoCache, honourPrivate: c.honourPrivate,
   };
 }

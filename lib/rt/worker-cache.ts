@@ -34,7 +34,11 @@ export function openCache(setting: Setting, workerIndex: number, handOff: (tx: T
   const memoryObjectMax = parseSize(c.memoryObjectMax);
   const store = new TieredStore({ memory: { maxBytes: parseSize(c.memorySize), maxObjectBytes: memoryObjectMax }, disk, memoryObjectMax });
   const invalidations = new InvalidationLog(indexPath);
-  const stage = new CacheStage({ store, maxReplayBytes: Math.max(memoryObjectMax, 1 << 20), handOff, invalidations, purgeAccess });
+  // Replay buffers of coalesced fetches: per fetch up to an in-memory object, all together 64 MiB
+  // (part of the fixed overhead beyond memorySize the README states).
+  const stage = new CacheStage({
+    store, maxReplayBytes: Math.max(memoryObjectMax, 1 << 20), maxReplayTotalBytes: 64 * 1024 * 1024, handOff, invalidations, purgeAccess,
+  });
   const pruning = workerIndex === 0 ? setInterval(() => invalidations.pruneOld(), 60_000).unref() : undefined;
   return {
     store, stage, invalidations,

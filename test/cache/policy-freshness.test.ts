@@ -64,7 +64,8 @@ t.test('defaultTtl replaces the heuristic for 200 responses without explicit fre
 
 t.test('negativeTtl gives error statuses without freshness a short lifetime', async (t) => {
   t.same(freshness({ status: 404, headers: {} }), { lifetime: 10, source: 'negative-ttl' });
-  t.equal(freshnessLifetime({ status: 503, headers: {} }, opts({ negativeTtl: 3 })), 3);
+  t.equal(freshnessLifetime({ status: 503, headers: {} }, opts({ negativeTtl: 3 })), 0, '5xx only when opted in');
+  t.equal(freshnessLifetime({ status: 503, headers: {} }, opts({ negativeTtl: 3, negativeServerErrors: true })), 3);
   t.equal(freshnessLifetime({ status: 404, headers: { 'cache-control': 'max-age=120' } }), 120);
   t.equal(freshnessLifetime({ status: 403, headers: {} }), 0);
 });

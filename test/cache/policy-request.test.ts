@@ -85,8 +85,12 @@ t.test('stale-while-revalidate does not apply under must-revalidate', async (t) 
   t.notOk(withinStaleWhileRevalidate(e, at(70)));
 });
 
-t.test('an origin stale-while-revalidate still applies beside s-maxage', async (t) => {
-  t.equal(evaluateRequest({}, entry('s-maxage=60, stale-while-revalidate=30'), at(70)), 'stale-while-revalidate');
+t.test('s-maxage implies proxy-revalidate: no stale-while-revalidate nor stale-if-error beside it (RFC 9111 5.2.2.10, 4.2.4)', async (t) => {
+  const e = entry('s-maxage=60, stale-while-revalidate=30, stale-if-error=100');
+  t.equal(evaluateRequest({}, e, at(70)), 'revalidate');
+  t.notOk(withinStaleWhileRevalidate(e, at(70)));
+  t.notOk(staleIfErrorAllowed({}, e, at(70), 'network'));
+  t.notOk(staleIfErrorAllowed({ 'cache-control': 'stale-if-error=300' }, e, at(70), 503), 'nor a client stale-if-error');
 });
 
 t.test('only-if-cached answers 504 when the entry cannot be used without the origin', async (t) => {

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { isStorable, fieldsNotToStore, responseDirectives, defaultPolicyOptions, type CachePolicyOptions } from '../../lib/cache/policy/index.js';
+import { isStorable, fieldsNotToStore, storableFields, responseDirectives, defaultPolicyOptions, type CachePolicyOptions } from '../../lib/cache/policy/index.js';
 
 const GET = { method: 'GET', headers: {} };
 const LM = 'Sun, 06 Nov 1994 08:49:37 GMT';
@@ -40,6 +40,12 @@ t.test('private with field names is stored without those fields', async (t) => {
   t.equal(isStorable(GET, res), true);
   t.same(fieldsNotToStore(responseDirectives(res.headers)), ['set-cookie']);
   t.same(fieldsNotToStore(responseDirectives(res.headers), opts({ honourPrivate: false })), []);
+  const both = responseDirectives({ 'cache-control': 'max-age=60, private="set-cookie", no-cache="x-token, set-cookie"' });
+  t.same(fieldsNotToStore(both), ['set-cookie', 'x-token'], 'no-cache field names are not stored either');
+  t.same(fieldsNotToStore(both, opts({ honourNoCache: false })), ['set-cookie']);
+  const h = { 'cache-control': 'max-age=60, private="set-cookie"', 'set-cookie': 'a=1', 'content-type': 'text/plain' };
+  t.same(storableFields(h), { 'cache-control': 'max-age=60, private="set-cookie"', 'content-type': 'text/plain' });
+  t.equal(h['set-cookie'], 'a=1', 'the original is untouched');
 });
 
 t.test('a response with Authorization in the request is stored only with public, must-revalidate or s-maxage', async (t) => {
@@ -78,9 +84,13 @@ t.test('defaultTtl makes 200 responses without freshness storable', async (t) =>
   t.equal(isStorable(GET, { status: 302, headers: {} }, opts({ defaultTtl: 300 })), 'no-freshness');
 });
 
-t.test('negativeTtl makes 404, 410 and 5xx gateway errors without freshness storable', async (t) => {
-  for (const status of [404, 410, 500, 502, 503, 504]) t.equal(isStorable(GET, { status, headers: {} }), true, String(status));
-  for (const status of [400, 403, 429]) t.equal(isStorable(GET, { status, headers: {} }), 'no-freshness', String(status));
+t.test('negativeTtl makes 404 and 410 without freshness storable by default, 5xx gateway errors only when opted in', async (t) => {
+  for (const status of [404, 410]) t.equal(isStorable(GET, { status, headers: {} }), true, String(status));
+  for (const status of [500, 502, 503, 504]) {
+    t.equal(isStorable(GET, { status, headers: {} }), 'no-freshness', `${status}: not cacheable by default`);
+    t.equal(isStorable(GET, { status, headers: {} }, opts({ negativeServerErrors: true })), true, `${status} opted in`);
+  }
+  for (const status of [400, 403, 429]) t.equal(isStorable(GET, { status, headers: {} }, opts({ negativeServerErrors: true })), 'no-freshness', String(status));
   t.equal(isStorable(GET, { status: 404, headers: {} }, opts({ negativeTtl: 0 })), 'no-freshness');
   t.equal(isStorable(GET, { status: 503, headers: { 'cache-control': 'no-store' } }), 'no-store', 'no-store still wins');
 });

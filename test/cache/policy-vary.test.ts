@@ -1,5 +1,5 @@
 import t from 'tap';
-import { varyHeaders, variantKey, varyNeverMatches, normaliseAcceptEncoding } from '../../lib/cache/policy/index.js';
+import { varyHeaders, variantKey, varyNeverMatches, normaliseAcceptEncoding, encodingAcceptable, needsEncodingCheck } from '../../lib/cache/policy/index.js';
 
 t.test('Vary names are lower-cased, trimmed and de-duplicated across field lines', async (t) => {
   t.same(varyHeaders({ vary: 'Accept-Encoding, ACCEPT-language' }), ['accept-encoding', 'accept-language']);
@@ -14,25 +14,43 @@ t.test('Vary: * never matches', async (t) => {
   t.notOk(varyNeverMatches([]));
 });
 
-t.test('the browser spellings of Accept-Encoding collapse into the best supported coding', async (t) => {
-  t.equal(normaliseAcceptEncoding('gzip, deflate, br'), 'br');
-  t.equal(normaliseAcceptEncoding('gzip, deflate, br, zstd'), 'br');
-  t.equal(normaliseAcceptEncoding('br;q=1.0, gzip;q=0.8, *;q=0.1'), 'br');
-  t.equal(normaliseAcceptEncoding('gzip,deflate'), 'gzip');
+t.test('the browser spellings of Accept-Encoding collapse into the set of known codings they accept', async (t) => {
+  t.equal(normaliseAcceptEncoding('gzip, deflate, br'), 'br,gzip,deflate');
+  t.equal(normaliseAcceptEncoding('br, gzip, deflate'), 'br,gzip,deflate', 'order of the request does not matter');
+  t.equal(normaliseAcceptEncoding('gzip, deflate, br, zstd'), 'br,zstd,gzip,deflate', 'zstd is known');
+  t.equal(normaliseAcceptEncoding('br;q=1.0, gzip;q=0.8, *;q=0.1'), 'br,zstd,gzip,deflate', 'the wildcard accepts the rest');
+  t.equal(normaliseAcceptEncoding('gzip,deflate'), 'gzip,deflate');
   t.equal(normaliseAcceptEncoding('x-gzip'), 'gzip');
-  t.equal(normaliseAcceptEncoding('deflate'), 'deflate');
   t.equal(normaliseAcceptEncoding('identity'), 'identity');
   t.equal(normaliseAcceptEncoding(undefined), 'identity');
   t.equal(normaliseAcceptEncoding(''), 'identity');
 });
 
-t.test('codings with q=0 are refused and a higher q wins over our preference', async (t) => {
+t.test('codings with q=0 are refused', async (t) => {
   t.equal(normaliseAcceptEncoding('br;q=0, gzip'), 'gzip');
-  t.equal(normaliseAcceptEncoding('gzip;q=1, br;q=0.5'), 'gzip');
-  t.equal(normaliseAcceptEncoding('*'), 'br', 'a wildcard covers every coding');
-  t.equal(normaliseAcceptEncoding('*;q=0.5, br;q=0'), 'gzip');
+  t.equal(normaliseAcceptEncoding('*;q=0.5, br;q=0'), 'zstd,gzip,deflate');
   t.equal(normaliseAcceptEncoding('gzip;q=0, deflate;q=0'), 'identity');
   t.equal(normaliseAcceptEncoding('gzip;q=abc'), 'identity', 'a malformed q drops the member');
+});
+
+t.test('a stored Content-Encoding the client does not accept is not acceptable', async (t) => {
+  t.ok(encodingAcceptable('gzip', undefined), 'no coding always fits');
+  t.ok(encodingAcceptable(undefined, 'identity'));
+  t.notOk(encodingAcceptable(undefined, 'gzip'));
+  t.notOk(encodingAcceptable('gzip, deflate, br', 'zstd'), 'Safari does not get zstd');
+  t.ok(encodingAcceptable('gzip, deflate, br, zstd', 'zstd'));
+  t.ok(encodingAcceptable('*', 'compress'));
+  t.notOk(encodingAcceptable('*, compress;q=0', 'compress'));
+  t.notOk(encodingAcceptable('gzip', 'gzip, compress'), 'every stacked coding must be accepted');
+  t.ok(encodingAcceptable('x-gzip', 'gzip'));
+});
+
+t.test('only codings outside the variant key need the acceptability check', async (t) => {
+  t.notOk(needsEncodingCheck(undefined));
+  t.notOk(needsEncodingCheck('zstd'));
+  t.notOk(needsEncodingCheck('GZIP'));
+  t.ok(needsEncodingCheck('compress'));
+  t.ok(needsEncodingCheck(['gzip', 'br']));
 });
 
 t.test('the variant key normalises whitespace and combines repeated fields', async (t) => {
@@ -50,6 +68,6 @@ t.test('an absent field differs from an empty one in the variant key', async (t)
 
 t.test('the variant key includes every Vary field in order and is empty without Vary', async (t) => {
   t.equal(variantKey([], { accept: 'x' }), '');
-  t.equal(variantKey(['accept-encoding', 'accept'], { 'accept-encoding': 'gzip, deflate', accept: 'text/html' }), 'accept-encoding=gzip\naccept=text/html');
-  t.equal(variantKey(['accept-encoding'], { 'accept-encoding': 'gzip, deflate, br' }), variantKey(['accept-encoding'], { 'accept-encoding': 'br' }));
+  t.equal(variantKey(['accept-encoding', 'accept'], { 'accept-encoding': 'gzip, deflate', accept: 'text/html' }), 'accept-encoding=gzip,deflate\naccept=text/html');
+  t.equal(variantKey(['accept-encoding'], { 'accept-encoding': 'gzip, deflate, br' }), variantKey(['accept-encoding'], { 'accept-encoding': 'br,gzip;q=0.5,deflate' }));
 });

@@ -92,7 +92,7 @@ t.test('functions get the network, cache, hook, log and pagedesk defaults', asyn
     forwardedFor: true,
   });
   t.strictSame(f.network.cache, {
-    ttl: { default: 0, negative: 10, heuristicFraction: 0.1, heuristicMax: 86400, keep: 3600 },
+    ttl: { default: 0, negative: 10, negativeServerErrors: false, heuristicFraction: 0.1, heuristicMax: 86400, keep: 3600 },
     honourNoCache: true, honourPrivate: true,
     cachingKey: { postMethod: { enable: false, bodySensitive: false, bodyContentLengthMax: 102400 } },
     compression: { useOriginEncoding: true },

@@ -12,6 +12,9 @@
 //                            the stored variant it would have replaced (as a too-large
 //                            replacement always did)
 //     CLOSE                  finish everything already sent, close the index, reply `closed`
+//     META  id op            an index change of the request path (MetaOp): run after the rows
+//                            completed so far are committed, in its own transaction; settled
+//                            once committed, its result in `vals`
 //   bufs are ArrayBuffers transferred (not copied) with the message; body bytes are copied into
 //   them once on the main thread, because the caller's chunks stay shared with other readers
 //   (memory tier, client sockets, the replay buffer of coalesced fetches).
@@ -20,7 +23,17 @@
 import type { CacheEntryMeta } from '../store.js';
 
 /** A plain object, not a const enum: the test loader transpiles file by file. */
-export const Op = { OPEN: 1, DATA: 2, END: 3, ABORT: 4, BIG: 5, CLOSE: 6 } as const;
+export const Op = { OPEN: 1, DATA: 2, END: 3, ABORT: 4, BIG: 5, CLOSE: 6, META: 7 } as const;
+
+/** Fields of a stored entry a META update may change. */
+export type MetaPatch = Partial<Pick<CacheEntryMeta, 'status' | 'headers' | 'requestTime' | 'cachedAt' | 'staleAt' | 'deleteAt' | 'invalidated'>>;
+
+/** Index changes the request path hands to the writer thread instead of writing on the event loop. */
+export type MetaOp =
+  /** A 304 freshened (or a failed refresh restored) one variant. Result: 1 when the row exists. */
+  | { t: 'update'; vhost: string; url: string; variant: string; patch: MetaPatch; now: number }
+  /** An unsafe method invalidated URLs (IndexDb.invalidateUrls). Result: 0. */
+  | { t: 'invalidate'; vhost: string; urls: string[]; now: number };
 
 export interface OpsMessage {
   ops: unknown[];
@@ -37,6 +50,8 @@ export interface Reply {
   /** Flat [id, bytes, ...] pairs: bytes of streams not yet ended that were written or dropped
    * (releases each stream's own bound). */
   acked?: number[];
+  /** Flat [id, value, ...] pairs: results of META ops settled in `ok`. */
+  vals?: number[];
   /** Disk statuses this thread changed (I/O errors), [index, status]. */
   disks?: [number, 'Normal' | 'Invalid'][];
   /** Answer to CLOSE: everything before it is settled and the thread's index is closed. */

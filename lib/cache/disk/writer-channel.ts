@@ -2,7 +2,7 @@
 // posts them as one message per event-loop turn, bounds the body bytes in flight, and settles
 // each stream when the thread confirms its row (see protocol.ts for the messages).
 import { Worker } from 'node:worker_threads';
-import { Op, STREAM_BYTES, type OpsMessage, type Reply, type WireMeta, type WriterInit } from './protocol.js';
+import { Op, STREAM_BYTES, type MetaOp, type OpsMessage, type Reply, type WireMeta, type WriterInit } from './protocol.js';
 
 /** Small chunks are copied into a shared staging buffer, posted once per turn. */
 const STAGE_BYTES = 64 * 1024;
@@ -11,7 +11,7 @@ const OWN_BUFFER_BYTES = 32 * 1024;
 /** Staged bytes that are posted at once rather than at the end of the turn. */
 const POST_NOW_BYTES = 1024 * 1024;
 
-export type Settle = (err?: Error) => void;
+export type Settle = (err?: Error, value?: number) => void;
 export type Ack = (bytes: number) => void;
 
 interface Pending { settle: Settle; ack: Ack; waiting: boolean }
@@ -80,6 +80,19 @@ export class WriterChannel {
     }
     this.staged += len;
     if (this.staged >= POST_NOW_BYTES) this.post(); else this.schedule();
+  }
+
+  /** An index change for the writer thread; resolves with its result once it is committed. */
+  meta(op: MetaOp): Promise<number> {
+    if (this.closed) return Promise.reject(Object.assign(new Error('cache store is closed'), { code: 'ECLOSED' }));
+    return new Promise<number>((resolve, reject) => {
+      const id = this.nextId++;
+      this.pending.set(id, { settle: (err, value) => { if (err) reject(err); else resolve(value ?? 0); }, ack: NO_ACK, waiting: true });
+      this.waiting++;
+      this.updateRef();
+      this.ops.push(Op.META, id, op);
+      this.schedule();
+    });
   }
 
   end(id: number): void { this.finalOp(Op.END, id); }
@@ -189,18 +202,22 @@ export class WriterChannel {
     if (r.freed !== undefined) this.inFlight = Math.max(0, this.inFlight - r.freed);
     if (r.disks !== undefined) for (const [idx, status] of r.disks) this.onDisk(idx, status);
     if (r.acked !== undefined) for (let i = 0; i < r.acked.length; i += 2) this.pending.get(r.acked[i]!)?.ack(r.acked[i + 1]!);
-    if (r.ok !== undefined) for (const id of r.ok) this.settle(id);
+    if (r.ok !== undefined) {
+      let vals: Map<number, number> | undefined;
+      if (r.vals !== undefined) { vals = new Map(); for (let i = 0; i < r.vals.length; i += 2) vals.set(r.vals[i]!, r.vals[i + 1]!); }
+      for (const id of r.ok) this.settle(id, undefined, vals?.get(id));
+    }
     if (r.err !== undefined) for (const [id, code, message] of r.err) this.settle(id, Object.assign(new Error(message), { code }));
     this.drain();
     if (r.closed === true) this.onClosed?.();
   }
 
-  private settle(id: number, err?: Error): void {
+  private settle(id: number, err?: Error, value?: number): void {
     const p = this.pending.get(id);
     if (p === undefined) return;
     this.pending.delete(id);
     if (p.waiting && --this.waiting === 0) this.updateRef();
-    p.settle(err);
+    p.settle(err, value);
   }
 
   private drain(): void {
@@ -226,3 +243,4 @@ export class WriterChannel {
 }
 
 const EMPTY = new ArrayBuffer(0);
+const NO_ACK: Ack = () => undefined;

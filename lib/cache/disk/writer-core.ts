@@ -11,7 +11,7 @@ import { closeSync, mkdirSync, openSync, renameSync, writeFileSync } from 'node:
 import { dirname } from 'node:path';
 import { fidSource, finalPath, tempPath } from '../disk-files.js';
 import { IndexDb, type NewRow, type Released } from '../index-db.js';
-import { Op, STREAM_BYTES, type OpsMessage, type Reply, type WireMeta, type WriterInit } from './protocol.js';
+import { Op, STREAM_BYTES, type MetaOp, type OpsMessage, type Reply, type WireMeta, type WriterInit } from './protocol.js';
 import { isIoError, rowFor, unlinkQuiet, writeAll, type Obj } from './writer-io.js';
 
 /** Body bytes a streaming object gathers before they are written to its temp file. */
@@ -34,6 +34,7 @@ export class WriterCore {
   private ready: Ready[] = [];
   private readonly nextFid = fidSource();
   private ok: number[] = [];
+  private vals: number[] = [];
   private err: [number, string, string][] = [];
   private freed = 0;
   /** [id, bytes] pairs of streams still open whose bytes were written or dropped. */
@@ -71,6 +72,7 @@ export class WriterCore {
     if (this.closed) return;
     const { ops, bufs } = msg;
     const touched = new Set<Obj>();
+    const metas: [number, MetaOp][] = [];
     let closing = false;
     for (let i = 0; i < ops.length;) {
       const code = ops[i] as number;
@@ -97,6 +99,9 @@ export class WriterCore {
       } else if (code === Op.CLOSE) {
         closing = true;
         i += 1;
+      } else if (code === Op.META) {
+        metas.push([id, ops[i + 2] as MetaOp]);
+        i += 3;
       } else {
         throw new Error(`disk writer: unknown op ${String(code)}`);
       }
@@ -105,6 +110,7 @@ export class WriterCore {
     // Many slow streams each below FLUSH_BYTES could otherwise hold the whole in-flight bound
     // here while their writers wait for it to drain.
     if (this.held > this.holdLimit) for (const o of [...this.objs.values()]) if (o.pendingBytes > 0) this.advance(o, true);
+    if (metas.length > 0) this.runMetas(metas);
     if (closing) { this.close(); return; }
     if (this.ready.length >= COMMIT_NOW_ROWS) this.commit();
     else if (this.ready.length > 0) this.commitTimer ??= setTimeout(() => this.commit(), this.init.commitDelayMs);
@@ -256,6 +262,33 @@ export class WriterCore {
     o.pendingBytes = 0;
   }
 
+  /**
+   * Index changes of the request path, off its event loop. Rows completed before them are
+   * committed first (a 304 update must not be overwritten by the older body's row), then all of
+   * them in one transaction; the reply goes out at once, since a client may be waiting for it
+   * (an unsafe method's invalidation is committed before its answer is sent).
+   */
+  private runMetas(metas: [number, MetaOp][]): void {
+    this.commit();
+    const vals: number[] = [];
+    try {
+      this.index.batch(() => {
+        for (const [id, op] of metas) {
+          if (op.t === 'update') vals.push(id, this.index.patchRow(op.vhost, op.url, op.variant, op.patch, op.now) ? 1 : 0);
+          else { this.index.invalidateUrls(op.vhost, op.urls, op.now); vals.push(id, 0); }
+        }
+      });
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException;
+      for (const [id] of metas) this.err.push([id, e.code ?? 'EIO', e.message ?? String(e)]);
+      this.reply();
+      return;
+    }
+    for (const [id] of metas) this.ok.push(id);
+    this.vals.push(...vals);
+    this.reply();
+  }
+
   /** One IMMEDIATE transaction for every row completed in the batch window. */
   private commit(): void {
     if (this.commitTimer !== undefined) { clearTimeout(this.commitTimer); this.commitTimer = undefined; }
@@ -301,6 +334,7 @@ export class WriterCore {
   private reply(extra: Reply = {}): void {
     const r: Reply = extra;
     if (this.ok.length > 0) { r.ok = this.ok; this.ok = []; }
+    if (this.vals.length > 0) { r.vals = this.vals; this.vals = []; }
     if (this.err.length > 0) { r.err = this.err; this.err = []; }
     if (this.freed > 0) { r.freed = this.freed; this.freed = 0; }
     if (this.acks.length > 0) { r.acked = this.acks; this.acks = []; }

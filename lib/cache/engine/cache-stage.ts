@@ -1,7 +1,6 @@
 // The cache stages of a worker for one transaction: lookup (memory, then the shared index),
 // the freshness decision, and then a hit, a refresh, or a coalesced fetch. Methods other than
 // GET and HEAD pass through; when they succeed they invalidate what they name (RFC 9111 4.4).
-import type { IncomingHttpHeaders } from 'node:http';
 import { pipeline } from 'node:stream';
 import { endToEndResponseHeaders } from '../../rt/hop-by-hop.js';
 import type { HostRuntime } from '../../rt/host-runtime.js';
@@ -18,11 +17,11 @@ import type { TieredStore } from '../tiered-store.js';
 import { deleteAtAfter } from '../prefix.js';
 import type { CacheContext } from './context.js';
 import { deliverCached } from './deliver-cached.js';
-import { CLIENT_CONDITIONALS, fetchAndStore, keyString, newEntryMeta, type FetchPlan } from './fetch-store.js';
-import { InflightTable } from './inflight.js';
+import { CLIENT_CONDITIONALS, fetchAndStore, keyString, newEntryMeta, refreshKey, type FetchPlan } from './fetch-store.js';
+import { InflightTable, type SharedFetch } from './inflight.js';
 import {
-  cacheResultForHit, freshnessDecision, invalidationTargets, mergeNotModified, requestControl,
-  revalidationHeaders, staleIfErrorAllows, storableResponse, variantOf, type RequestControl,
+  cacheResultForHit, freshnessDecision, invalidationTargets, mergeNotModified, mustNotServeStale, notModifiedFits, requestControl,
+  revalidationHeaders, staleIfErrorAllows, storableResponse, variantMatches, type RequestControl,
 } from './rules.js';
 
 /** An asynchronous command waiting in the primary's queue (pre-cache control). */
@@ -31,6 +30,8 @@ export interface PrectrlEntry { vhost: string; kind: InvalidateKind; target: Tar
 export interface CacheStageOptions {
   store: TieredStore;
   maxReplayBytes: number;
+  /** Replay bytes of all fetches in flight together (see InflightTable). */
+  maxReplayTotalBytes?: number;
   /** Hands a miss to the URL's owner worker (hash balance); false when this worker owns it. */
   handOff?: (tx: Transaction) => boolean;
   /** Invalidations shared with the other workers of the node (their memory tiers). */
@@ -43,7 +44,7 @@ export class CacheStage {
   private readonly ctx: CacheContext;
 
   constructor(private readonly opts: CacheStageOptions) {
-    this.ctx = { store: opts.store, inflight: new InflightTable(), maxReplayBytes: opts.maxReplayBytes };
+    this.ctx = { store: opts.store, inflight: new InflightTable(opts.maxReplayTotalBytes), maxReplayBytes: opts.maxReplayBytes };
   }
 
   get inflightCount(): number {
@@ -100,16 +101,14 @@ export class CacheStage {
     const inMemory = this.ctx.store.variantsSync(key);
     for (let i = 0; i < inMemory.length; i++) {
       const obj = inMemory[i]!;
-      if (obj.vary.length === 0 || (!obj.vary.includes('*') && variantOf(obj.vary, tx.req.headers) === obj.variantKey)) {
+      if (obj.vary.length === 0 || variantMatches(obj, tx.req.headers)) {
         this.found(tx, key, obj, control);
         return;
       }
     }
     this.ctx.store.variants(key).then((variants) => {
       for (const meta of variants) {
-        if (meta.vary.includes('*')) continue;
-        if (meta.vary.length > 0 && variantOf(meta.vary, tx.req.headers) !== meta.variantKey) continue;
-        return this.ctx.store.get(key, meta.variantKey);
+        if (variantMatches(meta, tx.req.headers)) return this.ctx.store.get(key, meta.variantKey);
       }
       return undefined;
     }).then((obj) => {
@@ -121,7 +120,7 @@ export class CacheStage {
   /** A request for content a queued command names: as if the command had run already. */
   private serveUnderCommand(tx: Transaction, key: CacheKey, control: RequestControl, { kind, queuedAt }: PrectrlEntry): void {
     this.ctx.store.variants(key).then((variants) => {
-      const meta = variants.find((m) => !m.vary.includes('*') && (m.vary.length === 0 || variantOf(m.vary, tx.req.headers) === m.variantKey));
+      const meta = variants.find((m) => variantMatches(m, tx.req.headers));
       return meta === undefined ? undefined : this.ctx.store.get(key, meta.variantKey);
     }).then((obj) => {
       if (obj === undefined) { this.miss(tx, key, control); return; }
@@ -161,11 +160,16 @@ export class CacheStage {
     }
     // Refresh now: a conditional request when the copy has a validator.
     if (!tx.fromSibling && this.opts.handOff?.(tx)) return;
-    this.refresh(tx, key, obj, control);
+    this.refresh(tx, key, obj, control, obj.invalidated ?? 0, decision.client);
   }
 
-  /** Revalidates or re-fetches a stale (or purged, or client-refreshed) copy for this client. */
-  private refresh(tx: Transaction, key: CacheKey, obj: CachedObject, control: RequestControl, as: number = obj.invalidated ?? 0): void {
+  /**
+   * Revalidates or re-fetches a stale (or purged, or client-refreshed) copy for this client.
+   * Concurrent refreshes of one stored variant share one origin request (refreshKey); misses
+   * of other variants never join it.
+   */
+  private refresh(tx: Transaction, key: CacheKey, obj: CachedObject, control: RequestControl, as: number = obj.invalidated ?? 0,
+    clientAsked = control.noCache): void {
     const purged = as === 1;
     const validators = purged ? undefined : revalidationHeaders(obj.headers);
     const requestTime = Date.now();
@@ -173,19 +177,30 @@ export class CacheStage {
     const plan: FetchPlan = {
       key,
       conditional: validators ?? {},
+      joinKey: refreshKey(key, obj.variantKey, purged),
+      keepStoredOnError: validators !== undefined,
+      unreachableStatus: mustNotServeStale(obj) ? 504 : undefined,
       mayStore: !control.noStore,
-      result: control.noCache ? 'TCP_CLIENT_REFRESH_MISS' : 'TCP_REFRESH_MISS',
-      intercept: (status, headers, f) => this.onRefreshAnswer(obj, status, headers, () => f.takeWaiting(), purged, requestTime, host, tx.req.headers),
+      result: clientAsked ? 'TCP_CLIENT_REFRESH_MISS' : 'TCP_REFRESH_MISS',
+      intercept: (status, headers, f) => this.onRefreshAnswer(obj, status, headers, f, purged, requestTime, host),
     };
     fetchAndStore(this.ctx, tx, plan);
   }
 
-  private onRefreshAnswer(obj: CachedObject, status: number, headers: StoredHeaders, takeWaiting: () => Transaction[],
-    purged: boolean, requestTime: number, host: HostRuntime, reqHeaders: IncomingHttpHeaders): boolean {
+  private onRefreshAnswer(obj: CachedObject, status: number, headers: StoredHeaders, f: SharedFetch,
+    purged: boolean, requestTime: number, host: HostRuntime): boolean {
     const now = Date.now();
     if (status === 304 && !purged) {
+      const waiting = f.takeWaiting();
+      if (!notModifiedFits(obj, headers)) {
+        // RFC 9111 4.3.4: a 304 with another validator is about some other representation; the
+        // stored copy cannot be freshened by it, so the clients get a full fetch (coalesced).
+        for (const w of waiting) {
+          fetchAndStore(this.ctx, w, { key: obj.key, mayStore: !requestControl(w.req.headers).noStore, result: w.cacheResult ?? 'TCP_REFRESH_MISS' });
+        }
+        return true;
+      }
       const patch = mergeNotModified(obj, headers, requestTime, now, host.cachePolicy);
-      const waiting = takeWaiting();
       void this.ctx.store.updateMeta(obj.key, obj.variantKey, patch).catch(() => false);
       const updated: CachedObject = { ...obj, ...patch, openBody: obj.openBody };
       for (const w of waiting) {
@@ -195,21 +210,26 @@ export class CacheStage {
       return true;
     }
     const failed = status === -1 || status >= 500;
-    if (failed && (purged || staleIfErrorAllows(obj, reqHeaders, status, now))) {
-      // The origin cannot deliver: the old copy is served (and a purged copy restored, to be
-      // refreshed again after the connect timeout).
-      const waiting = takeWaiting();
-      if (purged) {
-        // The restored copy must outlive its new expiry: its old deleteAt may have passed.
-        const staleAt = now + host.connectTimeoutMs;
-        void this.ctx.store.updateMeta(obj.key, obj.variantKey, { invalidated: 0, staleAt, deleteAt: deleteAtAfter(obj, staleAt) }).catch(() => false);
-      }
-      for (const w of waiting) {
-        w.cacheResult = 'TCP_REF_FAIL_HIT';
-        deliverCached(w, obj, now);
-      }
-      return true;
+    if (!failed) return false;
+    // The origin cannot deliver: the old copy is served to those who may have it (a purged copy
+    // is restored, to be refreshed again after the connect timeout; stale-if-error is per
+    // request); the others get the origin's answer or error.
+    const waiting = f.takeWaiting();
+    const rest: Transaction[] = [];
+    let served = 0;
+    for (const w of waiting) {
+      if (!purged && !staleIfErrorAllows(obj, w.req.headers, status, now)) { rest.push(w); continue; }
+      w.cacheResult = 'TCP_REF_FAIL_HIT';
+      deliverCached(w, obj, now);
+      served++;
     }
+    if (purged && served > 0) {
+      // The restored copy must outlive its new expiry: its old deleteAt may have passed.
+      const staleAt = now + host.connectTimeoutMs;
+      void this.ctx.store.updateMeta(obj.key, obj.variantKey, { invalidated: 0, staleAt, deleteAt: deleteAtAfter(obj, staleAt) }).catch(() => false);
+    }
+    if (rest.length === 0) return true;
+    f.waiting = rest;
     return false;
   }
 
@@ -221,32 +241,52 @@ export class CacheStage {
     if (this.refreshing.has(ks)) return;
     this.refreshing.add(ks);
     const host = tx.host;
-    const headers = originRequestHeaders(tx);
-    for (const c of CLIENT_CONDITIONALS) delete headers[c];
-    Object.assign(headers, revalidationHeaders(obj.headers) ?? {});
-    const requestTime = Date.now();
+    const reqHeaders = tx.req.headers;
+    const base = originRequestHeaders(tx);
+    for (const c of CLIENT_CONDITIONALS) delete base[c];
     const done = (): void => { this.refreshing.delete(ks); };
-    host.origin.request({ method: 'GET', url: tx.url, headers, body: null }).then((upstream) => {
-      const now = Date.now();
-      const resHeaders = endToEndResponseHeaders(upstream.headers);
-      if (upstream.statusCode === 304) {
-        discard(upstream.body);
-        void this.ctx.store.updateMeta(key, obj.variantKey, mergeNotModified(obj, resHeaders, requestTime, now, host.cachePolicy)).catch(() => false).finally(done);
-        return;
-      }
-      if (!storableResponse('GET', tx.req.headers, upstream.statusCode, resHeaders, host.cachePolicy)) { discard(upstream.body); done(); return; }
-      const meta = newEntryMeta(key, upstream.statusCode, resHeaders, tx.req.headers, requestTime, now, host);
-      const sink = this.ctx.store.createWriteStream(meta);
-      pipeline(upstream.body, sink, () => done());
-    }, done);
+    const attempt = (conditional: boolean): void => {
+      const headers = conditional ? { ...base, ...revalidationHeaders(obj.headers) } : base;
+      const requestTime = Date.now();
+      host.origin.request({ method: 'GET', url: key.url, headers, body: null }).then((upstream) => {
+        const now = Date.now();
+        const resHeaders = endToEndResponseHeaders(upstream.headers);
+        if (upstream.statusCode === 304) {
+          discard(upstream.body);
+          // A 304 about another representation cannot freshen ours: fetch it whole (RFC 9111 4.3.4).
+          if (!conditional || !notModifiedFits(obj, resHeaders)) { if (conditional) attempt(false); else done(); return; }
+          void this.ctx.store.updateMeta(key, obj.variantKey, mergeNotModified(obj, resHeaders, requestTime, now, host.cachePolicy)).catch(() => false).finally(done);
+          return;
+        }
+        // An error answer leaves the copy that can still be revalidated.
+        const keep = upstream.statusCode >= 500 && revalidationHeaders(obj.headers) !== undefined;
+        if (keep || !storableResponse('GET', reqHeaders, upstream.statusCode, resHeaders, host.cachePolicy)) { discard(upstream.body); done(); return; }
+        const meta = newEntryMeta(key, upstream.statusCode, resHeaders, reqHeaders, requestTime, now, host);
+        const sink = this.ctx.store.createWriteStream(meta);
+        pipeline(upstream.body, sink, () => done());
+      }, done);
+    };
+    attempt(revalidationHeaders(obj.headers) !== undefined);
   }
 
   /** Another worker's invalidation: drop our memory copies (the shared index is already marked). */
-  private readonly applyInvalidation = (i: Invalidation): void => {
+  private readonly applyInvalidation = (i: Invalidation): void => { this.dropMemory(i); };
+
+  /**
+   * Drops the memory copies an invalidation names, now and again once the fetches of them in
+   * flight here have landed: those were requested before the invalidation (their disk rows land
+   * marked, see IndexDb.insertRow), so nobody may join them any more and their memory copies
+   * must not be served fresh.
+   */
+  private dropMemory(i: Invalidation): void {
     const memory = this.ctx.store.memory;
-    if (i.prefix) memory.deleteByPrefix(i.vhost, i.url);
-    else memory.deleteSync({ vhost: i.vhost, url: i.url });
-  };
+    const drop = (): void => {
+      if (i.prefix) memory.deleteByPrefix(i.vhost, i.url);
+      else memory.deleteSync({ vhost: i.vhost, url: i.url });
+    };
+    drop();
+    if (this.ctx.inflight.retireUnder(i.vhost, i.url)) void this.ctx.inflight.settledUnder(i.vhost, i.url).then(drop);
+  }
 
   /**
    * Unsafe methods pass through; a success invalidates the target and the Location /
@@ -255,25 +295,22 @@ export class CacheStage {
    * revalidates (a conditional request), it does not throw the copy away.
    */
   private passUnsafe(tx: Transaction): void {
+    // No cache lookup takes place for these methods (results.ts: TCP_NONE).
+    tx.cacheResult = 'TCP_NONE';
     proxyToOrigin(tx, async (status, headers) => {
       if (status < 200 || status >= 400) return;
       const urls = invalidationTargets(tx.req.method!, status, tx.url, headers as StoredHeaders, tx.req.headers.host ?? tx.host.name);
       if (urls.length === 0) return;
       const vhost = tx.host.name;
-      const now = Date.now();
-      const items: Invalidation[] = [];
-      for (const url of urls) {
-        const key = { vhost, url };
-        // A copy still being written would land after the marking, fresh: let it land first.
-        const writing = this.ctx.inflight.peek(keyString(key));
-        if (writing !== undefined) await writing.settled;
-        this.ctx.store.memory.deleteSync(key);
-        for (const v of await this.ctx.store.disk.variants(key)) {
-          await this.ctx.store.disk.updateMeta(key, v.variantKey, { invalidated: 2, staleAt: Math.min(v.staleAt, now) });
-        }
-        items.push({ vhost, url, prefix: false });
+      // Rows marked and the invalidation logged in one transaction: a copy of these URLs fetched
+      // before now that commits later (any worker's writer thread) lands already stale, and the
+      // other workers drop their memory copies when they see the log row.
+      try {
+        await this.ctx.store.disk.invalidateUrls(vhost, urls);
+      } catch {
+        // The index is unavailable (busy beyond its timeout): the memory copies still go.
       }
-      this.opts.invalidations?.record(items);
+      for (const url of urls) this.dropMemory({ vhost, url, prefix: false });
     });
   }
 }

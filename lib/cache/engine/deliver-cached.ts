@@ -14,15 +14,33 @@ const DEBUG_WORKER = process.env.SVC_DEBUG_HEADERS === '1' ? String(process.env.
 /** Fields a 304 carries from the stored response (RFC 9110 15.4.5). */
 const NOT_MODIFIED_FIELDS = ['cache-control', 'content-location', 'date', 'etag', 'expires', 'vary', 'last-modified'];
 
-/** Stored fields plus Age, Via and the cache result, ready for writeHead. */
-export function answerHeaders(meta: CacheEntryMeta, headers: StoredHeaders, now: number, tx: Transaction, drop?: readonly string[]): Record<string, string | string[]> {
+/**
+ * Stored fields plus Age, Via and the cache result, ready for writeHead. `fromCache` false: the
+ * answer to the request that fetched it, which gets no Age of ours (RFC 9111 5.1: Age implies
+ * the response was not generated or validated by the origin for this request).
+ */
+export function answerHeaders(meta: CacheEntryMeta, headers: StoredHeaders, now: number, tx: Transaction, drop?: readonly string[],
+  fromCache = true): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const name in headers) out[name] = headers[name]!;
   if (drop !== undefined) for (const d of drop) delete out[d];
-  out.age = String(ageSeconds(meta, headers, now));
-  const via = out.via;
-  out.via = via === undefined ? VIA : `${Array.isArray(via) ? via.join(', ') : via}, ${VIA}`;
+  if (fromCache) out.age = String(ageSeconds(meta, headers, now));
+  addVia(out, headers.via);
   out['x-cache'] = tx.cacheResult ?? 'TCP_MISS';
+  if (DEBUG_WORKER !== undefined) out['x-svc-worker'] = DEBUG_WORKER;
+  return out;
+}
+
+function addVia(out: Record<string, string | string[]>, via: string | string[] | undefined): void {
+  out.via = via === undefined ? VIA : `${Array.isArray(via) ? via.join(', ') : via}, ${VIA}`;
+}
+
+/** Fields of an answer the cache generates from a stored object (304, 412, 416). */
+function generatedHeaders(obj: CachedObject, now: number, tx: Transaction, extra: Record<string, string>): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = extra;
+  out.age = String(ageSeconds(obj, obj.headers, now));
+  addVia(out, obj.headers.via);
+  out['x-cache'] = tx.cacheResult ?? 'TCP_HIT';
   if (DEBUG_WORKER !== undefined) out['x-svc-worker'] = DEBUG_WORKER;
   return out;
 }
@@ -50,16 +68,16 @@ export function deliverCached(tx: Transaction, obj: CachedObject, now: number, d
   const cond = conditionalResult(req.method!, req.headers, obj.status, headers);
   if (cond === 304) {
     tx.cacheResult = tx.cacheResult === 'TCP_HIT' || tx.cacheResult === undefined ? 'TCP_IMS_HIT' : tx.cacheResult;
-    const out: Record<string, string | string[]> = {};
+    const out = generatedHeaders(obj, now, tx, {});
     for (const f of NOT_MODIFIED_FIELDS) { const v = headers[f]; if (v !== undefined) out[f] = v; }
-    out.age = String(ageSeconds(obj, headers, now));
-    out['x-cache'] = tx.cacheResult;
     return finishEmpty(tx, 304, out);
   }
-  if (cond === 412) return finishEmpty(tx, 412, { 'content-length': '0' });
+  if (cond === 412) return finishEmpty(tx, 412, generatedHeaders(obj, now, tx, { 'content-length': '0' }));
   const size = obj.size;
   const range = req.headers.range === undefined ? undefined : rangeOf(req.method!, req.headers, obj.status, headers, size);
-  if (range?.type === 'unsatisfiable') return finishEmpty(tx, 416, { 'content-range': range.contentRange, 'content-length': '0' });
+  if (range?.type === 'unsatisfiable') {
+    return finishEmpty(tx, 416, generatedHeaders(obj, now, tx, { 'content-range': range.contentRange, 'content-length': '0' }));
+  }
   const out = answerHeaders(obj, headers, now, tx, drop);
   const head = req.method === 'HEAD';
   if (range?.type === 'single') {
@@ -73,7 +91,9 @@ export function deliverCached(tx: Transaction, obj: CachedObject, now: number, d
     return;
   }
   if (range?.type === 'multi') { void deliverMultipart(tx, obj, out, range.ranges, head); return; }
-  out['content-length'] = String(size);
+  // RFC 9110 8.6: no Content-Length in a 204 (nor a 304, answered above).
+  if (obj.status !== 204) out['content-length'] = String(size);
+  else delete out['content-length'];
   tx.status = obj.status;
   tx.res.writeHead(obj.status, out);
   if (head || size === 0) { tx.res.end(); return; }

@@ -13,7 +13,7 @@ import type { CacheEntryMeta, CacheKey, StoredHeaders } from '../store.js';
 import type { CacheContext } from './context.js';
 import { answerHeaders } from './deliver-cached.js';
 import type { SharedFetch } from './inflight.js';
-import { entryTimes, storableResponse, variantOf, varyOf } from './rules.js';
+import { entryTimes, fieldsToStore, storableResponse, variantMatches, variantOf, varyOf } from './rules.js';
 
 /** Client fields that must not shape the object the cache stores for everyone. */
 export const CLIENT_CONDITIONALS = ['if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'if-range', 'range'];
@@ -22,9 +22,15 @@ export function keyString(key: CacheKey): string {
   return `${key.vhost}\n${key.url}`;
 }
 
-/** Meta of a new stored object from the origin's answer. */
-export function newEntryMeta(key: CacheKey, status: number, headers: StoredHeaders, reqHeaders: IncomingHttpHeaders,
+/** The fetch of a refresh: joined only by refreshes of the same stored variant. */
+export function refreshKey(key: CacheKey, variantKey: string, purged: boolean): string {
+  return `${key.vhost}\n${key.url}\n\u0001${purged ? 'P' : 'R'}${variantKey}`;
+}
+
+/** Meta of a new stored object from the origin's answer (`originHeaders`: as received). */
+export function newEntryMeta(key: CacheKey, status: number, originHeaders: StoredHeaders, reqHeaders: IncomingHttpHeaders,
   requestTime: number, cachedAt: number, host: HostRuntime): CacheEntryMeta {
+  const headers = fieldsToStore(originHeaders, cachedAt, host.cachePolicy);
   const vary = varyOf(headers);
   const times = entryTimes(status, headers, requestTime, cachedAt, host.cachePolicy);
   const contentLength = Number(headers['content-length'] ?? -1);
@@ -32,22 +38,35 @@ export function newEntryMeta(key: CacheKey, status: number, headers: StoredHeade
     key, variantKey: variantOf(vary, reqHeaders), vary, status, headers,
     requestTime, cachedAt, staleAt: times.staleAt, deleteAt: times.deleteAt,
     size: contentLength >= 0 ? contentLength : 0,
-    // A memory-only host keeps on disk what is at least nonVolatileSize (unknown length: memory).
+    // A memory-only host keeps on disk what is at least nonVolatileSize; of a body of unknown
+    // length the store learns it on the way (volatileUpTo).
     volatile: host.volatile && (host.nonVolatileSize <= 0 || contentLength < 0 || contentLength < host.nonVolatileSize),
+    ...(host.volatile && host.nonVolatileSize > 0 && contentLength < 0 ? { volatileUpTo: host.nonVolatileSize } : {}),
   };
 }
 
 export interface FetchPlan {
   key: CacheKey;
-  /** Validators of a stored copy for a conditional refresh; a refresh is never joined. */
+  /** Validators of a stored copy for a conditional refresh. */
   conditional?: Record<string, string>;
+  /**
+   * Where the fetch is registered for others to join (default: the URL). A refresh registers
+   * under its stored variant (refreshKey): only refreshes of that variant may join it, since a
+   * 304 or a stale fallback answers them all with that variant.
+   */
+  joinKey?: string;
+  /** A stored copy with a validator is being refreshed: an origin 5xx must not replace it. */
+  keepStoredOnError?: boolean;
+  /** Status for the waiting clients when the origin cannot be reached (default: the error's). */
+  unreachableStatus?: number;
   /** False when the client's own request forbids storing (request no-store). */
   mayStore: boolean;
   /** Result recorded for clients served by a new full answer. */
   result: string;
   /**
    * Sees the origin's answer first (status -1: the origin failed). Returns true when it served
-   * the waiting clients itself (a 304 refresh, stale content on error).
+   * the waiting clients itself (a 304 refresh, stale content on error); it may serve some and
+   * leave the others waiting, then returns false.
    */
   intercept?: (status: number, headers: StoredHeaders, f: SharedFetch) => boolean;
 }
@@ -57,13 +76,15 @@ export interface FetchPlan {
  * the one being fetched); its fetch is not offered to others either.
  */
 export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPlan, alone = false): void {
-  const ks = keyString(plan.key);
-  if (plan.conditional === undefined && !alone) {
+  const ks = plan.joinKey ?? keyString(plan.key);
+  if (!alone) {
     const joined = ctx.inflight.get(ks);
     if (joined !== undefined) {
       const meta = joined.meta;
       // Once the answer's Vary is known, only clients selecting the same variant may share it.
-      if (meta === undefined || meta.vary.length === 0 || variantOf(meta.vary, tx.req.headers) === meta.variantKey) {
+      if (meta === undefined || meta.vary.length === 0 || variantMatches(meta, tx.req.headers)) {
+        // Its own result (a client refresh joining a plain refresh stays a client refresh).
+        tx.cacheResult ??= plan.result;
         joined.join(tx);
         return;
       }
@@ -84,7 +105,9 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
       ctx.inflight.finish(f);
       return;
     }
-    const storable = plan.mayStore && storableResponse('GET', tx.req.headers, upstream.statusCode, resHeaders, tx.host.cachePolicy);
+    // An error answer does not replace a stored copy that can still be revalidated later.
+    const keepStored = plan.keepStoredOnError === true && upstream.statusCode >= 500;
+    const storable = plan.mayStore && !keepStored && storableResponse('GET', tx.req.headers, upstream.statusCode, resHeaders, tx.host.cachePolicy);
     if (!storable) {
       ctx.inflight.finish(f);
       const [first, ...rest] = f.takeWaiting();
@@ -99,16 +122,17 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
     const writeHead = (w: Transaction): void => {
       w.cacheResult ??= plan.result;
       w.status = meta.status;
-      w.res.writeHead(meta.status, answerHeaders(meta, meta.headers, Date.now(), w));
+      // Only the client whose request fetched it gets the fields the cache does not keep.
+      w.res.writeHead(meta.status, answerHeaders(meta, w === tx ? resHeaders : meta.headers, Date.now(), w, undefined, false));
     };
     // A client whose request selects another variant cannot share this answer: it fetches anew.
-    const refused = f.start(meta, writeHead, (w) => vary.length === 0 || variantOf(vary, w.req.headers) === meta.variantKey);
-    for (const w of refused) fetchAndStore(ctx, w, { ...plan, conditional: undefined, intercept: undefined }, true);
+    const refused = f.start(meta, writeHead, (w) => vary.length === 0 || variantMatches(meta, w.req.headers));
+    for (const w of refused) fetchAndStore(ctx, w, { key: plan.key, mayStore: plan.mayStore, result: plan.result }, true);
     pipeToStore(ctx, f, meta, upstream.body);
   }, (err: unknown) => {
     ctx.inflight.finish(f);
     if (plan.intercept !== undefined && plan.intercept(-1, {}, f)) return;
-    const status = err instanceof OriginError ? err.status : 502;
+    const status = plan.unreachableStatus ?? (err instanceof OriginError ? err.status : 502);
     for (const w of f.takeWaiting()) {
       w.cacheResult = 'TCP_ERROR';
       w.status = status;
@@ -148,7 +172,7 @@ function streamUnstored(tx: Transaction, status: number, headers: StoredHeaders,
     key: { vhost: '', url: '' }, variantKey: '', vary: [], status, headers, requestTime: now, cachedAt: now, staleAt: now, deleteAt: now, size: 0,
   };
   tx.status = status;
-  tx.res.writeHead(status, answerHeaders(meta, headers, now, tx));
+  tx.res.writeHead(status, answerHeaders(meta, headers, now, tx, undefined, false));
   if (tx.req.method === 'HEAD') { discard(body); tx.res.end(); return; }
   body.pipe(tx.res);
   tx.res.once('close', () => { if (!tx.res.writableFinished) discard(body); });

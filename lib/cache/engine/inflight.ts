@@ -9,6 +9,12 @@ import type { CacheEntryMeta } from '../store.js';
 
 export type WriteHead = (tx: Transaction) => void;
 
+/** Replay bytes of all fetches of a worker together, bounded (the worker's memory bound). */
+export interface ReplayBudget {
+  used: number;
+  readonly max: number;
+}
+
 export class SharedFetch {
   /** Clients that arrived before the origin answered. */
   waiting: Transaction[] = [];
@@ -20,11 +26,20 @@ export class SharedFetch {
   private readonly readers = new Set<Transaction>();
   done = false;
   failed = false;
+  /** An invalidation named its URL after it started: nobody may join it any more. */
+  retired = false;
   private settle: (() => void) | undefined;
   /** Resolves when the fetch is over and its object, if any, is stored. */
   readonly settled = new Promise<void>((resolve) => { this.settle = resolve; });
 
-  constructor(readonly key: string, private readonly maxReplayBytes: number) {}
+  constructor(readonly key: string, private readonly maxReplayBytes: number, private readonly budget: ReplayBudget) {}
+
+  /** Gives the replay chunks back to the budget; latecomers then fetch on their own. */
+  dropReplay(): void {
+    if (this.chunks === null) return;
+    this.budget.used -= this.bytes;
+    this.chunks = null;
+  }
 
   markSettled(): void {
     this.settle?.();
@@ -32,7 +47,7 @@ export class SharedFetch {
   }
 
   get joinable(): boolean {
-    return !this.failed && this.chunks !== null;
+    return !this.failed && !this.retired && this.chunks !== null;
   }
 
   /** A client joins: it waits for the head, or replays what arrived so far and follows live. */
@@ -45,7 +60,9 @@ export class SharedFetch {
     const res = tx.res;
     this.writeHead!(tx);
     if (tx.req.method === 'HEAD') { res.end(); return; }
-    for (const c of this.chunks!) res.write(c);
+    // Joiners come only while the replay is kept; the one client of a detached fetch attaches
+    // before its first byte.
+    if (this.chunks !== null) for (const c of this.chunks) res.write(c);
     if (this.done) { res.end(); return; }
     this.readers.add(tx);
     res.once('close', () => this.readers.delete(tx));
@@ -64,9 +81,13 @@ export class SharedFetch {
 
   push(chunk: Buffer): void {
     if (this.chunks !== null) {
-      this.bytes += chunk.length;
-      if (this.bytes <= this.maxReplayBytes) this.chunks.push(chunk);
-      else this.chunks = null;
+      if (this.bytes + chunk.length <= this.maxReplayBytes && this.budget.used + chunk.length <= this.budget.max) {
+        this.bytes += chunk.length;
+        this.budget.used += chunk.length;
+        this.chunks.push(chunk);
+      } else {
+        this.dropReplay();
+      }
     }
     for (const tx of this.readers) tx.res.write(chunk);
   }
@@ -80,7 +101,7 @@ export class SharedFetch {
   /** The fetch broke after its head: readers get a cut connection (their status line is out). */
   abort(): void {
     this.failed = true;
-    this.chunks = null;
+    this.dropReplay();
     for (const tx of this.readers) { tx.aborted = true; tx.res.destroy(); }
     this.readers.clear();
   }
@@ -96,6 +117,14 @@ export class SharedFetch {
 
 export class InflightTable {
   private readonly fetches = new Map<string, SharedFetch>();
+  /** Fetches nobody may join, still tracked so an invalidation can wait for them to land. */
+  private readonly unlisted = new Set<SharedFetch>();
+  readonly budget: ReplayBudget;
+
+  /** `maxReplayTotalBytes`: replay chunks of all fetches together (default 64 MiB). */
+  constructor(maxReplayTotalBytes = 64 * 1024 * 1024) {
+    this.budget = { used: 0, max: maxReplayTotalBytes };
+  }
 
   get(key: string): SharedFetch | undefined {
     const f = this.fetches.get(key);
@@ -103,19 +132,24 @@ export class InflightTable {
   }
 
   create(key: string, maxReplayBytes: number): SharedFetch {
-    const f = new SharedFetch(key, maxReplayBytes);
+    const f = new SharedFetch(key, maxReplayBytes, this.budget);
     this.fetches.set(key, f);
     return f;
   }
 
-  /** A fetch nobody else may join (it is not registered under its key). */
+  /** A fetch nobody else may join (it is not registered under its key): it keeps no replay. */
   detached(key: string, maxReplayBytes: number): SharedFetch {
-    return new SharedFetch(key, maxReplayBytes);
+    const f = new SharedFetch(key, maxReplayBytes, this.budget);
+    f.dropReplay();
+    this.unlisted.add(f);
+    return f;
   }
 
-  /** Removes the fetch if it is still the registered one for its key. */
+  /** Removes the fetch if it is still the registered one for its key; its replay is freed. */
   finish(f: SharedFetch): void {
     if (this.fetches.get(f.key) === f) this.fetches.delete(f.key);
+    else this.unlisted.delete(f);
+    f.dropReplay();
     f.markSettled();
   }
 
@@ -124,7 +158,21 @@ export class InflightTable {
     const start = `${vhost}\n${prefix}`;
     const pending: Promise<void>[] = [];
     for (const [key, f] of this.fetches) if (key.startsWith(start)) pending.push(f.settled);
+    for (const f of this.unlisted) if (f.key.startsWith(start)) pending.push(f.settled);
     await Promise.all(pending);
+  }
+
+  /**
+   * Closes every fetch of the vhost whose URL starts with `prefix` to newcomers (an invalidation:
+   * what they carry was requested before it). Returns false when there was none.
+   */
+  retireUnder(vhost: string, prefix: string): boolean {
+    if (this.fetches.size === 0 && this.unlisted.size === 0) return false;
+    const start = `${vhost}\n${prefix}`;
+    let any = false;
+    for (const [key, f] of this.fetches) if (key.startsWith(start)) { f.retired = true; f.dropReplay(); any = true; }
+    for (const f of this.unlisted) if (f.key.startsWith(start)) any = true;
+    return any;
   }
 
   /** The registered fetch of a key, joinable or not (to wait for its store write). */

@@ -2,8 +2,8 @@
 // 5861, 9213) to stored entries and transactions, so the stages read as decisions.
 import type { IncomingHttpHeaders } from 'node:http';
 import {
-  buildRevalidationHeaders, computeTimes, currentAge, evaluateConditional, evaluateRange, fieldsToStrip,
-  hitResult, invalidationTargets as policyInvalidationTargets, isStorable, mergeNotModified as policyMerge,
+  buildRevalidationHeaders, computeTimes, currentAge, encodingAcceptable, evaluateConditional, evaluateRange, fieldsToStrip,
+  forbidsStale, formatHttpDate, hitResult, needsEncodingCheck, notModifiedMatches, storableFields, invalidationTargets as policyInvalidationTargets, isStorable, mergeNotModified as policyMerge,
   multipartBoundary as policyBoundary, parseCacheControl, requestDirectives, responseDirectives,
   staleIfErrorAllowed, evaluateRequest, variantKey, varyHeaders, type CachePolicyOptions, type HeaderMap, type RangeResult,
 } from '../policy/index.js';
@@ -26,7 +26,8 @@ const NO_CONTROL: RequestControl = Object.freeze({ noStore: false, noCache: fals
 export type Decision =
   | { kind: 'fresh'; strip?: readonly string[] }
   | { kind: 'stale-while-revalidate' }
-  | { kind: 'refresh' }
+  /** `client`: the client's no-cache / max-age / min-fresh asked for it (TCP_CLIENT_REFRESH_MISS). */
+  | { kind: 'refresh'; client: boolean }
   | { kind: 'unusable' };
 
 /**
@@ -35,7 +36,7 @@ export type Decision =
  * expire (invalidated) always needs the origin.
  */
 export function freshnessDecision(entry: CacheEntryMeta, headers: IncomingHttpHeaders, control: RequestControl, now: number, opts: CachePolicyOptions): Decision {
-  if (entry.invalidated) return control.onlyIfCached ? { kind: 'unusable' } : { kind: 'refresh' };
+  if (entry.invalidated) return control.onlyIfCached ? UNUSABLE : REFRESH;
   const cc = responseDirectives(entry.headers);
   switch (evaluateRequest(headers as HeaderMap, entry, now, opts, cc)) {
     case 'fresh':
@@ -45,17 +46,55 @@ export function freshnessDecision(entry: CacheEntryMeta, headers: IncomingHttpHe
     }
     case 'stale-while-revalidate': return SWR;
     case 'only-if-cached-miss': return UNUSABLE;
+    case 'client-revalidate': return CLIENT_REFRESH;
     default: return REFRESH;
   }
 }
 const FRESH: Decision = { kind: 'fresh' };
 const SWR: Decision = { kind: 'stale-while-revalidate' };
-const REFRESH: Decision = { kind: 'refresh' };
+const REFRESH: Decision = { kind: 'refresh', client: false };
+const CLIENT_REFRESH: Decision = { kind: 'refresh', client: true };
 const UNUSABLE: Decision = { kind: 'unusable' };
 
 /** RFC 5861 4: may the stale entry stand in for a failed refresh (-1 = network failure)? */
 export function staleIfErrorAllows(entry: CacheEntryMeta, reqHeaders: IncomingHttpHeaders, status: number, now: number): boolean {
   return staleIfErrorAllowed(reqHeaders as HeaderMap, entry, now, status === -1 ? 'network' : status);
+}
+
+/**
+ * RFC 9111 5.2.2.2, 5.2.2.8, 5.2.2.10: must-revalidate, proxy-revalidate or s-maxage; a cache
+ * that cannot reach the origin answers 504 rather than the stale copy.
+ */
+export function mustNotServeStale(entry: CacheEntryMeta): boolean {
+  return forbidsStale(responseDirectives(entry.headers));
+}
+
+/**
+ * Does a stored variant answer this request? Its Vary fields select the same variant key and,
+ * for a content coding the key does not tell apart, the client accepts it (RFC 9110 12.5.3).
+ */
+export function variantMatches(meta: CacheEntryMeta, reqHeaders: IncomingHttpHeaders): boolean {
+  const vary = meta.vary;
+  if (vary.length === 0) return true;
+  if (vary[0] === '*' || variantKey(vary, reqHeaders as HeaderMap) !== meta.variantKey) return false;
+  const ce = meta.headers['content-encoding'];
+  return !needsEncodingCheck(ce) || !vary.includes('accept-encoding') || encodingAcceptable(reqHeaders['accept-encoding'], ce);
+}
+
+/**
+ * Fields of an origin response as stored: without those the cache must not keep (private="...",
+ * no-cache="...") and with a Date when the origin sent none (RFC 9110 6.6.1: the time it was
+ * received), so a later hit does not stamp the time of the hit.
+ */
+export function fieldsToStore(headers: StoredHeaders, receivedAt: number, opts: CachePolicyOptions): StoredHeaders {
+  const out = storableFields(headers, opts);
+  if (out.date !== undefined) return out;
+  return { ...out, date: formatHttpDate(receivedAt) };
+}
+
+/** RFC 9111 4.3.4: does a 304 describe the stored copy (same validator)? */
+export function notModifiedFits(entry: CacheEntryMeta, headersOf304: StoredHeaders): boolean {
+  return notModifiedMatches(entry.headers, headersOf304);
 }
 
 export function storableResponse(method: string, reqHeaders: IncomingHttpHeaders, status: number, headers: StoredHeaders, opts: CachePolicyOptions): boolean {
@@ -101,7 +140,9 @@ export function revalidationHeaders(headers: StoredHeaders): Record<string, stri
 /** The stored entry's new fields and times after a 304 (RFC 9111 4.3.4). */
 export function mergeNotModified(entry: CacheEntryMeta, headersOf304: StoredHeaders, requestTime: number, cachedAt: number, opts: CachePolicyOptions):
   Pick<CacheEntryMeta, 'headers' | 'requestTime' | 'cachedAt' | 'staleAt' | 'deleteAt' | 'invalidated'> {
-  const headers = policyMerge(entry.headers, headersOf304);
+  // The 304 is a message received now: without a Date it gets one (RFC 9110 6.6.1), which also
+  // keeps Age right since requestTime / cachedAt restart with the revalidation.
+  const headers = fieldsToStore(policyMerge(entry.headers, headersOf304), cachedAt, opts);
   const times = computeTimes({ status: entry.status, headers }, { requestTime, cachedAt }, opts);
   return { headers, requestTime, cachedAt, staleAt: times.staleAt, deleteAt: times.deleteAt, invalidated: 0 };
 }

@@ -1,6 +1,7 @@
 // Cache-Control (RFC 9111 5.2) and CDN-Cache-Control (RFC 9213) parsing with a hand-written
 // tokenizer: it runs on every request, so no regular expressions and no splitting of the
 // whole value into intermediate arrays.
+import { parseCdnCacheControl } from './cdn-cache-control.js';
 import { type HeaderMap } from './headers.js';
 
 /** Parsed directives. Seconds fields are undefined when absent. */
@@ -225,14 +226,14 @@ export function parseCacheControl(value: string | string[] | undefined): CacheDi
 
 /**
  * The directives this cache obeys for a response. RFC 9213 2.2: a valid, non-empty
- * CDN-Cache-Control is used and Cache-Control (and Expires) ignored; an empty or unparsable
- * one counts as absent.
+ * CDN-Cache-Control (a Structured Field Dictionary, see cdn-cache-control.ts) is used and
+ * Cache-Control (and Expires) ignored; an empty or unparsable one counts as absent.
  */
 export function responseDirectives(headers: HeaderMap): ResponseDirectives {
   const cdn = headers['cdn-cache-control'];
   if (cdn !== undefined) {
-    const r = parseWithStatus(cdn);
-    if (r.ok && !r.empty) return Object.assign(r.d, { targeted: true });
+    const d = parseCdnCacheControl(cdn);
+    if (d !== undefined) return Object.assign(d, { targeted: true });
   }
   return Object.assign(parseCacheControl(headers['cache-control']), { targeted: false });
 }

@@ -2,7 +2,7 @@
 import { responseDirectives, type CacheDirectives, type ResponseDirectives } from './cache-control.js';
 import { hasValidator, headerValue, isRepeated, parseHttpDate, type HeaderMap } from './headers.js';
 import { defaultPolicyOptions, type CachePolicyOptions } from './options.js';
-import { CACHEABLE_BY_DEFAULT, NEGATIVE_STATUSES } from './status.js';
+import { CACHEABLE_BY_DEFAULT, isNegativeStatus } from './status.js';
 
 export interface ResponseLike {
   status: number;
@@ -25,7 +25,7 @@ export function hasExplicitFreshness(headers: HeaderMap, cc: ResponseDirectives 
 
 /**
  * RFC 9111 4.2.1 in shared-cache order: s-maxage, then max-age, then Expires - Date; else the
- * operator TTLs (defaultTtl for 200, negativeTtl for NEGATIVE_STATUSES) and finally the
+ * operator TTLs (defaultTtl for 200, negativeTtl for isNegativeStatus) and finally the
  * Last-Modified heuristic of RFC 9111 4.2.2, which is only allowed for statuses cacheable by
  * default or responses marked public.
  */
@@ -48,7 +48,7 @@ export function freshness(
     return { lifetime: Math.max(0, Math.floor((expires - date) / 1000)), source: 'expires' };
   }
   if (res.status === 200 && opts.defaultTtl > 0) return { lifetime: opts.defaultTtl, source: 'default-ttl' };
-  if (NEGATIVE_STATUSES.has(res.status) && opts.negativeTtl > 0) return { lifetime: opts.negativeTtl, source: 'negative-ttl' };
+  if (isNegativeStatus(res.status, opts)) return { lifetime: opts.negativeTtl, source: 'negative-ttl' };
   if (CACHEABLE_BY_DEFAULT.has(res.status) || cc.public) {
     const lm = parseHttpDate(headerValue(h, 'last-modified'));
     if (!Number.isNaN(lm)) {
@@ -132,7 +132,7 @@ export interface EntryTimes {
 /**
  * Absolute times for a stored response. staleAt = response_time + lifetime - initial age.
  * deleteAt keeps the entry for the longest of stale-while-revalidate and stale-if-error
- * (RFC 5861; not when must-revalidate / proxy-revalidate forbid serving stale) and opts.keep
+ * (RFC 5861; not when must-revalidate / proxy-revalidate / s-maxage forbid serving stale) and opts.keep
  * when a validator makes a cheap conditional revalidation possible.
  */
 export function computeTimes(
@@ -145,7 +145,7 @@ export function computeTimes(
   const age = initialAge({ headers: res.headers, requestTime: meta.requestTime, cachedAt: meta.cachedAt });
   const staleAt = meta.cachedAt + Math.max(0, f.lifetime - age) * 1000;
   let extra = 0;
-  if (!cc.mustRevalidate && !cc.proxyRevalidate) extra = Math.max(cc.staleWhileRevalidate ?? 0, cc.staleIfError ?? 0);
+  if (!forbidsStale(cc)) extra = Math.max(cc.staleWhileRevalidate ?? 0, cc.staleIfError ?? 0);
   if (hasValidator(res.headers)) extra = Math.max(extra, opts.keep);
   return { staleAt: Math.round(staleAt), deleteAt: Math.round(staleAt + extra * 1000), lifetime: f.lifetime, source: f.source };
 }

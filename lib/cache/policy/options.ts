@@ -5,6 +5,8 @@ export interface CachePolicyOptions {
   defaultTtl: number;
   /** Lifetime given to the negative statuses (see NEGATIVE_STATUSES) without explicit freshness; 0 = off. */
   negativeTtl: number;
+  /** true: 500, 502, 503 and 504 get negativeTtl too (not cacheable by default, RFC 9110 15.1). */
+  negativeServerErrors: boolean;
   /** Share of (Date - Last-Modified) used as heuristic lifetime (RFC 9111 4.2.2 suggests 10%). */
   heuristicFraction: number;
   /** Upper bound of a heuristic lifetime. */
@@ -20,6 +22,7 @@ export interface CachePolicyOptions {
 export const defaultPolicyOptions: Readonly<CachePolicyOptions> = Object.freeze({
   defaultTtl: 0,
   negativeTtl: 10,
+  negativeServerErrors: false,
   heuristicFraction: 0.1,
   heuristicMax: 86400,
   keep: 3600,

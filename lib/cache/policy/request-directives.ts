@@ -43,9 +43,9 @@ function responseNoCache(cc: CacheDirectives, opts: CachePolicyOptions): true | 
  *   entry is usable without those fields (see `fieldsToStrip`);
  * - stale: the stale-while-revalidate window (RFC 5861 3), then the client's max-stale
  *   (5.2.1.2), unless must-revalidate / proxy-revalidate / s-maxage forbid stale (5.2.2.2,
- *   5.2.2.8, 5.2.2.10). An explicit stale-while-revalidate from the origin still applies with
- *   s-maxage (the common `s-maxage=60, stale-while-revalidate=30` idiom), not with
- *   must-revalidate or proxy-revalidate.
+ *   5.2.2.8, 5.2.2.10). s-maxage carries the semantics of proxy-revalidate for a shared cache,
+ *   and RFC 9111 4.2.4 forbids generating a stale response against "an applicable s-maxage or
+ *   proxy-revalidate", so stale-while-revalidate and stale-if-error do not apply beside it.
  * - only-if-cached turns every outcome that needs the origin into 'only-if-cached-miss'.
  *
  * A request no-store does not stop serving a stored response; it stops storing (see isStorable).
@@ -74,9 +74,9 @@ function decide(req: CacheDirectives, res: ResponseDirectives, entry: EntryLike,
     return 'fresh';
   }
   const staleness = -remaining;
-  if (res.mustRevalidate || res.proxyRevalidate) return 'revalidate';
+  if (forbidsStale(res)) return 'revalidate';
   if (res.staleWhileRevalidate !== undefined && staleness <= res.staleWhileRevalidate) return 'stale-while-revalidate';
-  if (req.maxStale !== undefined && !forbidsStale(res)) {
+  if (req.maxStale !== undefined) {
     if (req.maxStale === true || staleness <= req.maxStale) return 'stale-ok';
   }
   return 'revalidate';
@@ -88,7 +88,7 @@ export function withinStaleWhileRevalidate(
   now: number,
   resCc: ResponseDirectives = responseDirectives(entry.headers),
 ): boolean {
-  if (resCc.mustRevalidate || resCc.proxyRevalidate || resCc.staleWhileRevalidate === undefined) return false;
+  if (forbidsStale(resCc) || resCc.staleWhileRevalidate === undefined) return false;
   const staleness = (now - entry.staleAt) / 1000;
   return staleness > 0 ? staleness <= resCc.staleWhileRevalidate : true;
 }
@@ -97,7 +97,8 @@ export function withinStaleWhileRevalidate(
  * True when a stale entry may answer instead of an origin failure (RFC 5861 4): the origin is
  * unreachable (`failure` = 'network') or answered 500/502/503/504, and the entry is within the
  * stale-if-error window of the response or of the request (a client may ask for it too).
- * must-revalidate / proxy-revalidate forbid it (RFC 9111 5.2.2.2: an error is due instead).
+ * must-revalidate / proxy-revalidate / s-maxage forbid it (RFC 9111 5.2.2.2, 4.2.4: an error is
+ * due instead).
  */
 export function staleIfErrorAllowed(
   reqHeaders: HeaderMap,
@@ -107,7 +108,7 @@ export function staleIfErrorAllowed(
   resCc: ResponseDirectives = responseDirectives(entry.headers),
 ): boolean {
   if (failure !== 'network' && !isServerErrorForStale(failure)) return false;
-  if (resCc.mustRevalidate || resCc.proxyRevalidate) return false;
+  if (forbidsStale(resCc)) return false;
   const staleness = Math.max(0, (now - entry.staleAt) / 1000);
   const reqWindow = requestDirectives(reqHeaders).staleIfError;
   const window = Math.max(resCc.staleIfError ?? -1, reqWindow ?? -1);

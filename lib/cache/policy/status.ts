@@ -4,12 +4,25 @@
 export const CACHEABLE_BY_DEFAULT: ReadonlySet<number> = new Set([200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501]);
 
 /**
- * Error statuses that receive `negativeTtl` when the origin gave no freshness. Absent
- * resources (404, 410) and overloaded / failing origins (500, 502, 503, 504) are where a short
- * negative cache shields the origin from a flood of identical misses. 4xx answers that depend
- * on the client's request or credentials (400, 401, 403, 429 ...) are left out on purpose.
+ * Error statuses that receive `negativeTtl` when the origin gave no freshness: absent resources
+ * (404, 410), which are heuristically cacheable (RFC 9110 15.1), so the default keeps the RFC
+ * behaviour. 4xx answers that depend on the client's request or credentials (400, 401, 403,
+ * 429 ...) are left out on purpose.
  */
-export const NEGATIVE_STATUSES: ReadonlySet<number> = new Set([404, 410, 500, 502, 503, 504]);
+export const NEGATIVE_STATUSES: ReadonlySet<number> = new Set([404, 410]);
+
+/**
+ * Gateway errors an operator may opt into negative caching (negativeServerErrors): they are not
+ * cacheable by default, but a short negative cache shields a failing origin from a flood of
+ * identical misses.
+ */
+export const NEGATIVE_SERVER_ERRORS: ReadonlySet<number> = new Set([500, 502, 503, 504]);
+
+/** Does `negativeTtl` apply to this status under these options? */
+export function isNegativeStatus(status: number, opts: { negativeTtl: number; negativeServerErrors: boolean }): boolean {
+  if (opts.negativeTtl <= 0) return false;
+  return NEGATIVE_STATUSES.has(status) || (opts.negativeServerErrors && NEGATIVE_SERVER_ERRORS.has(status));
+}
 
 /**
  * Final status codes this cache understands (RFC 9111 3, "the cache understands the response

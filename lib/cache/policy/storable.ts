@@ -2,7 +2,7 @@
 import { parseCacheControl, responseDirectives, type ResponseDirectives } from './cache-control.js';
 import { hasValidator, type HeaderMap } from './headers.js';
 import { defaultPolicyOptions, type CachePolicyOptions } from './options.js';
-import { CACHEABLE_BY_DEFAULT, NEGATIVE_STATUSES, isUnderstoodStatus } from './status.js';
+import { CACHEABLE_BY_DEFAULT, isNegativeStatus, isUnderstoodStatus } from './status.js';
 import { hasExplicitFreshness } from './freshness.js';
 import { varyHeaders } from './vary.js';
 
@@ -53,7 +53,7 @@ export function isStorable(
   if (vary !== undefined && varyHeaders(res.headers)[0] === '*') return 'vary-star';
   if (hasExplicitFreshness(res.headers, cc)) return true;
   if (status === 200 && opts.defaultTtl > 0) return true;
-  if (NEGATIVE_STATUSES.has(status) && opts.negativeTtl > 0) return true;
+  if (isNegativeStatus(status, opts)) return true;
   // Heuristically cacheable or public: storable, but only worth it when it can be reused, i.e.
   // it has a validator for revalidation (or public, which the origin asked us to cache).
   if (cc.public) return true;
@@ -62,9 +62,27 @@ export function isStorable(
 }
 
 /**
- * Header fields a shared cache must not store (RFC 9111 3.1, 5.2.2.7): those named by
- * `private="..."`. The storing stage removes them before writing.
+ * Header fields this shared cache does not store: those named by `private="..."` (RFC 9111
+ * 5.2.2.7: MUST NOT store) and by `no-cache="..."` (5.2.2.4: MUST NOT send without revalidation;
+ * not storing them is the safe way to honour that for every later client, coalesced or served
+ * stale). The storing stage and the 304 merge remove them; only the client whose request
+ * fetched the response gets them.
  */
 export function fieldsNotToStore(cc: ResponseDirectives, opts: CachePolicyOptions = defaultPolicyOptions): string[] {
-  return opts.honourPrivate && Array.isArray(cc.private) ? cc.private : [];
+  const priv = opts.honourPrivate && Array.isArray(cc.private) ? cc.private : NONE;
+  const noCache = opts.honourNoCache && Array.isArray(cc.noCache) ? cc.noCache : NONE;
+  if (noCache.length === 0) return priv;
+  if (priv.length === 0) return noCache;
+  return [...priv, ...noCache.filter((n) => !priv.includes(n))];
+}
+const NONE: string[] = [];
+
+/** The headers without the fields of `fieldsNotToStore` (the same object when there are none). */
+export function storableFields<H extends HeaderMap>(headers: H, opts: CachePolicyOptions = defaultPolicyOptions,
+  cc: ResponseDirectives = responseDirectives(headers)): H {
+  const drop = fieldsNotToStore(cc, opts);
+  if (drop.length === 0) return headers;
+  const out = { ...headers };
+  for (const name of drop) delete out[name];
+  return out;
 }

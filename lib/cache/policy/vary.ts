@@ -30,8 +30,9 @@ export function varyNeverMatches(varyNames: readonly string[]): boolean {
   return varyNames.length > 0 && varyNames[0] === '*';
 }
 
-/** Codings this node can serve, in its preference order when the client weighs them equally. */
-const CODINGS = ['br', 'gzip', 'deflate'] as const;
+/** Content codings this cache tells apart in Accept-Encoding, in the order of a variant key. */
+const CODINGS = ['br', 'zstd', 'gzip', 'deflate'] as const;
+const KNOWN_CODINGS: ReadonlySet<string> = new Set([...CODINGS, 'x-gzip', 'identity']);
 
 /** Parses a qvalue (RFC 9110 12.4.2); NaN when malformed. */
 function qvalue(s: string): number {
@@ -40,15 +41,44 @@ function qvalue(s: string): number {
 }
 
 /**
- * Reduces Accept-Encoding to the single coding this cache would choose: the supported coding
- * with the highest q > 0 (ties by br, gzip, deflate), else `identity`. The many spellings
- * browsers send ("gzip, deflate, br", "br;q=1.0, gzip;q=0.8, *;q=0.1" ...) collapse into at
- * most four variants.
+ * Calls `each(coding, q)` for every member of an Accept-Encoding value (coding lower-case,
+ * x-gzip as gzip); members with a malformed weight are skipped.
+ */
+function eachCoding(value: string, each: (coding: string, q: number) => void): void {
+  let start = 0;
+  for (let i = 0; i <= value.length; i++) {
+    if (i !== value.length && value.charCodeAt(i) !== 44) continue;
+    const member = value.slice(start, i);
+    start = i + 1;
+    const semi = member.indexOf(';');
+    let coding = (semi < 0 ? member : member.slice(0, semi)).trim().toLowerCase();
+    if (coding.length === 0) continue;
+    if (coding === 'x-gzip') coding = 'gzip';
+    let weight = 1;
+    if (semi >= 0) {
+      const param = member.slice(semi + 1).trim();
+      const eq = param.indexOf('=');
+      if (eq > 0 && param.slice(0, eq).trim().toLowerCase() === 'q') {
+        weight = qvalue(param.slice(eq + 1).trim());
+        if (Number.isNaN(weight)) continue;
+      }
+    }
+    each(coding, weight);
+  }
+}
+
+/**
+ * Reduces Accept-Encoding to the set of codings this cache tells apart that the client accepts
+ * (q > 0), in a fixed order ("br,gzip,zstd"), else `identity`. The many spellings browsers send
+ * collapse into few variants, and a variant is only shared by clients that accept the same
+ * known codings, so whatever known coding the origin chose for one of them suits all of them
+ * (a preferred-coding key would hand a zstd answer to a client that only accepts br and gzip).
  */
 export function normaliseAcceptEncoding(value: string | undefined): string {
   if (value === undefined) return 'identity';
-  const q = [-1, -1, -1]; // br, gzip, deflate; -1 = not mentioned
+  const q = [-1, -1, -1, -1]; // in CODINGS order; -1 = not mentioned
   let star = -1;
+  // Inline rather than eachCoding: this runs on every hit of an object that varies on it.
   let start = 0;
   for (let i = 0; i <= value.length; i++) {
     if (i !== value.length && value.charCodeAt(i) !== 44) continue;
@@ -66,20 +96,52 @@ export function normaliseAcceptEncoding(value: string | undefined): string {
         if (Number.isNaN(weight)) continue;
       }
     }
-    if (coding === '*') star = weight;
-    else {
-      const idx = coding === 'x-gzip' ? 1 : CODINGS.indexOf(coding as (typeof CODINGS)[number]);
-      if (idx >= 0 && weight > q[idx]) q[idx] = weight;
-    }
+    if (coding === '*') { star = weight; continue; }
+    const idx = coding === 'x-gzip' ? 2 : CODINGS.indexOf(coding as (typeof CODINGS)[number]);
+    if (idx >= 0 && weight > q[idx]!) q[idx] = weight;
   }
-  let best = -1;
-  let bestQ = 0;
+  let key = '';
   for (let k = 0; k < CODINGS.length; k++) {
     // "*" covers every coding not listed explicitly (RFC 9110 12.5.3).
-    const w = q[k] >= 0 ? q[k] : star;
-    if (w > bestQ) { best = k; bestQ = w; }
+    const w = q[k]! >= 0 ? q[k]! : star;
+    if (w > 0) key = key.length === 0 ? CODINGS[k]! : `${key},${CODINGS[k]}`;
   }
-  return best < 0 ? 'identity' : CODINGS[best];
+  return key.length === 0 ? 'identity' : key;
+}
+
+/**
+ * May a stored response with this Content-Encoding answer a request with this Accept-Encoding
+ * (RFC 9110 12.5.3)? Absent / identity content coding is always acceptable here (a client that
+ * refuses identity gets it anyway, as the origin would answer). Known codings are settled by the
+ * variant key already; this is for the codings the key does not tell apart.
+ */
+export function encodingAcceptable(acceptEncoding: string | string[] | undefined, contentEncoding: string | string[] | undefined): boolean {
+  if (contentEncoding === undefined) return true;
+  const ce = (typeof contentEncoding === 'string' ? contentEncoding : contentEncoding.join(',')).trim().toLowerCase();
+  if (ce.length === 0 || ce === 'identity') return true;
+  if (acceptEncoding === undefined) return false;
+  // Stacked codings ("gzip, br"): every one of them must be accepted.
+  let ok = true;
+  for (const wanted of ce.split(',')) {
+    let coding = wanted.trim();
+    if (coding === 'x-gzip') coding = 'gzip';
+    let q = -1;
+    let star = -1;
+    eachCoding(typeof acceptEncoding === 'string' ? acceptEncoding : acceptEncoding.join(','), (c, w) => {
+      if (c === coding) q = Math.max(q, w);
+      else if (c === '*') star = w;
+    });
+    if ((q >= 0 ? q : star) <= 0) ok = false;
+  }
+  return ok;
+}
+
+/** True when a stored Content-Encoding needs `encodingAcceptable` (the variant key does not cover it). */
+export function needsEncodingCheck(contentEncoding: string | string[] | undefined): boolean {
+  if (contentEncoding === undefined) return false;
+  if (typeof contentEncoding !== 'string') return true;
+  // The usual spelling first: no string work on the hit path.
+  return !KNOWN_CODINGS.has(contentEncoding) && !KNOWN_CODINGS.has(contentEncoding.trim().toLowerCase());
 }
 
 /** Trims, collapses whitespace runs and spaces list commas uniformly (", "). */

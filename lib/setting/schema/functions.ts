@@ -37,12 +37,13 @@ const BackEnd = Section({
 const Cache = Section({
   ttl: Section({
     default: Secs(0, 'TTL of a response without freshness information and no heuristic; seconds'),
-    negative: Secs(10, 'TTL of cacheable error responses (404, 5xx); seconds'),
+    negative: Secs(10, 'TTL of error responses without freshness (404, 410; 5xx with negativeServerErrors); seconds'),
+    negativeServerErrors: Bool(false, 'negative TTL also for 500, 502, 503, 504 (not cacheable by default)'),
     heuristicFraction: Num(0.1, { minimum: 0, maximum: 1, description: 'fraction of the Last-Modified age used as heuristic freshness' }),
     heuristicMax: Secs(86400, 'cap of heuristic freshness; seconds'),
     keep: Secs(3600, 'seconds a stale object is kept for revalidation after it expires'),
   }),
-  honourNoCache: Bool(true, 'respect no-cache / no-store of the origin'),
+  honourNoCache: Bool(true, 'respect the no-cache response directive of the origin (false: ignore it)'),
   honourPrivate: Bool(true, 'do not store Cache-Control: private responses'),
   cachingKey: Type.Object({
     postMethod: Section({

@@ -1,10 +1,11 @@
-// Negative caching: an error answer without freshness is kept for
-// functions.network.cache.ttl.negative seconds (TCP_NEGATIVE_HIT); redirects with freshness are
-// cached like any response (TCP_REDIRECT_HIT).
+// Negative caching: a 404 / 410 without freshness is kept for functions.network.cache.ttl.negative
+// seconds (TCP_NEGATIVE_HIT), 5xx gateway errors too when ttl.negativeServerErrors opts in (this
+// file does; the default is off, see stored-fields.test.ts); redirects with freshness are cached
+// like any response (TCP_REDIRECT_HIT).
 import t from 'tap';
 import { cacheBench, reply, sleep } from './fixtures/bench.js';
 
-const { origin, get } = await cacheBench({ extra: { functions: { network: { cache: { ttl: { negative: 2 } } } } } });
+const { origin, get } = await cacheBench({ extra: { functions: { network: { cache: { ttl: { negative: 2, negativeServerErrors: true } } } } } });
 
 t.test('a 404 without freshness is cached for the negative TTL, then fetched again', async (t) => {
   origin.on('/missing', reply(404, {}, 'not here'));
@@ -46,4 +47,30 @@ t.test('a 301 with max-age is cached and served as TCP_REDIRECT_HIT', async (t) 
   t.equal(r.headers.location, '/new-place');
   t.equal(r.headers['x-cache'], 'TCP_REDIRECT_HIT');
   t.equal(origin.count('/moved'), 1);
+});
+
+t.test('with negativeServerErrors a 503 without freshness is cached for the negative TTL', async (t) => {
+  origin.on('/down', reply(503, {}, 'down'));
+  await get('/down');
+  const second = await get('/down');
+  t.equal(second.status, 503);
+  t.equal(second.headers['x-cache'], 'TCP_NEGATIVE_HIT');
+  t.equal(origin.count('/down'), 1);
+});
+
+t.test('even with negativeServerErrors a refresh answered 502 does not replace a copy that has a validator', async (t) => {
+  let failing = false;
+  origin.on('/flaky', (q, res) => {
+    if (failing) { reply(502, {}, 'bad gateway')(q, res); return; }
+    if (q.headers['if-none-match'] === '"f"') { res.writeHead(304, { etag: '"f"', 'cache-control': 'max-age=60' }); res.end(); return; }
+    reply(200, { etag: '"f"', 'cache-control': 'max-age=1' }, 'good')(q, res);
+  });
+  await get('/flaky');
+  await sleep(1200);
+  failing = true;
+  t.equal((await get('/flaky')).status, 502);
+  failing = false;
+  const r = await get('/flaky');
+  t.equal(r.body, 'good');
+  t.equal(r.headers['x-cache'], 'TCP_REFRESH_HIT', 'the old copy was revalidated, not a stored 502 served');
 });

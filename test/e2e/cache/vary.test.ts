@@ -1,5 +1,5 @@
 // RFC 9111 4.1: a response with Vary is reused only for requests whose nominated fields match;
-// Accept-Encoding is reduced to the coding this cache would choose (lib/cache/policy/vary.ts).
+// Accept-Encoding is reduced to the set of known codings the client accepts (lib/cache/policy/vary.ts).
 import t from 'tap';
 import type { SeenRequest } from '../../helpers/origin.js';
 import { cacheBench, reply } from './fixtures/bench.js';
@@ -27,7 +27,7 @@ t.test('one variant is stored per Accept-Encoding: gzip and br are each fetched 
   t.equal(origin.count('/enc'), 2);
 });
 
-t.test('Accept-Encoding spellings that choose the same coding share one variant', async (t) => {
+t.test('Accept-Encoding spellings that accept the same codings share one variant', async (t) => {
   origin.on('/enc-norm', byEncoding);
   const a = await get('/enc-norm', { 'accept-encoding': 'gzip, deflate' });
   const b = await get('/enc-norm', { 'accept-encoding': 'deflate, gzip' });
@@ -40,8 +40,39 @@ t.test('Accept-Encoding spellings that choose the same coding share one variant'
   const id = await get('/enc-norm');
   t.equal(id.body, 'enc=none', 'no Accept-Encoding (identity) is another variant');
   const br = await get('/enc-norm', { 'accept-encoding': 'gzip, deflate, br' });
-  t.equal(br.body, 'enc=gzip, deflate, br', 'a list that allows br chooses br: another variant');
+  t.equal(br.body, 'enc=gzip, deflate, br', 'a list that also allows br: another variant');
   t.equal(origin.count('/enc-norm'), 3);
+});
+
+t.test('a zstd answer fetched for Chrome is not served to Safari, which does not accept zstd', async (t) => {
+  origin.on('/enc-zstd', (q, res) => {
+    const ae = String(q.headers['accept-encoding'] ?? '');
+    const coding = ae.includes('zstd') ? 'zstd' : ae.includes('br') ? 'br' : undefined;
+    reply(200, { vary: 'Accept-Encoding', 'cache-control': 'max-age=60', ...(coding ? { 'content-encoding': coding } : {}) }, `coded ${coding ?? 'none'}`)(q, res);
+  });
+  const chrome = await get('/enc-zstd', { 'accept-encoding': 'gzip, deflate, br, zstd' });
+  t.equal(chrome.headers['content-encoding'], 'zstd');
+  const safari = await get('/enc-zstd', { 'accept-encoding': 'gzip, deflate, br' });
+  t.equal(safari.headers['content-encoding'], 'br', 'Safari gets br');
+  t.equal(safari.body, 'coded br');
+  const chrome2 = await get('/enc-zstd', { 'accept-encoding': 'gzip, deflate, br, zstd' });
+  t.equal(chrome2.headers['content-encoding'], 'zstd');
+  t.equal(chrome2.headers['x-cache'], 'TCP_HIT');
+  const safari2 = await get('/enc-zstd', { 'accept-encoding': 'br, gzip, deflate' });
+  t.equal(safari2.headers['content-encoding'], 'br');
+  t.equal(safari2.headers['x-cache'], 'TCP_HIT');
+  t.equal(origin.count('/enc-zstd'), 2);
+});
+
+t.test('a stored coding the variant key does not know is only served to clients that accept it', async (t) => {
+  origin.on('/enc-compress', (q, res) => {
+    const ae = String(q.headers['accept-encoding'] ?? '');
+    reply(200, { vary: 'Accept-Encoding', 'cache-control': 'max-age=60', ...(ae === '*' ? { 'content-encoding': 'compress' } : {}) }, ae)(q, res);
+  });
+  t.equal((await get('/enc-compress', { 'accept-encoding': '*' })).headers['content-encoding'], 'compress');
+  const refusing = await get('/enc-compress', { 'accept-encoding': '*, compress;q=0' });
+  t.equal(refusing.headers['content-encoding'], undefined, 'same variant key, but compress is refused: fetched again');
+  t.equal(origin.count('/enc-compress'), 2);
 });
 
 t.test('Vary: * is never reused', async (t) => {
