@@ -10,7 +10,8 @@ import { cleanTemp, prepareDisk, unlinkQuiet } from './disk-files.js';
 import { DiskWriter } from './disk-write.js';
 import { WriterChannel } from './disk/writer-channel.js';
 import { IndexDb, type IndexRow, type Released } from './index-db.js';
-import { flagsForInvalidated, INVALIDATED_HARDPURGED, type PrefixMark } from './prefix.js';
+import { flagsForInvalidated, INVALIDATED_HARDPURGED, prefixUpperBound, type PrefixMark } from './prefix.js';
+import { RangeMarks, type RangeKind, type RangeMarkOptions } from './range-marks.js';
 import type { CacheEntryMeta, CacheKey, CacheStore, CachedObject } from './store.js';
 
 export interface DiskDirOptions {
@@ -265,6 +266,29 @@ export class DiskStore implements CacheStore {
     }
     return { count, size };
   }
+
+  /**
+   * Purge / expire / expireafter of every object under a prefix by set-based page updates (see
+   * range-marks.ts); undefined when the prefix has no index range bound (then applyByPrefix).
+   */
+  async markRange(vhost: string, prefix: string, kind: RangeKind, o: RangeMarkOptions): Promise<{ count: number; size: number } | undefined> {
+    const upper = prefixUpperBound(prefix);
+    if (upper === undefined) return undefined;
+    const marks = this.rangeMarks ??= new RangeMarks(this.index.db);
+    let count = 0;
+    let size = 0;
+    for (let lo = prefix, pages = 0; lo < upper && pages < 1_000_000; pages++) {
+      const hi = marks.pageEnd(vhost, lo, upper);
+      const page = this.index.batch(() => marks.markPage(vhost, lo, hi, kind, o));
+      count += page.count;
+      size += page.size;
+      lo = hi;
+      // Requests (and the writer threads waiting for the lock) go on between pages.
+      if (lo < upper) await new Promise((r) => setImmediate(r));
+    }
+    return { count, size };
+  }
+  private rangeMarks: RangeMarks | undefined;
 
   /** Drops rows whose deleteAt has passed; returns how many. */
   async sweepExpired(now = Date.now(), limit = 500): Promise<number> {

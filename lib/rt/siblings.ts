@@ -70,7 +70,9 @@ export class Siblings {
       body: tap,
       signal: controller.signal,
     }).then((upstream) => {
-      tx.cacheResult ??= 'TCP_NONE';
+      // The owner did the cache work: its result (sent as x-cache) is this transaction's result.
+      const ownerResult = upstream.headers['x-cache'];
+      tx.cacheResult ??= typeof ownerResult === 'string' ? ownerResult : 'TCP_NONE';
       deliverUpstream(tx, { statusCode: upstream.statusCode, headers: upstream.headers, body: upstream.body }, false);
     }, (err: unknown) => {
       if (controller.signal.aborted) return;

@@ -89,3 +89,34 @@ t.test('purge does nothing for a host whose every origin address is excluded', a
   t.equal(s.disk.listByPrefix(V, '/x')[0]!.invalidated, 0);
   t.equal((await runInvalidation(s, undefined, 'expire', targets(`${V}/x`), { allExcluded: () => true })).Count, 1, 'expire still works');
 });
+
+t.test('a subtree purge, expire and expireafter over more rows than one page act on exactly the subtree', async (t) => {
+  const s = open(t);
+  const now = Date.now();
+  // 5,003 objects under /tree/ (more than one 5,000-row page), one of them with two variants,
+  // plus neighbours on both sides of the range that must stay untouched.
+  const fresh = { size: 10, cachedAt: now - 1000, staleAt: now + 600_000, deleteAt: now + 600_000 };
+  const metas = Array.from({ length: 5003 }, (_, i) => metaOf(k(`/tree/${String(i).padStart(5, '0')}`), '', fresh));
+  metas.push(metaOf(k('/tree/00007'), 'gzip', fresh));
+  for (const url of ['/tre', '/tree', '/tree0', '/trees/x']) metas.push(metaOf(k(url), '', fresh));
+  // Stored 500 at a time straight into the disk store (the writer thread batches them).
+  for (let i = 0; i < metas.length; i += 500) await Promise.all(metas.slice(i, i + 500).map((m) => store(s.disk, m, 'x'.repeat(10))));
+  const purged = await runInvalidation(s, undefined, 'purge', targets(`${V}/tree/*`));
+  t.same([purged.Count, purged.Size], [5004, 50040], 'every variant under /tree/ counted with its bytes');
+  const rows = s.disk.listByPrefix(V, '/tre');
+  const under = rows.filter((r) => r.key.url.startsWith('/tree/'));
+  t.ok(under.every((r) => r.invalidated === 1 && (r.flags & 1) === 1), 'each is purged and flagged Purge');
+  t.ok(rows.filter((r) => !r.key.url.startsWith('/tree/')).every((r) => r.invalidated === 0 && r.flags === 0), 'the neighbours are untouched');
+  t.equal((await runInvalidation(s, undefined, 'purge', targets(`${V}/tree/*`))).Count, 0, 'an already purged subtree is not counted again');
+
+  const expired = await runInvalidation(s, undefined, 'expire', targets(`${V}/tree/*`));
+  t.equal(expired.Count, 5004);
+  const after = s.disk.listByPrefix(V, '/tree/');
+  t.ok(after.every((r) => r.invalidated === 1 && r.staleAt <= Date.now()), 'expired, and still purged (a 304 cannot restore them)');
+
+  const later = await runInvalidation(s, undefined, 'expireafter', targets(`${V}/trees/*`), { sec: 7200 });
+  t.equal(later.Count, 1);
+  const [x] = s.disk.listByPrefix(V, '/trees/');
+  t.ok(x!.staleAt >= now + 7_100_000 && x!.deleteAt >= x!.staleAt, 'expireafter moved expiry and deletion');
+  t.equal(x!.invalidated, 0, 'and left the state alone');
+});

@@ -67,7 +67,11 @@ export async function runInvalidation(store: TieredStore, log: InvalidationLog |
     if (kind === 'purge' && opts.allExcluded?.(t.vhost)) continue;
     const urlMatches = selects(t);
     const { pick, act } = planFor(kind, urlMatches, Date.now(), opts);
-    const disk = await store.disk.applyByPrefix(t.vhost, t.prefix, pick, act, !t.wildcard);
+    // A whole subtree (no pattern) is marked by set-based range updates; patterns, exact URLs and
+    // hardpurge (which deletes body files) go row by row.
+    const disk = (t.wildcard && t.match === undefined && kind !== 'hardpurge'
+      ? await store.disk.markRange(t.vhost, t.prefix, kind, { now: Date.now(), before: Math.min(before, Number.MAX_SAFE_INTEGER), at: Date.now() + (opts.sec ?? 86400) * 1000 })
+      : undefined) ?? await store.disk.applyByPrefix(t.vhost, t.prefix, pick, act, !t.wildcard);
     count += disk.count;
     size += disk.size;
     // Memory copies are dropped (the disk row carries the new state); objects that live only in

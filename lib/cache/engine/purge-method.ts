@@ -29,7 +29,10 @@ export async function purgeByMethod(tx: Transaction, store: TieredStore, log: In
   const purge = tx.host.setting.functions.network.cache.purge;
   if (!tx.host.setting.functions.network.cache.enablePurgeMethod) return fail(405, 'PURGE is not enabled for this host');
   const addr = tx.req.socket.remoteAddress ?? '';
-  if (access === undefined || !access.check(addr, '/command/purge').allowed) return fail(401, 'Unauthorized');
+  if (access === undefined || !access.check(addr, '/command/purge').allowed) {
+    tx.cacheResult = 'TCP_DENIED';
+    return fail(401, 'Unauthorized');
+  }
   if (!valid) return fail(400, `unknown X-Invalidate: ${requested}`);
   let targets;
   try {
