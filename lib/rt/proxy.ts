@@ -1,9 +1,10 @@
 // Stage "fetch" + "deliver" for traffic that passes through: the request goes to the host's
 // origin with its body streamed, and the answer streams back as it arrives. Back-pressure holds
-// both ways: undici reads the client body only as fast as the origin takes it, and pipeline()
+// both ways: undici reads the client body only as fast as the origin takes it, and pipeBody()
 // pauses the origin body while the client socket is full.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { pipeline, type Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
+import { pipeBody } from './pipe-body.js';
 import type { OriginResponse } from '../origin/index.js';
 import { OriginError } from '../origin/index.js';
 import { endToEndRequestHeaders, endToEndResponseHeaders } from './hop-by-hop.js';
@@ -66,7 +67,7 @@ export function deliverUpstream(tx: Transaction, upstream: Upstream, addVia = tr
   if (DEBUG_WORKER !== undefined && addVia) headers['x-svc-worker'] = DEBUG_WORKER;
   tx.status = upstream.statusCode;
   res.writeHead(upstream.statusCode, headers);
-  pipeline(upstream.body, res, (err) => {
+  pipeBody(upstream.body, res, (err) => {
     if (err) {
       tx.aborted = true;
       // The status line is out already: an incomplete body is the only signal left.

@@ -1,7 +1,7 @@
 // The cache stages of a worker for one transaction: lookup (memory, then the shared index),
 // the freshness decision, and then a hit, a refresh, or a coalesced fetch. Methods other than
 // GET and HEAD pass through; when they succeed they invalidate what they name (RFC 9111 4.4).
-import { pipeline } from 'node:stream';
+import { pipeBody } from '../../rt/pipe-body.js';
 import { endToEndResponseHeaders } from '../../rt/hop-by-hop.js';
 import type { HostRuntime } from '../../rt/host-runtime.js';
 import { discard, originRequestHeaders, proxyToOrigin } from '../../rt/proxy.js';
@@ -263,7 +263,7 @@ export class CacheStage {
         if (keep || !storableResponse('GET', reqHeaders, upstream.statusCode, resHeaders, host.cachePolicy)) { discard(upstream.body); done(); return; }
         const meta = newEntryMeta(key, upstream.statusCode, resHeaders, reqHeaders, requestTime, now, host);
         const sink = this.ctx.store.createWriteStream(meta);
-        pipeline(upstream.body, sink, () => done());
+        pipeBody(upstream.body, sink, () => done());
       }, done);
     };
     attempt(revalidationHeaders(obj.headers) !== undefined);

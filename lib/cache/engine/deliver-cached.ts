@@ -2,7 +2,7 @@
 // that matches, 412, 206 single or multipart ranges, 416, HEAD, and the body from memory (one
 // buffer) or from its file.
 import type { ServerResponse } from 'node:http';
-import { pipeline } from 'node:stream';
+import { pipeBody } from '../../rt/pipe-body.js';
 import type { CachedObject, CacheEntryMeta, StoredHeaders } from '../store.js';
 import type { Transaction } from '../../rt/transaction.js';
 import { VIA } from '../../rt/proxy.js';
@@ -50,7 +50,7 @@ function sendBody(res: ServerResponse, obj: CachedObject, start: number, end: nu
     res.end(start === 0 && end === obj.body.length - 1 ? obj.body : obj.body.subarray(start, end + 1));
     return;
   }
-  pipeline(obj.openBody(start, end), res, (err) => {
+  pipeBody(obj.openBody(start, end), res, (err) => {
     if (err) { tx.aborted = true; if (!res.destroyed) res.destroy(); }
   });
 }
