@@ -17,7 +17,8 @@ export async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
-export async function writeFileAtomic(file: string, data: string | Buffer): Promise<void> {
+/** Writes data to a new temp file beside `file` and fsyncs it; returns the temp file's path. */
+export async function writeSyncedTemp(file: string, data: string | Buffer): Promise<string> {
   const dir = path.dirname(file);
   await fs.mkdir(dir, { recursive: true });
   const tmp = path.join(dir, `${TEMP_PREFIX}${path.basename(file)}.${randomBytes(6).toString('hex')}`);
@@ -28,6 +29,12 @@ export async function writeFileAtomic(file: string, data: string | Buffer): Prom
   } finally {
     await h.close();
   }
+  return tmp;
+}
+
+export async function writeFileAtomic(file: string, data: string | Buffer): Promise<void> {
+  const dir = path.dirname(file);
+  const tmp = await writeSyncedTemp(file, data);
   try {
     await fs.rename(tmp, file);
   } catch (err) {

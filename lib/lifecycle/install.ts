@@ -4,10 +4,9 @@
 // commit() renames them over the targets. Before that, discard() removes them and nothing
 // changed. A crash between setting.json and the renames is completed at the next start from the
 // history package (SettingLifecycle.recover), and temporary leftovers are removed there too.
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { fsyncDir, removeTempFiles, TEMP_PREFIX } from './atomic.js';
+import { fsyncDir, removeTempFiles, writeSyncedTemp } from './atomic.js';
 import type { Candidate } from './candidate.js';
 import { sourceOf, type LinkedRef } from './package.js';
 
@@ -32,16 +31,7 @@ export async function stageLinked(c: Pick<Candidate, 'refs' | 'staged'>): Promis
       const data = await fs.readFile(src);
       const old = await fs.readFile(r.target).catch(() => undefined);
       if (old !== undefined && old.equals(data)) continue;
-      await fs.mkdir(path.dirname(r.target), { recursive: true });
-      const tmp = path.join(path.dirname(r.target), `${TEMP_PREFIX}${path.basename(r.target)}.${randomBytes(6).toString('hex')}`);
-      moves.push({ tmp, target: r.target });
-      const h = await fs.open(tmp, 'w', 0o644);
-      try {
-        await h.writeFile(data);
-        await h.sync();
-      } finally {
-        await h.close();
-      }
+      moves.push({ tmp: await writeSyncedTemp(r.target, data), target: r.target });
     }
   } catch (err) {
     await discard();
