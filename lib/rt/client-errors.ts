@@ -32,7 +32,7 @@ export function statusForParserError(err: ParserError): number {
     case 'HPE_HEADER_OVERFLOW': return requestLineTooLong(err.rawPacket) ? 414 : 431;
     case 'ERR_HTTP_REQUEST_TIMEOUT': return 408;
     case 'HPE_INVALID_METHOD': {
-      // A well-formed method token the parser does not know is "not implemented" (RFC 9110 15.6.2);
+      // A well-formed method token the parser does not know gets 501 (RFC 9110 15.6.2);
       // anything else on the request line is simply malformed.
       const raw = err.rawPacket?.toString('latin1', 0, 64) ?? '';
       const space = raw.indexOf(' ');
