@@ -2,12 +2,12 @@
 // cross the primary->worker IPC (vhostslist, /monitoring/origin, /command/resetorigin), and purge
 // when origin addresses are excluded. Origin state is per worker; hash balance makes each URL's
 // misses go to one owner worker, and SVC_DEBUG_HEADERS tells the origin which worker asked.
-import http from 'node:http';
 import t from 'tap';
 import { Agent, request } from 'undici';
 import { TestOrigin } from '../helpers/origin.js';
 import { freePort } from '../helpers/ports.js';
 import { startServer } from '../helpers/server.js';
+import { call } from '../manager/fixtures/helpers.js';
 
 let up = true;
 const origin = await new TestOrigin().start();
@@ -93,16 +93,7 @@ t.test('resetorigin brings every worker back: all Active, and purge works again'
 });
 
 /** A call from another loopback source address (bound to another role). */
-const callFrom = (from: string, path: string) => new Promise<{ status: number; json: Record<string, any> }>((resolve, reject) => {
-  const req = http.request({ host: '127.0.0.1', port: server.apiPort, path, localAddress: from, agent: false }, (res) => {
-    let text = '';
-    res.setEncoding('utf8');
-    res.on('data', (c: string) => { text += c; });
-    res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) as Record<string, any> }));
-  });
-  req.on('error', reject);
-  req.end();
-});
+const callFrom = (from: string, path: string) => call(server.apiPort, path, { from }) as Promise<{ status: number; json: Record<string, any> }>;
 
 t.test('401 is spelled by the group of the path: Fail for deploy, fail elsewhere', async (t) => {
   const deploy = await callFrom('127.0.0.2', '/setting/deploy/local');

@@ -3,11 +3,11 @@
 // a command did is read from what the origin sees next: a purge fetches in full, an expire asks
 // conditionally (If-None-Match).
 import t from 'tap';
-import http from 'node:http';
 import { request } from 'undici';
 import { TestOrigin } from '../helpers/origin.js';
 import { freePort } from '../helpers/ports.js';
 import { startServer } from '../helpers/server.js';
+import { call } from '../manager/fixtures/helpers.js';
 
 const origin = await new TestOrigin().start();
 origin.otherwise((req, res) => {
@@ -37,16 +37,7 @@ const api = async (path: string) => {
   return { status: r.statusCode, json: await r.body.json() as Record<string, any> };
 };
 const purgeMethod = (h: string, path: string, headers: Record<string, string> = {}) =>
-  new Promise<{ status: number; json: Record<string, any> }>((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path, method: 'PURGE', headers: { host: h, ...headers }, agent: false }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => { text += c; });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) as Record<string, any> }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
+  call(port, path, { method: 'PURGE', headers: { host: h, ...headers } }) as Promise<{ status: number; json: Record<string, any> }>;
 
 /** What the origin saw for the path of that host (Host carries the origin port too). */
 const asked = (h: string, path: string) => origin.seen.filter((s) => s.url === path && String(s.headers.host).split(':')[0] === h);
