@@ -5,7 +5,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { Agent, request } from 'undici';
+import { Agent, request, type Dispatcher } from 'undici';
 import { TestOrigin } from '../helpers/origin.js';
 import { freePort } from '../helpers/ports.js';
 import { rawRequest } from '../helpers/raw-client.js';
@@ -19,6 +19,34 @@ function workerPids(primaryPid: number): number[] {
 }
 
 const fresh = () => new Agent({ pipelining: 0, keepAliveTimeout: 1 });
+
+/**
+ * Sends `loops` concurrent request loops (bounded to 15 s) while a SIGUSR2 rolling restart runs,
+ * and counts answered and failed requests; `dispatcher` gives each request its connection pool.
+ */
+async function loadThroughRollingRestart(server: { signal(s: NodeJS.Signals): void; waitForLog: (p: (l: Record<string, unknown>) => boolean, ms?: number) => Promise<unknown> },
+  url: string, host: string, loops: number, dispatcher: () => Dispatcher): Promise<{ ok: number; failed: number }> {
+  let ok = 0, failed = 0, stop = false;
+  const loop = async (): Promise<void> => {
+    const until = Date.now() + 15000;
+    while (!stop && Date.now() < until) {
+      try {
+        const r = await request(url, { headers: { host }, dispatcher: dispatcher() });
+        await r.body.text();
+        if (r.statusCode === 200) ok++; else failed++;
+      } catch { failed++; }
+    }
+  };
+  const running = Array.from({ length: loops }, loop);
+  await new Promise((r) => setTimeout(r, 300));
+  server.signal('SIGUSR2');
+  await server.waitForLog((l) => l.msg === 'rolling restart done', 20000);
+  await new Promise((r) => setTimeout(r, 500));
+  stop = true;
+  await Promise.all(running);
+  return { ok, failed };
+}
+
 
 t.test('in hash balance each URL is fetched from the origin by its one owner worker', async (t) => {
   const origin = await new TestOrigin().start();
@@ -114,25 +142,8 @@ t.test('a rolling restart (SIGUSR2) under load fails no request', async (t) => {
   const server = await startServer([{ name: 'z.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }], { workers: 2 });
   t.teardown(async () => { await server.stop(); await origin.stop(); });
   const before = workerPids(server.proc.pid!);
-  let ok = 0, failed = 0, stop = false;
   const agent = new Agent({ connections: 8, keepAliveTimeout: 2000 });
-  const loop = async (): Promise<void> => {
-    const until = Date.now() + 15000;
-    while (!stop && Date.now() < until) {
-      try {
-        const r = await request(`http://127.0.0.1:${port}/load`, { headers: { host: 'z.com' }, dispatcher: agent });
-        await r.body.text();
-        if (r.statusCode === 200) ok++; else { failed++; if (failed < 4) console.error("FAILED status", r.statusCode); }
-      } catch (e) { failed++; if (failed < 4) console.error("FAILED:", (e as Error).message, (e as { code?: string }).code); }
-    }
-  };
-  const loops = [loop(), loop(), loop(), loop()];
-  await new Promise((r) => setTimeout(r, 300));
-  server.signal('SIGUSR2');
-  await server.waitForLog((l) => l.msg === 'rolling restart done', 20000);
-  await new Promise((r) => setTimeout(r, 500));
-  stop = true;
-  await Promise.all(loops);
+  const { ok, failed } = await loadThroughRollingRestart(server, `http://127.0.0.1:${port}/load`, 'z.com', 4, () => agent);
   await agent.close();
   const after = workerPids(server.proc.pid!);
   t.equal(failed, 0, `no failed request among ${ok + failed}`);
@@ -202,25 +213,8 @@ t.test('with one worker a rolling restart keeps the listening socket: no connect
   const server = await startServer([{ name: 'one.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }], { workers: 1 });
   t.teardown(async () => { await server.stop(); await origin.stop(); });
   const before = workerPids(server.proc.pid!);
-  let ok = 0, failed = 0, stop = false;
-  const loop = async (): Promise<void> => {
-    const until = Date.now() + 15000;
-    while (!stop && Date.now() < until) {
-      try {
-        // A new connection each time: a closed listening socket would show as ECONNREFUSED.
-        const r = await request(`http://127.0.0.1:${port}/one`, { headers: { host: 'one.com' }, dispatcher: fresh() });
-        await r.body.text();
-        if (r.statusCode === 200) ok++; else failed++;
-      } catch { failed++; }
-    }
-  };
-  const loops = [loop(), loop()];
-  await new Promise((r) => setTimeout(r, 300));
-  server.signal('SIGUSR2');
-  await server.waitForLog((l) => l.msg === 'rolling restart done', 20000);
-  await new Promise((r) => setTimeout(r, 500));
-  stop = true;
-  await Promise.all(loops);
+  // A new connection each time: a closed listening socket would show as ECONNREFUSED.
+  const { ok, failed } = await loadThroughRollingRestart(server, `http://127.0.0.1:${port}/one`, 'one.com', 2, fresh);
   const after = workerPids(server.proc.pid!);
   t.equal(failed, 0, `no failed request among ${ok + failed}`);
   t.ok(ok > 20, `${ok} requests answered`);
