@@ -9,7 +9,7 @@
 import cluster from 'node:cluster';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Primary } from '../lib/cluster/primary.js';
+import { Primary } from '../lib/primary/primary.js';
 import { loadSettingFile, SettingError } from '../lib/setting/load.js';
 
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');

@@ -1,6 +1,6 @@
 // The route table and the one dispatch path every request takes, whichever port received it:
 // normalise the path, check access, find the route, run it, turn errors into envelopes.
-import { AccessControl, permissionFor } from './access.js';
+import { AccessControl, permissionFor } from '../access/access.js';
 import { ApiError, fail, HTTP, type StatusGroup } from './envelope.js';
 import { RtBridgeError, type ApiReply, type ApiRequest, type RouteContext, type RouteHandler } from './types.js';
 

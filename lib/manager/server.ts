@@ -5,7 +5,7 @@ import type https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { parseListen } from '../setting/schema/formats.js';
 import type { Setting } from '../setting/types.js';
-import { AccessControl } from './access.js';
+import { AccessControl } from '../access/access.js';
 import { assertNativeUws, listenPlain, type PlainServer } from './plain.js';
 import { Dispatcher } from './router.js';
 import { allRoutes } from './routes/index.js';

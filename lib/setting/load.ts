@@ -11,7 +11,7 @@ import { INITIAL_ROLES } from './schema/management.js';
 import { TopSchema, validators } from './schema/index.js';
 import { checkSemantics } from './semantic.js';
 import { resolvePath } from './resolve.js';
-import { loadLuaHash } from '../cluster/lua-hash.js';
+import { loadLuaHash } from '../balance/lua-hash.js';
 import type { Setting } from './types.js';
 
 export { SettingError, type SettingIssue } from './issues.js';

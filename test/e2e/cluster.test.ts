@@ -10,7 +10,7 @@ import { TestOrigin } from '../helpers/origin.js';
 import { freePort } from '../helpers/ports.js';
 import { rawRequest } from '../helpers/raw-client.js';
 import { baseSetting, startServer, writeSetting } from '../helpers/server.js';
-import { HashRing } from '../../lib/cluster/ring.js';
+import { HashRing } from '../../lib/balance/ring.js';
 
 function workerPids(primaryPid: number): number[] {
   try {

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { AccessControl, permissionFor } from '../../lib/manager/index.js';
-import { compileAddress, parseIp } from '../../lib/manager/ip.js';
+import { compileAddress, parseIp } from '../../lib/access/ip.js';
 import { call, makeSetting, startApi } from './fixtures/helpers.js';
 
 const roles = makeSetting().env.management.api.roles;

@@ -1,8 +1,8 @@
 // `/command/async/*` and `/monitoring/asynctrl/actives` (document 1).
 import { TargetError } from '../../cache/commands/targets.js';
 import type { InvalidateKind } from '../../cache/commands/invalidate.js';
-import type { AsyncInvalidationQueue } from '../../cluster/async-queue.js';
-import type { InvalidationService } from '../../cluster/invalidation-service.js';
+import type { AsyncInvalidationQueue } from '../../primary/async-queue.js';
+import type { InvalidationService } from '../../primary/invalidation-service.js';
 import { fail, HTTP, ok } from '../envelope.js';
 import type { Route } from '../router.js';
 import { requireRunning } from './rt.js';

@@ -2,7 +2,7 @@
 // `/monitoring/fileinfo` (document 1).
 import { TargetError } from '../../cache/commands/targets.js';
 import type { InvalidateKind } from '../../cache/commands/invalidate.js';
-import type { InvalidationService } from '../../cluster/invalidation-service.js';
+import type { InvalidationService } from '../../primary/invalidation-service.js';
 import { fail, HTTP, jsonReply, ok } from '../envelope.js';
 import type { Route } from '../router.js';
 import type { ApiReply, ApiRequest, RouteContext } from '../types.js';

@@ -1,0 +1,130 @@
+// Stage "deliver" for stored objects: status and fields with Age, 304 for a client conditional
+// that matches, 412, 206 single or multipart ranges, 416, HEAD, and the body from memory (one
+// buffer) or from its file.
+import type { ServerResponse } from 'node:http';
+import { pipeBody } from './pipe-body.js';
+import type { CachedObject, CacheEntryMeta, StoredHeaders } from '../cache/store.js';
+import type { Transaction } from './transaction.js';
+import { VIA } from './proxy.js';
+import { multipartContentType, multipartLength, multipartParts, multipartTrailer, type ByteRange } from '../cache/policy/index.js';
+import { ageSeconds, conditionalResult, multipartBoundary, rangeOf } from './rules.js';
+
+const DEBUG_WORKER = process.env.SVC_DEBUG_HEADERS === '1' ? String(process.env.SVC_WORKER_INDEX ?? '0') : undefined;
+
+/** Fields a 304 carries from the stored response (RFC 9110 15.4.5). */
+const NOT_MODIFIED_FIELDS = ['cache-control', 'content-location', 'date', 'etag', 'expires', 'vary', 'last-modified'];
+
+/**
+ * Stored fields plus Age, Via and the cache result, ready for writeHead. `fromCache` false: the
+ * answer to the request that fetched it, which gets no Age of ours (RFC 9111 5.1: Age implies
+ * the response was not generated or validated by the origin for this request).
+ */
+export function answerHeaders(meta: CacheEntryMeta, headers: StoredHeaders, now: number, tx: Transaction, drop?: readonly string[],
+  fromCache = true): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const name in headers) out[name] = headers[name]!;
+  if (drop !== undefined) for (const d of drop) delete out[d];
+  if (fromCache) out.age = String(ageSeconds(meta, headers, now));
+  addVia(out, headers.via);
+  out['x-cache'] = tx.cacheResult ?? 'TCP_MISS';
+  if (DEBUG_WORKER !== undefined) out['x-svc-worker'] = DEBUG_WORKER;
+  return out;
+}
+
+function addVia(out: Record<string, string | string[]>, via: string | string[] | undefined): void {
+  out.via = via === undefined ? VIA : `${Array.isArray(via) ? via.join(', ') : via}, ${VIA}`;
+}
+
+/** Fields of an answer the cache generates from a stored object (304, 412, 416). */
+function generatedHeaders(obj: CachedObject, now: number, tx: Transaction, extra: Record<string, string>): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = extra;
+  out.age = String(ageSeconds(obj, obj.headers, now));
+  addVia(out, obj.headers.via);
+  out['x-cache'] = tx.cacheResult ?? 'TCP_HIT';
+  if (DEBUG_WORKER !== undefined) out['x-svc-worker'] = DEBUG_WORKER;
+  return out;
+}
+
+function sendBody(res: ServerResponse, obj: CachedObject, start: number, end: number, tx: Transaction): void {
+  if (obj.body !== undefined) {
+    res.end(start === 0 && end === obj.body.length - 1 ? obj.body : obj.body.subarray(start, end + 1));
+    return;
+  }
+  pipeBody(obj.openBody(start, end), res, (err) => {
+    if (err) { tx.aborted = true; if (!res.destroyed) res.destroy(); }
+  });
+}
+
+function finishEmpty(tx: Transaction, status: number, headers: Record<string, string | string[]>): void {
+  tx.status = status;
+  tx.res.writeHead(status, headers);
+  tx.res.end();
+}
+
+/** Answers a transaction from a stored object; `drop` names fields a no-cache="..." forbids. */
+export function deliverCached(tx: Transaction, obj: CachedObject, now: number, drop?: readonly string[]): void {
+  const req = tx.req;
+  const headers = obj.headers;
+  const cond = conditionalResult(req.method!, req.headers, obj.status, headers);
+  if (cond === 304) {
+    tx.cacheResult = tx.cacheResult === 'TCP_HIT' || tx.cacheResult === undefined ? 'TCP_IMS_HIT' : tx.cacheResult;
+    const out = generatedHeaders(obj, now, tx, {});
+    for (const f of NOT_MODIFIED_FIELDS) { const v = headers[f]; if (v !== undefined) out[f] = v; }
+    return finishEmpty(tx, 304, out);
+  }
+  if (cond === 412) return finishEmpty(tx, 412, generatedHeaders(obj, now, tx, { 'content-length': '0' }));
+  const size = obj.size;
+  const range = req.headers.range === undefined ? undefined : rangeOf(req.method!, req.headers, obj.status, headers, size);
+  if (range?.type === 'unsatisfiable') {
+    return finishEmpty(tx, 416, generatedHeaders(obj, now, tx, { 'content-range': range.contentRange, 'content-length': '0' }));
+  }
+  const out = answerHeaders(obj, headers, now, tx, drop);
+  const head = req.method === 'HEAD';
+  if (range?.type === 'single') {
+    const r = range.range;
+    out['content-range'] = range.contentRange;
+    out['content-length'] = String(r.end - r.start + 1);
+    tx.status = 206;
+    tx.res.writeHead(206, out);
+    if (head) { tx.res.end(); return; }
+    sendBody(tx.res, obj, r.start, r.end, tx);
+    return;
+  }
+  if (range?.type === 'multi') { void deliverMultipart(tx, obj, out, range.ranges, head); return; }
+  // RFC 9110 8.6: no Content-Length in a 204 (nor a 304, answered above).
+  if (obj.status !== 204) out['content-length'] = String(size);
+  else delete out['content-length'];
+  tx.status = obj.status;
+  tx.res.writeHead(obj.status, out);
+  if (head || size === 0) { tx.res.end(); return; }
+  sendBody(tx.res, obj, 0, size - 1, tx);
+}
+
+async function deliverMultipart(tx: Transaction, obj: CachedObject, out: Record<string, string | string[]>, ranges: ByteRange[], head: boolean): Promise<void> {
+  const res = tx.res;
+  const boundary = multipartBoundary();
+  const type = out['content-type'] === undefined ? undefined : String(out['content-type']);
+  out['content-type'] = multipartContentType(boundary);
+  out['content-length'] = String(multipartLength(ranges, obj.size, type, boundary));
+  tx.status = 206;
+  res.writeHead(206, out);
+  if (head) { res.end(); return; }
+  for (const part of multipartParts(ranges, obj.size, type, boundary)) {
+    res.write(part.head);
+    if (obj.body !== undefined) {
+      res.write(obj.body.subarray(part.start, part.end + 1));
+      continue;
+    }
+    try {
+      for await (const chunk of obj.openBody(part.start, part.end)) {
+        if (!res.write(chunk as Buffer)) await new Promise((ok) => res.once('drain', ok));
+        if (res.destroyed) return;
+      }
+    } catch {
+      tx.aborted = true;
+      res.destroy();
+      return;
+    }
+  }
+  res.end(multipartTrailer(boundary));
+}

@@ -1,0 +1,179 @@
+// Stage "fetch" for cacheable requests: one origin fetch per key (coalesced), the answer
+// streamed to every waiting client while it is written to the store. An answer that may not be
+// stored is not shared either: the first client gets it, the others go to the origin themselves.
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
+import type { HostRuntime } from './host-runtime.js';
+import { OriginError } from '../origin/index.js';
+import { endToEndResponseHeaders } from './hop-by-hop.js';
+import { discard, originRequestHeaders, proxyToOrigin } from './proxy.js';
+import { sendError } from './respond.js';
+import type { Transaction } from './transaction.js';
+import type { CacheEntryMeta, CacheKey, StoredHeaders } from '../cache/store.js';
+import type { CacheContext } from './context.js';
+import { answerHeaders } from './deliver.js';
+import type { SharedFetch } from './inflight.js';
+import { entryTimes, fieldsToStore, storableResponse, variantMatches, variantOf, varyOf } from './rules.js';
+
+/** Client fields that must not shape the object the cache stores for everyone. */
+export const CLIENT_CONDITIONALS = ['if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'if-range', 'range'];
+
+export function keyString(key: CacheKey): string {
+  return `${key.vhost}\n${key.url}`;
+}
+
+/** The fetch of a refresh: joined only by refreshes of the same stored variant. */
+export function refreshKey(key: CacheKey, variantKey: string, purged: boolean): string {
+  return `${key.vhost}\n${key.url}\n\u0001${purged ? 'P' : 'R'}${variantKey}`;
+}
+
+/** Meta of a new stored object from the origin's answer (`originHeaders`: as received). */
+export function newEntryMeta(key: CacheKey, status: number, originHeaders: StoredHeaders, reqHeaders: IncomingHttpHeaders,
+  requestTime: number, cachedAt: number, host: HostRuntime): CacheEntryMeta {
+  const headers = fieldsToStore(originHeaders, cachedAt, host.cachePolicy);
+  const vary = varyOf(headers);
+  const times = entryTimes(status, headers, requestTime, cachedAt, host.cachePolicy);
+  const contentLength = Number(headers['content-length'] ?? -1);
+  return {
+    key, variantKey: variantOf(vary, reqHeaders), vary, status, headers,
+    requestTime, cachedAt, staleAt: times.staleAt, deleteAt: times.deleteAt,
+    size: contentLength >= 0 ? contentLength : 0,
+    // A memory-only host keeps on disk what is at least nonVolatileSize; of a body of unknown
+    // length the store learns it on the way (volatileUpTo).
+    volatile: host.volatile && (host.nonVolatileSize <= 0 || contentLength < 0 || contentLength < host.nonVolatileSize),
+    ...(host.volatile && host.nonVolatileSize > 0 && contentLength < 0 ? { volatileUpTo: host.nonVolatileSize } : {}),
+  };
+}
+
+export interface FetchPlan {
+  key: CacheKey;
+  /** Validators of a stored copy for a conditional refresh. */
+  conditional?: Record<string, string>;
+  /**
+   * Where the fetch is registered for others to join (default: the URL). A refresh registers
+   * under its stored variant (refreshKey): only refreshes of that variant may join it, since a
+   * 304 or a stale fallback answers them all with that variant.
+   */
+  joinKey?: string;
+  /** A stored copy with a validator is being refreshed: an origin 5xx must not replace it. */
+  keepStoredOnError?: boolean;
+  /** Status for the waiting clients when the origin cannot be reached (default: the error's). */
+  unreachableStatus?: number;
+  /** False when the client's own request forbids storing (request no-store). */
+  mayStore: boolean;
+  /** Result recorded for clients served by a new full answer. */
+  result: string;
+  /**
+   * Sees the origin's answer first (status -1: the origin failed). Returns true when it served
+   * the waiting clients itself (a 304 refresh, stale content on error); it may serve some and
+   * leave the others waiting, then returns false.
+   */
+  intercept?: (status: number, headers: StoredHeaders, f: SharedFetch) => boolean;
+}
+
+/**
+ * `alone`: this client may not share a fetch in flight (it selects another Vary variant than
+ * the one being fetched); its fetch is not offered to others either.
+ */
+export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPlan, alone = false): void {
+  const ks = plan.joinKey ?? keyString(plan.key);
+  if (!alone) {
+    const joined = ctx.inflight.get(ks);
+    if (joined !== undefined) {
+      const meta = joined.meta;
+      // Once the answer's Vary is known, only clients selecting the same variant may share it.
+      if (meta === undefined || meta.vary.length === 0 || variantMatches(meta, tx.req.headers)) {
+        // Its own result (a client refresh joining a plain refresh stays a client refresh).
+        tx.cacheResult ??= plan.result;
+        joined.join(tx);
+        return;
+      }
+      alone = true;
+    }
+  }
+  const f = alone ? ctx.inflight.detached(ks, ctx.maxReplayBytes) : ctx.inflight.create(ks, ctx.maxReplayBytes);
+  f.join(tx);
+  const headers = originRequestHeaders(tx);
+  for (const c of CLIENT_CONDITIONALS) delete headers[c];
+  if (plan.conditional !== undefined) Object.assign(headers, plan.conditional);
+  const requestTime = Date.now();
+  tx.host.origin.request({ method: 'GET', url: tx.url, headers, body: null }).then((upstream) => {
+    const cachedAt = Date.now();
+    const resHeaders = endToEndResponseHeaders(upstream.headers);
+    if (plan.intercept !== undefined && plan.intercept(upstream.statusCode, resHeaders, f)) {
+      discard(upstream.body);
+      ctx.inflight.finish(f);
+      return;
+    }
+    // An error answer does not replace a stored copy that can still be revalidated later.
+    const keepStored = plan.keepStoredOnError === true && upstream.statusCode >= 500;
+    const storable = plan.mayStore && !keepStored && storableResponse('GET', tx.req.headers, upstream.statusCode, resHeaders, tx.host.cachePolicy);
+    if (!storable) {
+      ctx.inflight.finish(f);
+      const [first, ...rest] = f.takeWaiting();
+      for (const other of rest) proxyToOrigin(other);
+      if (first === undefined || first.res.destroyed) { discard(upstream.body); return; }
+      first.cacheResult ??= plan.result;
+      streamUnstored(first, upstream.statusCode, resHeaders, upstream.body, cachedAt);
+      return;
+    }
+    const meta = newEntryMeta(plan.key, upstream.statusCode, resHeaders, tx.req.headers, requestTime, cachedAt, tx.host);
+    const vary = meta.vary;
+    const writeHead = (w: Transaction): void => {
+      w.cacheResult ??= plan.result;
+      w.status = meta.status;
+      // Only the client whose request fetched it gets the fields the cache does not keep.
+      w.res.writeHead(meta.status, answerHeaders(meta, w === tx ? resHeaders : meta.headers, Date.now(), w, undefined, false));
+    };
+    // A client whose request selects another variant cannot share this answer: it fetches anew.
+    const refused = f.start(meta, writeHead, (w) => vary.length === 0 || variantMatches(meta, w.req.headers));
+    for (const w of refused) fetchAndStore(ctx, w, { key: plan.key, mayStore: plan.mayStore, result: plan.result }, true);
+    pipeToStore(ctx, f, meta, upstream.body);
+  }, (err: unknown) => {
+    ctx.inflight.finish(f);
+    if (plan.intercept !== undefined && plan.intercept(-1, {}, f)) return;
+    const status = plan.unreachableStatus ?? (err instanceof OriginError ? err.status : 502);
+    for (const w of f.takeWaiting()) {
+      w.cacheResult = 'TCP_ERROR';
+      w.status = status;
+      sendError(w.res, status);
+    }
+  });
+}
+
+/** Tees the origin body into the readers and the store; back-pressure from the store only. */
+function pipeToStore(ctx: CacheContext, f: SharedFetch, meta: CacheEntryMeta, body: Readable): void {
+  const sink = ctx.store.createWriteStream(meta);
+  let storeFailed = false;
+  sink.on('error', () => { storeFailed = true; });
+  body.on('data', (chunk: Buffer) => {
+    f.push(chunk);
+    if (!storeFailed && !sink.write(chunk)) {
+      body.pause();
+      sink.once('drain', () => body.resume());
+    }
+  });
+  body.once('end', () => {
+    f.end();
+    if (storeFailed) { ctx.inflight.finish(f); return; }
+    // Newcomers keep joining this fetch until the stored copy is visible.
+    sink.end(() => ctx.inflight.finish(f));
+  });
+  body.once('error', () => {
+    sink.destroy(new Error('origin body broke'));
+    ctx.inflight.finish(f);
+    f.abort();
+    for (const w of f.takeWaiting()) sendError(w.res, 502);
+  });
+}
+
+function streamUnstored(tx: Transaction, status: number, headers: StoredHeaders, body: Readable, now: number): void {
+  const meta: CacheEntryMeta = {
+    key: { vhost: '', url: '' }, variantKey: '', vary: [], status, headers, requestTime: now, cachedAt: now, staleAt: now, deleteAt: now, size: 0,
+  };
+  tx.status = status;
+  tx.res.writeHead(status, answerHeaders(meta, headers, now, tx, undefined, false));
+  if (tx.req.method === 'HEAD') { discard(body); tx.res.end(); return; }
+  body.pipe(tx.res);
+  tx.res.once('close', () => { if (!tx.res.writableFinished) discard(body); });
+}

@@ -1,0 +1,76 @@
+// A virtual host as the worker runs it: its resolved setting plus the live objects built from it
+// (the origin client). Built once per setting load, never per request.
+import type { CachePolicyOptions } from '../cache/policy/index.js';
+import { OriginSet } from '../origin/index.js';
+import type { ResolvedHost } from '../setting/types.js';
+import type { Listen, RoutableHost } from '../routing/vhost-table.js';
+
+export interface HostRuntime extends RoutableHost {
+  name: string;
+  enable: boolean;
+  aliases: string[];
+  listen: Listen | null;
+  forwardedFor: boolean;
+  origin: OriginSet;
+  setting: ResolvedHost;
+  /** The operator's caching knobs of this host (functions.network.cache). */
+  cachePolicy: CachePolicyOptions;
+  /** Requests go straight to the origin (no caching at all). */
+  cacheBypass: boolean;
+  volatile: boolean;
+  nonVolatileSize: number;
+  /** A purged copy restored after an origin failure is refreshed again after this long. */
+  connectTimeoutMs: number;
+}
+
+export function cachePolicyOf(host: ResolvedHost): CachePolicyOptions {
+  const c = host.functions.network.cache;
+  return {
+    defaultTtl: c.ttl.default, negativeTtl: c.ttl.negative, negativeServerErrors: c.ttl.negativeServerErrors, heuristicFraction: c.ttl.heuristicFraction,
+    heuristicMax: c.ttl.heuristicMax, keep: c.ttl.keep, honourNoCache: c.honourNoCache, honourPrivate: c.honourPrivate,
+  };
+}
+
+export function buildHostRuntime(host: ResolvedHost): HostRuntime {
+  const backEnd = host.functions.network.http.backEnd;
+  const origin = new OriginSet({
+    vhost: host.name,
+    protocol: host.origin.protocol,
+    address: host.origin.address,
+    address2: host.origin.address2,
+    connectTimeoutMs: backEnd.session.connectTimeout * 1000,
+    receiveTimeoutMs: backEnd.session.receiveTimeout * 1000,
+    keepAliveTimeoutMs: backEnd.session.reuseTimeout * 1000,
+    maxConnections: backEnd.session.maxConnections,
+    failCount: backEnd.health.failCount,
+    recoveryIntervalMs: backEnd.health.recoveryInterval * 1000,
+    inactiveTtlMs: backEnd.health.inactiveTtl * 1000,
+  });
+  return {
+    name: host.name,
+    enable: host.enable,
+    aliases: host.aliases,
+    listen: host.listen,
+    forwardedFor: backEnd.forwardedFor,
+    origin,
+    setting: host,
+    ...cacheFields(host),
+  };
+}
+
+/** The members of a HostRuntime that follow the host setting without a new origin client. */
+export function cacheFields(host: ResolvedHost): Pick<HostRuntime, 'cachePolicy' | 'cacheBypass' | 'volatile' | 'nonVolatileSize' | 'connectTimeoutMs'> {
+  return {
+    cachePolicy: cachePolicyOf(host),
+    cacheBypass: false,
+    volatile: host.mode.volatile,
+    nonVolatileSize: host.mode.nonVolatileSize,
+    connectTimeoutMs: host.functions.network.http.backEnd.session.connectTimeout * 1000,
+  };
+}
+
+/** Whether a new setting of a host can keep the running origin client (same origin fields). */
+export function sameOrigin(a: ResolvedHost, b: ResolvedHost): boolean {
+  return JSON.stringify([a.origin, a.functions.network.http.backEnd]) ===
+    JSON.stringify([b.origin, b.functions.network.http.backEnd]);
+}

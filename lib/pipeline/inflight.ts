@@ -1,0 +1,186 @@
+// Coalescing with read-while-writer: one origin fetch per cache key, however many clients miss
+// it at once. Until the origin answers, clients wait in `waiting`; once the head is known they
+// become readers that replay the chunks so far and then follow live, so none waits for the
+// whole download. Chunks are kept until the object is stored (for latecomers) up to a cap beyond
+// which latecomers fetch on their own rather than pin a huge object in memory. The origin is
+// read at its own pace: a slow client buffers in its own socket and does not slow the others.
+import type { Transaction } from './transaction.js';
+import type { CacheEntryMeta } from '../cache/store.js';
+
+export type WriteHead = (tx: Transaction) => void;
+
+/** Replay bytes of all fetches of a worker together, bounded (the worker's memory bound). */
+export interface ReplayBudget {
+  used: number;
+  readonly max: number;
+}
+
+export class SharedFetch {
+  /** Clients that arrived before the origin answered. */
+  waiting: Transaction[] = [];
+  /** Set once the answer is known to be stored and shared. */
+  meta: CacheEntryMeta | undefined;
+  private writeHead: WriteHead | undefined;
+  private chunks: Buffer[] | null = [];
+  private bytes = 0;
+  private readonly readers = new Set<Transaction>();
+  done = false;
+  failed = false;
+  /** An invalidation named its URL after it started: nobody may join it any more. */
+  retired = false;
+  private settle: (() => void) | undefined;
+  /** Resolves when the fetch is over and its object, if any, is stored. */
+  readonly settled = new Promise<void>((resolve) => { this.settle = resolve; });
+
+  constructor(readonly key: string, private readonly maxReplayBytes: number, private readonly budget: ReplayBudget) {}
+
+  /** Gives the replay chunks back to the budget; latecomers then fetch on their own. */
+  dropReplay(): void {
+    if (this.chunks === null) return;
+    this.budget.used -= this.bytes;
+    this.chunks = null;
+  }
+
+  markSettled(): void {
+    this.settle?.();
+    this.settle = undefined;
+  }
+
+  get joinable(): boolean {
+    return !this.failed && !this.retired && this.chunks !== null;
+  }
+
+  /** A client joins: it waits for the head, or replays what arrived so far and follows live. */
+  join(tx: Transaction): void {
+    if (this.writeHead === undefined) { this.waiting.push(tx); return; }
+    this.attach(tx);
+  }
+
+  private attach(tx: Transaction): void {
+    const res = tx.res;
+    this.writeHead!(tx);
+    if (tx.req.method === 'HEAD') { res.end(); return; }
+    // Joiners come only while the replay is kept; the one client of a detached fetch attaches
+    // before its first byte.
+    if (this.chunks !== null) for (const c of this.chunks) res.write(c);
+    if (this.done) { res.end(); return; }
+    this.readers.add(tx);
+    res.once('close', () => this.readers.delete(tx));
+  }
+
+  /** The shared answer starts: `accept` says which waiting clients may share it. */
+  start(meta: CacheEntryMeta, writeHead: WriteHead, accept: (tx: Transaction) => boolean): Transaction[] {
+    this.meta = meta;
+    this.writeHead = writeHead;
+    const refused: Transaction[] = [];
+    const waiting = this.waiting;
+    this.waiting = [];
+    for (const tx of waiting) if (accept(tx)) this.attach(tx); else refused.push(tx);
+    return refused;
+  }
+
+  push(chunk: Buffer): void {
+    if (this.chunks !== null) {
+      if (this.bytes + chunk.length <= this.maxReplayBytes && this.budget.used + chunk.length <= this.budget.max) {
+        this.bytes += chunk.length;
+        this.budget.used += chunk.length;
+        this.chunks.push(chunk);
+      } else {
+        this.dropReplay();
+      }
+    }
+    for (const tx of this.readers) tx.res.write(chunk);
+  }
+
+  end(): void {
+    this.done = true;
+    for (const tx of this.readers) tx.res.end();
+    this.readers.clear();
+  }
+
+  /** The fetch broke after its head: readers get a cut connection (their status line is out). */
+  abort(): void {
+    this.failed = true;
+    this.dropReplay();
+    for (const tx of this.readers) { tx.aborted = true; tx.res.destroy(); }
+    this.readers.clear();
+  }
+
+  /** Hands back the clients still waiting, and closes the fetch to newcomers. */
+  takeWaiting(): Transaction[] {
+    this.failed = true;
+    const w = this.waiting;
+    this.waiting = [];
+    return w;
+  }
+}
+
+export class InflightTable {
+  private readonly fetches = new Map<string, SharedFetch>();
+  /** Fetches nobody may join, still tracked so an invalidation can wait for them to land. */
+  private readonly unlisted = new Set<SharedFetch>();
+  readonly budget: ReplayBudget;
+
+  /** `maxReplayTotalBytes`: replay chunks of all fetches together (default 64 MiB). */
+  constructor(maxReplayTotalBytes = 64 * 1024 * 1024) {
+    this.budget = { used: 0, max: maxReplayTotalBytes };
+  }
+
+  get(key: string): SharedFetch | undefined {
+    const f = this.fetches.get(key);
+    return f !== undefined && f.joinable ? f : undefined;
+  }
+
+  create(key: string, maxReplayBytes: number): SharedFetch {
+    const f = new SharedFetch(key, maxReplayBytes, this.budget);
+    this.fetches.set(key, f);
+    return f;
+  }
+
+  /** A fetch nobody else may join (it is not registered under its key): it keeps no replay. */
+  detached(key: string, maxReplayBytes: number): SharedFetch {
+    const f = new SharedFetch(key, maxReplayBytes, this.budget);
+    f.dropReplay();
+    this.unlisted.add(f);
+    return f;
+  }
+
+  /** Removes the fetch if it is still the registered one for its key; its replay is freed. */
+  finish(f: SharedFetch): void {
+    if (this.fetches.get(f.key) === f) this.fetches.delete(f.key);
+    else this.unlisted.delete(f);
+    f.dropReplay();
+    f.markSettled();
+  }
+
+  /** Resolves when every fetch of the vhost whose URL starts with `prefix` has settled. */
+  async settledUnder(vhost: string, prefix: string): Promise<void> {
+    const start = `${vhost}\n${prefix}`;
+    const pending: Promise<void>[] = [];
+    for (const [key, f] of this.fetches) if (key.startsWith(start)) pending.push(f.settled);
+    for (const f of this.unlisted) if (f.key.startsWith(start)) pending.push(f.settled);
+    await Promise.all(pending);
+  }
+
+  /**
+   * Closes every fetch of the vhost whose URL starts with `prefix` to newcomers (an invalidation:
+   * what they carry was requested before it). Returns false when there was none.
+   */
+  retireUnder(vhost: string, prefix: string): boolean {
+    if (this.fetches.size === 0 && this.unlisted.size === 0) return false;
+    const start = `${vhost}\n${prefix}`;
+    let any = false;
+    for (const [key, f] of this.fetches) if (key.startsWith(start)) { f.retired = true; f.dropReplay(); any = true; }
+    for (const f of this.unlisted) if (f.key.startsWith(start)) any = true;
+    return any;
+  }
+
+  /** The registered fetch of a key, joinable or not (to wait for its store write). */
+  peek(key: string): SharedFetch | undefined {
+    return this.fetches.get(key);
+  }
+
+  get size(): number {
+    return this.fetches.size;
+  }
+}

@@ -1,0 +1,316 @@
+// The cache stages of a worker for one transaction: lookup (memory, then the shared index),
+// the freshness decision, and then a hit, a refresh, or a coalesced fetch. Methods other than
+// GET and HEAD pass through; when they succeed they invalidate what they name (RFC 9111 4.4).
+import { pipeBody } from './pipe-body.js';
+import { endToEndResponseHeaders } from './hop-by-hop.js';
+import type { HostRuntime } from './host-runtime.js';
+import { discard, originRequestHeaders, proxyToOrigin } from './proxy.js';
+import { sendError } from './respond.js';
+import type { Transaction } from './transaction.js';
+import type { CachedObject, CacheKey, StoredHeaders } from '../cache/store.js';
+import type { AccessControl } from '../access/access.js';
+import type { Invalidation, InvalidationLog } from '../cache/invalidation-log.js';
+import { purgeByMethod } from './purge-method.js';
+import type { InvalidateKind } from '../cache/commands/invalidate.js';
+import type { Target } from '../cache/commands/targets.js';
+import type { TieredStore } from '../cache/tiered-store.js';
+import { deleteAtAfter } from '../cache/prefix.js';
+import type { CacheContext } from './context.js';
+import { deliverCached } from './deliver.js';
+import { CLIENT_CONDITIONALS, fetchAndStore, keyString, newEntryMeta, refreshKey, type FetchPlan } from './fetch.js';
+import { InflightTable, type SharedFetch } from './inflight.js';
+import {
+  cacheResultForHit, freshnessDecision, invalidationTargets, mergeNotModified, mustNotServeStale, notModifiedFits, requestControl,
+  revalidationHeaders, staleIfErrorAllows, storableResponse, variantMatches, type RequestControl,
+} from './rules.js';
+
+/** An asynchronous command waiting in the primary's queue (pre-cache control). */
+export interface PrectrlEntry { vhost: string; kind: InvalidateKind; target: Target; queuedAt: number }
+
+export interface CacheStageOptions {
+  store: TieredStore;
+  maxReplayBytes: number;
+  /** Replay bytes of all fetches in flight together (see InflightTable). */
+  maxReplayTotalBytes?: number;
+  /** Hands a miss to the URL's owner worker (hash balance); false when this worker owns it. */
+  handOff?: (tx: Transaction) => boolean;
+  /** Invalidations shared with the other workers of the node (their memory tiers). */
+  invalidations?: InvalidationLog;
+  /** Who may send PURGE on the service port (the management allowList and roles). */
+  purgeAccess?: () => AccessControl | undefined;
+}
+
+export class CacheStage {
+  private readonly ctx: CacheContext;
+
+  constructor(private readonly opts: CacheStageOptions) {
+    this.ctx = { store: opts.store, inflight: new InflightTable(opts.maxReplayTotalBytes), maxReplayBytes: opts.maxReplayBytes };
+  }
+
+  get inflightCount(): number {
+    return this.ctx.inflight.size;
+  }
+
+  private prectrl = new Map<string, PrectrlEntry[]>();
+
+  /**
+   * Pre-cache control: asynchronous commands still waiting in the primary's queue. Content they
+   * name is treated as if they had run (purged: fetched anew, expired: revalidated).
+   */
+  setPrectrl(entries: PrectrlEntry[]): void {
+    const next = new Map<string, PrectrlEntry[]>();
+    for (const e of entries) next.set(e.vhost, [...(next.get(e.vhost) ?? []), e]);
+    this.prectrl = next;
+  }
+
+  private pendingCommand(vhost: string, url: string): PrectrlEntry | undefined {
+    const list = this.prectrl.get(vhost);
+    if (list === undefined) return undefined;
+    for (const e of list) {
+      const t = e.target;
+      if (t.wildcard ? url.startsWith(t.prefix) && (t.match === undefined || t.match.test(url)) : url === t.prefix) return e;
+    }
+    return undefined;
+  }
+
+  /** Waits for objects under a URL prefix still being written (an operator command must see them). */
+  settledUnder(vhost: string, prefix: string): Promise<void> {
+    return this.ctx.inflight.settledUnder(vhost, prefix);
+  }
+
+  /** Whether an origin fetch of the URL is under way in this worker (fileinfo's Downloader-Count). */
+  fetching(vhost: string, url: string): boolean {
+    return this.ctx.inflight.peek(keyString({ vhost, url })) !== undefined;
+  }
+
+  serve = (tx: Transaction): void => {
+    const method = tx.req.method;
+    if (tx.host.cacheBypass || tx.url === '*') { proxyToOrigin(tx); return; }
+    if (method === 'PURGE') {
+      void purgeByMethod(tx, this.ctx.store, this.opts.invalidations, this.opts.purgeAccess?.(), (v, p) => this.settledUnder(v, p))
+        .catch(() => sendError(tx.res, 500));
+      return;
+    }
+    if (method !== 'GET' && method !== 'HEAD') { this.passUnsafe(tx); return; }
+    this.opts.invalidations?.poll(this.applyInvalidation);
+    const key: CacheKey = { vhost: tx.host.name, url: tx.url };
+    const control = requestControl(tx.req.headers);
+    const pending = this.prectrl.size === 0 ? undefined : this.pendingCommand(key.vhost, key.url);
+    if (pending !== undefined) { this.serveUnderCommand(tx, key, control, pending); return; }
+    // Hot path: a memory hit is answered without a Promise or an index query.
+    const inMemory = this.ctx.store.variantsSync(key);
+    for (let i = 0; i < inMemory.length; i++) {
+      const obj = inMemory[i]!;
+      if (obj.vary.length === 0 || variantMatches(obj, tx.req.headers)) {
+        this.found(tx, key, obj, control);
+        return;
+      }
+    }
+    this.ctx.store.variants(key).then((variants) => {
+      for (const meta of variants) {
+        if (variantMatches(meta, tx.req.headers)) return this.ctx.store.get(key, meta.variantKey);
+      }
+      return undefined;
+    }).then((obj) => {
+      if (obj === undefined) this.miss(tx, key, control);
+      else this.found(tx, key, obj, control);
+    }, () => this.miss(tx, key, control));
+  };
+
+  /** A request for content a queued command names: as if the command had run already. */
+  private serveUnderCommand(tx: Transaction, key: CacheKey, control: RequestControl, { kind, queuedAt }: PrectrlEntry): void {
+    this.ctx.store.variants(key).then((variants) => {
+      const meta = variants.find((m) => variantMatches(m, tx.req.headers));
+      return meta === undefined ? undefined : this.ctx.store.get(key, meta.variantKey);
+    }).then((obj) => {
+      if (obj === undefined) { this.miss(tx, key, control); return; }
+      // Cached (or revalidated) since the command was queued: the command is done for this copy,
+      // and the queued command will leave it alone too (runInvalidation's `before`).
+      if (obj.cachedAt >= queuedAt) { this.found(tx, key, obj, control); return; }
+      if (kind === 'hardpurge') { this.miss(tx, key, control); return; }
+      if (!tx.fromSibling && this.opts.handOff?.(tx)) return;
+      this.refresh(tx, key, obj, control, kind === 'purge' ? 1 : 2);
+    }, () => this.miss(tx, key, control));
+  }
+
+  private miss(tx: Transaction, key: CacheKey, control: RequestControl): void {
+    if (control.onlyIfCached) { tx.cacheResult = 'TCP_MISS'; tx.status = 504; sendError(tx.res, 504); return; }
+    if (!tx.fromSibling && this.opts.handOff?.(tx)) return;
+    // A HEAD that misses goes to the origin as it is; a later GET fills the cache.
+    if (tx.req.method === 'HEAD') { tx.cacheResult = 'TCP_MISS'; proxyToOrigin(tx); return; }
+    fetchAndStore(this.ctx, tx, { key, mayStore: !control.noStore, result: 'TCP_MISS' });
+  }
+
+  private found(tx: Transaction, key: CacheKey, obj: CachedObject, control: RequestControl): void {
+    const now = Date.now();
+    const decision = freshnessDecision(obj, tx.req.headers, control, now, tx.host.cachePolicy);
+    if (decision.kind === 'fresh') {
+      tx.cacheResult = cacheResultForHit(obj.status);
+      deliverCached(tx, obj, now, decision.strip);
+      return;
+    }
+    if (decision.kind === 'unusable') { // only-if-cached and the copy may not be served
+      tx.cacheResult = 'TCP_MISS'; tx.status = 504; sendError(tx.res, 504); return;
+    }
+    if (decision.kind === 'stale-while-revalidate') {
+      tx.cacheResult = 'TCP_REFRESH_HIT';
+      deliverCached(tx, obj, now);
+      this.refreshInBackground(tx, key, obj);
+      return;
+    }
+    // Refresh now: a conditional request when the copy has a validator.
+    if (!tx.fromSibling && this.opts.handOff?.(tx)) return;
+    this.refresh(tx, key, obj, control, obj.invalidated ?? 0, decision.client);
+  }
+
+  /**
+   * Revalidates or re-fetches a stale (or purged, or client-refreshed) copy for this client.
+   * Concurrent refreshes of one stored variant share one origin request (refreshKey); misses
+   * of other variants never join it.
+   */
+  private refresh(tx: Transaction, key: CacheKey, obj: CachedObject, control: RequestControl, as: number = obj.invalidated ?? 0,
+    clientAsked = control.noCache): void {
+    const purged = as === 1;
+    const validators = purged ? undefined : revalidationHeaders(obj.headers);
+    const requestTime = Date.now();
+    const host = tx.host;
+    const plan: FetchPlan = {
+      key,
+      conditional: validators ?? {},
+      joinKey: refreshKey(key, obj.variantKey, purged),
+      keepStoredOnError: validators !== undefined,
+      unreachableStatus: mustNotServeStale(obj) ? 504 : undefined,
+      mayStore: !control.noStore,
+      result: clientAsked ? 'TCP_CLIENT_REFRESH_MISS' : 'TCP_REFRESH_MISS',
+      intercept: (status, headers, f) => this.onRefreshAnswer(obj, status, headers, f, purged, requestTime, host),
+    };
+    fetchAndStore(this.ctx, tx, plan);
+  }
+
+  private onRefreshAnswer(obj: CachedObject, status: number, headers: StoredHeaders, f: SharedFetch,
+    purged: boolean, requestTime: number, host: HostRuntime): boolean {
+    const now = Date.now();
+    if (status === 304 && !purged) {
+      const waiting = f.takeWaiting();
+      if (!notModifiedFits(obj, headers)) {
+        // RFC 9111 4.3.4: a 304 with another validator is about some other representation; the
+        // stored copy cannot be freshened by it, so the clients get a full fetch (coalesced).
+        for (const w of waiting) {
+          fetchAndStore(this.ctx, w, { key: obj.key, mayStore: !requestControl(w.req.headers).noStore, result: w.cacheResult ?? 'TCP_REFRESH_MISS' });
+        }
+        return true;
+      }
+      const patch = mergeNotModified(obj, headers, requestTime, now, host.cachePolicy);
+      void this.ctx.store.updateMeta(obj.key, obj.variantKey, patch).catch(() => false);
+      const updated: CachedObject = { ...obj, ...patch, openBody: obj.openBody };
+      for (const w of waiting) {
+        w.cacheResult = 'TCP_REFRESH_HIT';
+        deliverCached(w, updated, now);
+      }
+      return true;
+    }
+    const failed = status === -1 || status >= 500;
+    if (!failed) return false;
+    // The origin cannot deliver: the old copy is served to those who may have it (a purged copy
+    // is restored, to be refreshed again after the connect timeout; stale-if-error is per
+    // request); the others get the origin's answer or error.
+    const waiting = f.takeWaiting();
+    const rest: Transaction[] = [];
+    let served = 0;
+    for (const w of waiting) {
+      if (!purged && !staleIfErrorAllows(obj, w.req.headers, status, now)) { rest.push(w); continue; }
+      w.cacheResult = 'TCP_REF_FAIL_HIT';
+      deliverCached(w, obj, now);
+      served++;
+    }
+    if (purged && served > 0) {
+      // The restored copy must outlive its new expiry: its old deleteAt may have passed.
+      const staleAt = now + host.connectTimeoutMs;
+      void this.ctx.store.updateMeta(obj.key, obj.variantKey, { invalidated: 0, staleAt, deleteAt: deleteAtAfter(obj, staleAt) }).catch(() => false);
+    }
+    if (rest.length === 0) return true;
+    f.waiting = rest;
+    return false;
+  }
+
+  private readonly refreshing = new Set<string>();
+
+  /** stale-while-revalidate: one refresh per object in the background, nobody waiting on it. */
+  private refreshInBackground(tx: Transaction, key: CacheKey, obj: CachedObject): void {
+    const ks = `${key.vhost}\n${key.url}\n${obj.variantKey}`;
+    if (this.refreshing.has(ks)) return;
+    this.refreshing.add(ks);
+    const host = tx.host;
+    const reqHeaders = tx.req.headers;
+    const base = originRequestHeaders(tx);
+    for (const c of CLIENT_CONDITIONALS) delete base[c];
+    const done = (): void => { this.refreshing.delete(ks); };
+    const attempt = (conditional: boolean): void => {
+      const headers = conditional ? { ...base, ...revalidationHeaders(obj.headers) } : base;
+      const requestTime = Date.now();
+      host.origin.request({ method: 'GET', url: key.url, headers, body: null }).then((upstream) => {
+        const now = Date.now();
+        const resHeaders = endToEndResponseHeaders(upstream.headers);
+        if (upstream.statusCode === 304) {
+          discard(upstream.body);
+          // A 304 about another representation cannot freshen ours: fetch it whole (RFC 9111 4.3.4).
+          if (!conditional || !notModifiedFits(obj, resHeaders)) { if (conditional) attempt(false); else done(); return; }
+          void this.ctx.store.updateMeta(key, obj.variantKey, mergeNotModified(obj, resHeaders, requestTime, now, host.cachePolicy)).catch(() => false).finally(done);
+          return;
+        }
+        // An error answer leaves the copy that can still be revalidated.
+        const keep = upstream.statusCode >= 500 && revalidationHeaders(obj.headers) !== undefined;
+        if (keep || !storableResponse('GET', reqHeaders, upstream.statusCode, resHeaders, host.cachePolicy)) { discard(upstream.body); done(); return; }
+        const meta = newEntryMeta(key, upstream.statusCode, resHeaders, reqHeaders, requestTime, now, host);
+        const sink = this.ctx.store.createWriteStream(meta);
+        pipeBody(upstream.body, sink, () => done());
+      }, done);
+    };
+    attempt(revalidationHeaders(obj.headers) !== undefined);
+  }
+
+  /** Another worker's invalidation: drop our memory copies (the shared index is already marked). */
+  private readonly applyInvalidation = (i: Invalidation): void => { this.dropMemory(i); };
+
+  /**
+   * Drops the memory copies an invalidation names, now and again once the fetches of them in
+   * flight here have landed: those were requested before the invalidation (their disk rows land
+   * marked, see IndexDb.insertRow), so nobody may join them any more and their memory copies
+   * must not be served fresh.
+   */
+  private dropMemory(i: Invalidation): void {
+    const memory = this.ctx.store.memory;
+    const drop = (): void => {
+      if (i.prefix) memory.deleteByPrefix(i.vhost, i.url);
+      else memory.deleteSync({ vhost: i.vhost, url: i.url });
+    };
+    drop();
+    if (this.ctx.inflight.retireUnder(i.vhost, i.url)) void this.ctx.inflight.settledUnder(i.vhost, i.url).then(drop);
+  }
+
+  /**
+   * Unsafe methods pass through; a success invalidates the target and the Location /
+   * Content-Location URIs (RFC 9111 4.4) before the client sees the answer, so its next request,
+   * through whichever worker, cannot get the old copy. Invalidated means stale: the next use
+   * revalidates (a conditional request), it does not throw the copy away.
+   */
+  private passUnsafe(tx: Transaction): void {
+    // No cache lookup takes place for these methods (results.ts: TCP_NONE).
+    tx.cacheResult = 'TCP_NONE';
+    proxyToOrigin(tx, async (status, headers) => {
+      if (status < 200 || status >= 400) return;
+      const urls = invalidationTargets(tx.req.method!, status, tx.url, headers as StoredHeaders, tx.req.headers.host ?? tx.host.name);
+      if (urls.length === 0) return;
+      const vhost = tx.host.name;
+      // Rows marked and the invalidation logged in one transaction: a copy of these URLs fetched
+      // before now that commits later (any worker's writer thread) lands already stale, and the
+      // other workers drop their memory copies when they see the log row.
+      try {
+        await this.ctx.store.disk.invalidateUrls(vhost, urls);
+      } catch {
+        // The index is unavailable (busy beyond its timeout): the memory copies still go.
+      }
+      for (const url of urls) this.dropMemory({ vhost, url, prefix: false });
+    });
+  }
+}

@@ -1,0 +1,80 @@
+// Invalidation commands as the primary runs them: parse the targets (hosts by name or alias,
+// the most recently used host for targets without one), apply `purge.purge2expire`, and have one
+// worker change the shared index (the invalidation log reaches the others' memory).
+import { effectiveKind, noTargetStatus, type PurgeSettings } from '../cache/commands/purge-mode.js';
+import { parseTargets, type Target } from '../cache/commands/targets.js';
+import type { InvalidateKind, InvalidateResult } from '../cache/commands/invalidate.js';
+import { toWire } from '../worker/control.js';
+import { VhostTable } from '../routing/vhost-table.js';
+import { resolveHosts } from '../setting/load.js';
+import type { Setting } from '../setting/types.js';
+import type { WorkerBridge } from './rt-bridge.js';
+
+export interface InvalidationOutcome { kind: InvalidateKind; result: InvalidateResult; /** HTTP status: purge.resCodeNoCtrlTarget when nothing matched. */ status: number }
+
+export class InvalidationService {
+  private lastHost: string | undefined;
+  private tableFor: Setting | undefined;
+  private table: VhostTable<{ name: string; enable: boolean; aliases: string[]; listen: null }> | undefined;
+  private purgeFor: Setting | undefined;
+  private purge = new Map<string, PurgeSettings>();
+
+  constructor(private readonly bridge: WorkerBridge, private readonly setting: () => Setting) {}
+
+  private knownHost = (name: string): string | undefined => {
+    const s = this.setting();
+    if (this.tableFor !== s) {
+      this.table = new VhostTable(s.hosting.filter((h) => h.enable !== false).map((h) => ({ name: h.name, enable: true, aliases: h.aliases ?? [], listen: null })));
+      this.tableFor = s;
+    }
+    return this.table!.route(name, undefined)?.name;
+  };
+
+  private purgeSettings = (vhost: string): PurgeSettings | undefined => {
+    const s = this.setting();
+    if (this.purgeFor !== s) {
+      this.purge = new Map(resolveHosts(s).map((h) => [h.name, h.functions.network.cache.purge]));
+      this.purgeFor = s;
+    }
+    return this.purge.get(vhost);
+  };
+
+  /** Parses `url`; throws TargetError (400) for a bad or unknown target. */
+  targets(url: string | null): Target[] {
+    const list = parseTargets(url, this.knownHost, this.lastHost);
+    this.lastHost = list[list.length - 1]!.vhost;
+    return list;
+  }
+
+  /** The command the target really gets after purge.purge2expire (also what pre-cache control applies). */
+  kindFor(kind: InvalidateKind, t: Target): InvalidateKind {
+    return effectiveKind(kind, t, this.purgeSettings(t.vhost)?.purge2expire ?? 'NONE');
+  }
+
+  /**
+   * Runs a command. `before`: only copies cached before then (a queued command, see
+   * AsyncInvalidationQueue). A purge does nothing for a host whose every origin address is
+   * excluded in every live worker: no worker could fetch the object again.
+   */
+  async run(kind: InvalidateKind, targets: Target[], sec?: number, before?: number): Promise<InvalidationOutcome> {
+    const groups = new Map<InvalidateKind, Target[]>();
+    for (const t of targets) {
+      const k = this.kindFor(kind, t);
+      groups.set(k, [...(groups.get(k) ?? []), t]);
+    }
+    const purged = groups.get('purge');
+    const excluded = purged === undefined ? [] : await this.bridge.excludedEverywhere([...new Set(purged.map((t) => t.vhost))]);
+    // An object another worker is still writing must be there when the index is changed.
+    await this.bridge.callAll('settle', { targets: targets.map(toWire) });
+    const total: InvalidateResult = { Count: 0, Size: 0, Time: 0 };
+    for (const [k, list] of groups) {
+      const r = await this.bridge.call<InvalidateResult>('invalidate', { kind: k, targets: list.map(toWire), sec, before, excluded });
+      total.Count += r.Count; total.Size += r.Size; total.Time += r.Time;
+    }
+    return { kind, result: total, status: total.Count === 0 ? noTargetStatus(targets, this.purgeSettings) : 200 };
+  }
+
+  fileinfo(vhost: string, url: string): Promise<Record<string, unknown>[]> {
+    return this.bridge.call<Record<string, unknown>[]>('fileinfo', { vhost, url });
+  }
+}

@@ -1,0 +1,42 @@
+// The route groups the primary adds to the management API, each with the service it needs.
+import { invalidationRoutes } from '../manager/routes/invalidation.js';
+import type { Route } from '../manager/router.js';
+import type { SettingLifecycle } from '../lifecycle/index.js';
+import type { LicenseService } from '../license/service.js';
+import { asyncRoutes } from '../manager/routes/async.js';
+import { getRoutes, type DiscoverEntry } from '../manager/routes/get.js';
+import { licenseRoutes } from '../manager/routes/license.js';
+import { settingRoutes } from '../manager/routes/setting.js';
+import { AsyncInvalidationQueue } from './async-queue.js';
+import { InvalidationService } from './invalidation-service.js';
+import type { WorkerBridge } from './rt-bridge.js';
+import type { Setting } from '../setting/types.js';
+
+export { PRODUCT_VERSION } from '../version.js';
+
+export interface PrimaryServices {
+  bridge: WorkerBridge;
+  current(): Setting;
+  lifecycle: SettingLifecycle;
+  license: LicenseService;
+  /** Nodes seen by discovery (empty until the cluster discovery fills it). */
+  discover(): DiscoverEntry[];
+}
+
+export function managementRoutes(p: PrimaryServices): Route[] {
+  const invalidation = new InvalidationService(p.bridge, () => p.current());
+  const queue = new AsyncInvalidationQueue(invalidation, () => {
+    const api = p.current().env.management.api;
+    return { max: api.asyncQueueMax, intervalMs: api.asyncInterval };
+  }, (entries) => p.bridge.broadcast('prectrl', { entries }));
+  const query = {
+    running: () => p.lifecycle.running(),
+    artifact: () => p.lifecycle.artifact(),
+    discover: () => p.discover(),
+    license: () => p.license.current(),
+  };
+  return [
+    ...invalidationRoutes(invalidation), ...asyncRoutes(queue, invalidation), ...settingRoutes(p.lifecycle),
+    ...getRoutes(query), ...licenseRoutes(p.license),
+  ];
+}

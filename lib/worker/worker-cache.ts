@@ -1,0 +1,47 @@
+// The cache of one worker: its own memory tier in front of the disk store whose SQLite index all
+// workers share, and the cache stages that serve through it.
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { CacheStage } from '../pipeline/lookup.js';
+import { DiskStore } from '../cache/disk-store.js';
+import { InvalidationLog } from '../cache/invalidation-log.js';
+import { TieredStore } from '../cache/tiered-store.js';
+import { parseSize, resolvePath } from '../setting/load.js';
+import type { Setting } from '../setting/types.js';
+import type { AccessControl } from '../access/access.js';
+import type { Transaction } from '../pipeline/transaction.js';
+
+export interface WorkerCache {
+  store: TieredStore;
+  invalidations: InvalidationLog;
+  stage: CacheStage;
+  close(): Promise<void>;
+}
+
+export function openCache(setting: Setting, workerIndex: number, handOff: (tx: Transaction) => boolean,
+  purgeAccess: () => AccessControl | undefined): WorkerCache {
+  const c = setting.env.cache;
+  const disks = c.disks.map((d) => ({ path: resolvePath(setting, d.path), quota: parseSize(d.quota) }));
+  const indexPath = resolvePath(setting, c.indexPath);
+  // Start-up only (before any request): the directories must exist for the index to open.
+  for (const d of disks) mkdirSync(d.path, { recursive: true });
+  mkdirSync(path.dirname(indexPath), { recursive: true });
+  const disk = new DiskStore({
+    disks, indexPath, maxObjectBytes: parseSize(c.maxObjectSize),
+    // One worker sweeps expired rows; the others would only contend for the same rows.
+    sweepIntervalMs: workerIndex === 0 ? 60_000 : 0,
+  });
+  const memoryObjectMax = parseSize(c.memoryObjectMax);
+  const store = new TieredStore({ memory: { maxBytes: parseSize(c.memorySize), maxObjectBytes: memoryObjectMax }, disk, memoryObjectMax });
+  const invalidations = new InvalidationLog(indexPath);
+  // Replay buffers of coalesced fetches: per fetch up to an in-memory object, all together 64 MiB
+  // (part of the fixed overhead beyond memorySize the README states).
+  const stage = new CacheStage({
+    store, maxReplayBytes: Math.max(memoryObjectMax, 1 << 20), maxReplayTotalBytes: 64 * 1024 * 1024, handOff, invalidations, purgeAccess,
+  });
+  const pruning = workerIndex === 0 ? setInterval(() => invalidations.pruneOld(), 60_000).unref() : undefined;
+  return {
+    store, stage, invalidations,
+    close: async () => { clearInterval(pruning); invalidations.close(); await store.close(); },
+  };
+}

@@ -1,0 +1,273 @@
+// An RT worker process: receives the validated setting from the primary over IPC, builds its
+// virtual hosts, opens every listening socket (shared with the sibling workers through
+// node:cluster, so the kernel spreads connections and the primary stays off the data path) plus
+// its own internal port, and drains on request.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { HashRing } from '../balance/ring.js';
+import { urlIgnoreHashKey } from '../balance/hash-key.js';
+import { loadLuaHash, type LuaHash } from '../balance/lua-hash.js';
+import type { PrimaryMessage, WorkerMessage } from '../ipc/messages.js';
+import { serveRpc } from '../ipc/rpc.js';
+import { AccessControl } from '../access/access.js';
+import { controlHandlers, type ControlSource } from './control.js';
+import { resolveHosts, resolvePath } from '../setting/load.js';
+import type { Setting } from '../setting/types.js';
+import { createHandler, type RuntimeState } from '../pipeline/receive.js';
+import { buildHostRuntime, cacheFields, sameOrigin, type HostRuntime } from '../pipeline/host-runtime.js';
+import { openCache, type WorkerCache } from './worker-cache.js';
+import { ServiceServer, type ServerTimeouts } from './service-server.js';
+import { Siblings } from '../pipeline/hand-off.js';
+import type { Transaction } from '../pipeline/transaction.js';
+import { listenKey, VhostTable, type Listen } from '../routing/vhost-table.js';
+
+/** How long the origin client of a removed or rebuilt host stays open after the switch. */
+const RETIRE_GRACE_MS = 10_000;
+
+export class RtWorker {
+  private state: RuntimeState | undefined;
+  private readonly servers = new Map<string, ServiceServer>();
+  private internal: ServiceServer | undefined;
+  private hosts = new Map<string, HostRuntime>();
+  private readonly retiring = new Set<HostRuntime['origin']>();
+  private siblings: Siblings | undefined;
+  private cache: WorkerCache | undefined;
+  private purgeAccess: AccessControl | undefined;
+  private readonly ring = new HashRing();
+  private lua: { file: string; hash: LuaHash } | undefined;
+  private readonly handle = createHandler(() => this.state!);
+
+  constructor(readonly index: number) {}
+
+  /**
+   * Builds the hosts of a setting and opens its listeners; resolves to the listening sockets that
+   * could not be opened (the primary then rolls every worker back to the running setting).
+   * Hosts named in `changedHosts` (all of them for 'all') get a new runtime: a new origin pool
+   * and fresh health state; the others keep theirs.
+   */
+  async apply(setting: Setting, baseDir: string, changedHosts: string[] | 'all' = 'all'): Promise<string[]> {
+    const resolved = resolveHosts(setting, { baseDir });
+    const cluster = setting.env.management.cluster;
+    const frontEnd = setting.functions.network.http.frontEnd;
+    const rebuild = changedHosts === 'all' ? undefined : new Set(changedHosts);
+    const nextHosts = new Map<string, HostRuntime>();
+    for (const h of resolved) {
+      if (!h.enable) continue;
+      const old = this.hosts.get(h.name);
+      if (old !== undefined && rebuild !== undefined && !rebuild.has(h.name) && sameOrigin(old.setting, h)) {
+        nextHosts.set(h.name, { ...old, aliases: h.aliases, listen: h.listen, setting: h, ...cacheFields(h) });
+      } else {
+        nextHosts.set(h.name, buildHostRuntime(h));
+      }
+    }
+    const basePort = cluster.meta.baseHostingPort;
+    this.siblings ??= new Siblings(basePort, this.index);
+    // The cache is an `env` setting: opened once, kept across reloads (a restart changes it).
+    this.cache ??= openCache(setting, this.index, (tx) => this.handOff(tx), () => this.purgeAccess);
+    try {
+      this.purgeAccess = new AccessControl(setting.env.management.api);
+    } catch {
+      this.purgeAccess = undefined;
+    }
+    const table = new VhostTable([...nextHosts.values()], setting.meta.defaultHosting);
+    const timeouts: ServerTimeouts = {
+      keepAliveMs: frontEnd.keepAliveTimeout * 1000,
+      headersMs: frontEnd.headersTimeout * 1000,
+      requestMs: frontEnd.requestTimeout * 1000,
+      // The parser's limit covers the request line too; the handler applies the two limits apart
+      // (414 for the URL, 431 for the fields).
+      maxHeaderSize: frontEnd.maxHeaderSize + frontEnd.maxUrlLength + 1024,
+    };
+    this.state = {
+      table,
+      limits: { maxUrlLength: frontEnd.maxUrlLength, maxHeaderSize: frontEnd.maxHeaderSize },
+      balance: {
+        mode: cluster.balance.mode,
+        ring: this.ring,
+        hashKey: urlIgnoreHashKey(cluster.balance.urlIgnoreList ?? [], [setting.functions.contents?.pagedesk?.meta?.keyword ?? 'pagedesk']),
+        luaHash: this.luaHashFor(setting),
+        selfIndex: this.index,
+        siblings: this.siblings,
+      },
+      serve: this.cache.stage.serve,
+    };
+    const retired = [...this.hosts.values()].filter((h) => nextHosts.get(h.name)?.origin !== h.origin);
+    this.hosts = nextHosts;
+    const failures = await this.openListeners(table.listens(), basePort, timeouts);
+    // Origin clients of removed or rebuilt hosts close once requests routed before the switch
+    // had time to reach them: a request that was still looking up the cache would otherwise
+    // find its origin pool closed (502).
+    for (const h of retired) {
+      this.retiring.add(h.origin);
+      setTimeout(() => { this.retiring.delete(h.origin); void h.origin.close().catch(() => undefined); }, RETIRE_GRACE_MS).unref();
+    }
+    return failures;
+  }
+
+  /**
+   * Content of hosts removed from hosting[]: this worker's memory objects, and with `diskToo` the
+   * shared disk objects and index rows (one worker does that part). Fetches of the host still
+   * under way are waited for (bounded), so their objects do not land after the deletion.
+   */
+  async dropHosts(names: string[], diskToo: boolean): Promise<number> {
+    const cache = this.cache;
+    if (cache === undefined) return 0;
+    let n = 0;
+    for (const name of names) {
+      await Promise.race([cache.stage.settledUnder(name, ''), new Promise((r) => setTimeout(r, 5000).unref())]);
+      n += await cache.store.deleteByPrefix(name, '', { diskToo });
+    }
+    return n;
+  }
+
+  private serverFor(port: number | undefined, t: ServerTimeouts): ServiceServer {
+    return new ServiceServer((req: IncomingMessage, res: ServerResponse) => this.handle(req, res, port), t);
+  }
+
+  private async openListeners(listens: Listen[], basePort: number, t: ServerTimeouts): Promise<string[]> {
+    const wanted = new Map(listens.map((l) => [listenKey(l), l]));
+    const failures: string[] = [];
+    for (const [key, l] of wanted) {
+      const running = this.servers.get(key);
+      if (running !== undefined) {
+        retime(running, t);
+        continue;
+      }
+      const s = this.serverFor(l.port, t);
+      try {
+        await s.listen(l.host, l.port);
+        this.servers.set(key, s);
+      } catch (err) {
+        failures.push(`${key}: ${(err as Error).message}`);
+      }
+    }
+    // A refused setting is rolled back by the primary: the sockets it would have closed stay
+    // open meanwhile, so their ports never refuse a connection.
+    for (const [key, s] of this.servers) {
+      if (failures.length === 0 && !wanted.has(key)) {
+        this.servers.delete(key);
+        void s.drain(30_000);
+      }
+    }
+    if (this.internal !== undefined) retime(this.internal, t);
+    if (this.internal === undefined) {
+      const s = this.serverFor(undefined, t);
+      try {
+        await s.listen('127.0.0.1', basePort + this.index);
+        this.internal = s;
+      } catch (err) {
+        failures.push(`internal 127.0.0.1:${basePort + this.index}: ${(err as Error).message}`);
+      }
+    }
+    return failures;
+  }
+
+  /**
+   * The Lua hash of balance.luaPath, loaded once per script path: `env` changes need a restart,
+   * so a reload never swaps the script (and never re-reads it).
+   */
+  private luaHashFor(setting: Setting): LuaHash | undefined {
+    const { mode, luaPath } = setting.env.management.cluster.balance;
+    if (mode !== 'hash' || luaPath === null || luaPath === undefined || luaPath === '') return undefined;
+    const file = resolvePath(setting, luaPath);
+    if (this.lua?.file !== file) this.lua = { file, hash: loadLuaHash(file) };
+    return this.lua.hash;
+  }
+
+  /** Hash balance: a miss goes to the URL's owner; false when this worker owns it. */
+  private handOff(tx: Transaction): boolean {
+    const b = this.state?.balance;
+    if (b === undefined || b.mode !== 'hash') return false;
+    const key = b.hashKey(tx.host.name, tx.url);
+    const point = b.luaHash === undefined ? -1 : b.luaHash(key);
+    // A script that fails on a key leaves it to the built-in hash rather than fail the client.
+    const owner = point >= 0 ? b.ring.ownerOfHash(point) : b.ring.owner(key);
+    if (owner < 0 || owner === this.index) return false;
+    b.siblings.forward(tx, owner);
+    return true;
+  }
+
+  /** What the management commands read of this worker. */
+  controlSource(): ControlSource {
+    return {
+      hosts: () => this.hosts,
+      cache: () => this.cache,
+      inflightReaders: (vhost, url) => (this.cache?.stage.fetching(vhost, url) ? 1 : 0),
+      useOriginEncoding: (vhost) => this.hosts.get(vhost)?.setting.functions.network.cache.compression.useOriginEncoding ?? true,
+      smallFileMax: () => this.cache?.store.memoryObjectMax ?? 0,
+    };
+  }
+
+  setRing(members: number[]): void {
+    this.ring.set(members);
+  }
+
+  async drain(timeoutMs: number): Promise<void> {
+    const all = [...this.servers.values()];
+    if (this.internal) all.push(this.internal);
+    await Promise.all(all.map((s) => s.drain(timeoutMs)));
+    await this.siblings?.close();
+    await Promise.all([...this.hosts.values()].map((h) => h.origin).concat([...this.retiring]).map((o) => o.close().catch(() => undefined)));
+    await this.cache?.close();
+  }
+}
+
+/**
+ * A listening socket kept across a reload takes the new frontEnd limits: node:http reads these
+ * server members for every new connection, request and keep-alive wait, so they apply at once.
+ * (The check interval of slow heads, set at creation, stays.)
+ */
+function retime(s: ServiceServer, t: ServerTimeouts): void {
+  s.server.headersTimeout = t.headersMs;
+  s.server.requestTimeout = t.requestMs;
+  s.server.keepAliveTimeout = t.keepAliveMs;
+  (s.server as { maxHeaderSize?: number }).maxHeaderSize = t.maxHeaderSize;
+}
+
+/** Entry of the worker process (workers/rt-worker.ts). */
+export function runWorker(): void {
+  const index = Number(process.env.SVC_WORKER_INDEX ?? '0');
+  const send = (m: WorkerMessage): void => { process.send?.(m); };
+  const worker = new RtWorker(index);
+  let applying: Promise<void> = Promise.resolve();
+  let ready = false;
+  const rpc = serveRpc({
+    ...controlHandlers(worker.controlSource()),
+    'drop-hosts': ({ names, diskToo }: { names: string[]; diskToo: boolean }) => worker.dropHosts(names, diskToo),
+  }, send);
+  process.on('message', (m: PrimaryMessage) => {
+    switch (m.type) {
+      case 'setting':
+        applying = applying.then(() => worker.apply(m.setting, m.baseDir, m.changedHosts)).then(
+          (failures) => {
+            if (failures.length === 0) {
+              ready = true;
+              send({ type: 'ready', generation: m.generation });
+              return;
+            }
+            send({ type: 'listen-error', generation: m.generation, errors: failures });
+            if (!ready) setTimeout(() => process.exit(1), 50);
+          },
+          (err: Error) => {
+            send({ type: 'apply-error', generation: m.generation, message: err.message });
+            // A worker that never got going is no use half-built: exit, the primary starts another.
+            if (!ready) setTimeout(() => process.exit(1), 50);
+          },
+        );
+        break;
+      case 'ring':
+        worker.setRing(m.members);
+        break;
+      case 'rpc':
+        rpc(m);
+        break;
+      case 'drain':
+        void applying.then(() => worker.drain(m.timeoutMs)).finally(() => process.exit(0));
+        break;
+    }
+  });
+  send({ type: 'hello' });
+  // The primary's SIGTERM reaches the whole process group; the worker waits for its 'drain'.
+  process.on('SIGTERM', () => undefined);
+  process.on('SIGINT', () => undefined);
+  process.on('SIGHUP', () => undefined);
+}

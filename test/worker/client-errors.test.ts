@@ -1,0 +1,26 @@
+import t from 'tap';
+import { statusForParserError } from '../../lib/worker/client-errors.js';
+
+const err = (code: string, raw?: string): Error & { code: string; rawPacket?: Buffer } =>
+  Object.assign(new Error(code), { code, rawPacket: raw === undefined ? undefined : Buffer.from(raw) });
+
+t.test('parser refusals map to the status a client expects', async (t) => {
+  t.equal(statusForParserError(err('HPE_HEADER_OVERFLOW')), 431);
+  t.equal(statusForParserError(err('HPE_INVALID_CONSTANT')), 400);
+  t.equal(statusForParserError(err('HPE_UNEXPECTED_CONTENT_LENGTH')), 400);
+  t.equal(statusForParserError(err('ERR_HTTP_REQUEST_TIMEOUT')), 408);
+});
+
+t.test('an unknown but well-formed method token is 501, a malformed one 400', async (t) => {
+  t.equal(statusForParserError(err('HPE_INVALID_METHOD', 'BREW /pot HTTP/1.1\r\n')), 501);
+  t.equal(statusForParserError(err('HPE_INVALID_METHOD', 'G(T / HTTP/1.1\r\n')), 400);
+});
+
+t.test('a header overflow caused by the request line is 414, by the fields 431', async (t) => {
+  t.equal(statusForParserError(err('HPE_HEADER_OVERFLOW', `GET /${'u'.repeat(500)}`)), 414);
+  t.equal(statusForParserError(err('HPE_HEADER_OVERFLOW', `GET http://a.com/${'u'.repeat(500)}`)), 414);
+  t.equal(statusForParserError(err('HPE_HEADER_OVERFLOW', `GET /${'u'.repeat(500)} HTTP/1.1\r\nHost: a.com\r\n\r\n`)), 414, 'a whole request in the chunk, its line the bulk of it');
+  t.equal(statusForParserError(err('HPE_HEADER_OVERFLOW', `GET /x HTTP/1.1\r\nX-Big: ${'a'.repeat(500)}`)), 431);
+  t.equal(statusForParserError(err('HPE_HEADER_OVERFLOW', `GET /x HTTP/1.1\r\nX-Big: ${'a'.repeat(500)}\r\n\r\n`)), 431);
+  t.equal(statusForParserError(err('HPE_HEADER_OVERFLOW', `aaaa bbbb ${'a'.repeat(500)}`)), 431, 'a chunk in the middle of a field value is not a request line');
+});
