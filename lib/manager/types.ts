@@ -1,6 +1,8 @@
 // The boundary of the management API: what it needs from the primary (RtBridge, the setting)
 // and the transport-neutral request / reply its route handlers see, so that the same handlers
 // serve the plain port (hyper-express) and the TLS port (node:https).
+import type { InvalidateKind, InvalidateResult } from '../cache/commands/invalidate.js';
+import type { Target } from '../cache/commands/targets.js';
 import type { Setting } from '../setting/types.js';
 
 export type OriginState = 'Active' | 'Inactive';
@@ -38,6 +40,31 @@ export class RtBridgeError extends Error {
     super(message);
     this.name = 'RtBridgeError';
   }
+}
+
+/**
+ * The invalidation commands of the purge family and fileinfo, as the routes use them; the
+ * primary's InvalidationService implements it.
+ */
+export interface InvalidationCommands {
+  /** Parses `url`; throws TargetError (400) for a bad or unknown target. */
+  targets(url: string | null): Target[];
+  /** `status`: the HTTP status of the answer (purge.resCodeNoCtrlTarget when nothing matched). */
+  run(kind: InvalidateKind, targets: Target[], sec?: number): Promise<{ result: InvalidateResult; status: number }>;
+  fileinfo(vhost: string, url: string): Promise<Record<string, unknown>[]>;
+}
+
+/** The asynchronous invalidation queue of `/command/async/*`; the primary's AsyncInvalidationQueue implements it. */
+export interface AsyncInvalidations {
+  readonly used: number;
+  readonly max: number;
+  /** Queues a command; false when the queue is full. */
+  add(command: InvalidateKind, url: string, targets: Target[]): boolean;
+  /** Clears every waiting command; the number cleared. */
+  reset(): number;
+  resetPrectrl(vhost: string): void;
+  listFor(vhost: string): { command: string; timestamp: string; url: string }[];
+  prectrlEnabled(vhost: string): boolean;
 }
 
 export interface ManagementApiOptions {

@@ -5,7 +5,7 @@ import type { ServerResponse } from 'node:http';
 import { pipeBody } from './pipe-body.js';
 import type { CachedObject, CacheEntryMeta, StoredHeaders } from '../cache/store.js';
 import type { Transaction } from './transaction.js';
-import { VIA } from './proxy.js';
+import { VIA } from './hop-by-hop.js';
 import { multipartContentType, multipartLength, multipartParts, multipartTrailer, type ByteRange } from '../cache/policy/index.js';
 import { ageSeconds, conditionalResult, multipartBoundary, rangeOf } from './rules.js';
 

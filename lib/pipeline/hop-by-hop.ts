@@ -2,6 +2,9 @@
 // not forward them, nor any field the Connection header names.
 import type { IncomingHttpHeaders } from 'node:http';
 
+/** Our Via entry (RFC 9110 7.6.3), added to what we forward and to what we answer from the cache. */
+export const VIA = '1.1 svc';
+
 const HOP_BY_HOP = new Set([
   'connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade',
   'proxy-authenticate', 'proxy-authorization', 'http2-settings',

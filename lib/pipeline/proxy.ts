@@ -7,12 +7,10 @@ import type { Readable } from 'node:stream';
 import { pipeBody } from './pipe-body.js';
 import type { OriginResponse } from '../origin/index.js';
 import { OriginError } from '../origin/index.js';
-import { endToEndRequestHeaders, endToEndResponseHeaders } from './hop-by-hop.js';
+import { endToEndRequestHeaders, endToEndResponseHeaders, VIA } from './hop-by-hop.js';
 import { sendError } from './respond.js';
 import { SIBLING_HEADER } from './sibling-header.js';
 import type { Transaction } from './transaction.js';
-
-export const VIA = '1.1 svc';
 
 /** Opt-in (SVC_DEBUG_HEADERS=1): name the worker on origin requests and answers, for tracing. */
 const DEBUG_WORKER = process.env.SVC_DEBUG_HEADERS === '1' ? String(process.env.SVC_WORKER_INDEX ?? '0') : undefined;

@@ -5,7 +5,7 @@
 import type { InvalidateKind } from '../cache/commands/invalidate.js';
 import type { Target } from '../cache/commands/targets.js';
 import { systemLog } from '../log/system-log.js';
-import { toWire, type WireTarget } from '../worker/control.js';
+import { toWire, type WireTarget } from '../ipc/wire.js';
 import type { InvalidationService } from './invalidation-service.js';
 
 export interface QueuedCommand { command: InvalidateKind; url: string; targets: Target[]; timestamp: string; queuedAt: number }

@@ -4,7 +4,7 @@
 import { effectiveKind, noTargetStatus, type PurgeSettings } from '../cache/commands/purge-mode.js';
 import { parseTargets, type Target } from '../cache/commands/targets.js';
 import type { InvalidateKind, InvalidateResult } from '../cache/commands/invalidate.js';
-import { toWire } from '../worker/control.js';
+import { toWire } from '../ipc/wire.js';
 import { VhostTable } from '../routing/vhost-table.js';
 import { resolveHosts } from '../setting/load.js';
 import type { Setting } from '../setting/types.js';

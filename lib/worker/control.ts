@@ -1,22 +1,11 @@
-// The commands a worker runs for the management API (over lib/cluster/rpc.ts): origin state,
+// The commands a worker runs for the management API (over lib/ipc/rpc.ts): origin state,
 // origin reset, invalidation, fileinfo. They read the worker's live hosts and cache.
 import { fileRecord } from '../cache/commands/fileinfo.js';
 import { runInvalidation, type InvalidateKind } from '../cache/commands/invalidate.js';
-import type { Target } from '../cache/commands/targets.js';
 import type { RpcHandler } from '../ipc/rpc.js';
+import { fromWire, type WireTarget } from '../ipc/wire.js';
 import type { HostRuntime } from '../pipeline/host-runtime.js';
 import type { WorkerCache } from './worker-cache.js';
-
-/** A target as it crosses IPC (a RegExp does not survive structured cloning). */
-export interface WireTarget { vhost: string; prefix: string; wildcard: boolean; pattern?: string; text: string }
-
-export function toWire(t: Target): WireTarget {
-  return { vhost: t.vhost, prefix: t.prefix, wildcard: t.wildcard, pattern: t.match?.source, text: t.text };
-}
-
-function fromWire(w: WireTarget): Target {
-  return { vhost: w.vhost, prefix: w.prefix, wildcard: w.wildcard, match: w.pattern === undefined ? undefined : new RegExp(w.pattern), text: w.text };
-}
 
 export interface ControlSource {
   hosts(): Map<string, HostRuntime>;

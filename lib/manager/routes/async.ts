@@ -1,14 +1,13 @@
 // `/command/async/*` and `/monitoring/asynctrl/actives` (document 1).
 import { TargetError } from '../../cache/commands/targets.js';
 import type { InvalidateKind } from '../../cache/commands/invalidate.js';
-import type { AsyncInvalidationQueue } from '../../primary/async-queue.js';
-import type { InvalidationService } from '../../primary/invalidation-service.js';
 import { fail, HTTP, ok } from '../envelope.js';
 import type { Route } from '../router.js';
+import type { AsyncInvalidations, InvalidationCommands } from '../types.js';
 import { requireRunning } from './rt.js';
 import { urlParam } from './invalidation.js';
 
-export function asyncRoutes(queue: AsyncInvalidationQueue, svc: InvalidationService): Route[] {
+export function asyncRoutes(queue: AsyncInvalidations, svc: InvalidationCommands): Route[] {
   const enqueue = (kind: InvalidateKind): Route => ({
     method: 'GET', path: `/command/async/${kind}`, name: kind, group: 'query',
     handler: async (req, ctx) => {

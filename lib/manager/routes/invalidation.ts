@@ -2,10 +2,9 @@
 // `/monitoring/fileinfo` (document 1).
 import { TargetError } from '../../cache/commands/targets.js';
 import type { InvalidateKind } from '../../cache/commands/invalidate.js';
-import type { InvalidationService } from '../../primary/invalidation-service.js';
 import { fail, HTTP, jsonReply, ok } from '../envelope.js';
 import type { Route } from '../router.js';
-import type { ApiReply, ApiRequest, RouteContext } from '../types.js';
+import type { ApiReply, ApiRequest, InvalidationCommands, RouteContext } from '../types.js';
 import { requireRunning } from './rt.js';
 
 /**
@@ -29,7 +28,7 @@ function secParam(query: string | undefined): number | 'bad' {
   return Number.isInteger(n) && n > 0 ? n : 'bad';
 }
 
-async function invalidate(svc: InvalidationService, kind: InvalidateKind, url: string | null, ctx: RouteContext, sec?: number): Promise<ApiReply> {
+async function invalidate(svc: InvalidationCommands, kind: InvalidateKind, url: string | null, ctx: RouteContext, sec?: number): Promise<ApiReply> {
   requireRunning(ctx);
   let targets;
   try {
@@ -47,7 +46,7 @@ async function invalidate(svc: InvalidationService, kind: InvalidateKind, url: s
   return { ...reply, status: outcome.status };
 }
 
-export function invalidationRoutes(svc: InvalidationService): Route[] {
+export function invalidationRoutes(svc: InvalidationCommands): Route[] {
   const simple = (kind: InvalidateKind): Route => ({
     method: 'GET', path: `/command/${kind}`, name: kind, group: 'query',
     handler: (req: ApiRequest, ctx) => invalidate(svc, kind, urlParam(req.rawQuery), ctx),
