@@ -1,6 +1,38 @@
 // IPC between the primary and the RT workers: control only (setting, ring, drain), never
 // per-request traffic.
+import type { InvalidateKind, InvalidateResult } from '../cache/commands/invalidate.js';
+import type { OriginStatus } from '../origin/index.js';
 import type { Setting } from '../setting/types.js';
+import type { WireTarget } from './wire.js';
+
+/**
+ * The commands a worker serves over RPC (lib/ipc/rpc.ts): name -> what the primary sends and
+ * what the worker answers. The worker's handlers (worker/control.ts, 'drop-hosts' in
+ * worker/worker.ts) and the primary's calls (primary/rt-bridge.ts, primary/primary.ts) are both
+ * typed by it.
+ */
+export interface RpcOps {
+  /** This worker's view of the origins of one host, or of every host. */
+  'origin-status': { args: { vhost?: string }; result: OriginStatus[] };
+  'reset-origin': { args: { vhost?: string }; result: null };
+  /** Waits for this worker's writes under the targets. */
+  settle: { args: { targets: WireTarget[] }; result: null };
+  /** The hosts (of those given) whose every origin address this worker excludes. */
+  'all-excluded': { args: { vhosts: string[] }; result: string[] };
+  invalidate: { args: { kind: InvalidateKind; targets: WireTarget[]; sec?: number; before?: number; excluded?: string[] }; result: InvalidateResult };
+  /** The targets of the waiting asynchronous commands (pre-cache control). */
+  prectrl: { args: { entries: { vhost: string; kind: InvalidateKind; target: WireTarget; queuedAt: number }[] }; result: null };
+  fileinfo: { args: { vhost: string; url: string }; result: Record<string, unknown>[] };
+  /** Content of hosts removed from hosting[]; the number of objects deleted. */
+  'drop-hosts': { args: { names: string[]; diskToo: boolean }; result: number };
+}
+
+export type RpcOp = keyof RpcOps;
+export type RpcArgs<K extends RpcOp> = RpcOps[K]['args'];
+export type RpcResult<K extends RpcOp> = RpcOps[K]['result'];
+
+/** One RPC request as it crosses IPC (a union over the operations, so `op` and `args` agree). */
+export type RpcRequest = { [K in RpcOp]: { type: 'rpc'; id: number; op: K; args: RpcArgs<K> } }[RpcOp];
 
 export type PrimaryMessage =
   /**
@@ -10,7 +42,7 @@ export type PrimaryMessage =
   | { type: 'setting'; setting: Setting; baseDir: string; generation: number; changedHosts: string[] | 'all' }
   | { type: 'ring'; members: number[] }
   | { type: 'drain'; timeoutMs: number }
-  | { type: 'rpc'; id: number; op: string; args: unknown };
+  | RpcRequest;
 
 export type WorkerMessage =
   | { type: 'hello' }
@@ -18,4 +50,5 @@ export type WorkerMessage =
   | { type: 'apply-error'; generation: number; message: string }
   /** Sent instead of `ready` when a listening socket of that generation could not be opened. */
   | { type: 'listen-error'; generation: number; errors: string[] }
-  | { type: 'rpc-result'; id: number; ok: boolean; result?: unknown; error?: string; code?: string };
+  | { type: 'rpc-result'; id: number; ok: true; result: RpcResult<RpcOp> }
+  | { type: 'rpc-result'; id: number; ok: false; error?: string; code?: string };

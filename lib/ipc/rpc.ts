@@ -1,7 +1,7 @@
 // Commands from the primary to a worker and their answers (management API operations: origin
 // state, invalidation, fileinfo). One message per API call, never per client request.
 import type { Worker } from 'node:cluster';
-import type { WorkerMessage } from './messages.js';
+import type { RpcArgs, RpcOp, RpcRequest, RpcResult, WorkerMessage } from './messages.js';
 
 export class RpcError extends Error {
   constructor(message: string, readonly code?: string) {
@@ -10,7 +10,7 @@ export class RpcError extends Error {
   }
 }
 
-interface Pending { resolve(v: unknown): void; reject(e: Error): void; timer: NodeJS.Timeout }
+interface Pending { resolve(v: RpcResult<RpcOp>): void; reject(e: Error): void; timer: NodeJS.Timeout }
 
 export class RpcClient {
   private nextId = 1;
@@ -27,28 +27,36 @@ export class RpcClient {
     else p.reject(new RpcError(m.error ?? 'worker command failed', m.code));
   }
 
-  call<T>(worker: Worker, op: string, args: unknown, timeoutMs = 30_000): Promise<T> {
+  call<K extends RpcOp>(worker: Worker, op: K, args: RpcArgs<K>, timeoutMs = 30_000): Promise<RpcResult<K>> {
     if (!worker.isConnected()) return Promise.reject(new RpcError('worker not connected', 'RT_NOT_RUNNING'));
     const id = this.nextId++;
-    return new Promise<T>((resolve, reject) => {
+    return new Promise<RpcResult<K>>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
         reject(new RpcError(`worker did not answer ${op} within ${timeoutMs} ms`, 'RT_NOT_RUNNING'));
       }, timeoutMs);
-      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject, timer });
+      this.pending.set(id, { resolve: resolve as (v: RpcResult<RpcOp>) => void, reject, timer });
       worker.send({ type: 'rpc', id, op, args });
     });
   }
 }
 
-export type RpcHandler = (args: never) => Promise<unknown> | unknown;
+/** The worker's handler of one operation. */
+export type RpcHandler<K extends RpcOp> = (args: RpcArgs<K>) => RpcResult<K> | Promise<RpcResult<K>>;
+
+/** Handlers of the operations K (every operation by default). */
+export type RpcHandlers<K extends RpcOp = RpcOp> = { [P in K]: RpcHandler<P> };
+
+function run<K extends RpcOp>(handlers: RpcHandlers, op: K, args: RpcArgs<K>): RpcResult<K> | Promise<RpcResult<K>> {
+  return handlers[op](args);
+}
 
 /** Worker side: runs the handler of each command and sends its answer back. */
-export function serveRpc(handlers: Record<string, RpcHandler>, send: (m: WorkerMessage) => void) {
-  return (m: { id: number; op: string; args: unknown }): void => {
-    const h = handlers[m.op];
-    if (h === undefined) { send({ type: 'rpc-result', id: m.id, ok: false, error: `unknown command ${m.op}` }); return; }
-    Promise.resolve().then(() => h(m.args as never)).then(
+export function serveRpc(handlers: RpcHandlers, send: (m: WorkerMessage) => void) {
+  return (m: RpcRequest): void => {
+    // The table is typed complete; a primary of another build could still name something else.
+    if (!Object.hasOwn(handlers, m.op)) { send({ type: 'rpc-result', id: m.id, ok: false, error: `unknown command ${m.op}` }); return; }
+    Promise.resolve().then(() => run(handlers, m.op, m.args)).then(
       (result) => send({ type: 'rpc-result', id: m.id, ok: true, result }),
       (err: Error & { code?: string }) => send({ type: 'rpc-result', id: m.id, ok: false, error: err.message, code: err.code }),
     );

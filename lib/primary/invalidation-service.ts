@@ -68,13 +68,13 @@ export class InvalidationService {
     await this.bridge.callAll('settle', { targets: targets.map(toWire) });
     const total: InvalidateResult = { Count: 0, Size: 0, Time: 0 };
     for (const [k, list] of groups) {
-      const r = await this.bridge.call<InvalidateResult>('invalidate', { kind: k, targets: list.map(toWire), sec, before, excluded });
+      const r = await this.bridge.call('invalidate', { kind: k, targets: list.map(toWire), sec, before, excluded });
       total.Count += r.Count; total.Size += r.Size; total.Time += r.Time;
     }
     return { kind, result: total, status: total.Count === 0 ? noTargetStatus(targets, this.purgeSettings) : 200 };
   }
 
   fileinfo(vhost: string, url: string): Promise<Record<string, unknown>[]> {
-    return this.bridge.call<Record<string, unknown>[]>('fileinfo', { vhost, url });
+    return this.bridge.call('fileinfo', { vhost, url });
   }
 }

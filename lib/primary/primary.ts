@@ -274,8 +274,8 @@ export class Primary {
     try {
       // First every worker: its fetches of those hosts finish writing, its memory objects go.
       // Only then one worker empties the shared disk, so no late write brings a row back.
-      await Promise.all(workers.map((w) => this.rpc.call<number>(w, 'drop-hosts', { names, diskToo: false }, 120_000)));
-      const objects = await this.rpc.call<number>(workers[0]!, 'drop-hosts', { names, diskToo: true }, 120_000);
+      await Promise.all(workers.map((w) => this.rpc.call(w, 'drop-hosts', { names, diskToo: false }, 120_000)));
+      const objects = await this.rpc.call(workers[0]!, 'drop-hosts', { names, diskToo: true }, 120_000);
       systemLog.info({ hosts: names, objects }, 'content of removed hosts deleted');
     } catch (err) {
       systemLog.error({ hosts: names, err: (err as Error).message }, 'content of removed hosts could not be deleted');

@@ -5,6 +5,7 @@
 import type { Worker } from 'node:cluster';
 import { RtBridgeError, type OriginState, type OriginStatus, type RtBridge } from '../manager/index.js';
 import type { Setting } from '../setting/types.js';
+import type { RpcArgs, RpcOp, RpcResult } from '../ipc/messages.js';
 import { RpcError, type RpcClient } from '../ipc/rpc.js';
 
 export interface WorkerSource {
@@ -67,9 +68,9 @@ export class WorkerBridge implements RtBridge {
     return w;
   }
 
-  async call<T>(op: string, args: unknown, worker: Worker = this.one()): Promise<T> {
+  async call<K extends RpcOp>(op: K, args: RpcArgs<K>, worker: Worker = this.one()): Promise<RpcResult<K>> {
     try {
-      return await this.rpc.call<T>(worker, op, args);
+      return await this.rpc.call(worker, op, args);
     } catch (err) {
       if (err instanceof RpcError && (err.code === 'RT_NOT_RUNNING' || err.code === 'VHOST_NOT_FOUND')) throw new RtBridgeError(err.code, err.message);
       throw err;
@@ -77,15 +78,15 @@ export class WorkerBridge implements RtBridge {
   }
 
   /** The answer of every live worker (RT not running when there is none). */
-  async callAll<T>(op: string, args: unknown): Promise<T[]> {
+  async callAll<K extends RpcOp>(op: K, args: RpcArgs<K>): Promise<RpcResult<K>[]> {
     const workers = this.src.liveWorkers();
     if (workers.length === 0) throw new RtBridgeError('RT_NOT_RUNNING', 'RT not running');
-    return Promise.all(workers.map((w) => this.call<T>(op, args, w)));
+    return Promise.all(workers.map((w) => this.call(op, args, w)));
   }
 
   /** Origin status merged over every worker, one item per host in setting order. */
   async originStatus(vhost?: string): Promise<OriginStatus[]> {
-    const views = await this.callAll<OriginStatus[]>('origin-status', { vhost });
+    const views = await this.callAll('origin-status', { vhost });
     const byHost = new Map<string, OriginStatus[]>();
     for (const list of views) for (const s of list) byHost.set(s.VirtualHost, [...(byHost.get(s.VirtualHost) ?? []), s]);
     return [...byHost.values()].map(mergeOriginStatus);
@@ -94,12 +95,12 @@ export class WorkerBridge implements RtBridge {
   /** Hosts (of those given) whose every origin address is excluded in every live worker. */
   async excludedEverywhere(vhosts: string[]): Promise<string[]> {
     if (vhosts.length === 0) return [];
-    const views = await this.callAll<string[]>('all-excluded', { vhosts });
+    const views = await this.callAll('all-excluded', { vhosts });
     return vhosts.filter((h) => views.every((list) => list.includes(h)));
   }
 
   /** Sends a command to every live worker. */
-  async broadcast(op: string, args: unknown): Promise<void> {
+  async broadcast<K extends RpcOp>(op: K, args: RpcArgs<K>): Promise<void> {
     await Promise.all(this.src.liveWorkers().map((w) => this.call(op, args, w)));
   }
 

@@ -2,7 +2,8 @@
 // origin reset, invalidation, fileinfo. They read the worker's live hosts and cache.
 import { fileRecord } from '../cache/commands/fileinfo.js';
 import { runInvalidation, type InvalidateKind } from '../cache/commands/invalidate.js';
-import type { RpcHandler } from '../ipc/rpc.js';
+import type { RpcOp } from '../ipc/messages.js';
+import type { RpcHandlers } from '../ipc/rpc.js';
 import { fromWire, type WireTarget } from '../ipc/wire.js';
 import type { HostRuntime } from '../pipeline/host-runtime.js';
 import type { WorkerCache } from './worker-cache.js';
@@ -23,7 +24,8 @@ function hostsOf(src: ControlSource, vhost: string | undefined): HostRuntime[] {
   return [h];
 }
 
-export function controlHandlers(src: ControlSource): Record<string, RpcHandler> {
+/** Every RPC operation but 'drop-hosts' (worker.ts serves that one). */
+export function controlHandlers(src: ControlSource): RpcHandlers<Exclude<RpcOp, 'drop-hosts'>> {
   return {
     'origin-status': ({ vhost }: { vhost?: string }) => hostsOf(src, vhost).map((h) => h.origin.status()),
     'reset-origin': ({ vhost }: { vhost?: string }) => { for (const h of hostsOf(src, vhost)) h.origin.reset(); return null; },
