@@ -1,5 +1,5 @@
 // /monitoring/origin over several workers: each has its own view of the origin addresses; the
-// primary shows one item per host (lib/cluster/rt-bridge.ts).
+// primary shows one item per host (lib/primary/rt-bridge.ts).
 import t from 'tap';
 import { mergeOriginStatus } from '../../lib/primary/rt-bridge.js';
 
