@@ -101,7 +101,7 @@ export class Primary {
     process.on('SIGINT', () => void this.shutdown('SIGINT'));
     process.on('SIGHUP', () => void this.reload());
     process.on('SIGUSR2', () => void this.rollingRestart());
-    systemLog.info({ workers: n, api: this.api.httpPort ?? null, apiTls: this.api.httpsPort ?? null }, 'started');
+    systemLog.info({ workers: n, api: this.api.httpPort ?? null, apiHost: this.api.httpHost ?? null, apiTls: this.api.httpsPort ?? null }, 'started');
   }
 
   /** A worker that fails at start-up is tried again a few times before the start fails. */

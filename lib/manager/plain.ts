@@ -19,6 +19,7 @@ export function assertNativeUws(): void {
 
 export interface PlainServer {
   port: number;
+  host: string;
   close(): void;
 }
 
@@ -55,5 +56,5 @@ export async function listenPlain(dispatcher: Dispatcher, version: string, host:
   } catch (err) {
     throw new Error(`management API cannot listen on ${host}:${port}: ${String(err)}`);
   }
-  return { port: server.port, close: () => void server.close() };
+  return { port: server.port, host, close: () => void server.close() };
 }
