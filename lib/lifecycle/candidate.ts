@@ -34,7 +34,8 @@ const GZIP = Buffer.from([0x1f, 0x8b]);
 
 /**
  * Puts a multipart upload into a new directory under `workDir`: a gzipped part is the package
- * (unpacked), other parts named `partName` are setting.json and linked files by file name.
+ * (unpacked), other parts named `partName` are setting.json and linked files by file name. On
+ * every failure nothing is left under `workDir`.
  */
 export async function stageMultipart(body: Buffer, contentType: string, partName: string, workDir: string): Promise<string> {
   const boundary = boundaryOf(contentType);
@@ -56,17 +57,22 @@ export async function stageMultipart(body: Buffer, contentType: string, partName
     }
     return settingRoot(dir);
   }
-  await fs.mkdir(workDir, { recursive: true });
-  const dir = await fs.mkdtemp(path.join(workDir, 'files-'));
   // A lone part is setting.json whatever its file name; otherwise the part named setting.json is.
   const settingPart = parts.length === 1 ? parts[0] : parts.find((p) => path.basename(p.filename ?? '') === SETTING_FILE);
   // Several files and none of them setting.json: the setting itself was not uploaded (code 1).
   if (settingPart === undefined) throw new LoadFailure(1, `no ${SETTING_FILE} among the ${parts.length} files of part "${partName}"`);
-  for (const p of parts) {
-    const name = p === settingPart ? SETTING_FILE : packagePath(p.filename ?? '');
-    if (name === '') continue;
-    await fs.mkdir(path.dirname(path.join(dir, name)), { recursive: true });
-    await fs.writeFile(path.join(dir, name), p.data);
+  await fs.mkdir(workDir, { recursive: true });
+  const dir = await fs.mkdtemp(path.join(workDir, 'files-'));
+  try {
+    for (const p of parts) {
+      const name = p === settingPart ? SETTING_FILE : packagePath(p.filename ?? '');
+      if (name === '') continue;
+      await fs.mkdir(path.dirname(path.join(dir, name)), { recursive: true });
+      await fs.writeFile(path.join(dir, name), p.data);
+    }
+  } catch (err) {
+    await fs.rm(dir, { recursive: true, force: true });
+    throw err;
   }
   return dir;
 }
