@@ -9,7 +9,7 @@ import { formatIssue } from '../setting/issues.js';
 import { isPlainObject } from '../setting/merge.js';
 import type { Setting } from '../setting/types.js';
 import { boundaryOf, parseMultipart } from './multipart.js';
-import { basehostRefs, certRefs, packagePath, SETTING_FILE, sourceOf, unpack, type LinkedRef } from './package.js';
+import { basehostRefs, certRefs, packagePath, SETTING_FILE, sourceOf, unpack, type LinkedRef, type UnpackLimits } from './package.js';
 
 export type LoadCode = 1 | 2 | 3 | 4 | 5;
 
@@ -34,10 +34,10 @@ const GZIP = Buffer.from([0x1f, 0x8b]);
 
 /**
  * Puts a multipart upload into a new directory under `workDir`: a gzipped part is the package
- * (unpacked), other parts named `partName` are setting.json and linked files by file name. On
- * every failure nothing is left under `workDir`.
+ * (unpacked within `limits`), other parts named `partName` are setting.json and linked files by
+ * file name. On every failure nothing is left under `workDir`.
  */
-export async function stageMultipart(body: Buffer, contentType: string, partName: string, workDir: string): Promise<string> {
+export async function stageMultipart(body: Buffer, contentType: string, partName: string, workDir: string, limits: UnpackLimits): Promise<string> {
   const boundary = boundaryOf(contentType);
   if (boundary === undefined) throw new LoadFailure(1, 'multipart/form-data without a boundary');
   let parts;
@@ -51,11 +51,18 @@ export async function stageMultipart(body: Buffer, contentType: string, partName
   if (pkg !== undefined) {
     let dir: string;
     try {
-      dir = await unpack(pkg.data, workDir);
+      dir = await unpack(pkg.data, workDir, limits);
     } catch (err) {
       throw new LoadFailure(2, `cannot unpack ${pkg.filename ?? 'the package'}: ${(err as Error).message}`);
     }
     return settingRoot(dir);
+  }
+  // The parts are the files of a package, so the package's bounds apply to them too.
+  if (parts.length > limits.maxFiles) {
+    throw new LoadFailure(2, `the upload holds more than ${limits.maxFiles} files (env.management.api.upload.maxFiles)`);
+  }
+  if (parts.reduce((n, p) => n + p.data.length, 0) > limits.maxBytes) {
+    throw new LoadFailure(2, `the upload's files come to more than ${limits.maxBytes} bytes (env.management.api.upload.maxUnpackedSize)`);
   }
   // A lone part is setting.json whatever its file name; otherwise the part named setting.json is.
   const settingPart = parts.length === 1 ? parts[0] : parts.find((p) => path.basename(p.filename ?? '') === SETTING_FILE);

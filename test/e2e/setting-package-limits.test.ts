@@ -1,5 +1,8 @@
-// Black-box: every refused upload leaves the node as it was: same running setting, nothing
-// left in state/tmp.
+// Black-box: setting packages that unpack too large (a gzip bomb) or hold too many files are
+// refused with `error: 2` through /setting/validate and /setting/upload, and every refused
+// upload leaves the node as it was: same running setting, nothing left in state/tmp, the API
+// and the data port still answering.
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -54,6 +57,43 @@ function post(server: RunningServer, route: string, parts: Array<{ filename: str
 async function tmpEntries(server: RunningServer): Promise<string[]> {
   return fs.readdir(path.join(server.dir, 'state', 'tmp')).catch(() => []);
 }
+
+t.test('a gzip bomb is refused with error 2 by validate and by upload; the node keeps its setting and keeps serving', async (t) => {
+  const { server, port } = await node(t);
+  const running = (await call(server.apiPort, '/setting/setting.json')).text;
+  const historyBefore = (await call(server.apiPort, '/setting/history')).text;
+  // About 300 KB on the wire, 300 MiB unpacked: beyond the 64 MiB default.
+  const bomb = await tgz({ 'setting.json': running, 'zero.bin': 300 * 1024 * 1024 });
+  t.ok(bomb.length < 1024 * 1024, `the bomb is small on the wire (${bomb.length} bytes)`);
+
+  for (const route of ['/setting/validate', '/setting/upload']) {
+    const r = await post(server, route, [{ filename: 'bomb.tgz', data: bomb }]);
+    t.equal(r.status, 500, `${route}: 500`);
+    t.match(r.json, { method: route, status: 'fail', error: 2 }, `${route}: the envelope of an unpacking failure`);
+    t.match(r.json.reason, /more than 64 MiB/, `${route}: the reason names the limit`);
+  }
+  t.equal(server.proc.exitCode, null, 'the primary is still running');
+  t.equal((await call(server.apiPort, '/setting/setting.json')).text, running, 'the running setting is unchanged');
+  t.equal((await call(server.apiPort, '/setting/history')).text, historyBefore, 'no history entry was made');
+  t.strictSame(await tmpEntries(server), [], 'nothing is left in state/tmp');
+  t.equal((await fetchHost(port, 'a.com', '/after')).status, 200, 'the data port still serves');
+});
+
+t.test('env.management.api.upload limits the unpacked size and the file count; a package within both is accepted', async (t) => {
+  const { server } = await node(t, { management: { api: { upload: { maxUnpackedSize: '1mb', maxFiles: 4 } } } });
+  const running = (await call(server.apiPort, '/setting/setting.json')).text;
+  const big = await post(server, '/setting/validate', [{ filename: 'p.tgz', data: await tgz({ 'setting.json': running, 'big.bin': randomBytes(2 * 1024 * 1024) }) }]);
+  t.match(big.json, { status: 'fail', error: 2, reason: /more than 1 MiB/ }, 'a 2 MiB member is over maxUnpackedSize 1mb');
+  const files: Record<string, string> = { 'setting.json': running };
+  for (let i = 0; i < 5; i++) files[`f${i}.txt`] = 'x';
+  const many = await post(server, '/setting/validate', [{ filename: 'p.tgz', data: await tgz(files) }]);
+  t.match(many.json, { status: 'fail', error: 2, reason: /more than 4 files/ }, 'six files are over maxFiles 4');
+  const parts = await post(server, '/setting/validate', Object.entries(files).map(([filename, data]) => ({ filename, data })));
+  t.match(parts.json, { status: 'fail', error: 2, reason: /more than 4 files/ }, 'so are six plain file parts');
+  const fine = await post(server, '/setting/validate', [{ filename: 'p.tgz', data: await tgz({ 'setting.json': running, 'small.bin': randomBytes(512 * 1024) }) }]);
+  t.match(fine.json, { status: 'OK', error: 0 }, 'a package within both limits is accepted');
+  t.strictSame(await tmpEntries(server), [], 'nothing is left in state/tmp');
+});
 
 t.test('refused uploads of every kind leave nothing in state/tmp', async (t) => {
   const { server } = await node(t);
