@@ -8,6 +8,7 @@ import { parseSetting, SettingError } from '../setting/load.js';
 import { formatIssue } from '../setting/issues.js';
 import { isPlainObject } from '../setting/merge.js';
 import type { Setting } from '../setting/types.js';
+import { outsideLinkedDirs } from './linked-dirs.js';
 import { boundaryOf, parseMultipart } from './multipart.js';
 import { basehostRefs, certRefs, packagePath, SETTING_FILE, sourceOf, unpack, type LinkedRef, type UnpackLimits } from './package.js';
 
@@ -114,6 +115,11 @@ export interface LoadOptions {
   staged?: string;
   /** False for a validation of a JSON body: linked files are not required to exist. */
   checkFiles: boolean;
+  /**
+   * Directories linked files must resolve under (linked-dirs.ts); a file elsewhere is wrong
+   * content (code 4). Undefined only to read a file's own env before checking it with that env.
+   */
+  linkedDirs?: string[];
 }
 
 /** Reads setting.json from `staged` (when `text` is undefined) and validates everything. */
@@ -129,6 +135,7 @@ export async function loadCandidate(text: string | undefined, o: LoadOptions): P
   }
   const parsed = parseJsonText(raw);
   const refs = basehostRefs(parsed, o.settingDir);
+  await refuseOutside(refs, o.linkedDirs);
   if (o.checkFiles) await requirePresent(refs, o.staged);
   // Basehost files of an upload are read where the upload put them; the service's directory
   // stays the base of a relative env.home.
@@ -142,8 +149,15 @@ export async function loadCandidate(text: string | undefined, o: LoadOptions): P
   const home = isPlainObject(parsed) && isPlainObject(parsed.env) ? parsed.env.home : undefined;
   if (typeof home === 'string') setting.env.home = path.resolve(o.settingDir, home);
   const certs = certRefs(setting, o.runningHome);
+  await refuseOutside(certs, o.linkedDirs);
   if (o.checkFiles) await requirePresent(certs, o.staged);
   return { setting, raw, refs: [...refs, ...certs], ...(o.staged === undefined ? {} : { staged: o.staged }) };
+}
+
+async function refuseOutside(refs: LinkedRef[], dirs: string[] | undefined): Promise<void> {
+  if (dirs === undefined) return;
+  const issues = await outsideLinkedDirs(refs, dirs);
+  if (issues.length > 0) throw new LoadFailure(4, issues.join('; '));
 }
 
 async function requirePresent(refs: LinkedRef[], staged: string | undefined): Promise<void> {

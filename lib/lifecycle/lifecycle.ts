@@ -11,6 +11,7 @@ import { ConfigEvents, WATCH } from './config-events.js';
 import { hostChanges, sameValue, withoutHosting } from './diff.js';
 import { HistoryStore, md5OfHash, sameContent, toEntry, type HistoryEntry, type HistoryRow } from './history.js';
 import { removeLinkedTemps, stageLinked } from './install.js';
+import { linkedFileDirs } from './linked-dirs.js';
 import { writeStatePointer } from './state-pointer.js';
 import { buildPackage, contentHash, md5, SETTING_FILE, unpack, unpackLimits, type LinkedRef } from './package.js';
 
@@ -206,7 +207,8 @@ export class SettingLifecycle {
   }
 
   loadOptions(checkFiles: boolean, staged?: string): Parameters<typeof loadCandidate>[1] {
-    return { settingDir: this.opts.baseDir, runningHome: this.current.env.home, checkFiles, ...(staged === undefined ? {} : { staged }) };
+    const linkedDirs = linkedFileDirs(this.current.env);
+    return { settingDir: this.opts.baseDir, runningHome: this.current.env.home, checkFiles, linkedDirs, ...(staged === undefined ? {} : { staged }) };
   }
 
   /** `GET /setting/deploy/local`: the edited setting.json on disk, applied. Throws LoadFailure. */
