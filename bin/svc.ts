@@ -63,13 +63,16 @@ async function validateFile(file: string): Promise<number> {
     return 1;
   }
   const { loadCandidate, LoadFailure } = await import('../lib/lifecycle/candidate.js');
+  const { linkedFileDirs } = await import('../lib/lifecycle/linked-dirs.js');
   const fs = await import('node:fs/promises');
   try {
     const text = await fs.readFile(abs, 'utf8');
     const base = { settingDir: path.dirname(abs), runningHome: path.dirname(abs) };
-    // Certificates of hosts resolve against the env.home the file itself declares.
+    // Certificates of hosts resolve against the env.home the file itself declares, and linked
+    // files must lie under that home or the file's own env.linkedFileDirs.
     const parsed = await loadCandidate(text, { ...base, checkFiles: false });
-    await loadCandidate(text, { ...base, runningHome: parsed.setting.env.home, checkFiles: true });
+    const linkedDirs = linkedFileDirs(parsed.setting.env);
+    await loadCandidate(text, { ...base, runningHome: parsed.setting.env.home, checkFiles: true, linkedDirs });
   } catch (err) {
     if (!(err instanceof LoadFailure)) throw err;
     process.stderr.write(`error ${err.code}: ${err.code === 5 ? `linked file not found: ${err.message}` : err.message}\n`);

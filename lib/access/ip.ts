@@ -100,3 +100,11 @@ export function compileAddress(addr: string): AddressRange {
 export function inRange(ip: ParsedIp, r: AddressRange): boolean {
   return ip.v === r.v && ip.n >= r.lo && ip.n <= r.hi;
 }
+
+const V4_LOOPBACK: AddressRange = { v: 4, lo: 0x7f000000, hi: 0x7fffffff };
+
+/** Whether every address of the range is a loopback address (127.0.0.0/8 or ::1). */
+export function isLoopbackRange(r: AddressRange): boolean {
+  if (r.v === 6) return r.lo === 1n && r.hi === 1n;
+  return r.lo >= V4_LOOPBACK.lo && r.hi <= V4_LOOPBACK.hi;
+}

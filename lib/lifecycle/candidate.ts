@@ -8,8 +8,9 @@ import { parseSetting, SettingError } from '../setting/load.js';
 import { formatIssue } from '../setting/issues.js';
 import { isPlainObject } from '../setting/merge.js';
 import type { Setting } from '../setting/types.js';
+import { outsideLinkedDirs } from './linked-dirs.js';
 import { boundaryOf, parseMultipart } from './multipart.js';
-import { basehostRefs, certRefs, packagePath, SETTING_FILE, sourceOf, unpack, type LinkedRef } from './package.js';
+import { basehostRefs, certRefs, packagePath, SETTING_FILE, sourceOf, unpack, type LinkedRef, type UnpackLimits } from './package.js';
 
 export type LoadCode = 1 | 2 | 3 | 4 | 5;
 
@@ -34,9 +35,10 @@ const GZIP = Buffer.from([0x1f, 0x8b]);
 
 /**
  * Puts a multipart upload into a new directory under `workDir`: a gzipped part is the package
- * (unpacked), other parts named `partName` are setting.json and linked files by file name.
+ * (unpacked within `limits`), other parts named `partName` are setting.json and linked files by
+ * file name. On every failure nothing is left under `workDir`.
  */
-export async function stageMultipart(body: Buffer, contentType: string, partName: string, workDir: string): Promise<string> {
+export async function stageMultipart(body: Buffer, contentType: string, partName: string, workDir: string, limits: UnpackLimits): Promise<string> {
   const boundary = boundaryOf(contentType);
   if (boundary === undefined) throw new LoadFailure(1, 'multipart/form-data without a boundary');
   let parts;
@@ -50,23 +52,35 @@ export async function stageMultipart(body: Buffer, contentType: string, partName
   if (pkg !== undefined) {
     let dir: string;
     try {
-      dir = await unpack(pkg.data, workDir);
+      dir = await unpack(pkg.data, workDir, limits);
     } catch (err) {
       throw new LoadFailure(2, `cannot unpack ${pkg.filename ?? 'the package'}: ${(err as Error).message}`);
     }
     return settingRoot(dir);
   }
-  await fs.mkdir(workDir, { recursive: true });
-  const dir = await fs.mkdtemp(path.join(workDir, 'files-'));
+  // The parts are the files of a package, so the package's bounds apply to them too.
+  if (parts.length > limits.maxFiles) {
+    throw new LoadFailure(2, `the upload holds more than ${limits.maxFiles} files (env.management.api.upload.maxFiles)`);
+  }
+  if (parts.reduce((n, p) => n + p.data.length, 0) > limits.maxBytes) {
+    throw new LoadFailure(2, `the upload's files come to more than ${limits.maxBytes} bytes (env.management.api.upload.maxUnpackedSize)`);
+  }
   // A lone part is setting.json whatever its file name; otherwise the part named setting.json is.
   const settingPart = parts.length === 1 ? parts[0] : parts.find((p) => path.basename(p.filename ?? '') === SETTING_FILE);
   // Several files and none of them setting.json: the setting itself was not uploaded (code 1).
   if (settingPart === undefined) throw new LoadFailure(1, `no ${SETTING_FILE} among the ${parts.length} files of part "${partName}"`);
-  for (const p of parts) {
-    const name = p === settingPart ? SETTING_FILE : packagePath(p.filename ?? '');
-    if (name === '') continue;
-    await fs.mkdir(path.dirname(path.join(dir, name)), { recursive: true });
-    await fs.writeFile(path.join(dir, name), p.data);
+  await fs.mkdir(workDir, { recursive: true });
+  const dir = await fs.mkdtemp(path.join(workDir, 'files-'));
+  try {
+    for (const p of parts) {
+      const name = p === settingPart ? SETTING_FILE : packagePath(p.filename ?? '');
+      if (name === '') continue;
+      await fs.mkdir(path.dirname(path.join(dir, name)), { recursive: true });
+      await fs.writeFile(path.join(dir, name), p.data);
+    }
+  } catch (err) {
+    await fs.rm(dir, { recursive: true, force: true });
+    throw err;
   }
   return dir;
 }
@@ -101,6 +115,11 @@ export interface LoadOptions {
   staged?: string;
   /** False for a validation of a JSON body: linked files are not required to exist. */
   checkFiles: boolean;
+  /**
+   * Directories linked files must resolve under (linked-dirs.ts); a file elsewhere is wrong
+   * content (code 4). Undefined only to read a file's own env before checking it with that env.
+   */
+  linkedDirs?: string[];
 }
 
 /** Reads setting.json from `staged` (when `text` is undefined) and validates everything. */
@@ -116,6 +135,7 @@ export async function loadCandidate(text: string | undefined, o: LoadOptions): P
   }
   const parsed = parseJsonText(raw);
   const refs = basehostRefs(parsed, o.settingDir);
+  await refuseOutside(refs, o.linkedDirs);
   if (o.checkFiles) await requirePresent(refs, o.staged);
   // Basehost files of an upload are read where the upload put them; the service's directory
   // stays the base of a relative env.home.
@@ -129,8 +149,15 @@ export async function loadCandidate(text: string | undefined, o: LoadOptions): P
   const home = isPlainObject(parsed) && isPlainObject(parsed.env) ? parsed.env.home : undefined;
   if (typeof home === 'string') setting.env.home = path.resolve(o.settingDir, home);
   const certs = certRefs(setting, o.runningHome);
+  await refuseOutside(certs, o.linkedDirs);
   if (o.checkFiles) await requirePresent(certs, o.staged);
   return { setting, raw, refs: [...refs, ...certs], ...(o.staged === undefined ? {} : { staged: o.staged }) };
+}
+
+async function refuseOutside(refs: LinkedRef[], dirs: string[] | undefined): Promise<void> {
+  if (dirs === undefined) return;
+  const issues = await outsideLinkedDirs(refs, dirs);
+  if (issues.length > 0) throw new LoadFailure(4, issues.join('; '));
 }
 
 async function requirePresent(refs: LinkedRef[], staged: string | undefined): Promise<void> {

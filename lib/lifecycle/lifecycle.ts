@@ -11,8 +11,9 @@ import { ConfigEvents, WATCH } from './config-events.js';
 import { hostChanges, sameValue, withoutHosting } from './diff.js';
 import { HistoryStore, md5OfHash, sameContent, toEntry, type HistoryEntry, type HistoryRow } from './history.js';
 import { removeLinkedTemps, stageLinked } from './install.js';
+import { linkedFileDirs } from './linked-dirs.js';
 import { writeStatePointer } from './state-pointer.js';
-import { buildPackage, contentHash, md5, SETTING_FILE, unpack, type LinkedRef } from './package.js';
+import { buildPackage, contentHash, md5, SETTING_FILE, unpack, unpackLimits, type LinkedRef } from './package.js';
 
 export interface RuntimeHooks {
   /**
@@ -189,7 +190,7 @@ export class SettingLifecycle {
     if (row !== undefined && md5OfHash(row.hash) === md5(text)) {
       let dir: string | undefined;
       try {
-        dir = await unpack(await fs.readFile((await this.history()).packagePath(row)), this.workDir);
+        dir = await unpack(await fs.readFile((await this.history()).packagePath(row)), this.workDir, unpackLimits(this.current));
         const c = await loadCandidate(undefined, this.loadOptions(false, dir));
         const staged = await stageLinked(c);
         await staged.commit();
@@ -206,7 +207,8 @@ export class SettingLifecycle {
   }
 
   loadOptions(checkFiles: boolean, staged?: string): Parameters<typeof loadCandidate>[1] {
-    return { settingDir: this.opts.baseDir, runningHome: this.current.env.home, checkFiles, ...(staged === undefined ? {} : { staged }) };
+    const linkedDirs = linkedFileDirs(this.current.env);
+    return { settingDir: this.opts.baseDir, runningHome: this.current.env.home, checkFiles, linkedDirs, ...(staged === undefined ? {} : { staged }) };
   }
 
   /** `GET /setting/deploy/local`: the edited setting.json on disk, applied. Throws LoadFailure. */
@@ -246,7 +248,7 @@ export class SettingLifecycle {
     try {
       let text: string | undefined;
       if (/^multipart\/form-data/i.test(contentType)) {
-        staged = await stageMultipart(body, contentType, this.current.env.management.api.multipartName, this.workDir);
+        staged = await stageMultipart(body, contentType, this.current.env.management.api.multipartName, this.workDir, unpackLimits(this.current));
       } else {
         if (body.length === 0) throw new LoadFailure(1, 'empty body: no setting.json');
         text = body.toString('utf8');
@@ -272,7 +274,7 @@ export class SettingLifecycle {
         return { code: 1, reason: `package file ${row.file} is missing` };
       }
       try {
-        staged = await unpack(pkg, this.workDir);
+        staged = await unpack(pkg, this.workDir, unpackLimits(this.current));
       } catch (err) {
         return { code: 2, reason: (err as Error).message };
       }
@@ -435,7 +437,7 @@ export class SettingLifecycle {
   private async settingOf(row: HistoryRow): Promise<string | undefined> {
     let dir: string | undefined;
     try {
-      dir = await unpack(await fs.readFile((await this.history()).packagePath(row)), this.workDir);
+      dir = await unpack(await fs.readFile((await this.history()).packagePath(row)), this.workDir, unpackLimits(this.current));
       return await fs.readFile(path.join(dir, SETTING_FILE), 'utf8');
     } catch {
       return undefined;

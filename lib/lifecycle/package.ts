@@ -3,17 +3,17 @@
 // (a leading `/` dropped, `..` written as `_up_`), so that one package restores the same files
 // wherever the service home is. An uploaded package may also hold a linked file flat, under its
 // base name.
+import { constants as bufferConstants } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import * as tar from 'tar';
 import { isPlainObject } from '../setting/merge.js';
+import { parseSize } from '../setting/size.js';
 import type { Setting } from '../setting/types.js';
 
 export const SETTING_FILE = 'setting.json';
-/** Unpacked packages larger than this are refused (the upload itself is bounded at 64 MiB). */
-const MAX_UNPACKED = 256 * 1024 * 1024;
-
 export interface LinkedRef {
   /** JSON path of the member that names the file. */
   jsonPath: string;
@@ -136,38 +136,125 @@ export async function buildPackage(raw: string, refs: LinkedRef[], staged: strin
   }
 }
 
+export interface UnpackLimits {
+  /** Bytes of the decompressed tar content (files plus tar headers). */
+  maxBytes: number;
+  /** Entries (files, directories, anything else) of the archive, or files of a multipart upload. */
+  maxFiles: number;
+}
+
+/** The schema defaults of env.management.api.upload, for unpacking before a setting is loaded. */
+export const DEFAULT_UNPACK_LIMITS: UnpackLimits = { maxBytes: 64 * 1024 * 1024, maxFiles: 1000 };
+
+export function unpackLimits(setting: Setting): UnpackLimits {
+  const u = setting.env.management.api.upload;
+  return { maxBytes: parseSize(u.maxUnpackedSize), maxFiles: u.maxFiles };
+}
+
+function sizeText(bytes: number): string {
+  return bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes} bytes`;
+}
+
+const GZIP_MAGIC = Buffer.from([0x1f, 0x8b]);
+
+/**
+ * The tar content of a package: gunzipped in the thread pool with the output bounded, so a
+ * small bomb stops at the limit instead of filling memory or disk. A package that is not
+ * gzipped is taken as a plain tar.
+ */
+function tarContent(pkg: Buffer, maxBytes: number): Promise<Buffer> {
+  const tooLarge = (): Error => new Error(`package unpacks to more than ${sizeText(maxBytes)} (env.management.api.upload.maxUnpackedSize)`);
+  if (!pkg.subarray(0, 2).equals(GZIP_MAGIC)) return pkg.length > maxBytes ? Promise.reject(tooLarge()) : Promise.resolve(pkg);
+  return new Promise((resolve, reject) => {
+    zlib.gunzip(pkg, { maxOutputLength: Math.min(maxBytes + 1, bufferConstants.MAX_LENGTH) }, (err, out) => {
+      if (err !== null) reject((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' ? tooLarge() : err);
+      else if (out.length > maxBytes) reject(tooLarge());
+      else resolve(out);
+    });
+  });
+}
+
+/** A directory has no chunks; a file's chunks are complete once its entry ended. */
+interface TarMember { path: string; chunks: Buffer[] | undefined; ended: boolean }
+
+/**
+ * The regular files (with their data) and directories of a tar; other entries are skipped.
+ * Every failure, the parser's and ours, rejects: nothing is thrown from inside its callbacks,
+ * where it would escape the promise and kill the process.
+ */
+function tarMembers(content: Buffer, maxFiles: number): Promise<TarMember[]> {
+  return new Promise((resolve, reject) => {
+    const members: TarMember[] = [];
+    let entries = 0;
+    let failure: Error | undefined;
+    let settled = false;
+    const settle = (): void => {
+      if (settled) return;
+      settled = true;
+      if (failure !== undefined) reject(failure);
+      else if (members.some((m) => !m.ended)) reject(new Error('package is cut off inside a file'));
+      else if (entries === 0) reject(new Error('package holds no files'));
+      else resolve(members);
+    };
+    const parser = new tar.Parser({ strict: true, brotli: false, zstd: false });
+    parser.on('entry', (entry: tar.ReadEntry) => {
+      if (failure === undefined && ++entries > maxFiles) failure = new Error(`package holds more than ${maxFiles} files (env.management.api.upload.maxFiles)`);
+      const type = entry.type;
+      if (failure !== undefined || !['File', 'OldFile', 'ContiguousFile', 'Directory'].includes(type)) {
+        entry.resume();
+        return;
+      }
+      const member: TarMember = { path: entry.path, chunks: type === 'Directory' ? undefined : [], ended: false };
+      members.push(member);
+      entry.on('data', (c: Buffer) => member.chunks?.push(c));
+      entry.on('end', () => { member.ended = true; });
+    });
+    parser.on('error', (err: Error) => {
+      failure ??= err;
+      settle();
+    });
+    parser.on('end', settle);
+    try {
+      parser.end(content);
+    } catch (err) {
+      failure ??= err as Error;
+      settle();
+    }
+  });
+}
+
+/** Where a member goes inside the unpack directory; a path that leaves it is refused. */
+function memberPath(dir: string, name: string): string | undefined {
+  const parts = name.split('/').filter((s) => s !== '' && s !== '.');
+  if (parts.includes('..')) throw new Error(`package entry "${name}" points outside the package`);
+  return parts.length === 0 ? undefined : path.join(dir, ...parts);
+}
+
 /**
  * Unpacks a package into a new directory under `workDir` and returns it. Only regular files and
- * directories are taken, paths stay inside the directory (tar strips absolute and `..` paths),
- * and the unpacked size is bounded. Throws when the data is not a readable gzipped tar.
+ * directories are taken (no links), an absolute path is taken as relative, a `..` refuses the
+ * package, and the decompressed size and the entry count are bounded (`limits`). Throws, with
+ * nothing left under `workDir`, when the data is not a readable tar or gzipped tar or is over a
+ * limit.
  */
-export async function unpack(pkg: Buffer, workDir: string): Promise<string> {
+export async function unpack(pkg: Buffer, workDir: string, limits: UnpackLimits = DEFAULT_UNPACK_LIMITS): Promise<string> {
+  const members = await tarMembers(await tarContent(pkg, limits.maxBytes), limits.maxFiles);
   await fs.mkdir(workDir, { recursive: true });
   const dir = await fs.mkdtemp(path.join(workDir, 'unpack-'));
-  const file = `${dir}.tgz`;
   try {
-    await fs.writeFile(file, pkg);
-    let total = 0;
-    let entries = 0;
-    await tar.extract({
-      file,
-      cwd: dir,
-      strict: true,
-      filter: (_p, entry) => {
-        const type = 'type' in entry ? entry.type : 'File';
-        if (type !== 'File' && type !== 'OldFile' && type !== 'Directory') return false;
-        total += entry.size ?? 0;
-        if (total > MAX_UNPACKED) throw new Error(`package unpacks to more than ${MAX_UNPACKED} bytes`);
-        entries++;
-        return true;
-      },
-    });
-    if (entries === 0) throw new Error('package holds no files');
+    for (const m of members) {
+      const to = memberPath(dir, m.path);
+      if (to === undefined) continue;
+      if (m.chunks === undefined) {
+        await fs.mkdir(to, { recursive: true });
+      } else {
+        await fs.mkdir(path.dirname(to), { recursive: true });
+        await fs.writeFile(to, m.chunks);
+      }
+    }
     return dir;
   } catch (err) {
     await fs.rm(dir, { recursive: true, force: true });
     throw err;
-  } finally {
-    await fs.rm(file, { force: true });
   }
 }

@@ -33,6 +33,7 @@ export async function restoreMissingSetting(settingPath: string): Promise<string
   try {
     const row = store.newest();
     if (row === undefined) return undefined;
+    // No setting is loaded yet, so its upload limits are not known: the defaults bound this one.
     dir = await unpack(await fs.readFile(store.packagePath(row)), path.join(stateDir, 'tmp'));
     await writeFileAtomic(settingPath, await fs.readFile(path.join(dir, SETTING_FILE)));
     return row.hash;

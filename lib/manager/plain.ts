@@ -19,11 +19,15 @@ export function assertNativeUws(): void {
 
 export interface PlainServer {
   port: number;
+  host: string;
   close(): void;
 }
 
 export async function listenPlain(dispatcher: Dispatcher, version: string, host: string, port: number): Promise<PlainServer> {
-  const server = new HyperExpress.Server({ max_body_length: MAX_BODY });
+  // auto_close (default true) makes hyper-express close this server on SIGUSR1, SIGUSR2, SIGINT
+  // and SIGTERM: a rolling restart (SIGUSR2) would take the management API away for good. The
+  // primary handles every signal itself and closes the API only when it stops.
+  const server = new HyperExpress.Server({ max_body_length: MAX_BODY, auto_close: false });
   const handle = async (req: HyperExpress.Request, res: HyperExpress.Response): Promise<void> => {
     // uWS frees the address buffer once the response ends: read it first.
     const remoteAddress = req.ip;
@@ -52,5 +56,5 @@ export async function listenPlain(dispatcher: Dispatcher, version: string, host:
   } catch (err) {
     throw new Error(`management API cannot listen on ${host}:${port}: ${String(err)}`);
   }
-  return { port: server.port, close: () => void server.close() };
+  return { port: server.port, host, close: () => void server.close() };
 }

@@ -4,13 +4,25 @@
 import type https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { parseListen } from '../setting/schema/formats.js';
-import type { Setting } from '../setting/types.js';
+import type { ManagementApi as ManagementApiSetting, Setting } from '../setting/types.js';
 import { AccessControl } from '../access/access.js';
+import { compileAddress, isLoopbackRange } from '../access/ip.js';
 import { assertNativeUws, listenPlain, type PlainServer } from './plain.js';
 import { Dispatcher } from './router.js';
 import { allRoutes } from './routes/index.js';
 import { createTlsServer, tlsOptions } from './tls.js';
 import type { ManagementApiOptions } from './types.js';
+
+/**
+ * Where the plain port listens: an allowList that admits only loopback addresses (or nobody)
+ * could let in no one from another interface, so the port stays on 127.0.0.1; otherwise every
+ * IPv4 interface. The allowList is an env member, fixed until the next start, so the address
+ * chosen at start stays right.
+ */
+export function plainHost(api: Pick<ManagementApiSetting, 'allowList'>): string {
+  const entries = api.allowList ?? [];
+  return entries.every((e) => isLoopbackRange(compileAddress(e.addr))) ? '127.0.0.1' : '0.0.0.0';
+}
 
 export class ManagementApi {
   private readonly dispatcher: Dispatcher;
@@ -28,6 +40,11 @@ export class ManagementApi {
   /** Port of the plain listener, undefined when it is closed (enableHttp false) or not started. */
   get httpPort(): number | undefined {
     return this.plain?.port;
+  }
+
+  /** Address the plain listener is bound to, undefined when it is closed. */
+  get httpHost(): string | undefined {
+    return this.plain?.host;
   }
 
   get httpsPort(): number | undefined {
@@ -72,7 +89,7 @@ export class ManagementApi {
         });
         this.tlsServer = server;
       }
-      if (enableHttp) this.plain = await listenPlain(this.dispatcher, this.opts.version, this.opts.host ?? '0.0.0.0', api.port);
+      if (enableHttp) this.plain = await listenPlain(this.dispatcher, this.opts.version, this.opts.host ?? plainHost(api), api.port);
     } catch (err) {
       await this.close();
       throw err;

@@ -73,7 +73,7 @@ export interface ManagementApiOptions {
   /** Product version, the `version` of every envelope and `ProductVer` of hwinfo. */
   version: string;
   rt: RtBridge;
-  /** Address the plain port binds (default 0.0.0.0). */
+  /** Address the plain port binds; by default it follows the allowList (see plainHost). */
   host?: string;
   /**
    * Routes of the groups that need services of their own (`/setting`, `/get`, the purge family

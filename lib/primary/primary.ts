@@ -1,6 +1,7 @@
 // The primary process: validates the setting before anything starts, forks the RT workers,
 // keeps the hash ring of live workers, replaces a worker that dies (with back-off when it keeps
-// dying), reloads on SIGHUP, rolls the workers on SIGUSR2 and drains everything on SIGTERM.
+// dying), reloads on SIGHUP, rolls the workers on SIGUSR2, only logs SIGUSR1 and drains everything
+// on SIGTERM.
 import cluster, { type Worker } from 'node:cluster';
 import os from 'node:os';
 import path from 'node:path';
@@ -55,6 +56,10 @@ export class Primary {
   constructor(private readonly settingPath: string) {}
 
   async start(): Promise<void> {
+    // Without a listener, SIGUSR1 opens node's inspector (a debugger port that runs any code).
+    // Log rotation set-ups often send it; info.log and watch.log are opened for each line and
+    // the system log is stdout, so there is nothing to reopen: it is only logged.
+    process.on('SIGUSR1', () => systemLog.info('SIGUSR1 received; nothing to do'));
     // Recovery before the load: a setting.json lost in a crash comes back from the history.
     const restored = await restoreMissingSetting(this.settingPath);
     if (restored !== undefined) systemLog.warn({ setting: this.settingPath, hash: restored }, 'setting file was missing; restored from the history');
@@ -96,7 +101,7 @@ export class Primary {
     process.on('SIGINT', () => void this.shutdown('SIGINT'));
     process.on('SIGHUP', () => void this.reload());
     process.on('SIGUSR2', () => void this.rollingRestart());
-    systemLog.info({ workers: n, api: this.api.httpPort ?? null, apiTls: this.api.httpsPort ?? null }, 'started');
+    systemLog.info({ workers: n, api: this.api.httpPort ?? null, apiHost: this.api.httpHost ?? null, apiTls: this.api.httpsPort ?? null }, 'started');
   }
 
   /** A worker that fails at start-up is tried again a few times before the start fails. */

@@ -270,4 +270,7 @@ export function runWorker(): void {
   process.on('SIGTERM', () => undefined);
   process.on('SIGINT', () => undefined);
   process.on('SIGHUP', () => undefined);
+  // A signal sent to the whole group must not open the inspector (SIGUSR1) or kill (SIGUSR2).
+  process.on('SIGUSR1', () => undefined);
+  process.on('SIGUSR2', () => undefined);
 }

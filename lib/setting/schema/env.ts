@@ -1,7 +1,8 @@
-// `env`: settings that need a restart. `home`, `cache` and `license` are ours (the spec shows no
-// field for where the node keeps its state, how big its cache is, or where its license is).
+// `env`: settings that need a restart. `home`, `linkedFileDirs`, `cache` and `license` are ours
+// (the spec shows no field for where the node keeps its state and may write linked files, how
+// big its cache is, or where its license is).
 import { Type } from 'typebox';
-import { Obj, Section, Size, Str } from './common.js';
+import { List, Obj, Section, Size, Str } from './common.js';
 import { EnvLogSchema } from './log.js';
 import { ApiSchema, ClusterSchema } from './management.js';
 import { ServerSchema } from './server.js';
@@ -22,6 +23,9 @@ export const EnvSchema = Section({
     default: '/usr/local/svc',
     minLength: 1,
     description: 'base directory; relative paths elsewhere resolve against it; a relative home resolves against the directory of the setting file',
+  }),
+  linkedFileDirs: List(Str({ minLength: 1 }), {
+    description: 'directories besides env.home where linked files (certificates, basehost files) may live; relative ones resolve against env.home (ours)',
   }),
   cache: CacheSchema,
   log: EnvLogSchema,

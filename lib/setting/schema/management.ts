@@ -1,6 +1,6 @@
 // `env.management.api` (document 1) and `env.management.cluster` (document 2).
 import { Type } from 'typebox';
-import { Bool, Formatted, Int, NullStr, Obj, OneOf, Opt, Secs, Section, Str } from './common.js';
+import { Bool, Formatted, Int, NullStr, Obj, OneOf, Opt, Secs, Section, Size, Str } from './common.js';
 
 export const PERMISSIONS = [
   'enableSetting', 'enablePurge', 'enableMetric', 'enableGraph', 'enableMonitoring',
@@ -45,6 +45,10 @@ export const ApiSchema = Section({
   multipartName: Str({ default: 'settingFile', minLength: 1, description: 'multipart part name of setting upload' }),
   asyncQueueMax: Int(10000, { minimum: 1, description: 'asynchronous invalidation commands that may wait at once (ours)' }),
   asyncInterval: Int(0, { minimum: 0, description: 'milliseconds between two asynchronous invalidation commands, to spare the origin (ours)' }),
+  upload: Section({
+    maxUnpackedSize: Size('64mb', 'largest size a setting package may unpack to (its tar content: files and tar headers); a larger one is refused with error 2'),
+    maxFiles: Int(1000, { minimum: 1, description: 'most files and directories a setting package (or a multipart upload) may hold; more are refused with error 2' }),
+  }, 'bounds of the setting packages the node unpacks (ours)'),
   allowList: Opt(Type.Array(Obj({
     role: Opt(Str()),
     addr: Formatted('svc-allow', { description: 'IP, range a.b.c.1-255, bitmask a.b.c.0/24 or subnet a.b.c.0/255.255.255.0' }),
