@@ -51,6 +51,10 @@ export class ServiceServer {
     });
     this.server.keepAliveTimeout = t.keepAliveMs;
     this.server.maxRequestsPerSocket = 0;
+    // node stops collecting fields after maxHeadersCount (2,000) but the parser still honours a
+    // Content-Length, Transfer-Encoding or second Host after them: keep every field, and let the
+    // receive stage refuse too many (frontEnd.maxHeaderCount, 431). The byte limit above bounds them.
+    this.server.maxHeadersCount = 0;
     this.server.on('clientError', onClientError);
     // CONNECT never reaches the request handler; a reverse proxy does not tunnel.
     this.server.on('connect', (_req: http.IncomingMessage, socket: Socket) => {
