@@ -1,10 +1,11 @@
 // One node:http server per listening socket. llhttp enforces the message syntax (malformed
 // lines, Content-Length/Transfer-Encoding conflicts, header overflow) before our code runs; the
-// clientError hook turns those refusals into complete answers. Connections are tracked so a
-// drain can close idle keep-alive sockets while requests in flight finish.
+// clientError hook turns those refusals into complete answers, after the answers still owed on
+// the connection. Connections are tracked so a drain can close idle keep-alive sockets while
+// requests in flight finish.
 import http from 'node:http';
 import net, { type Socket } from 'node:net';
-import { onClientError } from './client-errors.js';
+import { onClientError, type ConnectionAnswers } from './client-errors.js';
 import { rawErrorResponse } from './respond.js';
 
 export interface ServerTimeouts {
@@ -21,7 +22,7 @@ export interface ServerTimeouts {
 /** While draining, an idle connection is closed only after this long without a request. */
 const DRAIN_IDLE_MS = 400;
 
-interface SocketUse { busy: number; lastUsed: number }
+interface SocketUse extends ConnectionAnswers { lastUsed: number }
 
 export class ServiceServer {
   readonly server: http.Server;
@@ -42,8 +43,12 @@ export class ServiceServer {
     }, (req, res) => {
       const use = this.sockets.get(req.socket);
       if (use !== undefined) {
-        use.busy++;
-        res.once('close', () => { use.busy--; use.lastUsed = Date.now(); });
+        use.pending.add(res);
+        res.once('close', () => {
+          use.pending.delete(res);
+          use.lastUsed = Date.now();
+          use.onAnswered?.();
+        });
       }
       // Draining: this answer closes its connection, so the client's next request goes elsewhere.
       if (this.draining) res.shouldKeepAlive = false;
@@ -55,13 +60,13 @@ export class ServiceServer {
     // Content-Length, Transfer-Encoding or second Host after them: keep every field, and let the
     // receive stage refuse too many (frontEnd.maxHeaderCount, 431). The byte limit above bounds them.
     this.server.maxHeadersCount = 0;
-    this.server.on('clientError', onClientError);
+    this.server.on('clientError', (err: Error, socket: Socket) => onClientError(err, socket, this.sockets.get(socket)));
     // CONNECT never reaches the request handler; a reverse proxy does not tunnel.
     this.server.on('connect', (_req: http.IncomingMessage, socket: Socket) => {
       socket.end(rawErrorResponse(405, { Allow: 'GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS' }));
     });
     this.server.on('connection', (socket: Socket) => {
-      this.sockets.set(socket, { busy: 0, lastUsed: Date.now() });
+      this.sockets.set(socket, { pending: new Set(), onAnswered: undefined, refused: false, lastUsed: Date.now() });
       socket.once('close', () => this.sockets.delete(socket));
     });
   }
@@ -98,7 +103,7 @@ export class ServiceServer {
     while (this.sockets.size > 0 && Date.now() < deadline) {
       const now = Date.now();
       for (const [socket, use] of this.sockets) {
-        if (use.busy === 0 && now - use.lastUsed >= DRAIN_IDLE_MS) socket.end();
+        if (use.pending.size === 0 && now - use.lastUsed >= DRAIN_IDLE_MS) socket.end();
       }
       await new Promise((r) => setTimeout(r, 50));
     }
