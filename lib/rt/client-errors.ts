@@ -67,6 +67,18 @@ export function statusForParserError(err: ParserError): number {
   }
 }
 
+/**
+ * `METHOD SP target` then the line end, with no HTTP-version: an HTTP/0.9 request line. llhttp
+ * accepts it and then waits for header fields a 0.9 client never sends.
+ */
+export function versionlessRequestLine(chunk: Buffer): boolean {
+  const lf = chunk.indexOf(10 /* LF */);
+  if (lf <= 0) return false;
+  const line = chunk.toString('latin1', 0, chunk[lf - 1] === 13 ? lf - 1 : lf);
+  const space = line.indexOf(' ');
+  return space > 0 && TOKEN.test(line.slice(0, space)) && !line.includes(' ', space + 1) && space + 1 < line.length;
+}
+
 /** The raw answer for a connection the server gives up on, then the close. */
 export function refuseConnection(socket: Socket, status: number): void {
   socket.end(rawErrorResponse(status));

@@ -69,6 +69,17 @@ t.test('Transfer-Encoding: chunked in any case and spacing is accepted, chunked 
   t.ok(notLast.closed);
 });
 
+t.test('an HTTP/0.9 request line is answered 400 at once and the connection closed', async (t) => {
+  // The head timeout is 10 s: an answer within this wait can only be the immediate refusal.
+  const r = await rawRequest(port, 'GET /v09\r\n', { timeoutMs: 5000 });
+  t.equal(r.status, 400);
+  t.ok(r.closed, 'the connection is closed');
+  const withFields = await rawRequest(port, 'GET /v09-fields\r\nHost: a.com\r\n\r\n', { timeoutMs: 5000 });
+  t.equal(withFields.status, 400, 'also when fields follow the versionless line');
+  t.ok(withFields.closed);
+  t.equal(origin.count('/v09') + origin.count('/v09-fields'), 0);
+});
+
 t.test('a request line with a major version other than 1 is answered 505', async (t) => {
   const r = await rawRequest(port, 'GET /v2 HTTP/2.0\r\nHost: a.com\r\n\r\n');
   t.equal(r.status, 505);

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { statusForParserError } from '../../lib/rt/client-errors.js';
+import { statusForParserError, versionlessRequestLine } from '../../lib/rt/client-errors.js';
 
 const err = (code: string, raw?: string, bytesParsed?: number): Error & { code: string; rawPacket?: Buffer; bytesParsed?: number } =>
   Object.assign(new Error(code), { code, rawPacket: raw === undefined ? undefined : Buffer.from(raw), bytesParsed });
@@ -23,6 +23,15 @@ t.test('the method judged is the one on the line the parser stopped in, not the 
   const get = 'GET /a HTTP/1.1\r\nHost: a\r\n\r\n';
   t.equal(statusForParserError(err('HPE_INVALID_METHOD', `${get}BREW /pot HTTP/1.1\r\n\r\n`, get.length + 1)), 501, 'an unknown token after a valid GET');
   t.equal(statusForParserError(err('HPE_INVALID_METHOD', `${get}G{T / HTTP/1.1\r\n\r\n`, get.length + 1)), 400);
+});
+
+t.test('a request line without an HTTP version is recognised as HTTP/0.9', async (t) => {
+  t.ok(versionlessRequestLine(Buffer.from('GET /\r\n')));
+  t.ok(versionlessRequestLine(Buffer.from('GET /x\n')));
+  t.notOk(versionlessRequestLine(Buffer.from('GET /x HTTP/1.1\r\nHost: a\r\n')), 'a versioned line');
+  t.notOk(versionlessRequestLine(Buffer.from('GET /x')), 'an unfinished line');
+  t.notOk(versionlessRequestLine(Buffer.from('\r\nGET /\r\n')), 'an empty first line');
+  t.notOk(versionlessRequestLine(Buffer.from('GET \r\n')), 'no target');
 });
 
 t.test('a header overflow caused by the request line is 414, by the fields 431', async (t) => {
