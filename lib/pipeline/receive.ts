@@ -13,7 +13,7 @@ import type { VhostTable } from '../routing/vhost-table.js';
 
 const ALLOW = 'GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS';
 
-export interface Limits { maxUrlLength: number; maxHeaderSize: number }
+export interface Limits { maxUrlLength: number; maxHeaderSize: number; maxHeaderCount: number }
 
 export interface Balance {
   mode: 'rr' | 'hash';
@@ -33,22 +33,39 @@ export interface RuntimeState {
   serve: (tx: Transaction) => void;
 }
 
-/** Size of the header section and how many Host fields it has, in one pass over rawHeaders. */
-interface HeadShape { bytes: number; hosts: number }
-const shape: HeadShape = { bytes: 0, hosts: 0 };
+/**
+ * Size of the header section, how many Host fields it has, and whether its Transfer-Encoding is
+ * one we implement, in one pass over rawHeaders (every field: the server keeps them all).
+ * `coding`: 0 no Transfer-Encoding, 1 exactly `chunked`, 2 anything else.
+ */
+interface HeadShape { bytes: number; hosts: number; coding: 0 | 1 | 2 }
+const shape: HeadShape = { bytes: 0, hosts: 0, coding: 0 };
 
 function measureHead(raw: string[]): HeadShape {
   let bytes = 0;
   let hosts = 0;
+  let coding: 0 | 1 | 2 = 0;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
     bytes += name.length + raw[i + 1]!.length + 4;
     if (name.length === 4 && name.toLowerCase() === 'host') hosts++;
+    else if (name.length === 17 && name.toLowerCase() === 'transfer-encoding') {
+      // A second field line adds codings (`gzip` then `chunked`): more than chunked alone.
+      coding = coding === 0 && raw[i + 1]!.trim().toLowerCase() === 'chunked' ? 1 : 2;
+    }
   }
   // One shared object: the handler reads it before anything else can run.
   shape.bytes = bytes;
   shape.hosts = hosts;
+  shape.coding = coding;
   return shape;
+}
+
+/** Content in a GET or HEAD: a Transfer-Encoding, or a Content-Length other than 0. */
+function carriesContent(req: IncomingMessage, coding: number): boolean {
+  if (coding !== 0) return true;
+  const cl = req.headers['content-length'];
+  return cl !== undefined && Number(cl) !== 0;
 }
 
 /**
@@ -70,13 +87,26 @@ export function createHandler(getState: () => RuntimeState, onTransaction?: (tx:
   return function handle(req: IncomingMessage, res: ServerResponse, port: number | undefined): void {
     const state = getState();
     const rawUrl = req.url ?? '';
+    // llhttp reads HTTP/0.9 (no version: a request line with fields after it reaches us) and 2.0
+    // request lines as HTTP/1.x. 0.9 is a malformed line for HTTP/1.1 (RFC 9112 3); another major
+    // version is one we do not speak (RFC 9110 15.6.6).
+    if (req.httpVersionMajor !== 1) return sendError(res, req.httpVersionMajor === 0 ? 400 : 505, undefined, true);
     const head = measureHead(req.rawHeaders);
     const headBytes = head.bytes;
+    const fieldCount = req.rawHeaders.length >> 1;
     // RFC 9112 3.2: more than one Host, or an invalid one, is a 400 (node keeps the first silently,
     // and two parties reading different Hosts is a cache-poisoning vector).
     if (head.hosts > 1) return sendError(res, 400, undefined, true);
     const hostHeader = req.headers.host;
     if (hostHeader !== undefined && !validHostValue(hostHeader)) return sendError(res, 400, undefined, true);
+    // A transfer coding we do not implement (RFC 9112 6.1): llhttp decodes only the final chunked
+    // and would hand the origin the still-coded bytes as the body. Chunked not last is its 400.
+    if (head.coding === 2) return sendError(res, 501, undefined, true);
+    // Content in a GET or HEAD has no defined semantics (RFC 9110 9.3.1/9.3.2): forwarded, it
+    // would make a cached answer depend on bytes the cache key ignores; dropped, the client's
+    // request would silently change. Refused, and the connection closed so the unread body is
+    // never taken for a request (RFC 9110 9.3.1 names that smuggling risk).
+    if ((req.method === 'GET' || req.method === 'HEAD') && carriesContent(req, head.coding)) return sendError(res, 400, undefined, true);
     if (req.method === 'CONNECT') return sendError(res, 405, { allow: ALLOW });
     const target = parseTarget(rawUrl, hostHeader);
     if (target === 'bad-target') return sendError(res, 400, undefined, true);
@@ -88,6 +118,7 @@ export function createHandler(getState: () => RuntimeState, onTransaction?: (tx:
     const limits = host === undefined ? state.limits : hostLimits(host);
     if (rawUrl.length > limits.maxUrlLength) return sendError(res, 414, undefined, true);
     if (headBytes > limits.maxHeaderSize) return sendError(res, 431, undefined, true);
+    if (fieldCount > limits.maxHeaderCount) return sendError(res, 431, undefined, true);
     if (host === undefined) return sendError(res, 404);
 
     const fromSibling = port === undefined && req.headers[SIBLING_HEADER] !== undefined;

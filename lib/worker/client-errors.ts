@@ -1,12 +1,26 @@
 // Requests the HTTP parser refuses never reach the pipeline; they get their 4xx/5xx here and the
 // connection is closed, so nothing after a malformed message can be read as a new request
 // (request smuggling through Content-Length / Transfer-Encoding disagreements).
+import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { rawErrorResponse } from '../pipeline/respond.js';
 
-interface ParserError extends Error { code?: string; rawPacket?: Buffer }
+interface ParserError extends Error { code?: string; rawPacket?: Buffer; bytesParsed?: number }
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/**
+ * What the server tracks of one connection for a refusal: the answers not written yet. node
+ * writes pipelined answers in order, so a refusal written before they are done would take the
+ * place of answers to requests the origin has already executed.
+ */
+export interface ConnectionAnswers {
+  pending: Set<ServerResponse>;
+  /** Called by the server each time an answer of the connection is done (or abandoned). */
+  onAnswered: (() => void) | undefined;
+  /** The refusal is written or waiting; the parser repeats its error for every later chunk. */
+  refused: boolean;
+}
 
 /**
  * The parser's one size limit covers the request line and the fields together. When the chunk
@@ -27,6 +41,17 @@ function requestLineTooLong(raw: Buffer | undefined): boolean {
   return lineEnd < 0 || lineEnd > raw.length - lineEnd;
 }
 
+/**
+ * The line of the chunk the parser stopped in (`bytesParsed`). The chunk can begin with requests
+ * already parsed (pipelining): its first line is not the one that failed.
+ */
+function lineAt(raw: Buffer | undefined, at: number | undefined): string {
+  if (raw === undefined) return '';
+  const pos = Math.min(Math.max(at ?? 0, 0), raw.length);
+  const start = pos === 0 ? 0 : raw.lastIndexOf(10 /* LF */, pos - 1) + 1;
+  return raw.toString('latin1', start, Math.min(raw.length, start + 64));
+}
+
 export function statusForParserError(err: ParserError): number {
   switch (err.code) {
     case 'HPE_HEADER_OVERFLOW': return requestLineTooLong(err.rawPacket) ? 414 : 431;
@@ -34,22 +59,63 @@ export function statusForParserError(err: ParserError): number {
     case 'HPE_INVALID_METHOD': {
       // A well-formed method token the parser does not know gets 501 (RFC 9110 15.6.2);
       // anything else on the request line is simply malformed.
-      const raw = err.rawPacket?.toString('latin1', 0, 64) ?? '';
-      const space = raw.indexOf(' ');
-      return space > 0 && TOKEN.test(raw.slice(0, space)) ? 501 : 400;
+      const line = lineAt(err.rawPacket, err.bytesParsed);
+      const space = line.indexOf(' ');
+      return space > 0 && TOKEN.test(line.slice(0, space)) ? 501 : 400;
     }
     default: return 400;
   }
 }
 
-export function onClientError(err: ParserError, socket: Socket): void {
-  // A request timeout can strike while a body is still arriving and the origin has already
-  // answered: writing a status line into that answer would corrupt it, so just cut.
-  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
-  if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent === true) {
+/**
+ * `METHOD SP target` then the line end, with no HTTP-version: an HTTP/0.9 request line. llhttp
+ * accepts it and then waits for header fields a 0.9 client never sends.
+ */
+export function versionlessRequestLine(chunk: Buffer): boolean {
+  const lf = chunk.indexOf(10 /* LF */);
+  if (lf <= 0) return false;
+  const line = chunk.toString('latin1', 0, chunk[lf - 1] === 13 ? lf - 1 : lf);
+  const space = line.indexOf(' ');
+  return space > 0 && TOKEN.test(line.slice(0, space)) && !line.includes(' ', space + 1) && space + 1 < line.length;
+}
+
+/** The raw answer for a connection the server gives up on, then the close. */
+export function refuseConnection(socket: Socket, status: number): void {
+  socket.end(rawErrorResponse(status));
+  socket.destroySoon();
+}
+
+export function onClientError(err: ParserError, socket: Socket, conn?: ConnectionAnswers): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
     socket.destroy();
     return;
   }
-  socket.end(rawErrorResponse(statusForParserError(err)));
-  socket.destroySoon();
+  if (conn?.refused === true) return;
+  const status = statusForParserError(err);
+  const pending = conn?.pending ?? new Set<ServerResponse>();
+  // The request the parser choked on, when its head had been read: a body that turned out
+  // malformed, or a request timeout while it arrives. The refusal is its answer.
+  let broken: ServerResponse | undefined;
+  for (const res of pending) if (!res.req.complete) broken = res;
+  const earlierDone = (): boolean => {
+    for (const res of pending) if (res !== broken) return false;
+    return true;
+  };
+  const refuse = (): void => {
+    if (conn !== undefined) conn.onAnswered = undefined;
+    // Its answer has started (an origin may answer before the body is in): a status line written
+    // into it would corrupt it, so just cut.
+    if (broken?.headersSent === true || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    refuseConnection(socket, status);
+  };
+  if (conn !== undefined) conn.refused = true;
+  if (conn === undefined || earlierDone()) {
+    refuse();
+    return;
+  }
+  // Complete requests before the bad one were executed: their answers go first, in order.
+  conn.onAnswered = () => { if (earlierDone()) refuse(); };
 }

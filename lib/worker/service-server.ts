@@ -1,10 +1,11 @@
 // One node:http server per listening socket. llhttp enforces the message syntax (malformed
 // lines, Content-Length/Transfer-Encoding conflicts, header overflow) before our code runs; the
-// clientError hook turns those refusals into complete answers. Connections are tracked so a
-// drain can close idle keep-alive sockets while requests in flight finish.
-import http from 'node:http';
+// clientError hook turns those refusals into complete answers, after the answers still owed on
+// the connection. Connections are tracked so a drain can close idle keep-alive sockets while
+// requests in flight finish.
+import http, { type IncomingMessage } from 'node:http';
 import net, { type Socket } from 'node:net';
-import { onClientError } from './client-errors.js';
+import { onClientError, refuseConnection, versionlessRequestLine, type ConnectionAnswers } from './client-errors.js';
 import { rawErrorResponse } from '../pipeline/respond.js';
 
 export interface ServerTimeouts {
@@ -21,7 +22,48 @@ export interface ServerTimeouts {
 /** While draining, an idle connection is closed only after this long without a request. */
 const DRAIN_IDLE_MS = 400;
 
-interface SocketUse { busy: number; lastUsed: number }
+interface SocketUse extends ConnectionAnswers { lastUsed: number }
+
+/** node 20's parser slot for its per-chunk callback (HTTPParser.kOnExecute). */
+const K_ON_EXECUTE = 5;
+interface NodeParser {
+  [K_ON_EXECUTE]: ((ret: unknown) => void) | null;
+  incoming: IncomingMessage | null;
+  getCurrentBuffer(): Buffer;
+}
+
+/**
+ * HTTP/0.9 (`GET /path` and a line end, no version): llhttp accepts the line and waits for header
+ * fields a 0.9 client never sends, so the client would sit until the head timeout (408). No event
+ * tells us, so the first chunk of a connection is looked at once, after the parser, through its
+ * per-chunk callback: a 0.9 client sends its one line as the first thing on a fresh connection.
+ * Its bytes are copied only when that chunk left a request head unfinished. When the callback is
+ * not node 20's own (another node version), nothing is checked and the head timeout applies.
+ */
+function refuseHttp09(socket: Socket): void {
+  const parser = (socket as Socket & { parser?: NodeParser | null }).parser;
+  const onExecute = parser?.[K_ON_EXECUTE];
+  if (parser == null || typeof onExecute !== 'function' || onExecute.name !== 'bound onParserExecute') return;
+  parser[K_ON_EXECUTE] = (ret: unknown): void => {
+    parser[K_ON_EXECUTE] = onExecute;
+    const http09 = typeof ret === 'number' && parser.incoming === null && versionlessRequestLine(parser.getCurrentBuffer());
+    onExecute(ret);
+    if (http09 && socket.writable) refuseConnection(socket, 400);
+  };
+}
+
+/**
+ * The head of an Upgrade request again, without its Upgrade fields. llhttp has validated it
+ * (no folded or bare-LF lines), so its fields are written back as they came.
+ */
+function headWithoutUpgrade(req: IncomingMessage): Buffer {
+  let head = `${req.method} ${req.url} HTTP/${req.httpVersion}\r\n`;
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i]!.toLowerCase() !== 'upgrade') head += `${raw[i]}: ${raw[i + 1]}\r\n`;
+  }
+  return Buffer.from(`${head}\r\n`, 'latin1');
+}
 
 export class ServiceServer {
   readonly server: http.Server;
@@ -42,8 +84,12 @@ export class ServiceServer {
     }, (req, res) => {
       const use = this.sockets.get(req.socket);
       if (use !== undefined) {
-        use.busy++;
-        res.once('close', () => { use.busy--; use.lastUsed = Date.now(); });
+        use.pending.add(res);
+        res.once('close', () => {
+          use.pending.delete(res);
+          use.lastUsed = Date.now();
+          use.onAnswered?.();
+        });
       }
       // Draining: this answer closes its connection, so the client's next request goes elsewhere.
       if (this.draining) res.shouldKeepAlive = false;
@@ -51,15 +97,61 @@ export class ServiceServer {
     });
     this.server.keepAliveTimeout = t.keepAliveMs;
     this.server.maxRequestsPerSocket = 0;
-    this.server.on('clientError', onClientError);
+    // node stops collecting fields after maxHeadersCount (2,000) but the parser still honours a
+    // Content-Length, Transfer-Encoding or second Host after them: keep every field, and let the
+    // receive stage refuse too many (frontEnd.maxHeaderCount, 431). The byte limit above bounds them.
+    this.server.maxHeadersCount = 0;
+    this.server.on('clientError', (err: Error, socket: Socket) => onClientError(err, socket, this.sockets.get(socket)));
     // CONNECT never reaches the request handler; a reverse proxy does not tunnel.
     this.server.on('connect', (_req: http.IncomingMessage, socket: Socket) => {
       socket.end(rawErrorResponse(405, { Allow: 'GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS' }));
     });
+    this.server.on('upgrade', (req: IncomingMessage, socket: Socket, rest: Buffer) => this.ignoreUpgrade(req, socket, rest));
     this.server.on('connection', (socket: Socket) => {
-      this.sockets.set(socket, { busy: 0, lastUsed: Date.now() });
+      // A socket handed back after an Upgrade request (ignoreUpgrade) keeps its record.
+      if (this.sockets.has(socket)) return;
+      this.sockets.set(socket, { pending: new Set(), onAnswered: undefined, refused: false, lastUsed: Date.now() });
       socket.once('close', () => this.sockets.delete(socket));
+      refuseHttp09(socket);
     });
+  }
+
+  /**
+   * No upgrade is implemented (no WebSocket tunnel), and RFC 9110 7.8 lets a server ignore
+   * Upgrade and answer the request as usual. node:http cannot: llhttp stops after a request with
+   * Upgrade, and without an 'upgrade' listener node drops the bytes behind it in the same read (a
+   * pipelined request vanished unanswered). With the listener node hands over the socket, the
+   * request and those bytes (its body included: node tells llhttp to skip it). The request goes
+   * back in front of them without its Upgrade fields, and the socket to the server as a new
+   * connection, so parsing, timeouts and the order of answers are node's own again. Answers
+   * still owed on the connection are waited for first: their queue belonged to the parser state
+   * node just dropped, and a new one would not line up behind it.
+   */
+  private ignoreUpgrade(req: IncomingMessage, socket: Socket, rest: Buffer): void {
+    const bytes = Buffer.concat([headWithoutUpgrade(req), rest]);
+    // node took its error listener off the socket with the parser: until the socket is handed
+    // back, a client reset would be an unhandled 'error' and take the worker down.
+    const onError = (): void => { socket.destroy(); };
+    socket.on('error', onError);
+    // Deferred: node has just put the old parser back in its pool, within that parser's own call.
+    const replay = (): void => {
+      socket.off('error', onError);
+      if (socket.destroyed) return;
+      // Nothing more can be read (a stream cannot take bytes back after its end).
+      if (socket.readableEnded) { socket.destroy(); return; }
+      socket.unshift(bytes);
+      this.server.emit('connection', socket);
+    };
+    const use = this.sockets.get(socket);
+    if (use === undefined || use.pending.size === 0) {
+      setImmediate(replay);
+      return;
+    }
+    use.onAnswered = () => {
+      if (use.pending.size > 0) return;
+      use.onAnswered = undefined;
+      setImmediate(replay);
+    };
   }
 
   listen(host: string | null, port: number): Promise<void> {
@@ -94,7 +186,7 @@ export class ServiceServer {
     while (this.sockets.size > 0 && Date.now() < deadline) {
       const now = Date.now();
       for (const [socket, use] of this.sockets) {
-        if (use.busy === 0 && now - use.lastUsed >= DRAIN_IDLE_MS) socket.end();
+        if (use.pending.size === 0 && now - use.lastUsed >= DRAIN_IDLE_MS) socket.end();
       }
       await new Promise((r) => setTimeout(r, 50));
     }

@@ -79,7 +79,7 @@ export class RtWorker {
     };
     this.state = {
       table,
-      limits: { maxUrlLength: frontEnd.maxUrlLength, maxHeaderSize: frontEnd.maxHeaderSize },
+      limits: { maxUrlLength: frontEnd.maxUrlLength, maxHeaderSize: frontEnd.maxHeaderSize, maxHeaderCount: frontEnd.maxHeaderCount },
       balance: {
         mode: cluster.balance.mode,
         ring: this.ring,

@@ -29,3 +29,33 @@ export function rawRequest(port: number, bytes: string | Buffer, opts: { timeout
     socket.on('error', () => finish(true));
   });
 }
+
+export interface RawResponse { status: number; headers: Record<string, string>; body: string }
+
+/**
+ * Splits what a connection received into its answers, in order (pipelining tests). Bodies are
+ * framed by Content-Length, which every answer of the server and the test origins carries; an
+ * incomplete last answer is left out, so a missing answer shows as a shorter list.
+ */
+export function splitResponses(text: string): RawResponse[] {
+  const out: RawResponse[] = [];
+  let at = 0;
+  for (let guard = 0; guard < 1000 && at < text.length; guard++) {
+    const headEnd = text.indexOf('\r\n\r\n', at);
+    if (headEnd < 0) break;
+    const lines = text.slice(at, headEnd).split('\r\n');
+    const m = /^HTTP\/1\.[01] (\d{3})/.exec(lines[0]!);
+    if (m === null) break;
+    const headers: Record<string, string> = {};
+    for (const line of lines.slice(1)) {
+      const colon = line.indexOf(':');
+      headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+    }
+    const length = Number(headers['content-length'] ?? '0');
+    const bodyStart = headEnd + 4;
+    if (bodyStart + length > text.length) break;
+    out.push({ status: Number(m[1]), headers, body: text.slice(bodyStart, bodyStart + length) });
+    at = bodyStart + length;
+  }
+  return out;
+}

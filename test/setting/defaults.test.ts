@@ -83,7 +83,7 @@ t.test('the global logs get the defaults of document 3', async (t) => {
 t.test('functions get the network, cache, hook, log and pagedesk defaults', async (t) => {
   const f = s.functions;
   t.strictSame(f.network.http.frontEnd, {
-    maxUrlLength: 8192, maxHeaderSize: 16384, keepAliveTimeout: 60, headersTimeout: 10, requestTimeout: 300,
+    maxUrlLength: 8192, maxHeaderSize: 16384, maxHeaderCount: 2000, keepAliveTimeout: 60, headersTimeout: 10, requestTimeout: 300,
     bypass: { postMethod: { enable: true } },
   });
   t.strictSame(f.network.http.backEnd, {

@@ -1,8 +1,8 @@
 import t from 'tap';
-import { statusForParserError } from '../../lib/worker/client-errors.js';
+import { statusForParserError, versionlessRequestLine } from '../../lib/worker/client-errors.js';
 
-const err = (code: string, raw?: string): Error & { code: string; rawPacket?: Buffer } =>
-  Object.assign(new Error(code), { code, rawPacket: raw === undefined ? undefined : Buffer.from(raw) });
+const err = (code: string, raw?: string, bytesParsed?: number): Error & { code: string; rawPacket?: Buffer; bytesParsed?: number } =>
+  Object.assign(new Error(code), { code, rawPacket: raw === undefined ? undefined : Buffer.from(raw), bytesParsed });
 
 t.test('parser refusals map to the status a client expects', async (t) => {
   t.equal(statusForParserError(err('HPE_HEADER_OVERFLOW')), 431);
@@ -14,6 +14,24 @@ t.test('parser refusals map to the status a client expects', async (t) => {
 t.test('an unknown but well-formed method token is 501, a malformed one 400', async (t) => {
   t.equal(statusForParserError(err('HPE_INVALID_METHOD', 'BREW /pot HTTP/1.1\r\n')), 501);
   t.equal(statusForParserError(err('HPE_INVALID_METHOD', 'G(T / HTTP/1.1\r\n')), 400);
+});
+
+t.test('the method judged is the one on the line the parser stopped in, not the first of the chunk', async (t) => {
+  // Offsets as llhttp reports them: the first byte that matched no known method.
+  const post = 'POST /a HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello';
+  t.equal(statusForParserError(err('HPE_INVALID_METHOD', `${post}GARBAGE\r\n\r\n`, post.length + 1)), 400, 'a line without a target after a valid POST');
+  const get = 'GET /a HTTP/1.1\r\nHost: a\r\n\r\n';
+  t.equal(statusForParserError(err('HPE_INVALID_METHOD', `${get}BREW /pot HTTP/1.1\r\n\r\n`, get.length + 1)), 501, 'an unknown token after a valid GET');
+  t.equal(statusForParserError(err('HPE_INVALID_METHOD', `${get}G{T / HTTP/1.1\r\n\r\n`, get.length + 1)), 400);
+});
+
+t.test('a request line without an HTTP version is recognised as HTTP/0.9', async (t) => {
+  t.ok(versionlessRequestLine(Buffer.from('GET /\r\n')));
+  t.ok(versionlessRequestLine(Buffer.from('GET /x\n')));
+  t.notOk(versionlessRequestLine(Buffer.from('GET /x HTTP/1.1\r\nHost: a\r\n')), 'a versioned line');
+  t.notOk(versionlessRequestLine(Buffer.from('GET /x')), 'an unfinished line');
+  t.notOk(versionlessRequestLine(Buffer.from('\r\nGET /\r\n')), 'an empty first line');
+  t.notOk(versionlessRequestLine(Buffer.from('GET \r\n')), 'no target');
 });
 
 t.test('a header overflow caused by the request line is 414, by the fields 431', async (t) => {

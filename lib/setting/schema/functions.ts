@@ -9,6 +9,7 @@ import { PagedeskSchema } from './pagedesk.js';
 const FrontEnd = Section({
   maxUrlLength: Int(8192, { minimum: 256, description: 'bytes of request line target; longer gets 414' }),
   maxHeaderSize: Int(16384, { minimum: 1024, description: 'bytes of request header fields; more gets 431' }),
+  maxHeaderCount: Int(2000, { minimum: 1, description: 'request header field lines; more gets 431' }),
   keepAliveTimeout: Secs(60, 'idle keep-alive client connection timeout, seconds'),
   headersTimeout: Secs(10, 'seconds to receive the complete request head'),
   requestTimeout: Secs(300, 'seconds to receive the complete request'),
