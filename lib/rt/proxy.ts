@@ -84,7 +84,7 @@ export function discard(body: Readable): void {
   body.on('error', noop);
   body.destroy();
 }
-function noop(): void { /* nothing to do: the body is abandoned on purpose */ }
+function noop(): void { /* an error of a body we abandoned or will inspect later: nothing to do now */ }
 
 export function originErrorStatus(err: unknown): number {
   return err instanceof OriginError ? err.status : 502;
@@ -108,6 +108,9 @@ export function proxyToOrigin(tx: Transaction, beforeAnswer?: (status: number, h
   }).then((upstream: OriginResponse) => {
     tx.cacheResult ??= 'TCP_MISS';
     if (beforeAnswer === undefined) { deliverUpstream(tx, upstream); return; }
+    // The body waits unread while the invalidation runs; an origin reset meanwhile must not be an
+    // unheard 'error' (pipeBody sees the broken body when it gets it).
+    upstream.body.on('error', noop);
     beforeAnswer(upstream.statusCode, upstream.headers).catch(() => undefined).then(() => deliverUpstream(tx, upstream));
   }, (err: unknown) => {
     if (controller.signal.aborted) return;
