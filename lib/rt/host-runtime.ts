@@ -28,6 +28,7 @@ export function cachePolicyOf(host: ResolvedHost): CachePolicyOptions {
   return {
     defaultTtl: c.ttl.default, negativeTtl: c.ttl.negative, negativeServerErrors: c.ttl.negativeServerErrors, heuristicFraction: c.ttl.heuristicFraction,
     heuristicMax: c.ttl.heuristicMax, keep: c.ttl.keep, honourNoCache: c.honourNoCache, honourPrivate: c.honourPrivate,
+    storeSetCookie: c.storeSetCookie,
   };
 }
 

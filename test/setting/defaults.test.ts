@@ -93,7 +93,7 @@ t.test('functions get the network, cache, hook, log and pagedesk defaults', asyn
   });
   t.strictSame(f.network.cache, {
     ttl: { default: 0, negative: 10, negativeServerErrors: false, heuristicFraction: 0.1, heuristicMax: 86400, keep: 3600 },
-    honourNoCache: true, honourPrivate: true,
+    honourNoCache: true, honourPrivate: true, storeSetCookie: false,
     cachingKey: { postMethod: { enable: false, bodySensitive: false, bodyContentLengthMax: 102400 } },
     compression: { useOriginEncoding: true },
     purge: { purge2expire: 'NONE', resCodeNoCtrlTarget: 200 },

@@ -45,6 +45,7 @@ const Cache = Section({
   }),
   honourNoCache: Bool(true, 'respect the no-cache response directive of the origin (false: ignore it)'),
   honourPrivate: Bool(true, 'do not store Cache-Control: private responses'),
+  storeSetCookie: Bool(false, 'store Set-Cookie with a cached response and send it with every hit (false: only the client whose request fetched it gets it)'),
   cachingKey: Type.Object({
     postMethod: Section({
       enable: Bool(false, 'POST responses may be cached'),
