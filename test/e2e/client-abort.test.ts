@@ -117,8 +117,11 @@ t.test('a client that disconnects while its small body is still arriving leaves 
 
 // `sent`: a small part stays in the request buffer (the socket keeps reading, so the disconnect
 // is seen while the request is queued); a part over the 64 KiB small-body limit makes it stream.
-for (const [what, sent] of [['an upload', 1000], ['a large upload', 70_000]] as const) {
-  t.test(`a client that disconnects while ${what} waits for the only origin connection leaves the worker serving`, async (t) => {
+for (const [what, sent] of [
+  ['early in an upload while the only origin connection is busy', 1000],
+  ['while its large upload waits for the only origin connection', 70_000],
+] as const) {
+  t.test(`a client that disconnects ${what} leaves the worker serving`, async (t) => {
     const path = `/upload-queued-${sent}`;
     const hold = request(`http://127.0.0.1:${port}/hold?${sent}`, { headers: { host: 'pool.test' } });
     await until(() => heads.includes(`GET /hold?${sent}`), 'the slow request holding the only origin connection');
@@ -141,6 +144,20 @@ t.test('a client that disconnects while the origin connection is still being ope
   await until(() => handshakesWaiting > 0, 'a connection to the origin that is still handshaking');
   await up.send(1000);
   up.abort();
+  await workerStillServes(t);
+});
+
+t.test('an origin that fails while an upload is still arriving gets the client a 502 and a closed connection', async (t) => {
+  const before = handshakesWaiting;
+  const up = RawUpload.post('tls.test', '/upload-origin-fails', 300_000);
+  await up.send(100_000);
+  await until(() => handshakesWaiting > before, 'a connection to the origin that is still handshaking');
+  const closed = new Promise<void>((r) => up.socket.once('close', () => r()));
+  for (const s of blackholeSockets) s.destroy();
+  // The rest of the body stays unread: only closing the connection keeps it from hanging there.
+  await within(closed, 10_000, 'the server to close the connection');
+  t.match(up.received, /^HTTP\/1\.1 502 /);
+  t.match(up.received, /\r\nconnection: close\r\n/i);
   await workerStillServes(t);
 });
 

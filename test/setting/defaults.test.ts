@@ -84,6 +84,7 @@ t.test('functions get the network, cache, hook, log and pagedesk defaults', asyn
   const f = s.functions;
   t.strictSame(f.network.http.frontEnd, {
     maxUrlLength: 8192, maxHeaderSize: 16384, keepAliveTimeout: 60, headersTimeout: 10, requestTimeout: 300,
+    bufferBodyUpTo: 65536, bodyMinRate: { bytesPerSecond: 500, period: 20 },
     bypass: { postMethod: { enable: true } },
   });
   t.strictSame(f.network.http.backEnd, {
