@@ -2,6 +2,12 @@
 // per-request traffic.
 import type { Setting } from '../setting/types.js';
 
+/**
+ * The environment variable a worker gets the primary's per-start secret of the sibling ports in
+ * (set at fork, before any message: the worker needs it to open its internal port).
+ */
+export const SIBLING_SECRET_ENV = 'SVC_SIBLING_SECRET';
+
 export type PrimaryMessage =
   /**
    * `changedHosts`: the hosts whose runtime (origin pool, health state) is rebuilt; the others

@@ -1,5 +1,7 @@
 // Hash balance: a request whose URL another worker owns is handed to that worker's internal
 // loopback port over a keep-alive pool, so the node fetches and stores each object once.
+import { timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { Pool } from 'undici';
 import { BodyTap } from '../origin/body.js';
 import { classify, Failure } from '../origin/errors.js';
@@ -30,8 +32,26 @@ const SIBLING_STALL_MS = 120_000;
 
 export class Siblings {
   private readonly pools = new Map<number, Pool>();
+  private readonly mark: string;
+  private readonly secret: Buffer;
 
-  constructor(private readonly basePort: number, private readonly selfIndex: number) {}
+  /**
+   * `secret`: made by the primary for this start (SIBLING_SECRET_ENV). Any local process can
+   * connect to the loopback sibling ports; only our workers know it. Without one (a worker not
+   * started by our primary) nothing is trusted.
+   */
+  constructor(private readonly basePort: number, selfIndex: number, secret: string) {
+    this.mark = `${selfIndex}:${secret}`;
+    this.secret = Buffer.from(secret);
+  }
+
+  /** Whether a request on this worker's sibling port comes from one of our workers. */
+  trusts(req: IncomingMessage): boolean {
+    const mark = req.headers[SIBLING_HEADER];
+    if (typeof mark !== 'string' || this.secret.length === 0) return false;
+    const given = Buffer.from(mark.slice(mark.indexOf(':') + 1));
+    return given.length === this.secret.length && timingSafeEqual(given, this.secret);
+  }
 
   private pool(index: number): Pool {
     let p = this.pools.get(index);
@@ -64,7 +84,7 @@ export class Siblings {
       const prior = headers['x-forwarded-for'];
       headers['x-forwarded-for'] = prior === undefined ? client : `${Array.isArray(prior) ? prior.join(', ') : prior}, ${client}`;
     }
-    headers[SIBLING_HEADER] = String(this.selfIndex);
+    headers[SIBLING_HEADER] = this.mark;
     const controller = new AbortController();
     const onClose = (): void => { if (!tx.res.writableFinished) controller.abort(); };
     tx.res.once('close', onClose);
