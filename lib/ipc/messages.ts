@@ -34,6 +34,12 @@ export type RpcResult<K extends RpcOp> = RpcOps[K]['result'];
 /** One RPC request as it crosses IPC (a union over the operations, so `op` and `args` agree). */
 export type RpcRequest = { [K in RpcOp]: { type: 'rpc'; id: number; op: K; args: RpcArgs<K> } }[RpcOp];
 
+/**
+ * The environment variable a worker gets the primary's per-start secret of the sibling ports in
+ * (set at fork, before any message: the worker needs it to open its internal port).
+ */
+export const SIBLING_SECRET_ENV = 'SVC_SIBLING_SECRET';
+
 export type PrimaryMessage =
   /**
    * `changedHosts`: the hosts whose runtime (origin pool, health state) is rebuilt; the others

@@ -16,6 +16,12 @@ export class BodyTap extends Readable {
     this.onReadable = this.onReadable.bind(this);
     this.onEnd = this.onEnd.bind(this);
     this.onError = this.onError.bind(this);
+    // undici listens for the body's 'error' only while a connection carries the request: a
+    // request waiting in the pool queue is options only, and a finished one has let go. A client
+    // that disconnects in those moments errors the source and so this tap; unheard, that 'error'
+    // would end the worker. The failure itself reaches the request through its abort signal (the
+    // client's response closes) or through undici when it reads the destroyed tap.
+    this.on('error', ignore);
     if (src.readableEnded) {
       this.push(null);
       return;
@@ -64,3 +70,5 @@ export class BodyTap extends Readable {
     this.src.off('error', this.onError);
   }
 }
+
+function ignore(): void { /* see the constructor */ }

@@ -130,8 +130,8 @@ export class OriginSet {
       const prefix = owner.parts.path;
       opts.path = prefix === '' ? r.url : r.url === '*' ? prefix : prefix + r.url;
       headers.host = r.hostOverride ?? owner.hostHeader;
-      const tap = src === null ? null : new BodyTap(src);
-      opts.body = tap;
+      const tap = src === null || Buffer.isBuffer(src) ? null : new BodyTap(src);
+      opts.body = tap ?? src;
       const pool = ep.pool;
       attempts++;
       try {

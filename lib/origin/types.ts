@@ -40,7 +40,8 @@ export interface OriginRequest {
    * on it for the address it tries.
    */
   headers: Record<string, string | string[]>;
-  body?: Readable | null;
+  /** A Buffer can be sent to a second address; a stream only while none of it was taken. */
+  body?: Readable | Buffer | null;
   /** Abort when the client goes away; releases the origin connection. */
   signal?: AbortSignal;
   /** Host header to send instead of the one the address implies. */

@@ -6,6 +6,7 @@ import type { Readable } from 'node:stream';
 import type { HostRuntime } from './host-runtime.js';
 import { OriginError } from '../origin/index.js';
 import { endToEndResponseHeaders } from './hop-by-hop.js';
+import { pipeBody } from './pipe-body.js';
 import { discard, originRequestHeaders, proxyToOrigin } from './proxy.js';
 import { sendError } from './respond.js';
 import type { Transaction } from './transaction.js';
@@ -174,6 +175,9 @@ function streamUnstored(tx: Transaction, status: number, headers: StoredHeaders,
   tx.status = status;
   tx.res.writeHead(status, answerHeaders(meta, headers, now, tx, undefined, false));
   if (tx.req.method === 'HEAD') { discard(body); tx.res.end(); return; }
-  body.pipe(tx.res);
-  tx.res.once('close', () => { if (!tx.res.writableFinished) discard(body); });
+  // pipeBody: an origin that breaks off the body cuts the client (its status line is out), and a
+  // client that leaves stops the origin body; plain pipe() did neither and left the client hanging.
+  pipeBody(body, tx.res, (err) => {
+    if (err) { tx.aborted = true; if (!tx.res.destroyed) tx.res.destroy(); }
+  });
 }

@@ -1,12 +1,15 @@
 // Hash balance: a request whose URL another worker owns is handed to that worker's internal
 // loopback port over a keep-alive pool, so the node fetches and stores each object once.
+import { timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { Pool } from 'undici';
 import { BodyTap } from '../origin/body.js';
 import { classify, Failure } from '../origin/errors.js';
 import { endToEndRequestHeaders } from './hop-by-hop.js';
-import { clientAddress, deliverUpstream, hasRequestBody, proxyToOrigin } from './proxy.js';
+import { clientAddress, deliverUpstream, hasRequestBody, sendToOrigin } from './proxy.js';
 import { sendError } from './respond.js';
 import type { Transaction } from './transaction.js';
+import { Upload, type TakenBody } from './upload.js';
 
 import { SIBLING_HEADER } from './sibling-header.js';
 
@@ -29,8 +32,26 @@ const SIBLING_STALL_MS = 120_000;
 
 export class Siblings {
   private readonly pools = new Map<number, Pool>();
+  private readonly mark: string;
+  private readonly secret: Buffer;
 
-  constructor(private readonly basePort: number, private readonly selfIndex: number) {}
+  /**
+   * `secret`: made by the primary for this start (SIBLING_SECRET_ENV). Any local process can
+   * connect to the loopback sibling ports; only our workers know it. Without one (a worker not
+   * started by our primary) nothing is trusted.
+   */
+  constructor(private readonly basePort: number, selfIndex: number, secret: string) {
+    this.mark = `${selfIndex}:${secret}`;
+    this.secret = Buffer.from(secret);
+  }
+
+  /** Whether a request on this worker's sibling port comes from one of our workers. */
+  trusts(req: IncomingMessage): boolean {
+    const mark = req.headers[SIBLING_HEADER];
+    if (typeof mark !== 'string' || this.secret.length === 0) return false;
+    const given = Buffer.from(mark.slice(mark.indexOf(':') + 1));
+    return given.length === this.secret.length && timingSafeEqual(given, this.secret);
+  }
 
   private pool(index: number): Pool {
     let p = this.pools.get(index);
@@ -46,6 +67,13 @@ export class Siblings {
   }
 
   forward(tx: Transaction, owner: number): void {
+    if (!hasRequestBody(tx.req)) { this.send(tx, owner, null, null); return; }
+    // As for the origin (upload.ts): the owner's connection is taken once the request is ready.
+    const upload = new Upload(tx, tx.host.upload);
+    upload.take().then((body) => { if (body !== undefined) this.send(tx, owner, body, upload); }, () => undefined);
+  }
+
+  private send(tx: Transaction, owner: number, body: TakenBody | null, upload: Upload | null): void {
     const req = tx.req;
     const headers = endToEndRequestHeaders(req.headers);
     // The routed host's name, not the client's Host: an absolute-form request carries its host in
@@ -56,18 +84,19 @@ export class Siblings {
       const prior = headers['x-forwarded-for'];
       headers['x-forwarded-for'] = prior === undefined ? client : `${Array.isArray(prior) ? prior.join(', ') : prior}, ${client}`;
     }
-    headers[SIBLING_HEADER] = String(this.selfIndex);
+    headers[SIBLING_HEADER] = this.mark;
     const controller = new AbortController();
     const onClose = (): void => { if (!tx.res.writableFinished) controller.abort(); };
     tx.res.once('close', onClose);
-    // A tap (as for origin failover) tells whether any body byte left, and leaves the client's
-    // stream intact for a local retry when none did.
-    const tap = hasRequestBody(req) ? new BodyTap(req) : null;
+    if (upload !== null) upload.onStall = () => controller.abort();
+    // A tap (as for origin failover) tells whether any byte of a streamed body left, and leaves
+    // the client's stream intact for a local retry when none did; a buffered body can always go again.
+    const tap = body === null || Buffer.isBuffer(body) ? null : new BodyTap(body);
     this.pool(owner).request({
       method: req.method as 'GET',
       path: tx.url,
       headers,
-      body: tap,
+      body: tap ?? body,
       signal: controller.signal,
     }).then((upstream) => {
       // The owner did the cache work: its result (sent as x-cache) is this transaction's result.
@@ -80,11 +109,11 @@ export class Siblings {
       // rather than fail the client. Pass-through: the object is not stored by a non-owner.
       if (mayServeLocally(err, req.method ?? 'GET', tap !== null && tap.consumed)) {
         tx.res.off('close', onClose);
-        proxyToOrigin(tx);
+        sendToOrigin(tx, body, upload);
         return;
       }
       tx.status = 502;
-      sendError(tx.res, 502);
+      sendError(tx.res, 502, undefined, !req.complete); // see sendToOrigin
     });
   }
 

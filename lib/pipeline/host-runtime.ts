@@ -3,6 +3,7 @@
 import type { CachePolicyOptions } from '../cache/policy/index.js';
 import { OriginSet } from '../origin/index.js';
 import type { ResolvedHost } from '../setting/types.js';
+import { uploadLimits, type UploadLimits } from './upload.js';
 import type { Listen, RoutableHost } from '../routing/vhost-table.js';
 
 export interface HostRuntime extends RoutableHost {
@@ -21,6 +22,8 @@ export interface HostRuntime extends RoutableHost {
   nonVolatileSize: number;
   /** A purged copy restored after an origin failure is refreshed again after this long. */
   connectTimeoutMs: number;
+  /** How request bodies are taken in before they go on (bufferBodyUpTo, bodyMinRate). */
+  upload: UploadLimits;
 }
 
 export function cachePolicyOf(host: ResolvedHost): CachePolicyOptions {
@@ -28,6 +31,7 @@ export function cachePolicyOf(host: ResolvedHost): CachePolicyOptions {
   return {
     defaultTtl: c.ttl.default, negativeTtl: c.ttl.negative, negativeServerErrors: c.ttl.negativeServerErrors, heuristicFraction: c.ttl.heuristicFraction,
     heuristicMax: c.ttl.heuristicMax, keep: c.ttl.keep, honourNoCache: c.honourNoCache, honourPrivate: c.honourPrivate,
+    storeSetCookie: c.storeSetCookie,
   };
 }
 
@@ -59,8 +63,9 @@ export function buildHostRuntime(host: ResolvedHost): HostRuntime {
 }
 
 /** The members of a HostRuntime that follow the host setting without a new origin client. */
-export function cacheFields(host: ResolvedHost): Pick<HostRuntime, 'cachePolicy' | 'cacheBypass' | 'volatile' | 'nonVolatileSize' | 'connectTimeoutMs'> {
+export function cacheFields(host: ResolvedHost): Pick<HostRuntime, 'cachePolicy' | 'cacheBypass' | 'volatile' | 'nonVolatileSize' | 'connectTimeoutMs' | 'upload'> {
   return {
+    upload: uploadLimits(host.functions.network.http.frontEnd),
     cachePolicy: cachePolicyOf(host),
     cacheBypass: false,
     volatile: host.mode.volatile,

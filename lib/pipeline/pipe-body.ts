@@ -22,5 +22,12 @@ export function pipeBody(src: Readable, dst: Writable, done: (err?: Error) => vo
     src.destroy();
     settle(Object.assign(new Error('destination closed before the body was complete'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
   });
+  // A source that broke before anyone listened (an origin body that failed while an earlier step
+  // awaited) will emit nothing more: without this the destination would wait for ever.
+  if (src.destroyed && !src.readableEnded) {
+    dst.destroy();
+    settle(src.errored ?? Object.assign(new Error('source destroyed before the body was complete'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+    return;
+  }
   src.pipe(dst);
 }

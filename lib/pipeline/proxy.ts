@@ -11,6 +11,7 @@ import { endToEndRequestHeaders, endToEndResponseHeaders, VIA } from './hop-by-h
 import { sendError } from './respond.js';
 import { SIBLING_HEADER } from './sibling-header.js';
 import type { Transaction } from './transaction.js';
+import { Upload, type TakenBody } from './upload.js';
 
 /** Opt-in (SVC_DEBUG_HEADERS=1): name the worker on origin requests and answers, for tracing. */
 const DEBUG_WORKER = process.env.SVC_DEBUG_HEADERS === '1' ? String(process.env.SVC_WORKER_INDEX ?? '0') : undefined;
@@ -82,36 +83,56 @@ export function discard(body: Readable): void {
   body.on('error', noop);
   body.destroy();
 }
-function noop(): void { /* nothing to do: the body is abandoned on purpose */ }
+function noop(): void { /* an error of a body we abandoned or will inspect later: nothing to do now */ }
 
 export function originErrorStatus(err: unknown): number {
   return err instanceof OriginError ? err.status : 502;
 }
 
+type BeforeAnswer = (status: number, headers: Record<string, string | string[] | undefined>) => Promise<void>;
+
 /**
  * Pass-through proxying of one transaction to the host's origin. `beforeAnswer` runs when the
  * origin's status is known and before the client sees it (invalidation after unsafe methods).
+ * A request body is taken in first (upload.ts): the origin connection is taken only once the
+ * request is ready to use it.
  */
-export function proxyToOrigin(tx: Transaction, beforeAnswer?: (status: number, headers: Record<string, string | string[] | undefined>) => Promise<void>): void {
-  const req = tx.req;
+export function proxyToOrigin(tx: Transaction, beforeAnswer?: BeforeAnswer): void {
+  if (!hasRequestBody(tx.req)) { sendToOrigin(tx, null, null, beforeAnswer); return; }
+  const upload = new Upload(tx, tx.host.upload);
+  upload.take().then((body) => { if (body !== undefined) sendToOrigin(tx, body, upload, beforeAnswer); }, noop);
+}
+
+/**
+ * The origin request with a body already taken in (`upload` watches the rest of a streamed one);
+ * also the local fallback of a failed hand-off, which took the body in itself.
+ */
+export function sendToOrigin(tx: Transaction, body: TakenBody | null, upload: Upload | null, beforeAnswer?: BeforeAnswer): void {
   const controller = new AbortController();
   const onClose = (): void => { if (!tx.res.writableFinished) controller.abort(); };
   tx.res.once('close', onClose);
+  // A client too slow with the rest of a streamed body gets 408 (Upload); its origin request goes.
+  if (upload !== null) upload.onStall = () => controller.abort();
   tx.host.origin.request({
-    method: req.method!,
+    method: tx.req.method!,
     url: tx.url,
     headers: originRequestHeaders(tx),
-    body: hasRequestBody(req) ? req : null,
+    body,
     signal: controller.signal,
   }).then((upstream: OriginResponse) => {
     tx.cacheResult ??= 'TCP_MISS';
     if (beforeAnswer === undefined) { deliverUpstream(tx, upstream); return; }
+    // The body waits unread while the invalidation runs; an origin reset meanwhile must not be an
+    // unheard 'error' (pipeBody sees the broken body when it gets it).
+    upstream.body.on('error', noop);
     beforeAnswer(upstream.statusCode, upstream.headers).catch(() => undefined).then(() => deliverUpstream(tx, upstream));
   }, (err: unknown) => {
     if (controller.signal.aborted) return;
     tx.cacheResult = 'TCP_ERROR';
     tx.status = originErrorStatus(err);
-    sendError(tx.res, tx.status);
+    // An upload cut short leaves the rest of its body unread (the socket stops reading once the
+    // request's buffer is full): the connection goes with the answer, or it would hang there.
+    sendError(tx.res, tx.status, undefined, !tx.req.complete);
   });
 }
 

@@ -7,6 +7,7 @@ import {
   multipartBoundary as policyBoundary, parseCacheControl, requestDirectives, responseDirectives,
   staleIfErrorAllowed, evaluateRequest, variantKey, varyHeaders, type CachePolicyOptions, type HeaderMap, type RangeResult,
 } from '../cache/policy/index.js';
+import { isHopByHop } from './hop-by-hop.js';
 import type { CacheEntryMeta, StoredHeaders } from '../cache/store.js';
 
 export interface RequestControl {
@@ -76,9 +77,57 @@ export function mustNotServeStale(entry: CacheEntryMeta): boolean {
 export function variantMatches(meta: CacheEntryMeta, reqHeaders: IncomingHttpHeaders): boolean {
   const vary = meta.vary;
   if (vary.length === 0) return true;
-  if (vary[0] === '*' || variantKey(vary, reqHeaders as HeaderMap) !== meta.variantKey) return false;
+  if (vary[0] === '*') return false;
+  const forwarded = asForwarded(vary, reqHeaders);
+  if (variantKey(vary, forwarded as HeaderMap) !== meta.variantKey) return false;
   const ce = meta.headers['content-encoding'];
-  return !needsEncodingCheck(ce) || !vary.includes('accept-encoding') || encodingAcceptable(reqHeaders['accept-encoding'], ce);
+  return !needsEncodingCheck(ce) || !vary.includes('accept-encoding') || encodingAcceptable(forwarded['accept-encoding'], ce);
+}
+
+/**
+ * The request's fields as the origin gets them, as far as the Vary fields go: hop-by-hop fields
+ * and those the client names in Connection are stripped on the way (RFC 9110 7.6.1), so the
+ * origin chose its answer without them and they must not key the variant. Keyed on the client's
+ * copy, `Accept-Language: fr` + `Connection: accept-language` stored the default page as the fr
+ * variant for everyone. The client's own object comes back unless a Vary field is such a field
+ * and present: no allocation on a hit.
+ */
+export function asForwarded(vary: readonly string[], headers: IncomingHttpHeaders): IncomingHttpHeaders {
+  for (let k = 0; k < vary.length; k++) {
+    const name = vary[k]!;
+    if (headers[name] !== undefined && notForwarded(name, headers.connection)) return withoutUnforwarded(vary, headers);
+  }
+  return headers;
+}
+
+function notForwarded(name: string, connection: string | undefined): boolean {
+  return isHopByHop(name) || (connection !== undefined && listsField(connection, name));
+}
+
+function withoutUnforwarded(vary: readonly string[], headers: IncomingHttpHeaders): IncomingHttpHeaders {
+  const out = { ...headers };
+  for (const name of vary) if (notForwarded(name, headers.connection)) delete out[name];
+  return out;
+}
+
+/** Whether a Connection value lists the (lower-case) field name; compared in place, no split. */
+function listsField(connection: string, name: string): boolean {
+  const len = connection.length;
+  let i = 0;
+  while (i < len) {
+    while (i < len && (connection.charCodeAt(i) === 32 || connection.charCodeAt(i) === 9 || connection.charCodeAt(i) === 44)) i++;
+    let end = i;
+    while (end < len && connection.charCodeAt(end) !== 44) end++;
+    let last = end;
+    while (last > i && (connection.charCodeAt(last - 1) === 32 || connection.charCodeAt(last - 1) === 9)) last--;
+    if (last - i === name.length) {
+      let same = true;
+      for (let j = 0; j < name.length && same; j++) same = (connection.charCodeAt(i + j) | 0x20) === (name.charCodeAt(j) | 0x20);
+      if (same) return true;
+    }
+    i = end + 1;
+  }
+  return false;
 }
 
 /**
@@ -110,8 +159,9 @@ export function varyOf(headers: StoredHeaders): string[] {
 }
 const NO_VARY: string[] = [];
 
+/** The variant key of the request as forwarded to the origin (see asForwarded). */
 export function variantOf(vary: readonly string[], reqHeaders: IncomingHttpHeaders): string {
-  return vary.length === 0 ? '' : variantKey(vary, reqHeaders as HeaderMap);
+  return vary.length === 0 ? '' : variantKey(vary, asForwarded(vary, reqHeaders) as HeaderMap);
 }
 
 /** Age in whole seconds (RFC 9111 4.2.3) of a stored entry whose fields are `headers`. */

@@ -3,6 +3,7 @@
 // dying), reloads on SIGHUP, rolls the workers on SIGUSR2, only logs SIGUSR1 and drains everything
 // on SIGTERM.
 import cluster, { type Worker } from 'node:cluster';
+import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +14,7 @@ import { LicenseWatch, type StateChange } from '../license/watch.js';
 import { loadSettingFile, resolvePath, SettingError } from '../setting/load.js';
 import type { Setting } from '../setting/types.js';
 import { ManagementApi } from '../manager/index.js';
-import type { PrimaryMessage, WorkerMessage } from '../ipc/messages.js';
+import { SIBLING_SECRET_ENV, type PrimaryMessage, type WorkerMessage } from '../ipc/messages.js';
 import { managementRoutes, PRODUCT_VERSION } from './management-routes.js';
 import { RpcClient } from '../ipc/rpc.js';
 import { WorkerBridge } from './rt-bridge.js';
@@ -52,6 +53,12 @@ export class Primary {
   license!: LicenseService;
   private licenseWatch: LicenseWatch | undefined;
   private readonly acks = new Map<number, { waiting: Set<Worker>; resolve(): void; reject(e: Error): void }>();
+  /**
+   * Proves a request on a worker's sibling port comes from another worker of this start (any
+   * local process can reach those loopback ports). New at every start; replacement workers get
+   * the same one, so old and new workers can hand off to each other during a rolling restart.
+   */
+  private readonly siblingSecret = randomBytes(32).toString('base64url');
 
   constructor(private readonly settingPath: string) {}
 
@@ -120,7 +127,7 @@ export class Primary {
 
   /** Starts the worker of a slot and resolves when it listens (rejects if it fails at start). */
   private fork(slot: Slot): Promise<Worker> {
-    const worker = cluster.fork({ SVC_WORKER_INDEX: String(slot.index) });
+    const worker = cluster.fork({ SVC_WORKER_INDEX: String(slot.index), [SIBLING_SECRET_ENV]: this.siblingSecret });
     slot.startedAt = Date.now();
     return new Promise((resolve, reject) => {
       let settled = false;

@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HashRing } from '../balance/ring.js';
 import { urlIgnoreHashKey } from '../balance/hash-key.js';
 import { loadLuaHash, type LuaHash } from '../balance/lua-hash.js';
-import type { PrimaryMessage, WorkerMessage } from '../ipc/messages.js';
+import { SIBLING_SECRET_ENV, type PrimaryMessage, type WorkerMessage } from '../ipc/messages.js';
 import { serveRpc } from '../ipc/rpc.js';
 import { AccessControl } from '../access/access.js';
 import { controlHandlers, type ControlSource } from './control.js';
@@ -16,6 +16,7 @@ import { createHandler, type RuntimeState } from '../pipeline/receive.js';
 import { buildHostRuntime, cacheFields, sameOrigin, type HostRuntime } from '../pipeline/host-runtime.js';
 import { openCache, type WorkerCache } from './worker-cache.js';
 import { ServiceServer, type ServerTimeouts } from './service-server.js';
+import { sendError } from '../pipeline/respond.js';
 import { Siblings } from '../pipeline/hand-off.js';
 import type { Transaction } from '../pipeline/transaction.js';
 import { listenKey, VhostTable, type Listen } from '../routing/vhost-table.js';
@@ -36,7 +37,8 @@ export class RtWorker {
   private lua: { file: string; hash: LuaHash } | undefined;
   private readonly handle = createHandler(() => this.state!);
 
-  constructor(readonly index: number) {}
+  /** `siblingSecret`: the primary's per-start secret of the sibling ports (see Siblings). */
+  constructor(readonly index: number, private readonly siblingSecret = '') {}
 
   /**
    * Builds the hosts of a setting and opens its listeners; resolves to the listening sockets that
@@ -60,7 +62,7 @@ export class RtWorker {
       }
     }
     const basePort = cluster.meta.baseHostingPort;
-    this.siblings ??= new Siblings(basePort, this.index);
+    this.siblings ??= new Siblings(basePort, this.index, this.siblingSecret);
     // The cache is an `env` setting: opened once, kept across reloads (a restart changes it).
     this.cache ??= openCache(setting, this.index, (tx) => this.handOff(tx), () => this.purgeAccess);
     try {
@@ -120,7 +122,14 @@ export class RtWorker {
   }
 
   private serverFor(port: number | undefined, t: ServerTimeouts): ServiceServer {
-    return new ServiceServer((req: IncomingMessage, res: ServerResponse) => this.handle(req, res, port), t);
+    if (port !== undefined) return new ServiceServer((req: IncomingMessage, res: ServerResponse) => this.handle(req, res, port), t);
+    // The internal (sibling) port: any local process can connect to it, and what arrives there
+    // is trusted as a sibling's hand-off (its X-Forwarded-For, no further hand-off). Only a
+    // request with this start's secret is one of ours.
+    return new ServiceServer((req: IncomingMessage, res: ServerResponse) => {
+      if (this.siblings?.trusts(req) !== true) { sendError(res, 403, undefined, true); return; }
+      this.handle(req, res, undefined);
+    }, t);
   }
 
   private async openListeners(listens: Listen[], basePort: number, t: ServerTimeouts): Promise<string[]> {
@@ -227,7 +236,7 @@ function retime(s: ServiceServer, t: ServerTimeouts): void {
 export function runWorker(): void {
   const index = Number(process.env.SVC_WORKER_INDEX ?? '0');
   const send = (m: WorkerMessage): void => { process.send?.(m); };
-  const worker = new RtWorker(index);
+  const worker = new RtWorker(index, process.env[SIBLING_SECRET_ENV] ?? '');
   let applying: Promise<void> = Promise.resolve();
   let ready = false;
   const rpc = serveRpc({

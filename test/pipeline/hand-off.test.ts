@@ -25,9 +25,10 @@ await new Promise<void>((r) => owner.listen(basePort, '127.0.0.1', () => r()));
 
 const host = {
   name: 'a.com', enable: true, aliases: [], listen: null, forwardedFor: true,
+  upload: { bufferUpTo: 65536, minBytesPerPeriod: 0, periodMs: 20_000 },
   origin: new OriginSet({ vhost: 'a.com', protocol: 'http', address: [`127.0.0.1:${origin.port}`], address2: [] }),
 } as unknown as HostRuntime;
-const siblings = new Siblings(basePort, 2);
+const siblings = new Siblings(basePort, 2, 'test-secret');
 let ownerIndex = 0;
 const front = http.createServer((req, res) => {
   const url = req.url!.startsWith('http://') ? new URL(req.url!).pathname : req.url!;
@@ -54,7 +55,7 @@ t.test('the owner receives the routed host name as Host, whatever Host the clien
   t.equal(await r.body.text(), 'owner');
   const seen = ownerSeen.at(-1)!;
   t.equal(seen.host, 'a.com');
-  t.equal(seen[SIBLING_HEADER], '2', 'marked as handed over by worker 2');
+  t.equal(seen[SIBLING_HEADER], '2:test-secret', 'marked as handed over by worker 2, with the secret');
   t.equal(seen['x-forwarded-for'], '127.0.0.1');
 });
 

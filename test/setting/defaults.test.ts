@@ -84,6 +84,7 @@ t.test('functions get the network, cache, hook, log and pagedesk defaults', asyn
   const f = s.functions;
   t.strictSame(f.network.http.frontEnd, {
     maxUrlLength: 8192, maxHeaderSize: 16384, maxHeaderCount: 2000, keepAliveTimeout: 60, headersTimeout: 10, requestTimeout: 300,
+    bufferBodyUpTo: 65536, bodyMinRate: { bytesPerSecond: 500, period: 20 },
     bypass: { postMethod: { enable: true } },
   });
   t.strictSame(f.network.http.backEnd, {
@@ -93,7 +94,7 @@ t.test('functions get the network, cache, hook, log and pagedesk defaults', asyn
   });
   t.strictSame(f.network.cache, {
     ttl: { default: 0, negative: 10, negativeServerErrors: false, heuristicFraction: 0.1, heuristicMax: 86400, keep: 3600 },
-    honourNoCache: true, honourPrivate: true,
+    honourNoCache: true, honourPrivate: true, storeSetCookie: false,
     cachingKey: { postMethod: { enable: false, bodySensitive: false, bodyContentLengthMax: 102400 } },
     compression: { useOriginEncoding: true },
     purge: { purge2expire: 'NONE', resCodeNoCtrlTarget: 200 },

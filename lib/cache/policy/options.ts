@@ -17,6 +17,11 @@ export interface CachePolicyOptions {
   honourNoCache: boolean;
   /** false: the origin's `private` response directive is treated as absent. */
   honourPrivate: boolean;
+  /**
+   * true: Set-Cookie is stored with the response and sent with every hit. false (default): the
+   * shared copy is stored without it; only the client whose request fetched it gets the cookie.
+   */
+  storeSetCookie: boolean;
 }
 
 export const defaultPolicyOptions: Readonly<CachePolicyOptions> = Object.freeze({
@@ -28,4 +33,5 @@ export const defaultPolicyOptions: Readonly<CachePolicyOptions> = Object.freeze(
   keep: 3600,
   honourNoCache: true,
   honourPrivate: true,
+  storeSetCookie: false,
 });

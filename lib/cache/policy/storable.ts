@@ -77,12 +77,18 @@ export function fieldsNotToStore(cc: ResponseDirectives, opts: CachePolicyOption
 }
 const NONE: string[] = [];
 
-/** The headers without the fields of `fieldsNotToStore` (the same object when there are none). */
+/**
+ * The headers without the fields of `fieldsNotToStore`, and without Set-Cookie unless the
+ * operator keeps it (`storeSetCookie`): a cookie is one client's state, and a shared copy that
+ * keeps it hands one visitor's session to every later one. The same object when nothing goes.
+ */
 export function storableFields<H extends HeaderMap>(headers: H, opts: CachePolicyOptions = defaultPolicyOptions,
   cc: ResponseDirectives = responseDirectives(headers)): H {
   const drop = fieldsNotToStore(cc, opts);
-  if (drop.length === 0) return headers;
+  const dropCookie = !opts.storeSetCookie && headers['set-cookie'] !== undefined;
+  if (drop.length === 0 && !dropCookie) return headers;
   const out = { ...headers };
   for (const name of drop) delete out[name];
+  if (dropCookie) delete out['set-cookie'];
   return out;
 }

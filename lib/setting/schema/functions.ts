@@ -13,6 +13,14 @@ const FrontEnd = Section({
   keepAliveTimeout: Secs(60, 'idle keep-alive client connection timeout, seconds'),
   headersTimeout: Secs(10, 'seconds to receive the complete request head'),
   requestTimeout: Secs(300, 'seconds to receive the complete request'),
+  bufferBodyUpTo: Int(65536, {
+    minimum: 0,
+    description: 'request bodies up to this many bytes are read whole before an origin connection is taken; of a larger body this much is read first; 0: stream at once',
+  }),
+  bodyMinRate: Section({
+    bytesPerSecond: Int(500, { minimum: 0, description: 'slowest accepted request body upload; 0: no minimum' }),
+    period: Num(20, { minimum: 1, description: 'seconds over which the upload rate is measured; a client below it for a whole period gets 408' }),
+  }, 'minimum upload rate of request bodies'),
   bypass: Section({
     postMethod: Section({ enable: Bool(true, 'POST requests go to the origin without the cache') }),
   }, 'requests passed to the origin without the cache'),
@@ -46,6 +54,7 @@ const Cache = Section({
   }),
   honourNoCache: Bool(true, 'respect the no-cache response directive of the origin (false: ignore it)'),
   honourPrivate: Bool(true, 'do not store Cache-Control: private responses'),
+  storeSetCookie: Bool(false, 'store Set-Cookie with a cached response and send it with every hit (false: only the client whose request fetched it gets it)'),
   cachingKey: Type.Object({
     postMethod: Section({
       enable: Bool(false, 'POST responses may be cached'),

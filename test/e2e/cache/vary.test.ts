@@ -2,9 +2,11 @@
 // Accept-Encoding is reduced to the set of known codings the client accepts (lib/cache/policy/vary.ts).
 import t from 'tap';
 import type { SeenRequest } from '../../helpers/origin.js';
-import { cacheBench, reply } from './fixtures/bench.js';
+import { rawRequest } from '../../helpers/raw-client.js';
+import { until } from '../../helpers/wait.js';
+import { cacheBench, HOST, reply } from './fixtures/bench.js';
 
-const { origin, get } = await cacheBench();
+const { origin, get, port } = await cacheBench();
 const seenOf = (path: string): SeenRequest[] => origin.seen.filter((s) => s.url === path);
 
 /** The origin answers per Accept-Encoding, so the body tells which variant a client got. */
@@ -123,4 +125,55 @@ t.test('a request for another variant while the first variant is still downloadi
   t.equal((await a).body, 'tenant=a;end');
   t.equal(b.body, 'tenant=b;end', 'b is not served the variant of a');
   t.equal(origin.count('/vary-slow'), 2);
+});
+
+// RFC 9110 7.6.1: fields the client names in Connection are not forwarded, so the origin chose its
+// answer without them; the stored variant must be keyed on the request as forwarded, or one client
+// stores the default page as the `fr` variant for everyone.
+const byLanguage = (q: SeenRequest, res: import('node:http').ServerResponse): void =>
+  reply(200, { vary: 'Accept-Language', 'cache-control': 'max-age=60' }, `lang=${String(q.headers['accept-language'] ?? 'none')}`)(q, res);
+
+async function rawGet(path: string, fields: string): Promise<{ body: string; text: string }> {
+  const r = await rawRequest(port, `GET ${path} HTTP/1.1\r\nHost: ${HOST}\r\n${fields}Connection: close\r\n\r\n`, { timeoutMs: 10000 });
+  const split = r.text.indexOf('\r\n\r\n');
+  const head = r.text.slice(0, split);
+  let body = r.text.slice(split + 4);
+  if (/\r\ntransfer-encoding: chunked/i.test(head)) {
+    let out = '';
+    for (let size = parseInt(body, 16); size > 0; size = parseInt(body, 16)) {
+      const start = body.indexOf('\r\n') + 2;
+      out += body.slice(start, start + size);
+      body = body.slice(start + size + 2);
+    }
+    body = out;
+  }
+  return { body, text: r.text };
+}
+
+t.test('a Vary field the client names in Connection does not key the stored variant: a plain fr request still gets the fr page', async (t) => {
+  origin.on('/lang', byLanguage);
+  const first = await rawGet('/lang', 'Accept-Language: fr\r\nConnection: accept-language\r\n');
+  t.equal(first.body, 'lang=none', 'the origin never saw the field the client named in Connection');
+  const fr = await get('/lang', { 'accept-language': 'fr' });
+  t.equal(fr.body, 'lang=fr', 'the fr variant comes from the origin, not from the default page');
+  t.equal(fr.headers['x-cache'], 'TCP_MISS');
+  const none = await get('/lang');
+  t.equal(none.body, 'lang=none');
+  t.equal(none.headers['x-cache'], 'TCP_HIT', 'the first answer was stored as the variant without the field');
+  const again = await rawGet('/lang', 'Accept-Language: fr\r\nConnection: accept-language\r\n');
+  t.equal(again.body, 'lang=none', 'a request forwarded without the field is served the variant without it');
+  t.same(seenOf('/lang').map((s) => s.headers['accept-language']), [undefined, 'fr']);
+});
+
+t.test('a plain fr request does not join a fetch whose client named Accept-Language in Connection', async (t) => {
+  origin.on('/lang-slow', (q, res) => {
+    res.writeHead(200, { vary: 'Accept-Language', 'cache-control': 'max-age=60', 'content-type': 'text/plain' });
+    res.write(`lang=${String(q.headers['accept-language'] ?? 'none')};`);
+    setTimeout(() => res.end('end'), 300);
+  });
+  const first = rawGet('/lang-slow', 'Accept-Language: fr\r\nConnection: accept-language\r\n');
+  await until(() => origin.count('/lang-slow') === 1, 'the first fetch under way');
+  const fr = await get('/lang-slow', { 'accept-language': 'fr' });
+  t.equal(fr.body, 'lang=fr;end');
+  t.equal((await first).body, 'lang=none;end');
 });
