@@ -14,6 +14,7 @@ import type { CacheContext } from './context.js';
 import { answerHeaders } from './deliver.js';
 import type { SharedFetch } from './inflight.js';
 import { entryTimes, fieldsToStore, storableResponse, variantMatches, variantOf, varyOf } from './rules.js';
+import { TCP_ERROR, type CacheResult } from '../cache/policy/results.js';
 
 /** Client fields that must not shape the object the cache stores for everyone. */
 export const CLIENT_CONDITIONALS = ['if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'if-range', 'range'];
@@ -62,7 +63,7 @@ export interface FetchPlan {
   /** False when the client's own request forbids storing (request no-store). */
   mayStore: boolean;
   /** Result recorded for clients served by a new full answer. */
-  result: string;
+  result: CacheResult;
   /**
    * Sees the origin's answer first (status -1: the origin failed). Returns true when it served
    * the waiting clients itself (a 304 refresh, stale content on error); it may serve some and
@@ -134,7 +135,7 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
     if (plan.intercept !== undefined && plan.intercept(-1, {}, f)) return;
     const status = plan.unreachableStatus ?? (err instanceof OriginError ? err.status : 502);
     for (const w of f.takeWaiting()) {
-      w.cacheResult = 'TCP_ERROR';
+      w.cacheResult = TCP_ERROR;
       w.status = status;
       sendError(w.res, status);
     }

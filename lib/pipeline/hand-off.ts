@@ -9,6 +9,7 @@ import { sendError } from './respond.js';
 import type { Transaction } from './transaction.js';
 
 import { SIBLING_HEADER } from './sibling-header.js';
+import { isCacheResult, TCP_ERROR, TCP_NONE } from '../cache/policy/results.js';
 
 export { SIBLING_HEADER };
 
@@ -72,7 +73,7 @@ export class Siblings {
     }).then((upstream) => {
       // The owner did the cache work: its result (sent as x-cache) is this transaction's result.
       const ownerResult = upstream.headers['x-cache'];
-      tx.cacheResult ??= typeof ownerResult === 'string' ? ownerResult : 'TCP_NONE';
+      tx.cacheResult ??= typeof ownerResult === 'string' && isCacheResult(ownerResult) ? ownerResult : TCP_NONE;
       deliverUpstream(tx, { statusCode: upstream.statusCode, headers: upstream.headers, body: upstream.body }, false);
     }, (err: unknown) => {
       if (controller.signal.aborted) return;
@@ -83,6 +84,7 @@ export class Siblings {
         proxyToOrigin(tx);
         return;
       }
+      tx.cacheResult = TCP_ERROR;
       tx.status = 502;
       sendError(tx.res, 502);
     });

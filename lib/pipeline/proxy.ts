@@ -11,6 +11,7 @@ import { endToEndRequestHeaders, endToEndResponseHeaders, VIA } from './hop-by-h
 import { sendError } from './respond.js';
 import { SIBLING_HEADER } from './sibling-header.js';
 import type { Transaction } from './transaction.js';
+import { TCP_ERROR, TCP_MISS } from '../cache/policy/results.js';
 
 /** Opt-in (SVC_DEBUG_HEADERS=1): name the worker on origin requests and answers, for tracing. */
 const DEBUG_WORKER = process.env.SVC_DEBUG_HEADERS === '1' ? String(process.env.SVC_WORKER_INDEX ?? '0') : undefined;
@@ -104,12 +105,12 @@ export function proxyToOrigin(tx: Transaction, beforeAnswer?: (status: number, h
     body: hasRequestBody(req) ? req : null,
     signal: controller.signal,
   }).then((upstream: OriginResponse) => {
-    tx.cacheResult ??= 'TCP_MISS';
+    tx.cacheResult ??= TCP_MISS;
     if (beforeAnswer === undefined) { deliverUpstream(tx, upstream); return; }
     beforeAnswer(upstream.statusCode, upstream.headers).catch(() => undefined).then(() => deliverUpstream(tx, upstream));
   }, (err: unknown) => {
     if (controller.signal.aborted) return;
-    tx.cacheResult = 'TCP_ERROR';
+    tx.cacheResult = TCP_ERROR;
     tx.status = originErrorStatus(err);
     sendError(tx.res, tx.status);
   });

@@ -8,6 +8,7 @@ import {
   staleIfErrorAllowed, evaluateRequest, variantKey, varyHeaders, type CachePolicyOptions, type HeaderMap, type RangeResult,
 } from '../cache/policy/index.js';
 import type { CacheEntryMeta, StoredHeaders } from '../cache/store.js';
+import type { CacheResult } from '../cache/policy/results.js';
 
 export interface RequestControl {
   noStore: boolean;
@@ -147,7 +148,7 @@ export function mergeNotModified(entry: CacheEntryMeta, headersOf304: StoredHead
   return { headers, requestTime, cachedAt, staleAt: times.staleAt, deleteAt: times.deleteAt, invalidated: 0 };
 }
 
-export function cacheResultForHit(status: number): string {
+export function cacheResultForHit(status: number): CacheResult {
   return hitResult(status);
 }
 

@@ -2,6 +2,7 @@
 // access log and the statistics.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HostRuntime } from './host-runtime.js';
+import type { CacheResult } from '../cache/policy/results.js';
 
 export interface Transaction {
   req: IncomingMessage;
@@ -13,6 +14,6 @@ export interface Transaction {
   fromSibling: boolean;
   startedAt: number;
   status: number;
-  cacheResult: string | undefined;
+  cacheResult: CacheResult | undefined;
   aborted: boolean;
 }
