@@ -77,6 +77,9 @@ export interface FetchPlan {
  * the one being fetched); its fetch is not offered to others either.
  */
 export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPlan, alone = false): void {
+  // Known now, so a client that leaves before the answer is recorded with it too. Its own result
+  // if it has one (a client refresh joining a plain refresh stays a client refresh).
+  tx.cacheResult ??= plan.result;
   const ks = plan.joinKey ?? keyString(plan.key);
   if (!alone) {
     const joined = ctx.inflight.get(ks);
@@ -84,8 +87,6 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
       const meta = joined.meta;
       // Once the answer's Vary is known, only clients selecting the same variant may share it.
       if (meta === undefined || meta.vary.length === 0 || variantMatches(meta, tx.req.headers)) {
-        // Its own result (a client refresh joining a plain refresh stays a client refresh).
-        tx.cacheResult ??= plan.result;
         joined.join(tx);
         return;
       }

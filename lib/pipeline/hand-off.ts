@@ -58,6 +58,7 @@ export class Siblings {
       headers['x-forwarded-for'] = prior === undefined ? client : `${Array.isArray(prior) ? prior.join(', ') : prior}, ${client}`;
     }
     headers[SIBLING_HEADER] = String(this.selfIndex);
+    tx.handedTo = owner;
     const controller = new AbortController();
     const onClose = (): void => { if (!tx.res.writableFinished) controller.abort(); };
     tx.res.once('close', onClose);
@@ -81,6 +82,7 @@ export class Siblings {
       // rather than fail the client. Pass-through: the object is not stored by a non-owner.
       if (mayServeLocally(err, req.method ?? 'GET', tap !== null && tap.consumed)) {
         tx.res.off('close', onClose);
+        tx.handedTo = -1;
         proxyToOrigin(tx);
         return;
       }

@@ -4,6 +4,7 @@ import type { CachePolicyOptions } from '../cache/policy/index.js';
 import { OriginSet } from '../origin/index.js';
 import type { ResolvedHost } from '../setting/types.js';
 import type { Listen, RoutableHost } from '../routing/vhost-table.js';
+import { workerCounters } from './counters.js';
 
 export interface HostRuntime extends RoutableHost {
   name: string;
@@ -21,6 +22,8 @@ export interface HostRuntime extends RoutableHost {
   nonVolatileSize: number;
   /** A purged copy restored after an origin failure is refreshed again after this long. */
   connectTimeoutMs: number;
+  /** This host's row in the worker's counters (kept by name across reloads). */
+  counterSlot: number;
 }
 
 export function cachePolicyOf(host: ResolvedHost): CachePolicyOptions {
@@ -54,6 +57,7 @@ export function buildHostRuntime(host: ResolvedHost): HostRuntime {
     forwardedFor: backEnd.forwardedFor,
     origin,
     setting: host,
+    counterSlot: workerCounters.slotOf(host.name),
     ...cacheFields(host),
   };
 }

@@ -1,19 +1,126 @@
-// One client transaction as it moves through the pipeline; the finish stage reads it for the
-// access log and the statistics.
-import type { IncomingMessage, ServerResponse } from 'node:http';
+// One client transaction as it moves through the pipeline, and its record: receive creates it,
+// the stages fill in what they learn, finish (finish.ts) completes it exactly once and hands it
+// to the counters and the record sinks. One object per transaction: the record fields live on it
+// (docs/pipeline.md, "The transaction record").
+import { randomUUID } from 'node:crypto';
+import { ServerResponse, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http';
 import type { HostRuntime } from './host-runtime.js';
 import type { CacheResult } from '../cache/policy/results.js';
 
-export interface Transaction {
-  req: IncomingMessage;
-  res: ServerResponse;
-  host: HostRuntime;
-  /** Path plus query as the origin and the cache see it. */
+export type Protocol = 'http' | 'https' | 'http2';
+
+/** A dual-stack (`::`) listener reports IPv4 peers as `::ffff:a.b.c.d`: logged as `a.b.c.d`. */
+export function plainAddress(a: string | undefined): string {
+  if (a === undefined) return '';
+  return a.startsWith('::ffff:') && a.includes('.', 7) ? a.slice(7) : a;
+}
+
+export class TransactionRecord {
+  /** The serving virtual host (its name is `x-vhost`); undefined when none matched (404, 400 ...). */
+  host: HostRuntime | undefined = undefined;
+  /** Node-unique (document 3 `session-id`), from the worker's block of the primary's ids. */
+  readonly sessionId: number;
+  readonly method: string;
+  /** The request target as received. */
+  readonly urlReceived: string;
+  /** Path plus query as the cache and the origin see it (after the target form and rewrites). */
   url: string;
+  readonly httpVersion: string;
+  readonly protocol: Protocol = 'http';
+  readonly clientAddress: string;
+  readonly clientPort: number;
+  readonly serverAddress: string;
+  readonly serverPort: number;
   /** Arrived from a sibling worker (hash balance): already counted and X-Forwarded-For set there. */
-  fromSibling: boolean;
-  startedAt: number;
-  status: number;
-  cacheResult: CacheResult | undefined;
-  aborted: boolean;
+  fromSibling = false;
+  /** Handed to this sibling worker index (hash balance), -1 when served here. */
+  handedTo = -1;
+  /** Wall-clock ms at receive. */
+  readonly startedAt: number;
+  /** performance.now() at receive: the times below count from it. */
+  readonly startMono: number;
+  /** ms from receive to writeHead (the status line), -1 when no answer started. */
+  firstByteMs = -1;
+  /** ms from receive to the end of the transaction, -1 until finish. */
+  totalMs = -1;
+  /** The status sent; 0 when no byte of an answer went out. Final once finished. */
+  status = 0;
+  /** The head as parsed: request line, `name: value` lines, CRLFs. */
+  requestHeadBytes = 0;
+  /** Bytes the connection read for this transaction beyond its head (0 for a bodiless request). */
+  requestBodyBytes = 0;
+  /** The serialized response head as written (node's `_header`), up to what went out. */
+  responseHeadBytes = 0;
+  /** Bytes written to the connection after the head (chunked framing and multipart included). */
+  responseBodyBytes = 0;
+  cacheResult: CacheResult | undefined = undefined;
+  /** A stage saw the answer break (origin body, store file): the client got an incomplete body. */
+  aborted = false;
+  /** The whole answer went out (`x-transaction-status` c, else x). Final once finished. */
+  completed = false;
+  private ctx: string | undefined = undefined;
+
+  constructor(readonly req: IncomingMessage, readonly res: ServerResponse, sessionId: number) {
+    this.sessionId = sessionId;
+    this.method = req.method ?? '';
+    this.urlReceived = req.url ?? '';
+    this.url = this.urlReceived;
+    this.httpVersion = req.httpVersion;
+    // Read now: node caches the peer and local names on the socket at the first read, and after a
+    // client abort an uncached socket has none left to give.
+    const socket = req.socket;
+    this.clientAddress = plainAddress(socket.remoteAddress);
+    this.clientPort = socket.remotePort ?? 0;
+    this.serverAddress = plainAddress(socket.localAddress);
+    this.serverPort = socket.localPort ?? 0;
+    this.startedAt = Date.now();
+    this.startMono = performance.now();
+  }
+
+  /**
+   * `x-ctx-id`: the UUID of the request chain. Made when first read (a transaction nobody logs
+   * makes none); a sibling hand-off carries it to the owner, which sets it.
+   */
+  get ctxId(): string {
+    return (this.ctx ??= randomUUID());
+  }
+
+  set ctxId(id: string) {
+    this.ctx = id;
+  }
+
+  /** The record without the live objects (req, res, host runtime): what a sink may keep or write. */
+  toJSON(): Record<string, unknown> {
+    return {
+      sessionId: this.sessionId, ctxId: this.ctxId, host: this.host?.name ?? null, method: this.method,
+      urlReceived: this.urlReceived, url: this.url, httpVersion: this.httpVersion, protocol: this.protocol,
+      clientAddress: this.clientAddress, clientPort: this.clientPort, serverAddress: this.serverAddress, serverPort: this.serverPort,
+      fromSibling: this.fromSibling, handedTo: this.handedTo, startedAt: this.startedAt, firstByteMs: this.firstByteMs,
+      totalMs: this.totalMs, status: this.status, requestHeadBytes: this.requestHeadBytes, requestBodyBytes: this.requestBodyBytes,
+      responseHeadBytes: this.responseHeadBytes, responseBodyBytes: this.responseBodyBytes, cacheResult: this.cacheResult ?? null,
+      completed: this.completed,
+    };
+  }
+}
+
+/** A transaction routed to a virtual host: what the serving stages see. */
+export interface Transaction extends TransactionRecord {
+  host: HostRuntime;
+}
+
+/**
+ * The ServerResponse of the service listeners (node:http's `ServerResponse` option): it carries
+ * its transaction, so finish's one shared 'close' listener finds it (no closure per request),
+ * and it stamps the time to first byte when the head is written, whichever stage writes it.
+ */
+export class TxResponse extends ServerResponse {
+  tx: TransactionRecord | undefined = undefined;
+
+  override writeHead(statusCode: number, reason?: string | OutgoingHttpHeaders | OutgoingHttpHeader[],
+    headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
+    const tx = this.tx;
+    if (tx !== undefined && tx.firstByteMs < 0) tx.firstByteMs = performance.now() - tx.startMono;
+    // node's writeHead sorts (code, reason, headers) from (code, headers) itself.
+    return super.writeHead(statusCode, reason as string | undefined, headers);
+  }
 }

@@ -6,6 +6,7 @@ import http from 'node:http';
 import net, { type Socket } from 'node:net';
 import { onClientError } from './client-errors.js';
 import { rawErrorResponse } from '../pipeline/respond.js';
+import { TxResponse } from '../pipeline/transaction.js';
 
 export interface ServerTimeouts {
   /** Idle time allowed between requests on a keep-alive connection (ms). */
@@ -24,12 +25,14 @@ const DRAIN_IDLE_MS = 400;
 interface SocketUse { busy: number; lastUsed: number }
 
 export class ServiceServer {
-  readonly server: http.Server;
+  readonly server: http.Server<typeof http.IncomingMessage, typeof TxResponse>;
   private readonly sockets = new Map<Socket, SocketUse>();
   private draining = false;
 
   constructor(handler: (req: http.IncomingMessage, res: http.ServerResponse) => void, t: ServerTimeouts) {
     this.server = http.createServer({
+      // Carries the transaction for the finish stage and stamps the time to first byte.
+      ServerResponse: TxResponse,
       maxHeaderSize: t.maxHeaderSize,
       requestTimeout: t.requestMs,
       headersTimeout: t.headersMs,

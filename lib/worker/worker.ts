@@ -13,6 +13,7 @@ import { controlHandlers, type ControlSource } from './control.js';
 import { resolveHosts, resolvePath } from '../setting/load.js';
 import type { Setting } from '../setting/types.js';
 import { createHandler, type RuntimeState } from '../pipeline/receive.js';
+import { SessionIds } from '../pipeline/session-ids.js';
 import { buildHostRuntime, cacheFields, sameOrigin, type HostRuntime } from '../pipeline/host-runtime.js';
 import { openCache, type WorkerCache } from './worker-cache.js';
 import { ServiceServer, type ServerTimeouts } from './service-server.js';
@@ -34,9 +35,12 @@ export class RtWorker {
   private purgeAccess: AccessControl | undefined;
   private readonly ring = new HashRing();
   private lua: { file: string; hash: LuaHash } | undefined;
-  private readonly handle = createHandler(() => this.state!);
+  private readonly handle: ReturnType<typeof createHandler>;
 
-  constructor(readonly index: number) {}
+  /** `sessionIds`: fed with blocks by the primary; in-process use gets the fallback range only. */
+  constructor(readonly index: number, readonly sessionIds = new SessionIds()) {
+    this.handle = createHandler(() => this.state!, sessionIds);
+  }
 
   /**
    * Builds the hosts of a setting and opens its listeners; resolves to the listening sockets that

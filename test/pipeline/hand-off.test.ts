@@ -8,7 +8,7 @@ import { request } from 'undici';
 import { OriginSet } from '../../lib/origin/index.js';
 import type { HostRuntime } from '../../lib/pipeline/host-runtime.js';
 import { SIBLING_HEADER, Siblings } from '../../lib/pipeline/hand-off.js';
-import type { Transaction } from '../../lib/pipeline/transaction.js';
+import { TransactionRecord, type Transaction } from '../../lib/pipeline/transaction.js';
 import { TestOrigin } from '../helpers/origin.js';
 import { consecutiveFreePorts } from '../helpers/ports.js';
 
@@ -31,9 +31,9 @@ const siblings = new Siblings(basePort, 2);
 let ownerIndex = 0;
 const front = http.createServer((req, res) => {
   const url = req.url!.startsWith('http://') ? new URL(req.url!).pathname : req.url!;
-  const tx: Transaction = {
-    req, res, host, url, fromSibling: false, startedAt: Date.now(), status: 0, cacheResult: undefined, aborted: false,
-  };
+  const tx = new TransactionRecord(req, res, 1) as Transaction;
+  tx.host = host;
+  tx.url = url;
   siblings.forward(tx, ownerIndex);
 });
 await new Promise<void>((r) => front.listen(0, '127.0.0.1', () => r()));
