@@ -16,6 +16,7 @@ import type { PrimaryMessage, WorkerMessage } from '../ipc/messages.js';
 import { managementRoutes, PRODUCT_VERSION } from './management-routes.js';
 import { RpcClient } from '../ipc/rpc.js';
 import { WorkerBridge } from './rt-bridge.js';
+import { SessionBlocks } from './session-blocks.js';
 
 interface Slot {
   index: number;
@@ -51,6 +52,8 @@ export class Primary {
   license!: LicenseService;
   private licenseWatch: LicenseWatch | undefined;
   private readonly acks = new Map<number, { waiting: Set<Worker>; resolve(): void; reject(e: Error): void }>();
+  /** The node's session ids, handed to the workers in blocks. */
+  private readonly sessionBlocks = new SessionBlocks();
 
   constructor(private readonly settingPath: string) {}
 
@@ -121,6 +124,10 @@ export class Primary {
       let settled = false;
       worker.on('message', (m: WorkerMessage) => {
         this.rpc.onMessage(m);
+        if (m.type === 'session-ids-request') {
+          this.send(worker, { type: 'session-ids', ...this.sessionBlocks.take() });
+          return;
+        }
         // The worker says hello once it listens for messages (ESM loads after cluster's 'online').
         if (m.type === 'hello') {
           this.sendSetting(worker, this.setting, this.settingGeneration, 'all');

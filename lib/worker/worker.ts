@@ -231,7 +231,9 @@ function retime(s: ServiceServer, t: ServerTimeouts): void {
 export function runWorker(): void {
   const index = Number(process.env.SVC_WORKER_INDEX ?? '0');
   const send = (m: WorkerMessage): void => { process.send?.(m); };
-  const worker = new RtWorker(index);
+  // Asks the primary for its first block now: the answer arrives before the setting, so the
+  // first request already has a node id.
+  const worker = new RtWorker(index, new SessionIds(() => send({ type: 'session-ids-request' })));
   let applying: Promise<void> = Promise.resolve();
   let ready = false;
   const rpc = serveRpc({
@@ -260,6 +262,9 @@ export function runWorker(): void {
         break;
       case 'ring':
         worker.setRing(m.members);
+        break;
+      case 'session-ids':
+        worker.sessionIds.addBlock(m.start, m.count);
         break;
       case 'rpc':
         rpc(m);
