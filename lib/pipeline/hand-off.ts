@@ -8,7 +8,7 @@ import { clientAddress, deliverUpstream, hasRequestBody, proxyToOrigin } from '.
 import { sendError } from './respond.js';
 import type { Transaction } from './transaction.js';
 
-import { SIBLING_HEADER } from './sibling-header.js';
+import { CTX_HEADER, SIBLING_HEADER } from './sibling-header.js';
 import { isCacheResult, TCP_ERROR, TCP_NONE } from '../cache/policy/results.js';
 
 export { SIBLING_HEADER };
@@ -58,6 +58,8 @@ export class Siblings {
       headers['x-forwarded-for'] = prior === undefined ? client : `${Array.isArray(prior) ? prior.join(', ') : prior}, ${client}`;
     }
     headers[SIBLING_HEADER] = String(this.selfIndex);
+    // One request chain: the owner's record carries this transaction's x-ctx-id.
+    headers[CTX_HEADER] = tx.ctxId;
     tx.handedTo = owner;
     const controller = new AbortController();
     const onClose = (): void => { if (!tx.res.writableFinished) controller.abort(); };

@@ -9,7 +9,7 @@ import type { OriginResponse } from '../origin/index.js';
 import { OriginError } from '../origin/index.js';
 import { endToEndRequestHeaders, endToEndResponseHeaders, VIA } from './hop-by-hop.js';
 import { sendError } from './respond.js';
-import { SIBLING_HEADER } from './sibling-header.js';
+import { CTX_HEADER, SIBLING_HEADER } from './sibling-header.js';
 import type { Transaction } from './transaction.js';
 import { TCP_ERROR, TCP_MISS } from '../cache/policy/results.js';
 
@@ -38,6 +38,7 @@ export function originRequestHeaders(tx: Transaction): Record<string, string | s
   const req = tx.req;
   const headers = endToEndRequestHeaders(req.headers);
   delete headers[SIBLING_HEADER];
+  delete headers[CTX_HEADER];
   if (tx.host.forwardedFor && !tx.fromSibling) {
     const prior = headers['x-forwarded-for'];
     const client = clientAddress(req);

@@ -8,6 +8,7 @@ import type { LuaHash } from '../balance/lua-hash.js';
 import type { HostRuntime } from './host-runtime.js';
 import { sendError } from './respond.js';
 import { SIBLING_HEADER, type Siblings } from './hand-off.js';
+import { CTX_HEADER } from './sibling-header.js';
 import { parseTarget } from './target.js';
 import { TransactionRecord, type Transaction } from './transaction.js';
 import { track } from './finish.js';
@@ -104,8 +105,12 @@ export function createHandler(getState: () => RuntimeState, sessionIds: SessionI
     if (headBytes > limits.maxHeaderSize) return sendError(res, 431, undefined, true);
     if (host === undefined) return sendError(res, 404);
 
-    // Only the internal port (no `port`) trusts the sibling's mark.
-    tx.fromSibling = port === undefined && req.headers[SIBLING_HEADER] !== undefined;
+    // Only the internal port (no `port`) trusts the sibling's marks.
+    if (port === undefined && req.headers[SIBLING_HEADER] !== undefined) {
+      tx.fromSibling = true;
+      const ctx = req.headers[CTX_HEADER];
+      if (typeof ctx === 'string') tx.ctxId = ctx;
+    }
 
     if (target.url === '*') {
       // OPTIONS * asks about the server in general (RFC 9110 9.3.7): that is us, not an origin.

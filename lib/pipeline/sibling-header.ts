@@ -1,2 +1,8 @@
 /** Marks a request handed over by a sibling worker; trusted only on the internal port. */
 export const SIBLING_HEADER = 'x-svc-sibling';
+
+/**
+ * The `x-ctx-id` of the request chain, from the worker that received the client to the owner
+ * (so both records name one chain); trusted only on the internal port, never sent to an origin.
+ */
+export const CTX_HEADER = 'x-svc-ctx-id';

@@ -2,7 +2,9 @@
 // virtual hosts, opens every listening socket (shared with the sibling workers through
 // node:cluster, so the kernel spreads connections and the primary stays off the data path) plus
 // its own internal port, and drains on request.
+import { appendFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import path from 'node:path';
 import { HashRing } from '../balance/ring.js';
 import { urlIgnoreHashKey } from '../balance/hash-key.js';
 import { loadLuaHash, type LuaHash } from '../balance/lua-hash.js';
@@ -14,6 +16,7 @@ import { resolveHosts, resolvePath } from '../setting/load.js';
 import type { Setting } from '../setting/types.js';
 import { createHandler, type RuntimeState } from '../pipeline/receive.js';
 import { SessionIds } from '../pipeline/session-ids.js';
+import { addRecordSink } from '../pipeline/finish.js';
 import { buildHostRuntime, cacheFields, sameOrigin, type HostRuntime } from '../pipeline/host-runtime.js';
 import { openCache, type WorkerCache } from './worker-cache.js';
 import { ServiceServer, type ServerTimeouts } from './service-server.js';
@@ -234,6 +237,13 @@ export function runWorker(): void {
   // Asks the primary for its first block now: the answer arrives before the setting, so the
   // first request already has a node id.
   const worker = new RtWorker(index, new SessionIds(() => send({ type: 'session-ids-request' })));
+  // Tests only: every finished record as a JSON line in <dir>/records-<pid>.jsonl, so black-box
+  // tests see what the records of a real cluster hold (session ids across workers, hand-offs).
+  const recordDir = process.env.SVC_TEST_RECORD_DIR;
+  if (recordDir !== undefined && recordDir !== '') {
+    const file = path.join(recordDir, `records-${process.pid}.jsonl`);
+    addRecordSink((tx) => appendFileSync(file, `${JSON.stringify({ worker: index, ...tx.toJSON() })}\n`));
+  }
   let applying: Promise<void> = Promise.resolve();
   let ready = false;
   const rpc = serveRpc({
