@@ -4,7 +4,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { HostRuntime } from './host-runtime.js';
-import { OriginError } from '../origin/index.js';
+import { OriginError, OriginTrace, traceAnswered, traceFailed } from '../origin/index.js';
 import { endToEndResponseHeaders } from './hop-by-hop.js';
 import { discard, originRequestHeaders, proxyToOrigin } from './proxy.js';
 import { sendError } from './respond.js';
@@ -99,7 +99,9 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
   for (const c of CLIENT_CONDITIONALS) delete headers[c];
   if (plan.conditional !== undefined) Object.assign(headers, plan.conditional);
   const requestTime = Date.now();
-  tx.host.origin.request({ method: 'GET', url: tx.url, headers, body: null }).then((upstream) => {
+  const trace = tx.origin = new OriginTrace(tx.host.counterSlot);
+  tx.host.origin.request({ method: 'GET', url: tx.url, headers, body: null, trace }).then((upstream) => {
+    traceAnswered(trace, upstream.statusCode);
     const cachedAt = Date.now();
     const resHeaders = endToEndResponseHeaders(upstream.headers);
     if (plan.intercept !== undefined && plan.intercept(upstream.statusCode, resHeaders, f)) {
@@ -132,6 +134,7 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
     for (const w of refused) fetchAndStore(ctx, w, { key: plan.key, mayStore: plan.mayStore, result: plan.result }, true);
     pipeToStore(ctx, f, meta, upstream.body);
   }, (err: unknown) => {
+    traceFailed(trace, err);
     ctx.inflight.finish(f);
     if (plan.intercept !== undefined && plan.intercept(-1, {}, f)) return;
     const status = plan.unreachableStatus ?? (err instanceof OriginError ? err.status : 502);

@@ -8,6 +8,7 @@
 // The transaction is found on the response (TxResponse.tx): no closure per request.
 import type { Socket } from 'node:net';
 import { TCP_NONE } from '../cache/policy/results.js';
+import { onTraceDone, type OriginTrace } from '../origin/index.js';
 import { workerCounters } from './counters.js';
 import type { TransactionRecord, TxResponse } from './transaction.js';
 
@@ -119,3 +120,15 @@ function hasBody(headers: Record<string, string | string[] | undefined>): boolea
   const cl = headers['content-length'];
   return cl !== undefined && cl !== '0';
 }
+
+/**
+ * Origin counters follow the origin exchange, not the client transaction: a fetch goes on (the
+ * object is stored) after its client left, and a sibling's request is fetched by the owner. An
+ * exchange counts once when it ends; `Client-Close` (we closed first: the client left, or the
+ * body was not wanted) is not an origin error.
+ */
+function countOrigin(t: OriginTrace): void {
+  const failed = t.sockError !== undefined && t.sockError !== 'Client-Close';
+  workerCounters.countOrigin(t.tag, failed, t.retried, t.requestHeadBytes + t.requestBodyBytes, t.responseHeadBytes + t.responseBodyBytes);
+}
+onTraceDone(countOrigin);

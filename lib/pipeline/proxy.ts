@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { pipeBody } from './pipe-body.js';
 import type { OriginResponse } from '../origin/index.js';
-import { OriginError } from '../origin/index.js';
+import { OriginError, OriginTrace, traceAnswered, traceFailed } from '../origin/index.js';
 import { endToEndRequestHeaders, endToEndResponseHeaders, VIA } from './hop-by-hop.js';
 import { sendError } from './respond.js';
 import { CTX_HEADER, SIBLING_HEADER } from './sibling-header.js';
@@ -99,17 +99,21 @@ export function proxyToOrigin(tx: Transaction, beforeAnswer?: (status: number, h
   const controller = new AbortController();
   const onClose = (): void => { if (!tx.res.writableFinished) controller.abort(); };
   tx.res.once('close', onClose);
+  const trace = tx.origin = new OriginTrace(tx.host.counterSlot);
   tx.host.origin.request({
     method: req.method!,
     url: tx.url,
     headers: originRequestHeaders(tx),
     body: hasRequestBody(req) ? req : null,
     signal: controller.signal,
+    trace,
   }).then((upstream: OriginResponse) => {
+    traceAnswered(trace, upstream.statusCode);
     tx.cacheResult ??= TCP_MISS;
     if (beforeAnswer === undefined) { deliverUpstream(tx, upstream); return; }
     beforeAnswer(upstream.statusCode, upstream.headers).catch(() => undefined).then(() => deliverUpstream(tx, upstream));
   }, (err: unknown) => {
+    traceFailed(trace, err);
     if (controller.signal.aborted) return;
     tx.cacheResult = TCP_ERROR;
     tx.status = originErrorStatus(err);

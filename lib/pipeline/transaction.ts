@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { ServerResponse, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http';
 import type { HostRuntime } from './host-runtime.js';
 import type { CacheResult } from '../cache/policy/results.js';
+import type { OriginTrace } from '../origin/index.js';
 
 export type Protocol = 'http' | 'https' | 'http2';
 
@@ -58,6 +59,12 @@ export class TransactionRecord {
   aborted = false;
   /** The whole answer went out (`x-transaction-status` c, else x). Final once finished. */
   completed = false;
+  /**
+   * The origin exchange this transaction started (its fetch or pass-through), if any. A fetch
+   * other clients joined belongs to the one that started it; it can outlive the transaction (the
+   * object is still stored after the client left): `origin.done` says whether it ended.
+   */
+  origin: OriginTrace | undefined = undefined;
   private ctx: string | undefined = undefined;
 
   constructor(readonly req: IncomingMessage, readonly res: ServerResponse, sessionId: number) {
@@ -98,7 +105,7 @@ export class TransactionRecord {
       fromSibling: this.fromSibling, handedTo: this.handedTo, startedAt: this.startedAt, firstByteMs: this.firstByteMs,
       totalMs: this.totalMs, status: this.status, requestHeadBytes: this.requestHeadBytes, requestBodyBytes: this.requestBodyBytes,
       responseHeadBytes: this.responseHeadBytes, responseBodyBytes: this.responseBodyBytes, cacheResult: this.cacheResult ?? null,
-      completed: this.completed,
+      completed: this.completed, origin: this.origin?.toJSON() ?? null,
     };
   }
 }
