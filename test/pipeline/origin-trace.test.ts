@@ -131,8 +131,8 @@ t.test('the origin counters count each exchange once, with its bytes', async (t)
   await recordOf('/c2');
   const d = workerCounters.takeDeltas();
   const row = (host: string, f: CounterField): number => d.values[d.hosts.indexOf(host) * STRIDE + fieldIndex(f)]!;
-  t.equal(d.values[fieldIndex('originRequests')], 2);
-  t.equal(d.values[fieldIndex('originErrors')], 1);
+  t.equal(d.total[fieldIndex('originRequests')], 2);
+  t.equal(d.total[fieldIndex('originErrors')], 1);
   t.equal(row('o.test', 'originRequests'), 1);
   t.equal(row('down.test', 'originErrors'), 1);
   t.equal(row('o.test', 'originBytesReceived'), a.origin.responseHeadBytes + a.origin.responseBodyBytes);
