@@ -41,6 +41,7 @@ export type RpcRequest = { [K in RpcOp]: { type: 'rpc'; id: number; op: K; args:
 export const SIBLING_SECRET_ENV = 'SVC_SIBLING_SECRET';
 
 export type PrimaryMessage =
+  | SessionIdMessage
   /**
    * `changedHosts`: the hosts whose runtime (origin pool, health state) is rebuilt; the others
    * keep theirs (meta.setting.deploy `shared`). 'all' rebuilds every host (`exclusive`, start).
@@ -51,6 +52,7 @@ export type PrimaryMessage =
   | RpcRequest;
 
 export type WorkerMessage =
+  | SessionIdRequest
   | { type: 'hello' }
   | { type: 'ready'; generation: number }
   | { type: 'apply-error'; generation: number; message: string }
@@ -58,3 +60,13 @@ export type WorkerMessage =
   | { type: 'listen-error'; generation: number; errors: string[] }
   | { type: 'rpc-result'; id: number; ok: true; result: RpcResult<RpcOp> }
   | { type: 'rpc-result'; id: number; ok: false; error?: string; code?: string };
+
+// Session ids (document 3 `session-id`): the primary owns the node's counter and hands out
+// blocks; a worker asks for the next block while half of its current one is left
+// (lib/pipeline/session-ids.ts), never per request.
+
+/** Worker -> primary: one more block of session ids, please. */
+export interface SessionIdRequest { type: 'session-ids-request' }
+
+/** Primary -> worker: the ids [start, start + count) are this worker's alone. */
+export interface SessionIdMessage { type: 'session-ids'; start: number; count: number }

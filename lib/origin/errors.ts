@@ -2,8 +2,8 @@
 // mapping also decides what may be retried on another address and what counts against health.
 
 export type OriginErrorCode = 'ORIGIN_CONNECT' | 'ORIGIN_TIMEOUT' | 'ORIGIN_RESET' | 'ORIGIN_DNS';
-/** `sc-sock-error` spellings of the origin log. */
-export type SockError = 'Connect-Timeout' | 'Receive-Timeout' | 'Server-Close' | 'Non-Existent-Domain';
+/** `sc-sock-error` spellings of the origin log (`Client-Close`: our side closed first). */
+export type SockError = 'Connect-Timeout' | 'Receive-Timeout' | 'Server-Close' | 'Client-Close' | 'Non-Existent-Domain';
 
 const STATUS: Record<OriginErrorCode, 502 | 504> = {
   ORIGIN_CONNECT: 502, ORIGIN_TIMEOUT: 504, ORIGIN_RESET: 502, ORIGIN_DNS: 502,

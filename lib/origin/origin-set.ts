@@ -12,6 +12,7 @@ import { BodyTap } from './body.js';
 import { resolveDomain } from './dns.js';
 import { classify, dnsError, Failure, OriginError, toOriginError } from './errors.js';
 import { Endpoint, type EndpointContext, type StateChange } from './health.js';
+import { beginAttempt, endDispatch } from './trace.js';
 import type { OriginOptions, OriginRequest, OriginResponse, OriginStatus } from './types.js';
 
 /** Wait before asking DNS again after a failed resolution. */
@@ -134,8 +135,12 @@ export class OriginSet {
       opts.body = tap ?? src;
       const pool = ep.pool;
       attempts++;
+      if (r.trace !== undefined) beginAttempt(r.trace, ep.ip, ep.port);
       try {
-        const res = await pool.request(opts);
+        // undici creates its request inside the call: trace.ts links it to the attempt then.
+        const pending = pool.request(opts);
+        endDispatch();
+        const res = await pending;
         ep.succeeded();
         return {
           statusCode: res.statusCode,

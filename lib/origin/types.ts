@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { DnsRecord } from './dns.js';
 import type { StateChange } from './health.js';
+import type { OriginTrace } from './trace.js';
 
 export interface OriginOptions {
   vhost: string;
@@ -46,6 +47,8 @@ export interface OriginRequest {
   signal?: AbortSignal;
   /** Host header to send instead of the one the address implies. */
   hostOverride?: string;
+  /** Filled with what the exchange was (addresses tried, socket reuse, times, sizes): trace.ts. */
+  trace?: OriginTrace;
 }
 
 export interface OriginResponse {

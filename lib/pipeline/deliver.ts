@@ -8,6 +8,7 @@ import type { Transaction } from './transaction.js';
 import { VIA } from './hop-by-hop.js';
 import { multipartContentType, multipartLength, multipartParts, multipartTrailer, type ByteRange } from '../cache/policy/index.js';
 import { ageSeconds, conditionalResult, multipartBoundary, rangeOf } from './rules.js';
+import { TCP_HIT, TCP_IMS_HIT, TCP_MISS } from '../cache/policy/results.js';
 
 const DEBUG_WORKER = process.env.SVC_DEBUG_HEADERS === '1' ? String(process.env.SVC_WORKER_INDEX ?? '0') : undefined;
 
@@ -26,7 +27,7 @@ export function answerHeaders(meta: CacheEntryMeta, headers: StoredHeaders, now:
   if (drop !== undefined) for (const d of drop) delete out[d];
   if (fromCache) out.age = String(ageSeconds(meta, headers, now));
   addVia(out, headers.via);
-  out['x-cache'] = tx.cacheResult ?? 'TCP_MISS';
+  out['x-cache'] = tx.cacheResult ?? TCP_MISS;
   if (DEBUG_WORKER !== undefined) out['x-svc-worker'] = DEBUG_WORKER;
   return out;
 }
@@ -40,7 +41,7 @@ function generatedHeaders(obj: CachedObject, now: number, tx: Transaction, extra
   const out: Record<string, string | string[]> = extra;
   out.age = String(ageSeconds(obj, obj.headers, now));
   addVia(out, obj.headers.via);
-  out['x-cache'] = tx.cacheResult ?? 'TCP_HIT';
+  out['x-cache'] = tx.cacheResult ?? TCP_HIT;
   if (DEBUG_WORKER !== undefined) out['x-svc-worker'] = DEBUG_WORKER;
   return out;
 }
@@ -67,7 +68,7 @@ export function deliverCached(tx: Transaction, obj: CachedObject, now: number, d
   const headers = obj.headers;
   const cond = conditionalResult(req.method!, req.headers, obj.status, headers);
   if (cond === 304) {
-    tx.cacheResult = tx.cacheResult === 'TCP_HIT' || tx.cacheResult === undefined ? 'TCP_IMS_HIT' : tx.cacheResult;
+    tx.cacheResult = tx.cacheResult === TCP_HIT || tx.cacheResult === undefined ? TCP_IMS_HIT : tx.cacheResult;
     const out = generatedHeaders(obj, now, tx, {});
     for (const f of NOT_MODIFIED_FIELDS) { const v = headers[f]; if (v !== undefined) out[f] = v; }
     return finishEmpty(tx, 304, out);

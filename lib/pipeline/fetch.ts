@@ -4,7 +4,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { HostRuntime } from './host-runtime.js';
-import { OriginError } from '../origin/index.js';
+import { OriginError, OriginTrace, traceAnswered, traceFailed } from '../origin/index.js';
 import { endToEndResponseHeaders } from './hop-by-hop.js';
 import { pipeBody } from './pipe-body.js';
 import { discard, originRequestHeaders, proxyToOrigin } from './proxy.js';
@@ -15,6 +15,7 @@ import type { CacheContext } from './context.js';
 import { answerHeaders } from './deliver.js';
 import type { SharedFetch } from './inflight.js';
 import { entryTimes, fieldsToStore, storableResponse, variantMatches, variantOf, varyOf } from './rules.js';
+import { TCP_ERROR, type CacheResult } from '../cache/policy/results.js';
 
 /** Client fields that must not shape the object the cache stores for everyone. */
 export const CLIENT_CONDITIONALS = ['if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'if-range', 'range'];
@@ -63,7 +64,7 @@ export interface FetchPlan {
   /** False when the client's own request forbids storing (request no-store). */
   mayStore: boolean;
   /** Result recorded for clients served by a new full answer. */
-  result: string;
+  result: CacheResult;
   /**
    * Sees the origin's answer first (status -1: the origin failed). Returns true when it served
    * the waiting clients itself (a 304 refresh, stale content on error); it may serve some and
@@ -77,6 +78,9 @@ export interface FetchPlan {
  * the one being fetched); its fetch is not offered to others either.
  */
 export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPlan, alone = false): void {
+  // Known now, so a client that leaves before the answer is recorded with it too. Its own result
+  // if it has one (a client refresh joining a plain refresh stays a client refresh).
+  tx.cacheResult ??= plan.result;
   const ks = plan.joinKey ?? keyString(plan.key);
   if (!alone) {
     const joined = ctx.inflight.get(ks);
@@ -84,8 +88,6 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
       const meta = joined.meta;
       // Once the answer's Vary is known, only clients selecting the same variant may share it.
       if (meta === undefined || meta.vary.length === 0 || variantMatches(meta, tx.req.headers)) {
-        // Its own result (a client refresh joining a plain refresh stays a client refresh).
-        tx.cacheResult ??= plan.result;
         joined.join(tx);
         return;
       }
@@ -98,7 +100,9 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
   for (const c of CLIENT_CONDITIONALS) delete headers[c];
   if (plan.conditional !== undefined) Object.assign(headers, plan.conditional);
   const requestTime = Date.now();
-  tx.host.origin.request({ method: 'GET', url: tx.url, headers, body: null }).then((upstream) => {
+  const trace = tx.origin = new OriginTrace(tx.host.counterSlot);
+  tx.host.origin.request({ method: 'GET', url: tx.url, headers, body: null, trace }).then((upstream) => {
+    traceAnswered(trace, upstream.statusCode);
     const cachedAt = Date.now();
     const resHeaders = endToEndResponseHeaders(upstream.headers);
     if (plan.intercept !== undefined && plan.intercept(upstream.statusCode, resHeaders, f)) {
@@ -131,11 +135,12 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
     for (const w of refused) fetchAndStore(ctx, w, { key: plan.key, mayStore: plan.mayStore, result: plan.result }, true);
     pipeToStore(ctx, f, meta, upstream.body);
   }, (err: unknown) => {
+    traceFailed(trace, err);
     ctx.inflight.finish(f);
     if (plan.intercept !== undefined && plan.intercept(-1, {}, f)) return;
     const status = plan.unreachableStatus ?? (err instanceof OriginError ? err.status : 502);
     for (const w of f.takeWaiting()) {
-      w.cacheResult = 'TCP_ERROR';
+      w.cacheResult = TCP_ERROR;
       w.status = status;
       sendError(w.res, status);
     }

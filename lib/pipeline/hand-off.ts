@@ -11,7 +11,8 @@ import { sendError } from './respond.js';
 import type { Transaction } from './transaction.js';
 import { Upload, type TakenBody } from './upload.js';
 
-import { SIBLING_HEADER } from './sibling-header.js';
+import { CTX_HEADER, SIBLING_HEADER } from './sibling-header.js';
+import { isCacheResult, TCP_ERROR, TCP_NONE } from '../cache/policy/results.js';
 
 export { SIBLING_HEADER };
 
@@ -85,6 +86,9 @@ export class Siblings {
       headers['x-forwarded-for'] = prior === undefined ? client : `${Array.isArray(prior) ? prior.join(', ') : prior}, ${client}`;
     }
     headers[SIBLING_HEADER] = this.mark;
+    // One request chain: the owner's record carries this transaction's x-ctx-id.
+    headers[CTX_HEADER] = tx.ctxId;
+    tx.handedTo = owner;
     const controller = new AbortController();
     const onClose = (): void => { if (!tx.res.writableFinished) controller.abort(); };
     tx.res.once('close', onClose);
@@ -101,7 +105,7 @@ export class Siblings {
     }).then((upstream) => {
       // The owner did the cache work: its result (sent as x-cache) is this transaction's result.
       const ownerResult = upstream.headers['x-cache'];
-      tx.cacheResult ??= typeof ownerResult === 'string' ? ownerResult : 'TCP_NONE';
+      tx.cacheResult ??= typeof ownerResult === 'string' && isCacheResult(ownerResult) ? ownerResult : TCP_NONE;
       deliverUpstream(tx, { statusCode: upstream.statusCode, headers: upstream.headers, body: upstream.body }, false);
     }, (err: unknown) => {
       if (controller.signal.aborted) return;
@@ -109,9 +113,11 @@ export class Siblings {
       // rather than fail the client. Pass-through: the object is not stored by a non-owner.
       if (mayServeLocally(err, req.method ?? 'GET', tap !== null && tap.consumed)) {
         tx.res.off('close', onClose);
+        tx.handedTo = -1;
         sendToOrigin(tx, body, upload);
         return;
       }
+      tx.cacheResult = TCP_ERROR;
       tx.status = 502;
       sendError(tx.res, 502, undefined, !req.complete); // see sendToOrigin
     });

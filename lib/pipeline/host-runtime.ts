@@ -5,6 +5,7 @@ import { OriginSet } from '../origin/index.js';
 import type { ResolvedHost } from '../setting/types.js';
 import { uploadLimits, type UploadLimits } from './upload.js';
 import type { Listen, RoutableHost } from '../routing/vhost-table.js';
+import { workerCounters } from './counters.js';
 
 export interface HostRuntime extends RoutableHost {
   name: string;
@@ -24,6 +25,8 @@ export interface HostRuntime extends RoutableHost {
   connectTimeoutMs: number;
   /** How request bodies are taken in before they go on (bufferBodyUpTo, bodyMinRate). */
   upload: UploadLimits;
+  /** This host's row in the worker's counters (kept by name across reloads). */
+  counterSlot: number;
 }
 
 export function cachePolicyOf(host: ResolvedHost): CachePolicyOptions {
@@ -58,6 +61,7 @@ export function buildHostRuntime(host: ResolvedHost): HostRuntime {
     forwardedFor: backEnd.forwardedFor,
     origin,
     setting: host,
+    counterSlot: workerCounters.slotOf(host.name),
     ...cacheFields(host),
   };
 }

@@ -23,6 +23,7 @@ import {
   cacheResultForHit, freshnessDecision, invalidationTargets, mergeNotModified, mustNotServeStale, notModifiedFits, requestControl,
   revalidationHeaders, staleIfErrorAllows, storableResponse, variantMatches, type RequestControl,
 } from './rules.js';
+import { TCP_CLIENT_REFRESH_MISS, TCP_MISS, TCP_NONE, TCP_REF_FAIL_HIT, TCP_REFRESH_HIT, TCP_REFRESH_MISS } from '../cache/policy/results.js';
 
 /** An asynchronous command waiting in the primary's queue (pre-cache control). */
 export interface PrectrlEntry { vhost: string; kind: InvalidateKind; target: Target; queuedAt: number }
@@ -134,11 +135,11 @@ export class CacheStage {
   }
 
   private miss(tx: Transaction, key: CacheKey, control: RequestControl): void {
-    if (control.onlyIfCached) { tx.cacheResult = 'TCP_MISS'; tx.status = 504; sendError(tx.res, 504); return; }
+    if (control.onlyIfCached) { tx.cacheResult = TCP_MISS; tx.status = 504; sendError(tx.res, 504); return; }
     if (!tx.fromSibling && this.opts.handOff?.(tx)) return;
     // A HEAD that misses goes to the origin as it is; a later GET fills the cache.
-    if (tx.req.method === 'HEAD') { tx.cacheResult = 'TCP_MISS'; proxyToOrigin(tx); return; }
-    fetchAndStore(this.ctx, tx, { key, mayStore: !control.noStore, result: 'TCP_MISS' });
+    if (tx.req.method === 'HEAD') { tx.cacheResult = TCP_MISS; proxyToOrigin(tx); return; }
+    fetchAndStore(this.ctx, tx, { key, mayStore: !control.noStore, result: TCP_MISS });
   }
 
   private found(tx: Transaction, key: CacheKey, obj: CachedObject, control: RequestControl): void {
@@ -150,10 +151,10 @@ export class CacheStage {
       return;
     }
     if (decision.kind === 'unusable') { // only-if-cached and the copy may not be served
-      tx.cacheResult = 'TCP_MISS'; tx.status = 504; sendError(tx.res, 504); return;
+      tx.cacheResult = TCP_MISS; tx.status = 504; sendError(tx.res, 504); return;
     }
     if (decision.kind === 'stale-while-revalidate') {
-      tx.cacheResult = 'TCP_REFRESH_HIT';
+      tx.cacheResult = TCP_REFRESH_HIT;
       deliverCached(tx, obj, now);
       this.refreshInBackground(tx, key, obj);
       return;
@@ -181,7 +182,7 @@ export class CacheStage {
       keepStoredOnError: validators !== undefined,
       unreachableStatus: mustNotServeStale(obj) ? 504 : undefined,
       mayStore: !control.noStore,
-      result: clientAsked ? 'TCP_CLIENT_REFRESH_MISS' : 'TCP_REFRESH_MISS',
+      result: clientAsked ? TCP_CLIENT_REFRESH_MISS : TCP_REFRESH_MISS,
       intercept: (status, headers, f) => this.onRefreshAnswer(obj, status, headers, f, purged, requestTime, host),
     };
     fetchAndStore(this.ctx, tx, plan);
@@ -196,7 +197,7 @@ export class CacheStage {
         // RFC 9111 4.3.4: a 304 with another validator is about some other representation; the
         // stored copy cannot be freshened by it, so the clients get a full fetch (coalesced).
         for (const w of waiting) {
-          fetchAndStore(this.ctx, w, { key: obj.key, mayStore: !requestControl(w.req.headers).noStore, result: w.cacheResult ?? 'TCP_REFRESH_MISS' });
+          fetchAndStore(this.ctx, w, { key: obj.key, mayStore: !requestControl(w.req.headers).noStore, result: w.cacheResult ?? TCP_REFRESH_MISS });
         }
         return true;
       }
@@ -204,7 +205,7 @@ export class CacheStage {
       void this.ctx.store.updateMeta(obj.key, obj.variantKey, patch).catch(() => false);
       const updated: CachedObject = { ...obj, ...patch, openBody: obj.openBody };
       for (const w of waiting) {
-        w.cacheResult = 'TCP_REFRESH_HIT';
+        w.cacheResult = TCP_REFRESH_HIT;
         deliverCached(w, updated, now);
       }
       return true;
@@ -219,7 +220,7 @@ export class CacheStage {
     let served = 0;
     for (const w of waiting) {
       if (!purged && !staleIfErrorAllows(obj, w.req.headers, status, now)) { rest.push(w); continue; }
-      w.cacheResult = 'TCP_REF_FAIL_HIT';
+      w.cacheResult = TCP_REF_FAIL_HIT;
       deliverCached(w, obj, now);
       served++;
     }
@@ -296,7 +297,7 @@ export class CacheStage {
    */
   private passUnsafe(tx: Transaction): void {
     // No cache lookup takes place for these methods (results.ts: TCP_NONE).
-    tx.cacheResult = 'TCP_NONE';
+    tx.cacheResult = TCP_NONE;
     proxyToOrigin(tx, async (status, headers) => {
       if (status < 200 || status >= 400) return;
       const urls = invalidationTargets(tx.req.method!, status, tx.url, headers as StoredHeaders, tx.req.headers.host ?? tx.host.name);

@@ -6,12 +6,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { pipeBody } from './pipe-body.js';
 import type { OriginResponse } from '../origin/index.js';
-import { OriginError } from '../origin/index.js';
+import { OriginError, OriginTrace, traceAnswered, traceFailed } from '../origin/index.js';
 import { endToEndRequestHeaders, endToEndResponseHeaders, VIA } from './hop-by-hop.js';
 import { sendError } from './respond.js';
-import { SIBLING_HEADER } from './sibling-header.js';
+import { CTX_HEADER, SIBLING_HEADER } from './sibling-header.js';
 import type { Transaction } from './transaction.js';
 import { Upload, type TakenBody } from './upload.js';
+import { TCP_ERROR, TCP_MISS } from '../cache/policy/results.js';
 
 /** Opt-in (SVC_DEBUG_HEADERS=1): name the worker on origin requests and answers, for tracing. */
 const DEBUG_WORKER = process.env.SVC_DEBUG_HEADERS === '1' ? String(process.env.SVC_WORKER_INDEX ?? '0') : undefined;
@@ -38,6 +39,7 @@ export function originRequestHeaders(tx: Transaction): Record<string, string | s
   const req = tx.req;
   const headers = endToEndRequestHeaders(req.headers);
   delete headers[SIBLING_HEADER];
+  delete headers[CTX_HEADER];
   if (tx.host.forwardedFor && !tx.fromSibling) {
     const prior = headers['x-forwarded-for'];
     const client = clientAddress(req);
@@ -113,22 +115,26 @@ export function sendToOrigin(tx: Transaction, body: TakenBody | null, upload: Up
   tx.res.once('close', onClose);
   // A client too slow with the rest of a streamed body gets 408 (Upload); its origin request goes.
   if (upload !== null) upload.onStall = () => controller.abort();
+  const trace = tx.origin = new OriginTrace(tx.host.counterSlot);
   tx.host.origin.request({
     method: tx.req.method!,
     url: tx.url,
     headers: originRequestHeaders(tx),
     body,
     signal: controller.signal,
+    trace,
   }).then((upstream: OriginResponse) => {
-    tx.cacheResult ??= 'TCP_MISS';
+    traceAnswered(trace, upstream.statusCode);
+    tx.cacheResult ??= TCP_MISS;
     if (beforeAnswer === undefined) { deliverUpstream(tx, upstream); return; }
     // The body waits unread while the invalidation runs; an origin reset meanwhile must not be an
     // unheard 'error' (pipeBody sees the broken body when it gets it).
     upstream.body.on('error', noop);
     beforeAnswer(upstream.statusCode, upstream.headers).catch(() => undefined).then(() => deliverUpstream(tx, upstream));
   }, (err: unknown) => {
+    traceFailed(trace, err);
     if (controller.signal.aborted) return;
-    tx.cacheResult = 'TCP_ERROR';
+    tx.cacheResult = TCP_ERROR;
     tx.status = originErrorStatus(err);
     // An upload cut short leaves the rest of its body unread (the socket stops reading once the
     // request's buffer is full): the connection goes with the answer, or it would hang there.

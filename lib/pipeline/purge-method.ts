@@ -12,6 +12,7 @@ import { PRODUCT_VERSION } from '../version.js';
 import type { Transaction } from './transaction.js';
 import type { InvalidationLog } from '../cache/invalidation-log.js';
 import type { TieredStore } from '../cache/tiered-store.js';
+import { TCP_DENIED, TCP_NONE } from '../cache/policy/results.js';
 
 function answer(tx: Transaction, status: number, body: unknown): void {
   const text = JSON.stringify(body);
@@ -30,7 +31,7 @@ export async function purgeByMethod(tx: Transaction, store: TieredStore, log: In
   if (!tx.host.setting.functions.network.cache.enablePurgeMethod) return fail(405, 'PURGE is not enabled for this host');
   const addr = tx.req.socket.remoteAddress ?? '';
   if (access === undefined || !access.check(addr, '/command/purge').allowed) {
-    tx.cacheResult = 'TCP_DENIED';
+    tx.cacheResult = TCP_DENIED;
     return fail(401, 'Unauthorized');
   }
   if (!valid) return fail(400, `unknown X-Invalidate: ${requested}`);
@@ -49,7 +50,7 @@ export async function purgeByMethod(tx: Transaction, store: TieredStore, log: In
     const r = await runInvalidation(store, log, effectiveKind(asked, t, purge.purge2expire), [t], { allExcluded });
     total.Count += r.Count; total.Size += r.Size; total.Time += r.Time;
   }
-  tx.cacheResult = 'TCP_NONE';
+  tx.cacheResult = TCP_NONE;
   const status = total.Count === 0 ? noTargetStatus(targets, () => purge) : 200;
   answer(tx, status, { version: PRODUCT_VERSION, method: asked, status: 'OK', result: total, reason: null });
 }

@@ -1,5 +1,6 @@
-// The worker's request entry: bounds checks, target form, virtual host (stage "receive"),
-// the hash-balance hand-off, then the serving stages.
+// The worker's request entry: the transaction and its record are created and tracked (finish
+// runs when it ends, however it ends), then bounds checks, target form, virtual host (stage
+// "receive"), the hash-balance hand-off, then the serving stages.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HashRing } from '../balance/ring.js';
 import type { HashKeyFunction } from '../balance/hash-key.js';
@@ -7,8 +8,11 @@ import type { LuaHash } from '../balance/lua-hash.js';
 import type { HostRuntime } from './host-runtime.js';
 import { sendError } from './respond.js';
 import { SIBLING_HEADER, type Siblings } from './hand-off.js';
+import { CTX_HEADER } from './sibling-header.js';
 import { parseTarget } from './target.js';
-import type { Transaction } from './transaction.js';
+import { TransactionRecord, type Transaction } from './transaction.js';
+import { track } from './finish.js';
+import { SessionIds } from './session-ids.js';
 import type { VhostTable } from '../routing/vhost-table.js';
 
 const ALLOW = 'GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS';
@@ -83,10 +87,17 @@ function hostLimits(host: HostRuntime): Limits {
   return host.setting.functions.network.http.frontEnd;
 }
 
-export function createHandler(getState: () => RuntimeState, onTransaction?: (tx: Transaction) => void) {
+/**
+ * `sessionIds`: the worker's allocator (blocks from the primary); without one (in-process use)
+ * a local one that only has its fallback range.
+ */
+export function createHandler(getState: () => RuntimeState, sessionIds: SessionIds = new SessionIds()) {
   return function handle(req: IncomingMessage, res: ServerResponse, port: number | undefined): void {
     const state = getState();
-    const rawUrl = req.url ?? '';
+    // First: every answer below, the error answers too, is a transaction that finish records.
+    const tx = new TransactionRecord(req, res, sessionIds.take());
+    track(tx);
+    const rawUrl = tx.urlReceived;
     // llhttp reads HTTP/0.9 (no version: a request line with fields after it reaches us) and 2.0
     // request lines as HTTP/1.x. 0.9 is a malformed line for HTTP/1.1 (RFC 9112 3); another major
     // version is one we do not speak (RFC 9110 15.6.6).
@@ -94,6 +105,8 @@ export function createHandler(getState: () => RuntimeState, onTransaction?: (tx:
     const head = measureHead(req.rawHeaders);
     const headBytes = head.bytes;
     const fieldCount = req.rawHeaders.length >> 1;
+    // Request line (method SP target SP HTTP/x.y CRLF) and the empty line after the fields.
+    tx.requestHeadBytes = headBytes + tx.method.length + rawUrl.length + 14;
     // RFC 9112 3.2: more than one Host, or an invalid one, is a 400 (node keeps the first silently,
     // and two parties reading different Hosts is a cache-poisoning vector).
     if (head.hosts > 1) return sendError(res, 400, undefined, true);
@@ -113,6 +126,8 @@ export function createHandler(getState: () => RuntimeState, onTransaction?: (tx:
     // HTTP/1.1 requires a Host (node answers 400 itself); HTTP/1.0 may omit it and then only the
     // default host can serve it.
     const host = state.table.route(target.host, port, port === undefined ? undefined : req.socket.localAddress);
+    tx.host = host;
+    tx.url = target.url;
     // The URL and header limits are the routed host's own (functions inside a host override the
     // global ones); with no host, the global ones.
     const limits = host === undefined ? state.limits : hostLimits(host);
@@ -121,12 +136,12 @@ export function createHandler(getState: () => RuntimeState, onTransaction?: (tx:
     if (fieldCount > limits.maxHeaderCount) return sendError(res, 431, undefined, true);
     if (host === undefined) return sendError(res, 404);
 
-    const fromSibling = port === undefined && req.headers[SIBLING_HEADER] !== undefined;
-    const tx: Transaction = {
-      req, res, host, url: target.url, fromSibling,
-      startedAt: Date.now(), status: 0, cacheResult: undefined, aborted: false,
-    };
-    if (onTransaction !== undefined) res.once('finish', () => onTransaction(tx));
+    // Only the internal port (no `port`) trusts the sibling's marks.
+    if (port === undefined && req.headers[SIBLING_HEADER] !== undefined) {
+      tx.fromSibling = true;
+      const ctx = req.headers[CTX_HEADER];
+      if (typeof ctx === 'string') tx.ctxId = ctx;
+    }
 
     if (target.url === '*') {
       // OPTIONS * asks about the server in general (RFC 9110 9.3.7): that is us, not an origin.
@@ -139,7 +154,7 @@ export function createHandler(getState: () => RuntimeState, onTransaction?: (tx:
       return sendError(res, 400, undefined, true);
     }
     // In hash balance the cache stage serves hits itself and hands misses to the URL's owner.
-    state.serve(tx);
+    state.serve(tx as Transaction);
   };
 }
 

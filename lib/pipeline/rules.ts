@@ -9,6 +9,7 @@ import {
 } from '../cache/policy/index.js';
 import { isHopByHop } from './hop-by-hop.js';
 import type { CacheEntryMeta, StoredHeaders } from '../cache/store.js';
+import type { CacheResult } from '../cache/policy/results.js';
 
 export interface RequestControl {
   noStore: boolean;
@@ -197,7 +198,7 @@ export function mergeNotModified(entry: CacheEntryMeta, headersOf304: StoredHead
   return { headers, requestTime, cachedAt, staleAt: times.staleAt, deleteAt: times.deleteAt, invalidated: 0 };
 }
 
-export function cacheResultForHit(status: number): string {
+export function cacheResultForHit(status: number): CacheResult {
   return hitResult(status);
 }
 

@@ -3,3 +3,9 @@
  * the primary made for this start. Trusted only on the internal port, and only with the secret.
  */
 export const SIBLING_HEADER = 'x-svc-sibling';
+
+/**
+ * The `x-ctx-id` of the request chain, from the worker that received the client to the owner
+ * (so both records name one chain); trusted only on the internal port, never sent to an origin.
+ */
+export const CTX_HEADER = 'x-svc-ctx-id';

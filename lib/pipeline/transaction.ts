@@ -1,18 +1,160 @@
-// One client transaction as it moves through the pipeline; the finish stage reads it for the
-// access log and the statistics.
-import type { IncomingMessage, ServerResponse } from 'node:http';
+// One client transaction as it moves through the pipeline, and its record: receive creates it,
+// the stages fill in what they learn, finish (finish.ts) completes it exactly once and hands it
+// to the counters and the record sinks. One object per transaction: the record fields live on it
+// (docs/pipeline.md, "The transaction record").
+import { randomUUID } from 'node:crypto';
+import { ServerResponse, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http';
+import type { Socket } from 'node:net';
 import type { HostRuntime } from './host-runtime.js';
+import type { CacheResult } from '../cache/policy/results.js';
+import type { OriginTrace } from '../origin/index.js';
 
-export interface Transaction {
-  req: IncomingMessage;
-  res: ServerResponse;
-  host: HostRuntime;
-  /** Path plus query as the origin and the cache see it. */
+export type Protocol = 'http' | 'https' | 'http2';
+
+/** A dual-stack (`::`) listener reports IPv4 peers as `::ffff:a.b.c.d`: logged as `a.b.c.d`. */
+export function plainAddress(a: string | undefined): string {
+  if (a === undefined) return '';
+  return a.startsWith('::ffff:') && a.includes('.', 7) ? a.slice(7) : a;
+}
+
+/** A connection's four-tuple (IPv4-mapped IPv6 written as IPv4). */
+export interface Connection {
+  readonly clientAddress: string;
+  readonly clientPort: number;
+  readonly serverAddress: string;
+  readonly serverPort: number;
+}
+
+interface NamedSocket extends Socket { svcConnection?: Connection }
+
+/**
+ * Read once per connection and kept on it: every request of a keep-alive connection shares it,
+ * and node loses the local name once the socket is closed (a client that aborts).
+ */
+function connectionOf(socket: NamedSocket): Connection {
+  let c = socket.svcConnection;
+  if (c === undefined) {
+    c = {
+      clientAddress: plainAddress(socket.remoteAddress), clientPort: socket.remotePort ?? 0,
+      serverAddress: plainAddress(socket.localAddress), serverPort: socket.localPort ?? 0,
+    };
+    socket.svcConnection = c;
+  }
+  return c;
+}
+
+export class TransactionRecord {
+  /** The serving virtual host (its name is `x-vhost`); undefined when none matched (404, 400 ...). */
+  host: HostRuntime | undefined = undefined;
+  /** Node-unique (document 3 `session-id`), from the worker's block of the primary's ids. */
+  readonly sessionId: number;
+  /** Path plus query as the cache and the origin see it (after the target form and rewrites). */
   url: string;
+  readonly connection: Connection;
   /** Arrived from a sibling worker (hash balance): already counted and X-Forwarded-For set there. */
-  fromSibling: boolean;
-  startedAt: number;
-  status: number;
-  cacheResult: string | undefined;
-  aborted: boolean;
+  fromSibling = false;
+  /** Handed to this sibling worker index (hash balance), -1 when served here. */
+  handedTo = -1;
+  /** performance.now() at receive: the times below count from it. */
+  readonly startMono: number;
+  /** ms from receive to writeHead (the status line), -1 when no answer started. */
+  firstByteMs = -1;
+  /** ms from receive to the end of the transaction, -1 until finish. */
+  totalMs = -1;
+  /** The status sent; 0 when no byte of an answer went out. Final once finished. */
+  status = 0;
+  /** The head as parsed: request line, `name: value` lines, CRLFs. */
+  requestHeadBytes = 0;
+  /** Bytes the connection read for this transaction beyond its head (0 for a bodiless request). */
+  requestBodyBytes = 0;
+  /** The serialized response head as written (node's `_header`), up to what went out. */
+  responseHeadBytes = 0;
+  /** Bytes written to the connection after the head (chunked framing and multipart included). */
+  responseBodyBytes = 0;
+  cacheResult: CacheResult | undefined = undefined;
+  /** A stage saw the answer break (origin body, store file): the client got an incomplete body. */
+  aborted = false;
+  /** The whole answer went out (`x-transaction-status` c, else x). Final once finished. */
+  completed = false;
+  /**
+   * The origin exchange this transaction started (its fetch or pass-through), if any. A fetch
+   * other clients joined belongs to the one that started it; it can outlive the transaction (the
+   * object is still stored after the client left): `origin.done` says whether it ended.
+   */
+  origin: OriginTrace | undefined = undefined;
+  private ctx: string | undefined = undefined;
+
+  constructor(readonly req: IncomingMessage, readonly res: ServerResponse, sessionId: number) {
+    this.sessionId = sessionId;
+    this.url = req.url ?? '';
+    this.connection = connectionOf(req.socket as NamedSocket);
+    this.startMono = performance.now();
+  }
+
+  // What the request and its connection already hold is read from them when asked (the hit path
+  // copies nothing a sink may never read).
+  get method(): string { return this.req.method ?? ''; }
+  /** The request target as received. */
+  get urlReceived(): string { return this.req.url ?? ''; }
+  get httpVersion(): string { return this.req.httpVersion; }
+  get protocol(): Protocol { return 'http'; }
+  get clientAddress(): string { return this.connection.clientAddress; }
+  get clientPort(): number { return this.connection.clientPort; }
+  get serverAddress(): string { return this.connection.serverAddress; }
+  get serverPort(): number { return this.connection.serverPort; }
+
+  /**
+   * Wall-clock ms at receive, from the clock now and the monotonic time since (one clock read per
+   * request instead of two; exact unless the wall clock was stepped meanwhile).
+   */
+  get startedAt(): number {
+    return Math.round(Date.now() - (performance.now() - this.startMono));
+  }
+
+  /**
+   * `x-ctx-id`: the UUID of the request chain. Made when first read (a transaction nobody logs
+   * makes none); a sibling hand-off carries it to the owner, which sets it.
+   */
+  get ctxId(): string {
+    return (this.ctx ??= randomUUID());
+  }
+
+  set ctxId(id: string) {
+    this.ctx = id;
+  }
+
+  /** The record without the live objects (req, res, host runtime): what a sink may keep or write. */
+  toJSON(): Record<string, unknown> {
+    return {
+      sessionId: this.sessionId, ctxId: this.ctxId, host: this.host?.name ?? null, method: this.method,
+      urlReceived: this.urlReceived, url: this.url, httpVersion: this.httpVersion, protocol: this.protocol,
+      clientAddress: this.clientAddress, clientPort: this.clientPort, serverAddress: this.serverAddress, serverPort: this.serverPort,
+      fromSibling: this.fromSibling, handedTo: this.handedTo, startedAt: this.startedAt, firstByteMs: this.firstByteMs,
+      totalMs: this.totalMs, status: this.status, requestHeadBytes: this.requestHeadBytes, requestBodyBytes: this.requestBodyBytes,
+      responseHeadBytes: this.responseHeadBytes, responseBodyBytes: this.responseBodyBytes, cacheResult: this.cacheResult ?? null,
+      completed: this.completed, origin: this.origin?.toJSON() ?? null,
+    };
+  }
+}
+
+/** A transaction routed to a virtual host: what the serving stages see. */
+export interface Transaction extends TransactionRecord {
+  host: HostRuntime;
+}
+
+/**
+ * The ServerResponse of the service listeners (node:http's `ServerResponse` option): it carries
+ * its transaction, so finish's one shared 'close' listener finds it (no closure per request),
+ * and it stamps the time to first byte when the head is written, whichever stage writes it.
+ */
+export class TxResponse extends ServerResponse {
+  tx: TransactionRecord | undefined = undefined;
+
+  override writeHead(statusCode: number, reason?: string | OutgoingHttpHeaders | OutgoingHttpHeader[],
+    headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
+    const tx = this.tx;
+    if (tx !== undefined && tx.firstByteMs < 0) tx.firstByteMs = performance.now() - tx.startMono;
+    // node's writeHead sorts (code, reason, headers) from (code, headers) itself.
+    return super.writeHead(statusCode, reason as string | undefined, headers);
+  }
 }

@@ -18,6 +18,7 @@ import { SIBLING_SECRET_ENV, type PrimaryMessage, type WorkerMessage } from '../
 import { managementRoutes, PRODUCT_VERSION } from './management-routes.js';
 import { RpcClient } from '../ipc/rpc.js';
 import { WorkerBridge } from './rt-bridge.js';
+import { SessionBlocks } from './session-blocks.js';
 
 interface Slot {
   index: number;
@@ -59,6 +60,8 @@ export class Primary {
    * the same one, so old and new workers can hand off to each other during a rolling restart.
    */
   private readonly siblingSecret = randomBytes(32).toString('base64url');
+  /** The node's session ids, handed to the workers in blocks. */
+  private readonly sessionBlocks = new SessionBlocks();
 
   constructor(private readonly settingPath: string) {}
 
@@ -133,6 +136,10 @@ export class Primary {
       let settled = false;
       worker.on('message', (m: WorkerMessage) => {
         this.rpc.onMessage(m);
+        if (m.type === 'session-ids-request') {
+          this.send(worker, { type: 'session-ids', ...this.sessionBlocks.take() });
+          return;
+        }
         // The worker says hello once it listens for messages (ESM loads after cluster's 'online').
         if (m.type === 'hello') {
           this.sendSetting(worker, this.setting, this.settingGeneration, 'all');

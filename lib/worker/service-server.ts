@@ -7,6 +7,7 @@ import http, { type IncomingMessage } from 'node:http';
 import net, { type Socket } from 'node:net';
 import { onClientError, refuseConnection, versionlessRequestLine, type ConnectionAnswers } from './client-errors.js';
 import { rawErrorResponse } from '../pipeline/respond.js';
+import { TxResponse } from '../pipeline/transaction.js';
 
 export interface ServerTimeouts {
   /** Idle time allowed between requests on a keep-alive connection (ms). */
@@ -66,12 +67,14 @@ function headWithoutUpgrade(req: IncomingMessage): Buffer {
 }
 
 export class ServiceServer {
-  readonly server: http.Server;
+  readonly server: http.Server<typeof http.IncomingMessage, typeof TxResponse>;
   private readonly sockets = new Map<Socket, SocketUse>();
   private draining = false;
 
   constructor(handler: (req: http.IncomingMessage, res: http.ServerResponse) => void, t: ServerTimeouts) {
     this.server = http.createServer({
+      // Carries the transaction for the finish stage and stamps the time to first byte.
+      ServerResponse: TxResponse,
       maxHeaderSize: t.maxHeaderSize,
       requestTimeout: t.requestMs,
       headersTimeout: t.headersMs,

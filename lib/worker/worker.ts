@@ -2,7 +2,9 @@
 // virtual hosts, opens every listening socket (shared with the sibling workers through
 // node:cluster, so the kernel spreads connections and the primary stays off the data path) plus
 // its own internal port, and drains on request.
+import { appendFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import path from 'node:path';
 import { HashRing } from '../balance/ring.js';
 import { urlIgnoreHashKey } from '../balance/hash-key.js';
 import { loadLuaHash, type LuaHash } from '../balance/lua-hash.js';
@@ -13,6 +15,8 @@ import { controlHandlers, type ControlSource } from './control.js';
 import { resolveHosts, resolvePath } from '../setting/load.js';
 import type { Setting } from '../setting/types.js';
 import { createHandler, type RuntimeState } from '../pipeline/receive.js';
+import { SessionIds } from '../pipeline/session-ids.js';
+import { addRecordSink } from '../pipeline/finish.js';
 import { buildHostRuntime, cacheFields, sameOrigin, type HostRuntime } from '../pipeline/host-runtime.js';
 import { openCache, type WorkerCache } from './worker-cache.js';
 import { ServiceServer, type ServerTimeouts } from './service-server.js';
@@ -35,10 +39,15 @@ export class RtWorker {
   private purgeAccess: AccessControl | undefined;
   private readonly ring = new HashRing();
   private lua: { file: string; hash: LuaHash } | undefined;
-  private readonly handle = createHandler(() => this.state!);
+  private readonly handle: ReturnType<typeof createHandler>;
 
-  /** `siblingSecret`: the primary's per-start secret of the sibling ports (see Siblings). */
-  constructor(readonly index: number, private readonly siblingSecret = '') {}
+  /**
+   * `siblingSecret`: the primary's per-start secret of the sibling ports (see Siblings).
+   * `sessionIds`: fed with blocks by the primary; in-process use gets the fallback range only.
+   */
+  constructor(readonly index: number, private readonly siblingSecret = '', readonly sessionIds = new SessionIds()) {
+    this.handle = createHandler(() => this.state!, sessionIds);
+  }
 
   /**
    * Builds the hosts of a setting and opens its listeners; resolves to the listening sockets that
@@ -236,7 +245,16 @@ function retime(s: ServiceServer, t: ServerTimeouts): void {
 export function runWorker(): void {
   const index = Number(process.env.SVC_WORKER_INDEX ?? '0');
   const send = (m: WorkerMessage): void => { process.send?.(m); };
-  const worker = new RtWorker(index, process.env[SIBLING_SECRET_ENV] ?? '');
+  // Asks the primary for its first block now: the answer arrives before the setting, so the
+  // first request already has a node id.
+  const worker = new RtWorker(index, process.env[SIBLING_SECRET_ENV] ?? '', new SessionIds(() => send({ type: 'session-ids-request' })));
+  // Tests only: every finished record as a JSON line in <dir>/records-<pid>.jsonl, so black-box
+  // tests see what the records of a real cluster hold (session ids across workers, hand-offs).
+  const recordDir = process.env.SVC_TEST_RECORD_DIR;
+  if (recordDir !== undefined && recordDir !== '') {
+    const file = path.join(recordDir, `records-${process.pid}.jsonl`);
+    addRecordSink((tx) => appendFileSync(file, `${JSON.stringify({ worker: index, ...tx.toJSON() })}\n`));
+  }
   let applying: Promise<void> = Promise.resolve();
   let ready = false;
   const rpc = serveRpc({
@@ -265,6 +283,9 @@ export function runWorker(): void {
         break;
       case 'ring':
         worker.setRing(m.members);
+        break;
+      case 'session-ids':
+        worker.sessionIds.addBlock(m.start, m.count);
         break;
       case 'rpc':
         rpc(m);

@@ -34,7 +34,8 @@ t.test('Location and Content-Location of another host are never invalidated', as
 });
 
 t.test('the cache results list every TCP_* code once', async (t) => {
-  t.equal(new Set(CACHE_RESULTS).size, 13);
+  t.equal(new Set(CACHE_RESULTS).size, 14);
+  t.ok(isCacheResult('TCP_DENY'), 'TCP_DENY: a hook ended the transaction');
   t.ok(isCacheResult('TCP_REF_FAIL_HIT'));
   t.notOk(isCacheResult('TCP_WHATEVER'));
   t.equal(TCP_RATE_LIMITED, 'TCP_RATE_LIMITED');

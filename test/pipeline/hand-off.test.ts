@@ -8,7 +8,8 @@ import { request } from 'undici';
 import { OriginSet } from '../../lib/origin/index.js';
 import type { HostRuntime } from '../../lib/pipeline/host-runtime.js';
 import { SIBLING_HEADER, Siblings } from '../../lib/pipeline/hand-off.js';
-import type { Transaction } from '../../lib/pipeline/transaction.js';
+import { CTX_HEADER } from '../../lib/pipeline/sibling-header.js';
+import { TransactionRecord, type Transaction } from '../../lib/pipeline/transaction.js';
 import { TestOrigin } from '../helpers/origin.js';
 import { consecutiveFreePorts } from '../helpers/ports.js';
 
@@ -32,9 +33,9 @@ const siblings = new Siblings(basePort, 2, 'test-secret');
 let ownerIndex = 0;
 const front = http.createServer((req, res) => {
   const url = req.url!.startsWith('http://') ? new URL(req.url!).pathname : req.url!;
-  const tx: Transaction = {
-    req, res, host, url, fromSibling: false, startedAt: Date.now(), status: 0, cacheResult: undefined, aborted: false,
-  };
+  const tx = new TransactionRecord(req, res, 1) as Transaction;
+  tx.host = host;
+  tx.url = url;
   siblings.forward(tx, ownerIndex);
 });
 await new Promise<void>((r) => front.listen(0, '127.0.0.1', () => r()));
@@ -56,6 +57,7 @@ t.test('the owner receives the routed host name as Host, whatever Host the clien
   const seen = ownerSeen.at(-1)!;
   t.equal(seen.host, 'a.com');
   t.equal(seen[SIBLING_HEADER], '2:test-secret', 'marked as handed over by worker 2, with the secret');
+  t.match(seen[CTX_HEADER], /^[0-9a-f-]{36}$/, 'the x-ctx-id of the chain goes along');
   t.equal(seen['x-forwarded-for'], '127.0.0.1');
 });
 
@@ -67,6 +69,7 @@ t.test('when the owner is unreachable a bodiless request is served here from the
   const seen = origin.seen.find((s) => s.url === '/local')!;
   t.equal(seen.headers['x-forwarded-for'], '127.0.0.1');
   t.equal(seen.headers[SIBLING_HEADER], undefined, 'no sibling mark reaches the origin');
+  t.equal(seen.headers[CTX_HEADER], undefined, 'nor the internal x-ctx-id field');
 });
 
 t.test('when the owner is unreachable a request with a body is served here with the body intact', async (t) => {

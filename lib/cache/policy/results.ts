@@ -27,6 +27,8 @@ export const CACHE_RESULTS = [
   'TCP_NONE',
   /** Refused by rate limiting. */
   'TCP_RATE_LIMITED',
+  /** The external hook ended the transaction (document 3). */
+  'TCP_DENY',
 ] as const;
 
 export type CacheResult = (typeof CACHE_RESULTS)[number];
@@ -44,6 +46,11 @@ export const TCP_DENIED: CacheResult = 'TCP_DENIED';
 export const TCP_ERROR: CacheResult = 'TCP_ERROR';
 export const TCP_NONE: CacheResult = 'TCP_NONE';
 export const TCP_RATE_LIMITED: CacheResult = 'TCP_RATE_LIMITED';
+export const TCP_DENY: CacheResult = 'TCP_DENY';
+
+/** Position of each result in CACHE_RESULTS (per-result counters index by it, no search). */
+export const CACHE_RESULT_INDEX: Readonly<Record<CacheResult, number>> =
+  Object.fromEntries(CACHE_RESULTS.map((r, i) => [r, i])) as Record<CacheResult, number>;
 
 export function isCacheResult(s: string): s is CacheResult {
   return (CACHE_RESULTS as readonly string[]).includes(s);
@@ -51,7 +58,7 @@ export function isCacheResult(s: string): s is CacheResult {
 
 /** The HIT flavour of a stored response served as is: redirects and errors are counted apart. */
 export function hitResult(status: number): CacheResult {
-  if (status >= 400) return 'TCP_NEGATIVE_HIT';
-  if (status >= 300 && status < 400 && status !== 304) return 'TCP_REDIRECT_HIT';
-  return 'TCP_HIT';
+  if (status >= 400) return TCP_NEGATIVE_HIT;
+  if (status >= 300 && status < 400 && status !== 304) return TCP_REDIRECT_HIT;
+  return TCP_HIT;
 }

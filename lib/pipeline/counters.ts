@@ -1,0 +1,168 @@
+// The worker's statistics counters: always on, updated by finish for every transaction with no
+// allocation. One flat Float64Array, one row ("slot") per virtual host plus row 0 for the
+// transactions no virtual host took (404, 400 ...); a row is COUNTER_FIELDS then one count per
+// CacheResult. A transaction is counted in one row only: the worker's total is the sum of the
+// rows, made when read (half the work per request of keeping a total row). Doubles count exactly
+// up to 2^53, far beyond what a worker lives to see. The statistics work reads deltas
+// (takeDeltas) once a second and ships them to the primary, so a restarted worker never makes a
+// node total go backwards or count twice.
+import { CACHE_RESULT_INDEX, CACHE_RESULTS } from '../cache/policy/results.js';
+import type { TransactionRecord } from './transaction.js';
+
+export const COUNTER_FIELDS = [
+  /** Client transactions that ended (every one, answered or not). */
+  'requests',
+  'responses1xx', 'responses2xx', 'responses3xx', 'responses4xx', 'responses5xx',
+  /** Ended before any byte of an answer went out (status 0): requests = responses + this. */
+  'unanswered',
+  /** Ended without the whole answer out (client abort, broken body): completed false. */
+  'incomplete',
+  'requestHeadBytes', 'requestBodyBytes', 'responseHeadBytes', 'responseBodyBytes',
+  /** Sum of firstByteMs over the answered transactions (divide by the responses). */
+  'firstByteMs',
+  /** Sum of totalMs over all transactions (divide by requests). */
+  'totalMs',
+  /** Handed to the URL's owner worker (hash balance); the client side is counted here. */
+  'handedOff',
+  /** Served for a sibling worker; counted nowhere else (the sibling counted the client side). */
+  'fromSibling',
+  /** Origin exchanges that ended, those that ended on an error, those tried on another address. */
+  'originRequests', 'originErrors', 'originRetried',
+  /** Bytes sent to and received from origins, heads included. */
+  'originBytesSent', 'originBytesReceived',
+] as const;
+
+export type CounterField = (typeof COUNTER_FIELDS)[number];
+
+const F = Object.fromEntries(COUNTER_FIELDS.map((f, i) => [f, i])) as Record<CounterField, number>;
+const REQUESTS = F.requests;
+const RESPONSES_1XX = F.responses1xx;
+const UNANSWERED = F.unanswered;
+const INCOMPLETE = F.incomplete;
+const REQUEST_HEAD = F.requestHeadBytes;
+const REQUEST_BODY = F.requestBodyBytes;
+const RESPONSE_HEAD = F.responseHeadBytes;
+const RESPONSE_BODY = F.responseBodyBytes;
+const FIRST_BYTE = F.firstByteMs;
+const TOTAL = F.totalMs;
+const HANDED_OFF = F.handedOff;
+const FROM_SIBLING = F.fromSibling;
+const RESULTS_AT = COUNTER_FIELDS.length;
+
+/** Doubles per row: the fields, then one per cache result (in CACHE_RESULTS order). */
+export const STRIDE = COUNTER_FIELDS.length + CACHE_RESULTS.length;
+
+/** Where a named field sits in a row (for readers of a snapshot). */
+export function fieldIndex(name: CounterField): number {
+  return F[name];
+}
+
+export function cacheResultIndex(result: (typeof CACHE_RESULTS)[number]): number {
+  return RESULTS_AT + CACHE_RESULT_INDEX[result];
+}
+
+export interface CounterDeltas {
+  /** Host name of each row; row 0 ('') is the transactions no virtual host took. */
+  hosts: string[];
+  stride: number;
+  /** Row r, field f: values[r * stride + f]; what was added since the previous takeDeltas. */
+  values: Float64Array;
+  /** The sum of the rows: the worker's total of each field. */
+  total: Float64Array;
+}
+
+export class Counters {
+  values: Float64Array;
+  private shipped: Float64Array;
+  private readonly slots = new Map<string, number>();
+  private readonly names: string[] = [''];
+
+  constructor(rows = 16) {
+    this.values = new Float64Array(rows * STRIDE);
+    this.shipped = new Float64Array(rows * STRIDE);
+  }
+
+  /**
+   * The row of a virtual host, by name: a host keeps its row across setting reloads and gets the
+   * same one back when removed and added again. Rows are never freed (one per name the worker
+   * ever served, 300-odd bytes each).
+   */
+  slotOf(name: string): number {
+    let slot = this.slots.get(name);
+    if (slot !== undefined) return slot;
+    slot = this.names.length;
+    this.names.push(name);
+    this.slots.set(name, slot);
+    if ((slot + 1) * STRIDE > this.values.length) {
+      const grown = new Float64Array(this.values.length * 2);
+      grown.set(this.values);
+      this.values = grown;
+      const shipped = new Float64Array(grown.length);
+      shipped.set(this.shipped);
+      this.shipped = shipped;
+    }
+    return slot;
+  }
+
+  /** One ended client transaction, into its host's row (row 0 without a host). */
+  count(tx: TransactionRecord): void {
+    const slot = tx.host === undefined ? 0 : tx.host.counterSlot;
+    // Hosts of tests built without a runtime have no row: row 0 then.
+    const base = slot > 0 ? slot * STRIDE : 0;
+    // The owner of a handed-off URL counts only that it served one (and its origin side): the
+    // worker that faced the client counts the transaction, so node sums count it once.
+    if (tx.fromSibling) this.values[base + FROM_SIBLING]++;
+    else countRow(this.values, base, tx);
+  }
+
+  /** One ended origin exchange, into the host's row. */
+  countOrigin(slot: number, failed: boolean, retried: boolean, sent: number, received: number): void {
+    const base = slot > 0 ? slot * STRIDE : 0;
+    const v = this.values;
+    v[base + F.originRequests]++;
+    if (failed) v[base + F.originErrors]++;
+    if (retried) v[base + F.originRetried]++;
+    v[base + F.originBytesSent] += sent;
+    v[base + F.originBytesReceived] += received;
+  }
+
+  /** What was counted since the previous call (the first call: since the worker started). */
+  takeDeltas(): CounterDeltas {
+    const rows = this.names.length;
+    const n = rows * STRIDE;
+    const out = new Float64Array(n);
+    const total = new Float64Array(STRIDE);
+    const v = this.values;
+    const s = this.shipped;
+    for (let i = 0; i < n; i++) {
+      const d = v[i]! - s[i]!;
+      out[i] = d;
+      total[i % STRIDE] += d;
+      s[i] = v[i]!;
+    }
+    return { hosts: this.names.slice(), stride: STRIDE, values: out, total };
+  }
+}
+
+function countRow(v: Float64Array, base: number, tx: TransactionRecord): void {
+  v[base + REQUESTS]++;
+  const status = tx.status;
+  if (status > 0) {
+    const cls = status >= 600 ? 5 : Math.floor(status / 100);
+    v[base + RESPONSES_1XX + cls - 1]++;
+    if (tx.firstByteMs >= 0) v[base + FIRST_BYTE] += tx.firstByteMs;
+  } else {
+    v[base + UNANSWERED]++;
+  }
+  if (!tx.completed) v[base + INCOMPLETE]++;
+  v[base + REQUEST_HEAD] += tx.requestHeadBytes;
+  v[base + REQUEST_BODY] += tx.requestBodyBytes;
+  v[base + RESPONSE_HEAD] += tx.responseHeadBytes;
+  v[base + RESPONSE_BODY] += tx.responseBodyBytes;
+  v[base + TOTAL] += tx.totalMs;
+  if (tx.handedTo >= 0) v[base + HANDED_OFF]++;
+  if (tx.cacheResult !== undefined) v[base + RESULTS_AT + CACHE_RESULT_INDEX[tx.cacheResult]]++;
+}
+
+/** The counters of this worker process. */
+export const workerCounters = new Counters();

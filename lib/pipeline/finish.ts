@@ -1,0 +1,134 @@
+// Stage "finish": every transaction ends here exactly once, whatever ended it (the answer went
+// out, the client went away before or during it, receive refused it, a sibling served it). The
+// record is completed (status, bytes, times, completed), the worker's counters updated, and the
+// record handed to the sinks (access log, tests).
+//
+// The hook is one listener function shared by all transactions: the response's 'close', which
+// node emits once after 'finish' and once when the connection dies under an unfinished response.
+// The transaction is found on the response (TxResponse.tx): no closure per request.
+import type { Socket } from 'node:net';
+import { TCP_NONE } from '../cache/policy/results.js';
+import { onTraceDone, type OriginTrace } from '../origin/index.js';
+import { workerCounters } from './counters.js';
+import type { TransactionRecord, TxResponse } from './transaction.js';
+
+export type RecordSink = (tx: TransactionRecord) => void;
+
+const sinks: RecordSink[] = [];
+
+/**
+ * Registers a sink for the finished records of this worker; returns its removal. A sink runs
+ * synchronously in finish and must not keep the transaction (req, res): it copies what it needs
+ * (toJSON) or formats its line there. A sink that throws is skipped for that record.
+ */
+export function addRecordSink(sink: RecordSink): () => void {
+  sinks.push(sink);
+  return () => {
+    const i = sinks.indexOf(sink);
+    if (i >= 0) sinks.splice(i, 1);
+  };
+}
+
+/** What finish keeps on a connection: where the previous transaction's bytes ended. */
+interface ConnectionMarks extends Socket {
+  svcReadMark?: number;
+  svcWriteMark?: number;
+  /** Pipelined transactions whose responses wait behind another one on this connection. */
+  svcQueued?: TransactionRecord[];
+  /** Bytes handed to the kernel (net.Socket internal; bytesWritten also counts the unsent buffer). */
+  _bytesDispatched?: number;
+  _httpMessage?: TxResponse | null;
+}
+
+/** Makes finish run for the transaction when it ends. Called by receive, first thing. */
+export function track(tx: TransactionRecord): void {
+  const res = tx.res as TxResponse;
+  res.tx = tx;
+  res.on('close', onResponseClose);
+  // A pipelined request's response waits unassigned behind the one on the wire, and node never
+  // emits its 'close' when the connection dies first: the connection's own 'close' ends it.
+  if (res.socket === null) queueOnConnection(tx);
+}
+
+function onResponseClose(this: TxResponse): void {
+  const tx = this.tx;
+  if (tx !== undefined) finish(tx);
+}
+
+function queueOnConnection(tx: TransactionRecord): void {
+  const socket = tx.req.socket as ConnectionMarks;
+  let queue = socket.svcQueued;
+  if (queue === undefined) {
+    queue = socket.svcQueued = [];
+    socket.on('close', onConnectionClose);
+  }
+  // Those answered since: a long pipelined connection does not grow the list.
+  while (queue.length > 0 && queue[0]!.totalMs >= 0) queue.shift();
+  queue.push(tx);
+}
+
+function onConnectionClose(this: ConnectionMarks): void {
+  // The response on the wire first, so the bytes the connection wrote are counted as its own.
+  const current = this._httpMessage?.tx;
+  if (current !== undefined) finish(current);
+  const queue = this.svcQueued ?? [];
+  this.svcQueued = undefined;
+  for (const tx of queue) finish(tx);
+}
+
+/** Ends a transaction: completes the record, counts it, gives it to the sinks. Runs once. */
+export function finish(tx: TransactionRecord): void {
+  if (tx.totalMs >= 0) return;
+  tx.totalMs = performance.now() - tx.startMono;
+  const res = tx.res;
+  const req = tx.req;
+  // Bytes from the connection's own counters since the previous transaction on it ended: what
+  // really crossed, for every way a transaction can end. (A pipelining client whose next
+  // request was read before this one ended has those bytes counted here.)
+  const socket = req.socket as ConnectionMarks;
+  const read = socket.bytesRead;
+  const written = socket._bytesDispatched ?? socket.bytesWritten ?? 0;
+  const got = read - (socket.svcReadMark ?? 0);
+  const sent = written - (socket.svcWriteMark ?? 0);
+  socket.svcReadMark = read;
+  socket.svcWriteMark = written;
+  const head = tx.requestHeadBytes;
+  // Beyond the head only a request with a body has more (a bodiless one: a client's odd spacing).
+  tx.requestBodyBytes = got > head && hasBody(req.headers) ? got - head : 0;
+  const header = (res as unknown as { _header: string | null })._header;
+  const headBytes = header === null || header === undefined ? 0 : header.length; // latin1: chars are bytes
+  tx.responseHeadBytes = headBytes < sent ? headBytes : sent;
+  tx.responseBodyBytes = sent - tx.responseHeadBytes;
+  tx.completed = res.writableFinished && !tx.aborted;
+  // An answer started when a byte of it went out (document 3: a connection that ends before the
+  // response starts logs status 0).
+  tx.status = res.headersSent && (sent > 0 || tx.completed) ? res.statusCode : 0;
+  if (tx.status === 0) tx.firstByteMs = -1;
+  tx.cacheResult ??= TCP_NONE;
+  workerCounters.count(tx);
+  for (let i = 0; i < sinks.length; i++) {
+    try {
+      sinks[i]!(tx);
+    } catch {
+      // A broken sink must not break the transaction's end or the other sinks.
+    }
+  }
+}
+
+function hasBody(headers: Record<string, string | string[] | undefined>): boolean {
+  if (headers['transfer-encoding'] !== undefined) return true;
+  const cl = headers['content-length'];
+  return cl !== undefined && cl !== '0';
+}
+
+/**
+ * Origin counters follow the origin exchange, not the client transaction: a fetch goes on (the
+ * object is stored) after its client left, and a sibling's request is fetched by the owner. An
+ * exchange counts once when it ends; `Client-Close` (we closed first: the client left, or the
+ * body was not wanted) is not an origin error.
+ */
+function countOrigin(t: OriginTrace): void {
+  const failed = t.sockError !== undefined && t.sockError !== 'Client-Close';
+  workerCounters.countOrigin(t.tag, failed, t.retried, t.requestHeadBytes + t.requestBodyBytes, t.responseHeadBytes + t.responseBodyBytes);
+}
+onTraceDone(countOrigin);
