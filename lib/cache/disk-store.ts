@@ -54,10 +54,10 @@ export interface DiskInfo {
   quota: number;
 }
 
-/** A full index row in contract shape plus the fields of the cache file record (fileinfo). */
 /** What applyByPrefix shows of a row to choose and mark it. */
 export interface PrefixRowView { url: string; size: number; invalidated: number; staleAt: number; cachedAt: number }
 
+/** A full index row in contract shape plus the fields of the cache file record (fileinfo). */
 export interface DiskRecord extends CacheEntryMeta {
   id: number;
   disk: number;

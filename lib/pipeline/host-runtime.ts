@@ -15,8 +15,6 @@ export interface HostRuntime extends RoutableHost {
   setting: ResolvedHost;
   /** The operator's caching knobs of this host (functions.network.cache). */
   cachePolicy: CachePolicyOptions;
-  /** Requests go straight to the origin (no caching at all). */
-  cacheBypass: boolean;
   volatile: boolean;
   nonVolatileSize: number;
   /** A purged copy restored after an origin failure is refreshed again after this long. */
@@ -59,10 +57,9 @@ export function buildHostRuntime(host: ResolvedHost): HostRuntime {
 }
 
 /** The members of a HostRuntime that follow the host setting without a new origin client. */
-export function cacheFields(host: ResolvedHost): Pick<HostRuntime, 'cachePolicy' | 'cacheBypass' | 'volatile' | 'nonVolatileSize' | 'connectTimeoutMs'> {
+export function cacheFields(host: ResolvedHost): Pick<HostRuntime, 'cachePolicy' | 'volatile' | 'nonVolatileSize' | 'connectTimeoutMs'> {
   return {
     cachePolicy: cachePolicyOf(host),
-    cacheBypass: false,
     volatile: host.mode.volatile,
     nonVolatileSize: host.mode.nonVolatileSize,
     connectTimeoutMs: host.functions.network.http.backEnd.session.connectTimeout * 1000,
