@@ -10,11 +10,11 @@ import { cleanTemp, prepareDisk, unlinkQuiet } from './disk-files.js';
 import { DiskWriter } from './disk-write.js';
 import { WriterChannel } from './disk/writer-channel.js';
 import { IndexDb, type IndexRow, type Released } from './index-db.js';
-import { flagsForInvalidated, INVALIDATED_HARDPURGED, prefixUpperBound, type PrefixMark } from './prefix.js';
+import { INVALIDATED_HARDPURGED, prefixUpperBound, type PrefixMark } from './prefix.js';
 import { RangeMarks, type RangeKind, type RangeMarkOptions } from './range-marks.js';
 import type { CacheEntryMeta, CacheKey, CacheStore, CachedObject } from './store.js';
 
-export interface DiskDirOptions {
+interface DiskDirOptions {
   path: string;
   /** Bytes of bodies this directory may hold. */
   quota: number;
@@ -45,7 +45,7 @@ export interface DiskStoreOptions {
   now?: () => number;
 }
 
-export type DiskStatus = 'Normal' | 'Invalid';
+type DiskStatus = 'Normal' | 'Invalid';
 
 export interface DiskInfo {
   path: string;
@@ -74,7 +74,7 @@ interface DiskState extends DiskInfo {
   errors: number;
 }
 
-export function rowToMeta(r: IndexRow): CacheEntryMeta {
+function rowToMeta(r: IndexRow): CacheEntryMeta {
   return {
     key: { vhost: r.vhost, url: r.url },
     variantKey: r.variant,
@@ -127,7 +127,6 @@ type Patch = Parameters<CacheStore['updateMeta']>[2];
 export class DiskStore implements CacheStore {
   readonly index: IndexDb;
   private readonly disks: DiskState[];
-  private readonly opts: DiskStoreOptions;
   private readonly touches = new Map<number, number>();
   private readonly timers: NodeJS.Timeout[] = [];
   private closed = false;
@@ -138,7 +137,6 @@ export class DiskStore implements CacheStore {
 
   constructor(opts: DiskStoreOptions) {
     if (opts.disks.length === 0) throw new RangeError('DiskStore needs at least one cache directory');
-    this.opts = opts;
     this.now = opts.now ?? Date.now;
     const indexPath = opts.indexPath ?? join(opts.disks[0]!.path, 'index.sqlite');
     mkdirSync(dirname(indexPath), { recursive: true });

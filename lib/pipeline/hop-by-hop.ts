@@ -10,12 +10,8 @@ const HOP_BY_HOP = new Set([
   'proxy-authenticate', 'proxy-authorization', 'http2-settings',
 ]);
 
-export function isHopByHop(name: string): boolean {
-  return HOP_BY_HOP.has(name);
-}
-
 /** Names listed in a Connection header value (lower-case), or null when there are none. */
-export function connectionListed(value: string | string[] | undefined): Set<string> | null {
+function connectionListed(value: string | string[] | undefined): Set<string> | null {
   if (value === undefined) return null;
   const text = Array.isArray(value) ? value.join(',') : value;
   let names: Set<string> | null = null;

@@ -21,7 +21,7 @@ export interface HostRuntime extends RoutableHost {
   connectTimeoutMs: number;
 }
 
-export function cachePolicyOf(host: ResolvedHost): CachePolicyOptions {
+function cachePolicyOf(host: ResolvedHost): CachePolicyOptions {
   const c = host.functions.network.cache;
   return {
     defaultTtl: c.ttl.default, negativeTtl: c.ttl.negative, negativeServerErrors: c.ttl.negativeServerErrors, heuristicFraction: c.ttl.heuristicFraction,

@@ -2,7 +2,7 @@
 // origin with its body streamed, and the answer streams back as it arrives. Back-pressure holds
 // both ways: undici reads the client body only as fast as the origin takes it, and pipeBody()
 // pauses the origin body while the client socket is full.
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import { pipeBody } from './pipe-body.js';
 import type { OriginResponse } from '../origin/index.js';
@@ -84,7 +84,7 @@ export function discard(body: Readable): void {
 }
 function noop(): void { /* nothing to do: the body is abandoned on purpose */ }
 
-export function originErrorStatus(err: unknown): number {
+function originErrorStatus(err: unknown): number {
   return err instanceof OriginError ? err.status : 502;
 }
 
@@ -114,5 +114,3 @@ export function proxyToOrigin(tx: Transaction, beforeAnswer?: (status: number, h
     sendError(tx.res, tx.status);
   });
 }
-
-export type { ServerResponse };

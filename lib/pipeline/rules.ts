@@ -4,7 +4,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import {
   buildRevalidationHeaders, computeTimes, currentAge, encodingAcceptable, evaluateConditional, evaluateRange, fieldsToStrip,
   forbidsStale, formatHttpDate, hitResult, needsEncodingCheck, notModifiedMatches, storableFields, invalidationTargets as policyInvalidationTargets, isStorable, mergeNotModified as policyMerge,
-  multipartBoundary as policyBoundary, parseCacheControl, requestDirectives, responseDirectives,
+  multipartBoundary as policyBoundary, requestDirectives, responseDirectives,
   staleIfErrorAllowed, evaluateRequest, variantKey, varyHeaders, type CachePolicyOptions, type HeaderMap, type RangeResult,
 } from '../cache/policy/index.js';
 import type { CacheEntryMeta, StoredHeaders } from '../cache/store.js';
@@ -154,5 +154,3 @@ export function cacheResultForHit(status: number): string {
 export function invalidationTargets(method: string, status: number, url: string, headers: StoredHeaders, host: string): string[] {
   return policyInvalidationTargets(method, status, url, headers, host);
 }
-
-export { parseCacheControl };

@@ -7,7 +7,7 @@ import { startServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 
 const good = await new TestOrigin().start();
-const second = await new TestOrigin().otherwise((q, res) => { res.writeHead(200, { 'content-length': '6' }); res.end('second'); }).start();
+const second = await new TestOrigin().otherwise((_q, res) => { res.writeHead(200, { 'content-length': '6' }); res.end('second'); }).start();
 const hang = await new TestOrigin().otherwise(() => undefined).start();
 let flaky = await new TestOrigin().otherwise((_q, res) => { res.writeHead(200, { 'content-length': '5' }); res.end('flaky'); }).start();
 const flakyPort = flaky.port;

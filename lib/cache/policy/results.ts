@@ -32,17 +32,8 @@ export const CACHE_RESULTS = [
 export type CacheResult = (typeof CACHE_RESULTS)[number];
 
 export const TCP_HIT: CacheResult = 'TCP_HIT';
-export const TCP_IMS_HIT: CacheResult = 'TCP_IMS_HIT';
-export const TCP_REFRESH_HIT: CacheResult = 'TCP_REFRESH_HIT';
-export const TCP_REF_FAIL_HIT: CacheResult = 'TCP_REF_FAIL_HIT';
 export const TCP_NEGATIVE_HIT: CacheResult = 'TCP_NEGATIVE_HIT';
 export const TCP_REDIRECT_HIT: CacheResult = 'TCP_REDIRECT_HIT';
-export const TCP_MISS: CacheResult = 'TCP_MISS';
-export const TCP_REFRESH_MISS: CacheResult = 'TCP_REFRESH_MISS';
-export const TCP_CLIENT_REFRESH_MISS: CacheResult = 'TCP_CLIENT_REFRESH_MISS';
-export const TCP_DENIED: CacheResult = 'TCP_DENIED';
-export const TCP_ERROR: CacheResult = 'TCP_ERROR';
-export const TCP_NONE: CacheResult = 'TCP_NONE';
 export const TCP_RATE_LIMITED: CacheResult = 'TCP_RATE_LIMITED';
 
 export function isCacheResult(s: string): s is CacheResult {
