@@ -11,7 +11,7 @@ export type Permission = keyof Permissions;
  * entry covers could be reached by any listed address, so the route table is checked against
  * this list when it is built (see routes/index.ts).
  */
-export const GATES: ReadonlyArray<readonly [prefix: string, permission: Permission]> = [
+const GATES: ReadonlyArray<readonly [prefix: string, permission: Permission]> = [
   ['/setting', 'enableSetting'],
   ['/command/purge', 'enablePurge'],
   ['/command/expire', 'enablePurge'],

@@ -39,7 +39,7 @@ interface FengariApi {
 const fengari = createRequire(import.meta.url)('fengari') as FengariApi;
 const { lua, lauxlib, lualib, to_luastring } = fengari;
 
-export class LuaHashError extends Error {
+class LuaHashError extends Error {
   readonly code = 'LUA_HASH_INVALID';
   override name = 'LuaHashError';
 }

@@ -4,7 +4,7 @@
 const POINTS_PER_WORKER = 160;
 
 /** FNV-1a, 32 bit: fast for short keys and well spread for URLs. */
-export function fnv1a(text: string): number {
+function fnv1a(text: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
     h ^= text.charCodeAt(i);

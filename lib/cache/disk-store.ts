@@ -10,11 +10,11 @@ import { cleanTemp, prepareDisk, unlinkQuiet } from './disk-files.js';
 import { DiskWriter } from './disk-write.js';
 import { WriterChannel } from './disk/writer-channel.js';
 import { IndexDb, type IndexRow, type Released } from './index-db.js';
-import { flagsForInvalidated, INVALIDATED_HARDPURGED, prefixUpperBound, type PrefixMark } from './prefix.js';
+import { INVALIDATED_HARDPURGED, prefixUpperBound, type PrefixMark } from './prefix.js';
 import { RangeMarks, type RangeKind, type RangeMarkOptions } from './range-marks.js';
 import type { CacheEntryMeta, CacheKey, CacheStore, CachedObject } from './store.js';
 
-export interface DiskDirOptions {
+interface DiskDirOptions {
   path: string;
   /** Bytes of bodies this directory may hold. */
   quota: number;
@@ -41,9 +41,11 @@ export interface DiskStoreOptions {
   writerMaxInFlightBytes?: number;
   /** Rows completed within this window share one index transaction (2 ms). */
   writerCommitDelayMs?: number;
+  /** Clock of the last-access times and marks set here (Date.now); tests pass their own. */
+  now?: () => number;
 }
 
-export type DiskStatus = 'Normal' | 'Invalid';
+type DiskStatus = 'Normal' | 'Invalid';
 
 export interface DiskInfo {
   path: string;
@@ -52,10 +54,10 @@ export interface DiskInfo {
   quota: number;
 }
 
-/** A full index row in contract shape plus the fields of the cache file record (fileinfo). */
 /** What applyByPrefix shows of a row to choose and mark it. */
 export interface PrefixRowView { url: string; size: number; invalidated: number; staleAt: number; cachedAt: number }
 
+/** A full index row in contract shape plus the fields of the cache file record (fileinfo). */
 export interface DiskRecord extends CacheEntryMeta {
   id: number;
   disk: number;
@@ -72,7 +74,7 @@ interface DiskState extends DiskInfo {
   errors: number;
 }
 
-export function rowToMeta(r: IndexRow): CacheEntryMeta {
+function rowToMeta(r: IndexRow): CacheEntryMeta {
   return {
     key: { vhost: r.vhost, url: r.url },
     variantKey: r.variant,
@@ -125,17 +127,17 @@ type Patch = Parameters<CacheStore['updateMeta']>[2];
 export class DiskStore implements CacheStore {
   readonly index: IndexDb;
   private readonly disks: DiskState[];
-  private readonly opts: DiskStoreOptions;
   private readonly touches = new Map<number, number>();
   private readonly timers: NodeJS.Timeout[] = [];
   private closed = false;
   private readonly writer: WriterChannel;
   /** Bodies larger than this fit no disk: the write streams stop sending them early. */
   private readonly maxObjectBytes: number;
+  private readonly now: () => number;
 
   constructor(opts: DiskStoreOptions) {
     if (opts.disks.length === 0) throw new RangeError('DiskStore needs at least one cache directory');
-    this.opts = opts;
+    this.now = opts.now ?? Date.now;
     const indexPath = opts.indexPath ?? join(opts.disks[0]!.path, 'index.sqlite');
     mkdirSync(dirname(indexPath), { recursive: true });
     this.index = new IndexDb(indexPath, { busyTimeoutMs: opts.busyTimeoutMs ?? 5000, mmapBytes: opts.mmapBytes });
@@ -175,7 +177,7 @@ export class DiskStore implements CacheStore {
   getSync(key: CacheKey, variantKey: string): (CachedObject & { path: string }) | undefined {
     const row = this.index.row(key.vhost, key.url, variantKey);
     if (row === undefined || !this.usable(row.disk) || row.invalidated === INVALIDATED_HARDPURGED) return undefined;
-    this.touches.set(row.id, Date.now());
+    this.touches.set(row.id, this.now());
     return new DiskObject(row, this);
   }
 
@@ -188,7 +190,7 @@ export class DiskStore implements CacheStore {
    * the event loop); resolves once the change is visible to every worker.
    */
   async updateMeta(key: CacheKey, variantKey: string, patch: Patch): Promise<boolean> {
-    const found = await this.writer.meta({ t: 'update', vhost: key.vhost, url: key.url, variant: variantKey, patch, now: Date.now() });
+    const found = await this.writer.meta({ t: 'update', vhost: key.vhost, url: key.url, variant: variantKey, patch, now: this.now() });
     return found === 1;
   }
 
@@ -197,7 +199,7 @@ export class DiskStore implements CacheStore {
    * writer thread; resolves once it is committed.
    */
   async invalidateUrls(vhost: string, urls: readonly string[]): Promise<void> {
-    await this.writer.meta({ t: 'invalidate', vhost, urls: [...urls], now: Date.now() });
+    await this.writer.meta({ t: 'invalidate', vhost, urls: [...urls], now: this.now() });
   }
 
   async delete(key: CacheKey, variantKey?: string): Promise<number> {
@@ -227,7 +229,7 @@ export class DiskStore implements CacheStore {
 
   /** Marks (purge / expire / expireafter) every variant under the prefix. */
   async markByPrefix(vhost: string, prefix: string, mark: PrefixMark): Promise<number> {
-    const now = Date.now();
+    const now = this.now();
     return this.eachPrefixPage(vhost, prefix, (rows) => this.index.markRows(rows, mark, now));
   }
 
@@ -239,7 +241,7 @@ export class DiskStore implements CacheStore {
    */
   async applyByPrefix(vhost: string, prefix: string, pick: (r: PrefixRowView) => boolean,
     act: 'remove' | 'tombstone' | ((r: PrefixRowView) => PrefixMark), exact = false): Promise<{ count: number; size: number }> {
-    const now = Date.now();
+    const now = this.now();
     let count = 0;
     let size = 0;
     let after: [string, string] | undefined;
@@ -291,7 +293,7 @@ export class DiskStore implements CacheStore {
   private rangeMarks: RangeMarks | undefined;
 
   /** Drops rows whose deleteAt has passed; returns how many. */
-  async sweepExpired(now = Date.now(), limit = 500): Promise<number> {
+  async sweepExpired(now = this.now(), limit = 500): Promise<number> {
     if (this.closed) return 0;
     const released: Released = { paths: [] };
     const n = this.index.batch(() => {

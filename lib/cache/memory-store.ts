@@ -15,7 +15,7 @@ export interface MemoryStoreOptions {
 /** Fixed cost per entry (object, node, map slots), so many tiny entries still count. */
 const ENTRY_OVERHEAD = 256;
 
-export function estimateHeaderBytes(headers: StoredHeaders): number {
+function estimateHeaderBytes(headers: StoredHeaders): number {
   let n = 0;
   for (const name in headers) {
     const v = headers[name]!;
@@ -26,7 +26,7 @@ export function estimateHeaderBytes(headers: StoredHeaders): number {
 }
 
 /** A stream of `body[start..end]` (inclusive) as one chunk: the body is already in memory. */
-export function bufferStream(body: Buffer, start?: number, end?: number): Readable {
+function bufferStream(body: Buffer, start?: number, end?: number): Readable {
   const s = start ?? 0;
   const e = end === undefined ? body.length : Math.min(end + 1, body.length);
   return Readable.from([body.subarray(s, Math.max(s, e))], { objectMode: false });

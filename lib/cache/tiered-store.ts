@@ -3,9 +3,8 @@
 // (mode.volatile below mode.nonVolatileSize) never reach the disk.
 import { readFile } from 'node:fs/promises';
 import { Writable } from 'node:stream';
-import { DiskStore, type DiskRecord } from './disk-store.js';
+import { DiskStore } from './disk-store.js';
 import { MemoryStore, type MemoryObject, type MemoryStoreOptions } from './memory-store.js';
-import type { PrefixMark } from './prefix.js';
 import type { CacheEntryMeta, CacheKey, CacheStore, CachedObject } from './store.js';
 
 export interface TieredStoreOptions {
@@ -26,11 +25,6 @@ export class TieredStore implements CacheStore {
     this.memory = opts.memory instanceof MemoryStore ? opts.memory : new MemoryStore(opts.memory);
     this.disk = opts.disk;
     this.memoryObjectMax = Math.min(opts.memoryObjectMax ?? this.memory.maxObjectBytes, this.memory.maxObjectBytes);
-  }
-
-  /** Synchronous memory hit (no Promise, no SQLite); undefined means "ask get()". */
-  peek(key: CacheKey, variantKey: string): MemoryObject | undefined {
-    return this.memory.peek(key, variantKey);
   }
 
   variantsSync(key: CacheKey): MemoryObject[] {
@@ -137,25 +131,12 @@ export class TieredStore implements CacheStore {
   }
 
   /**
-   * Prefix operations of the management API. Memory is per process, so every worker must run
-   * them (over IPC); `diskToo: false` lets all but one worker skip the shared index.
+   * Memory is per process, so every worker must run a prefix delete (over IPC); `diskToo: false`
+   * lets all but one worker skip the shared index.
    */
-  async listByPrefix(vhost: string, prefix: string, limit = 1000): Promise<(DiskRecord | MemoryObject)[]> {
-    const disk = this.disk.listByPrefix(vhost, prefix, limit);
-    const seen = new Set(disk.map((r) => `${r.key.url}\0${r.variantKey}`));
-    const memOnly = this.memory.listByPrefix(vhost, prefix).filter((m) => !seen.has(`${m.key.url}\0${m.variantKey}`));
-    return [...disk, ...memOnly].slice(0, limit);
-  }
-
   async deleteByPrefix(vhost: string, prefix: string, opts: { diskToo?: boolean } = {}): Promise<number> {
     const m = this.memory.deleteByPrefix(vhost, prefix);
     const d = opts.diskToo === false ? 0 : await this.disk.deleteByPrefix(vhost, prefix);
-    return Math.max(m, d);
-  }
-
-  async markByPrefix(vhost: string, prefix: string, mark: PrefixMark, opts: { diskToo?: boolean } = {}): Promise<number> {
-    const m = this.memory.markByPrefix(vhost, prefix, mark);
-    const d = opts.diskToo === false ? 0 : await this.disk.markByPrefix(vhost, prefix, mark);
     return Math.max(m, d);
   }
 

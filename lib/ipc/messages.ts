@@ -11,7 +11,7 @@ import type { WireTarget } from './wire.js';
  * worker/worker.ts) and the primary's calls (primary/rt-bridge.ts, primary/primary.ts) are both
  * typed by it.
  */
-export interface RpcOps {
+interface RpcOps {
   /** This worker's view of the origins of one host, or of every host. */
   'origin-status': { args: { vhost?: string }; result: OriginStatus[] };
   'reset-origin': { args: { vhost?: string }; result: null };

@@ -42,7 +42,7 @@ export class RpcClient {
 }
 
 /** The worker's handler of one operation. */
-export type RpcHandler<K extends RpcOp> = (args: RpcArgs<K>) => RpcResult<K> | Promise<RpcResult<K>>;
+type RpcHandler<K extends RpcOp> = (args: RpcArgs<K>) => RpcResult<K> | Promise<RpcResult<K>>;
 
 /** Handlers of the operations K (every operation by default). */
 export type RpcHandlers<K extends RpcOp = RpcOp> = { [P in K]: RpcHandler<P> };

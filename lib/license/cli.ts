@@ -11,7 +11,7 @@ import { writeFileAtomic } from '../lifecycle/atomic.js';
 import { formatLicenseTime, licenseToXml, parseLicense, parseLicenseTime, signLicense, type License } from './license.js';
 import { LicenseService, MESSAGES, type LicenseInfo } from './service.js';
 
-export class CliError extends Error {
+class CliError extends Error {
   constructor(message: string, readonly exitCode = 1) {
     super(message);
     this.name = 'CliError';
@@ -146,7 +146,7 @@ function opt(flags: Record<string, string | true>, name: string): string | undef
   return v;
 }
 
-export const LICENSE_USAGE = [
+const LICENSE_USAGE = [
   'svc license keygen --out DIR [--force]',
   'svc license sign --key KEY --name N --type T --serial S [--features ALL] (--days D | --not-after yyyymmddhhmmssZ) [--not-before yyyymmddhhmmssZ] --out FILE',
   'svc license verify FILE --pub PUB',

@@ -10,11 +10,11 @@ import crypto, { type KeyObject } from 'node:crypto';
 import { escapeXml, parseXml, XmlError } from './xml.js';
 
 export const FIELDS = ['Name', 'Type', 'SerialNumber', 'AllowedFeatures', 'NotBefore', 'NotAfter'] as const;
-export type Field = (typeof FIELDS)[number];
+type Field = (typeof FIELDS)[number];
 const ELEMENTS = new Set<string>([...FIELDS, 'Signature']);
 export type LicenseFields = Record<Field, string>;
 
-export type SignatureAlg = 'ed25519' | 'rsa-sha256';
+type SignatureAlg = 'ed25519' | 'rsa-sha256';
 
 export interface License extends LicenseFields {
   signature: { alg: SignatureAlg; value: string };
@@ -62,7 +62,7 @@ function digestOf(alg: SignatureAlg): string | null {
 }
 
 /** Checks every field; throws LicenseParseError naming the first bad one. */
-export function checkFields(f: LicenseFields): void {
+function checkFields(f: LicenseFields): void {
   for (const k of FIELDS) {
     if (/[\r\n]/.test(f[k])) throw new LicenseParseError(`<${k}> contains a line break`);
   }
@@ -139,9 +139,4 @@ export function licenseToXml(lic: License): string {
   const lines = FIELDS.map((k) => `  <${k}>${escapeXml(lic[k])}</${k}>`);
   lines.push(`  <Signature alg="${lic.signature.alg}">${lic.signature.value}</Signature>`);
   return `<?xml version="1.0" encoding="UTF-8"?>\n<License>\n${lines.join('\n')}\n</License>\n`;
-}
-
-/** Two licenses are the same when their signed fields are (the signature bytes may differ, e.g. RSA-PSS). */
-export function sameFields(a: LicenseFields, b: LicenseFields): boolean {
-  return FIELDS.every((k) => a[k] === b[k]);
 }

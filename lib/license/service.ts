@@ -11,7 +11,7 @@ import {
   FIELDS, parseLicense, parseLicenseTime, LicenseParseError, verifyLicense, type License, type LicenseFields,
 } from './license.js';
 
-export type LicenseStatus = 'Available' | 'Expired' | 'Invalid' | 'None';
+type LicenseStatus = 'Available' | 'Expired' | 'Invalid' | 'None';
 /** The `State` of the monitoring statistics that the license decides. */
 export type LicenseState = 'Healthy' | 'Inactive';
 
@@ -64,7 +64,7 @@ type Installed =
   | { kind: 'invalid'; reason: string; fields?: LicenseFields }
   | { kind: 'verified'; license: License };
 
-export async function readPublicKey(file: string): Promise<KeyObject> {
+async function readPublicKey(file: string): Promise<KeyObject> {
   let pem: string;
   try {
     pem = await fs.readFile(file, 'utf8');

@@ -6,7 +6,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 
 /** Prefix of the temporary files, so that recovery can remove leftovers of a crash. */
-export const TEMP_PREFIX = '.tmp-';
+const TEMP_PREFIX = '.tmp-';
 
 export async function fsyncDir(dir: string): Promise<void> {
   const h = await fs.open(dir, 'r');

@@ -98,7 +98,7 @@ async function settingRoot(dir: string): Promise<string> {
   }
 }
 
-export function parseJsonText(text: string): unknown {
+function parseJsonText(text: string): unknown {
   try {
     return JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
   } catch (err) {

@@ -5,7 +5,7 @@ import { isPlainObject } from '../setting/merge.js';
 import type { HostSetting, Setting } from '../setting/types.js';
 
 /** JSON with object members sorted, so that equal values give equal text whatever their order. */
-export function stableJson(v: unknown): string {
+function stableJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
   if (isPlainObject(v)) {
     return `{${Object.keys(v).filter((k) => v[k] !== undefined).sort().map((k) => `${JSON.stringify(k)}:${stableJson(v[k])}`).join(',')}}`;
@@ -33,7 +33,7 @@ export interface HostChanges {
  * The changed members of `next` against `prev`: new values, and beside each its previous value
  * under `_asis_<member>` (document 3, event 00020003). Arrays and scalars compare whole.
  */
-export function changeBody(prev: unknown, next: unknown): Record<string, unknown> {
+function changeBody(prev: unknown, next: unknown): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const a = isPlainObject(prev) ? prev : {};
   const b = isPlainObject(next) ? next : {};

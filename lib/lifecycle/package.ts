@@ -70,7 +70,7 @@ export function certRefs(setting: Setting, hostHome: string): LinkedRef[] {
   return out;
 }
 
-export async function exists(p: string): Promise<boolean> {
+async function exists(p: string): Promise<boolean> {
   try {
     return (await fs.stat(p)).isFile();
   } catch {

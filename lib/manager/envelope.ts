@@ -33,7 +33,7 @@ export const HTTP = {
   rtNotRunning: 503,
 } as const;
 
-export interface Envelope {
+interface Envelope {
   version: string;
   method: string;
   status: string;

@@ -18,7 +18,7 @@ export interface DnsRecord {
   via?: 'dns' | 'lookup';
 }
 
-export const FALLBACK_TTL_S = 60;
+const FALLBACK_TTL_S = 60;
 /** A zero TTL would mean a resolution per request; a second is the floor. */
 const MIN_TTL_S = 1;
 

@@ -6,7 +6,7 @@
 import net from 'node:net';
 import { Pool } from 'undici';
 
-export type AddressState = 'Active' | 'Inactive';
+type AddressState = 'Active' | 'Inactive';
 
 export interface StateChange {
   address: string;
@@ -127,7 +127,7 @@ export class Endpoint {
  * Graceful close lets in-flight responses finish; a body nobody reads would hold it forever,
  * so after a grace period the pool is destroyed.
  */
-export function closeQuietly(pool: Pool, graceMs = 2000): Promise<void> {
+function closeQuietly(pool: Pool, graceMs = 2000): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const forced = new Promise<void>((resolve) => {
     timer = setTimeout(() => { pool.destroy().catch(() => undefined).then(resolve, resolve); }, graceMs);

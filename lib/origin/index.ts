@@ -1,8 +1,8 @@
 // The origin client of the request pipeline: one OriginSet per virtual host.
-export { parseOriginAddress, originHostHeader, type OriginAddressParts } from './address.js';
-export { OriginError, type OriginErrorCode, type SockError } from './errors.js';
-export { type DnsRecord, resolveDomain, FALLBACK_TTL_S } from './dns.js';
-export { type AddressState, type StateChange } from './health.js';
+export { parseOriginAddress, originHostHeader } from './address.js';
+export { OriginError } from './errors.js';
+export { type DnsRecord } from './dns.js';
+export { type StateChange } from './health.js';
 export { OriginSet } from './origin-set.js';
 export { OriginTrace, onTraceDone, sockErrorOf, traceAnswered, traceFailed } from './trace.js';
-export type { OriginOptions, OriginRequest, OriginResponse, OriginStatus } from './types.js';
+export type { OriginOptions, OriginResponse, OriginStatus } from './types.js';

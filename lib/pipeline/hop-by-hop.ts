@@ -15,7 +15,7 @@ export function isHopByHop(name: string): boolean {
 }
 
 /** Names listed in a Connection header value (lower-case), or null when there are none. */
-export function connectionListed(value: string | string[] | undefined): Set<string> | null {
+function connectionListed(value: string | string[] | undefined): Set<string> | null {
   if (value === undefined) return null;
   const text = Array.isArray(value) ? value.join(',') : value;
   let names: Set<string> | null = null;

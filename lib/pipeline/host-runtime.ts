@@ -17,8 +17,6 @@ export interface HostRuntime extends RoutableHost {
   setting: ResolvedHost;
   /** The operator's caching knobs of this host (functions.network.cache). */
   cachePolicy: CachePolicyOptions;
-  /** Requests go straight to the origin (no caching at all). */
-  cacheBypass: boolean;
   volatile: boolean;
   nonVolatileSize: number;
   /** A purged copy restored after an origin failure is refreshed again after this long. */
@@ -29,7 +27,7 @@ export interface HostRuntime extends RoutableHost {
   counterSlot: number;
 }
 
-export function cachePolicyOf(host: ResolvedHost): CachePolicyOptions {
+function cachePolicyOf(host: ResolvedHost): CachePolicyOptions {
   const c = host.functions.network.cache;
   return {
     defaultTtl: c.ttl.default, negativeTtl: c.ttl.negative, negativeServerErrors: c.ttl.negativeServerErrors, heuristicFraction: c.ttl.heuristicFraction,
@@ -67,11 +65,10 @@ export function buildHostRuntime(host: ResolvedHost): HostRuntime {
 }
 
 /** The members of a HostRuntime that follow the host setting without a new origin client. */
-export function cacheFields(host: ResolvedHost): Pick<HostRuntime, 'cachePolicy' | 'cacheBypass' | 'volatile' | 'nonVolatileSize' | 'connectTimeoutMs' | 'upload'> {
+export function cacheFields(host: ResolvedHost): Pick<HostRuntime, 'cachePolicy' | 'volatile' | 'nonVolatileSize' | 'connectTimeoutMs' | 'upload'> {
   return {
     upload: uploadLimits(host.functions.network.http.frontEnd),
     cachePolicy: cachePolicyOf(host),
-    cacheBypass: false,
     volatile: host.mode.volatile,
     nonVolatileSize: host.mode.nonVolatileSize,
     connectTimeoutMs: host.functions.network.http.backEnd.session.connectTimeout * 1000,

@@ -86,7 +86,7 @@ export class CacheStage {
 
   serve = (tx: Transaction): void => {
     const method = tx.req.method;
-    if (tx.host.cacheBypass || tx.url === '*') { proxyToOrigin(tx); return; }
+    if (tx.url === '*') { proxyToOrigin(tx); return; }
     if (method === 'PURGE') {
       void purgeByMethod(tx, this.ctx.store, this.opts.invalidations, this.opts.purgeAccess?.(), (v, p) => this.settledUnder(v, p))
         .catch(() => sendError(tx.res, 500));

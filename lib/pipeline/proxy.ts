@@ -2,7 +2,7 @@
 // origin with its body streamed, and the answer streams back as it arrives. Back-pressure holds
 // both ways: undici reads the client body only as fast as the origin takes it, and pipeBody()
 // pauses the origin body while the client socket is full.
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import { pipeBody } from './pipe-body.js';
 import type { OriginResponse } from '../origin/index.js';
@@ -87,7 +87,7 @@ export function discard(body: Readable): void {
 }
 function noop(): void { /* an error of a body we abandoned or will inspect later: nothing to do now */ }
 
-export function originErrorStatus(err: unknown): number {
+function originErrorStatus(err: unknown): number {
   return err instanceof OriginError ? err.status : 502;
 }
 
@@ -141,5 +141,3 @@ export function sendToOrigin(tx: Transaction, body: TakenBody | null, upload: Up
     sendError(tx.res, tx.status, undefined, !tx.req.complete);
   });
 }
-
-export type { ServerResponse };

@@ -19,7 +19,7 @@ const ALLOW = 'GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS';
 
 export interface Limits { maxUrlLength: number; maxHeaderSize: number; maxHeaderCount: number }
 
-export interface Balance {
+interface Balance {
   mode: 'rr' | 'hash';
   ring: HashRing;
   hashKey: HashKeyFunction;
@@ -78,7 +78,7 @@ function carriesContent(req: IncomingMessage, coding: number): boolean {
  */
 const HOST_VALUE = /^(?:\[[0-9A-Za-z:._~!$&'()*+,;=-]+\]|[0-9A-Za-z._~!$&'()*+,;=%-]*)(?::[0-9]*)?$/;
 
-export function validHostValue(value: string): boolean {
+function validHostValue(value: string): boolean {
   return HOST_VALUE.test(value);
 }
 

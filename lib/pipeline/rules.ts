@@ -4,7 +4,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import {
   buildRevalidationHeaders, computeTimes, currentAge, encodingAcceptable, evaluateConditional, evaluateRange, fieldsToStrip,
   forbidsStale, formatHttpDate, hitResult, needsEncodingCheck, notModifiedMatches, storableFields, invalidationTargets as policyInvalidationTargets, isStorable, mergeNotModified as policyMerge,
-  multipartBoundary as policyBoundary, parseCacheControl, requestDirectives, responseDirectives,
+  multipartBoundary as policyBoundary, requestDirectives, responseDirectives,
   staleIfErrorAllowed, evaluateRequest, variantKey, varyHeaders, type CachePolicyOptions, type HeaderMap, type RangeResult,
 } from '../cache/policy/index.js';
 import { isHopByHop } from './hop-by-hop.js';
@@ -205,5 +205,3 @@ export function cacheResultForHit(status: number): CacheResult {
 export function invalidationTargets(method: string, status: number, url: string, headers: StoredHeaders, host: string): string[] {
   return policyInvalidationTargets(method, status, url, headers, host);
 }
-
-export { parseCacheControl };

@@ -31,7 +31,7 @@ interface Slot {
 const QUICK_DEATH_MS = 10_000;
 const MAX_BACKOFF_MS = 30_000;
 
-export function workerCount(setting: Setting): number {
+function workerCount(setting: Setting): number {
   const meta = setting.env.management.cluster.meta;
   if (!meta.enable) return 1;
   return meta.workers > 0 ? meta.workers : Math.max(1, os.availableParallelism());

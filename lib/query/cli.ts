@@ -9,8 +9,6 @@ import type { Setting } from '../setting/types.js';
 import { runQuery, type QueryOutcome, type QuerySource } from './evaluate.js';
 import { normaliseQuery } from './selector.js';
 
-export const GET_USAGE = 'svc get QUERY [--setting PATH | --api http://HOST:PORT]   e.g. setting.env, hosting[name=a.com], setting.hosting[0].origin, https';
-
 export interface GetOptions {
   /** The setting file read offline. */
   settingPath: string;
@@ -19,7 +17,7 @@ export interface GetOptions {
 }
 
 /** A QuerySource over one loaded setting file: it is the running setting and there is no artifact. */
-export function fileSource(setting: Setting, license?: LicenseService): QuerySource {
+function fileSource(setting: Setting, license?: LicenseService): QuerySource {
   return {
     running: () => setting,
     artifact: () => undefined,
@@ -42,7 +40,7 @@ export async function queryFile(query: string, settingPath: string): Promise<Que
 }
 
 /** Asks a running node; the envelope's members become the outcome. */
-export async function queryApi(query: string, api: string): Promise<QueryOutcome> {
+async function queryApi(query: string, api: string): Promise<QueryOutcome> {
   const url = `${api.replace(/\/+$/, '')}/get/${encodeURI(normaliseQuery(query))}`;
   let res: Response;
   try {

@@ -36,7 +36,7 @@ export interface QueryOutcome {
 }
 
 /** `/get/hosting` item. */
-export interface HostingSummary {
+interface HostingSummary {
   name: string;
   origin: string[];
   functions: string[];
@@ -73,7 +73,7 @@ function walk(root: unknown, steps: readonly Step[], rootName: string): { found:
  * `pagedesk` (functions.contents.pagedesk.meta.enable) are the ones the schema has; the network
  * settings and logs are not functions one turns on, so they are not listed.
  */
-export function functionNames(setting: Setting, h: HostSetting): string[] {
+function functionNames(setting: Setting, h: HostSetting): string[] {
   const f = deepMerge<Functions>(setting.functions, h.functions);
   const names: string[] = [];
   if (f.hook?.enable === true) names.push('hook');
@@ -81,7 +81,7 @@ export function functionNames(setting: Setting, h: HostSetting): string[] {
   return names;
 }
 
-export function hostingSummary(setting: Setting, h: HostSetting): HostingSummary {
+function hostingSummary(setting: Setting, h: HostSetting): HostingSummary {
   return { name: h.name, origin: [...(h.origin?.address ?? [])], functions: functionNames(setting, h) };
 }
 

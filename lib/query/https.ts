@@ -8,7 +8,7 @@ import fs from 'node:fs/promises';
 import { resolvePath } from '../setting/resolve.js';
 import type { HttpsCert, Setting } from '../setting/types.js';
 
-export interface HttpsEntry {
+interface HttpsEntry {
   name: string;
   enable: boolean;
   /** Why `enable` is false; absent when the service works. */
@@ -91,7 +91,7 @@ export async function checkHttps(setting: Setting, now: number = Date.now()): Pr
     return problems.length === 0 ? { name: h.name, enable: true, https } : { name: h.name, enable: false, error: problems.join('; '), https };
   }));
   // A disabled host is not an HTTPS service that fails: it is listed, but it decides nothing.
-  const active = result.filter((r, i) => hosts[i]!.enable);
+  const active = result.filter((_r, i) => hosts[i]!.enable);
   if (active.length === 0) return { status: 404, reason: 'no HTTPS service', result };
   const broken = active.filter((r) => !r.enable).map((r) => r.name);
   if (broken.length > 0) return { status: 503, reason: `HTTPS service not working: ${broken.join(', ')}`, result };

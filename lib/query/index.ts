@@ -1,7 +1,5 @@
 // Read-only queries of `/get` and `svc get`: one parser and evaluator for both.
-export {
-  functionNames, hostingSummary, runQuery, type DiscoverEntry, type HostingSummary, type QueryOutcome, type QuerySource,
-} from './evaluate.js';
-export { checkHttps, type HttpsEntry, type HttpsReport } from './https.js';
-export { describe, normaliseQuery, parseQuery, QuerySyntaxError, UnknownQueryError, type Query, type Step } from './selector.js';
-export { fileSource, getCommand, GET_USAGE, queryApi, queryFile, type GetOptions } from './cli.js';
+export { runQuery, type QuerySource } from './evaluate.js';
+export { checkHttps } from './https.js';
+export { parseQuery, QuerySyntaxError, UnknownQueryError } from './selector.js';
+export { getCommand, queryFile } from './cli.js';

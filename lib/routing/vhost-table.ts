@@ -59,7 +59,7 @@ interface PortIndex<H> {
  * A local address as the listen setting spells it: a dual-stack `*` socket reports IPv4
  * connections as `::ffff:a.b.c.d`.
  */
-export function plainAddress(a: string): string {
+function plainAddress(a: string): string {
   return a.length > 7 && a.charCodeAt(0) === 58 /* : */ && a.startsWith('::ffff:') && a.includes('.', 7) ? a.slice(7) : a;
 }
 

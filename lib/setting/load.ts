@@ -16,9 +16,8 @@ import type { Setting } from './types.js';
 
 export { SettingError, type SettingIssue } from './issues.js';
 export { resolveHost, resolveHosts, resolvePath } from './resolve.js';
-export { parseListen, parseTlsListen } from './schema/formats.js';
 export { parseSize } from './size.js';
-export type { Functions, HostSetting, Listen, ResolvedHost, Setting } from './types.js';
+export type { Setting } from './types.js';
 
 /**
  * Validates a parsed setting.json and applies every default. Relative paths (a relative env.home,

@@ -11,34 +11,23 @@ export type DeepPartial<T> = T extends readonly (infer _)[]
 
 /** The whole setting.json, defaults applied, hosts expanded from their basehost. */
 export type Setting = Static<typeof SettingSchema>;
-export type Meta = Setting['meta'];
 export type Env = Setting['env'];
-export type CacheSetting = Env['cache'];
-export type LogSetting = Env['log'];
 export type ManagementApi = Env['management']['api'];
-export type Role = ManagementApi['roles'][number];
+type Role = ManagementApi['roles'][number];
 export type Permissions = Role['permissions'];
-export type ManagementServer = Env['management']['server'];
-export type Cluster = Env['management']['cluster'];
 
 /** `functions` of the top level, every member present. */
 export type Functions = Static<typeof FunctionsSchema>;
-export type HookSetting = Functions['hook'];
-export type FrontEnd = Functions['network']['http']['frontEnd'];
-export type BackEnd = Functions['network']['http']['backEnd'];
-export type CacheFunctions = Functions['network']['cache'];
-export type HostLogSetting = Functions['operations']['log'];
-export type Pagedesk = Functions['contents']['pagedesk'];
 
 /** A hosting[] entry of `Setting`: basehost applied, host defaults filled, own functions partial. */
 export type HostSetting = Static<typeof HostSchema>;
-export type UrlRewrite = NonNullable<HostSetting['urlRewrites']>[number];
-export type Fallbacks = HostSetting['fallbacks'];
+type UrlRewrite = NonNullable<HostSetting['urlRewrites']>[number];
+type Fallbacks = HostSetting['fallbacks'];
 export type HttpsCert = NonNullable<HostSetting['https']>[number];
-export type HttpsOptions = HostSetting['httpsOptions'];
+type HttpsOptions = HostSetting['httpsOptions'];
 
 /** Where a service socket listens; host null means every address. */
-export interface Listen { host: string | null; port: number }
+interface Listen { host: string | null; port: number }
 
 /**
  * A virtual host ready to run: what resolveHosts() returns for each hosting[] entry, disabled

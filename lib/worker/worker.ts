@@ -28,7 +28,7 @@ import { listenKey, VhostTable, type Listen } from '../routing/vhost-table.js';
 /** How long the origin client of a removed or rebuilt host stays open after the switch. */
 const RETIRE_GRACE_MS = 10_000;
 
-export class RtWorker {
+class RtWorker {
   private state: RuntimeState | undefined;
   private readonly servers = new Map<string, ServiceServer>();
   private internal: ServiceServer | undefined;

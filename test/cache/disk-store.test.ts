@@ -4,24 +4,25 @@ import { join } from 'node:path';
 import { DiskStore } from '../../lib/cache/disk-store.js';
 import { FLAG_PURGE } from '../../lib/cache/prefix.js';
 import { metaOf, readAll, runStoreContract, store } from './store-contract.js';
-import { openDisk, sleep, tempDir } from './fixtures/helpers.js';
+import { openDisk, tempDir } from './fixtures/helpers.js';
+import { waitFor } from '../helpers/wait.js';
 
 runStoreContract(t, 'DiskStore', async (t) => openDisk(t, { disks: [{ path: tempDir(t), quota: 50_000_000 }] }));
 
 const k = (url: string) => ({ vhost: 'd.example', url });
 
 t.test('a full disk evicts its least recently used entries to make room', async (t) => {
-  const s = openDisk(t, { disks: [{ path: tempDir(t), quota: 10_000 }] });
-  for (const u of ['/a', '/b', '/c']) { await store(s, metaOf(k(u)), Buffer.alloc(3_000, 1)); await sleep(5); }
+  let clock = Date.now();
+  const s = openDisk(t, { disks: [{ path: tempDir(t), quota: 10_000 }], now: () => clock });
+  for (const u of ['/a', '/b', '/c']) await store(s, metaOf(k(u)), Buffer.alloc(3_000, 1));
   const bPath = s.listByPrefix('d.example', '/b')[0]!.path; // listing does not count as a use
-  await sleep(5);
-  t.ok(await s.get(k('/a'), ''), '/a is read again, so /b is now the least recently used');
+  clock += 60_000;
+  t.ok(await s.get(k('/a'), ''), '/a is read again a minute later, so /b is now the least recently used');
   s.flushTouches();
   await store(s, metaOf(k('/d')), Buffer.alloc(3_000, 2));
   t.equal(await s.get(k('/b'), ''), undefined, '/b was evicted');
   for (const u of ['/a', '/c', '/d']) t.ok(await s.get(k(u), ''), `${u} stays`);
-  await sleep(20);
-  t.notOk(existsSync(bPath), 'the evicted body file is removed');
+  t.ok(await waitFor(() => !existsSync(bPath)), 'the evicted body file is removed');
   const [disk] = s.diskStatus();
   t.equal(disk!.used, 9_000, 'usage is tracked per disk');
   t.ok(disk!.used <= disk!.quota);

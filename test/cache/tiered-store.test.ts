@@ -2,7 +2,7 @@ import t from 'tap';
 import { rmSync } from 'node:fs';
 import { TieredStore } from '../../lib/cache/tiered-store.js';
 import { metaOf, readAll, runStoreContract, store } from './store-contract.js';
-import { openDisk, sleep, tempDir } from './fixtures/helpers.js';
+import { openDisk, tempDir } from './fixtures/helpers.js';
 
 function makeTiered(t: Parameters<typeof tempDir>[0], memoryObjectMax = 1024 * 1024, dir = tempDir(t)): TieredStore {
   return new TieredStore({
@@ -21,7 +21,7 @@ const k = (url: string) => ({ vhost: 't.example', url });
 t.test('a write lands in memory and on disk, and memory answers without the disk', async (t) => {
   const s = makeTiered(t);
   await store(s, metaOf(k('/both')), 'twice');
-  t.equal(s.peek(k('/both'), '')!.body.toString(), 'twice', 'a synchronous memory hit');
+  t.equal(s.memory.peek(k('/both'), '')!.body.toString(), 'twice', 'a synchronous memory hit');
   t.ok(s.disk.getSync(k('/both'), ''), 'the disk has it too');
 });
 
@@ -31,16 +31,16 @@ t.test('a disk hit of a small object is promoted into memory', async (t) => {
   await store(writer, metaOf(k('/promote')), 'from disk');
   // Another worker: same disk, empty memory.
   const reader = makeTiered(t, 1024 * 1024, dir);
-  t.equal(reader.peek(k('/promote'), ''), undefined, 'not in this worker\'s memory at first');
+  t.equal(reader.memory.peek(k('/promote'), ''), undefined, 'not in this worker\'s memory at first');
   const got = await reader.get(k('/promote'), '');
   t.equal(got!.body?.toString(), 'from disk', 'served with its body in memory');
-  t.ok(reader.peek(k('/promote'), ''), 'the next hit is a memory hit');
+  t.ok(reader.memory.peek(k('/promote'), ''), 'the next hit is a memory hit');
 });
 
 t.test('a large object stays on disk only', async (t) => {
   const s = makeTiered(t, 1_000);
   await store(s, metaOf(k('/large')), Buffer.alloc(5_000, 3));
-  t.equal(s.peek(k('/large'), ''), undefined);
+  t.equal(s.memory.peek(k('/large'), ''), undefined);
   const got = await s.get(k('/large'), '');
   t.equal(got!.body, undefined, 'read from its file');
   t.equal((await readAll(got!.openBody())).length, 5_000);
@@ -50,14 +50,14 @@ t.test('a replacement too large for memory removes the older memory copy', async
   const s = makeTiered(t, 1_000);
   await store(s, metaOf(k('/grow')), 'small');
   await store(s, metaOf(k('/grow')), Buffer.alloc(5_000, 4));
-  t.equal(s.peek(k('/grow'), ''), undefined);
+  t.equal(s.memory.peek(k('/grow'), ''), undefined);
   t.equal((await s.get(k('/grow'), ''))!.size, 5_000);
 });
 
 t.test('a volatile entry stays in memory only', async (t) => {
   const s = makeTiered(t);
   await store(s, metaOf(k('/vol'), '', { volatile: true }), 'memory only');
-  t.ok(s.peek(k('/vol'), ''));
+  t.ok(s.memory.peek(k('/vol'), ''));
   t.equal(s.disk.getSync(k('/vol'), ''), undefined);
   t.same((await s.variants(k('/vol'))).map((m) => m.variantKey), ['']);
 });
@@ -74,19 +74,15 @@ t.test('a failing disk does not fail the write: the memory copy is kept', async 
   const s = makeTiered(t, 1024 * 1024, dir);
   rmSync(dir, { recursive: true, force: true });
   await store(s, metaOf(k('/nodisk')), 'still served');
-  t.equal(s.peek(k('/nodisk'), '')!.body.toString(), 'still served');
+  t.equal(s.memory.peek(k('/nodisk'), '')!.body.toString(), 'still served');
 });
 
-t.test('prefix operations reach both memory and disk', async (t) => {
+t.test('a prefix delete reaches both memory and disk', async (t) => {
   const s = makeTiered(t);
   for (const u of ['/p/a', '/p/b', '/q']) await store(s, metaOf(k(u)), 'x');
   await store(s, metaOf(k('/p/v'), '', { volatile: true }), 'x');
-  t.equal((await s.listByPrefix('t.example', '/p/')).length, 3);
-  await s.markByPrefix('t.example', '/p/', { invalidated: 1 });
-  t.equal(s.peek(k('/p/a'), '')!.invalidated, 1);
-  t.equal(s.disk.getSync(k('/p/a'), '')!.invalidated, 1);
+  t.ok(s.memory.peek(k('/p/a'), '') && s.disk.getSync(k('/p/a'), ''), 'in memory and on disk');
   await s.deleteByPrefix('t.example', '/p/');
-  await sleep(5);
   t.equal(await s.get(k('/p/a'), ''), undefined);
   t.equal(await s.get(k('/p/v'), ''), undefined);
   t.ok(await s.get(k('/q'), ''));

@@ -3,6 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
+import net from 'node:net';
 import path from 'node:path';
 import t from 'tap';
 import { Agent, request, type Dispatcher } from 'undici';
@@ -10,6 +11,7 @@ import { TestOrigin } from '../helpers/origin.js';
 import { freePort } from '../helpers/ports.js';
 import { rawRequest } from '../helpers/raw-client.js';
 import { baseSetting, startServer, writeSetting } from '../helpers/server.js';
+import { pollUntil, waitFor } from '../helpers/wait.js';
 import { HashRing } from '../../lib/balance/ring.js';
 
 function workerPids(primaryPid: number): number[] {
@@ -19,6 +21,15 @@ function workerPids(primaryPid: number): number[] {
 }
 
 const fresh = () => new Agent({ pipelining: 0, keepAliveTimeout: 1 });
+
+/** Whether a TCP connection to the port on loopback is accepted. */
+function connects(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.connect(port, '127.0.0.1');
+    s.once('connect', () => { s.destroy(); resolve(true); });
+    s.once('error', () => resolve(false));
+  });
+}
 
 /**
  * Sends `loops` concurrent request loops (bounded to 15 s) while a SIGUSR2 rolling restart runs,
@@ -38,10 +49,12 @@ async function loadThroughRollingRestart(server: { signal(s: NodeJS.Signals): vo
     }
   };
   const running = Array.from({ length: loops }, loop);
-  await new Promise((r) => setTimeout(r, 300));
+  await waitFor(() => ok + failed >= 25);
   server.signal('SIGUSR2');
   await server.waitForLog((l) => l.msg === 'rolling restart done', 20000);
-  await new Promise((r) => setTimeout(r, 500));
+  // Requests go on for a while on the new workers.
+  const atDone = ok + failed;
+  await waitFor(() => ok + failed >= atDone + 30);
   stop = true;
   await Promise.all(running);
   return { ok, failed };
@@ -80,11 +93,7 @@ t.test('a worker that dies is replaced and the service keeps answering', async (
   t.equal(before.length, 2);
   process.kill(before[0]!, 'SIGKILL');
   await server.waitForLog((l) => l.msg === 'worker died; replacing it');
-  let after: number[] = [];
-  for (let i = 0; i < 100 && (after.length !== 2 || after.includes(before[0]!)); i++) {
-    await new Promise((r) => setTimeout(r, 100));
-    after = workerPids(server.proc.pid!);
-  }
+  const after = await pollUntil(async () => workerPids(server.proc.pid!), (pids) => pids.length === 2 && !pids.includes(before[0]!), { timeoutMs: 10_000, intervalMs: 100 });
   t.equal(after.length, 2, 'two workers again');
   t.notOk(after.includes(before[0]!), 'the dead one is gone');
   for (let i = 0; i < 10; i++) {
@@ -96,13 +105,18 @@ t.test('a worker that dies is replaced and the service keeps answering', async (
 
 t.test('SIGTERM lets the request in flight finish, then everything exits 0', async (t) => {
   const origin = await new TestOrigin().start();
-  origin.on('/slow', (_q, res) => setTimeout(() => { res.writeHead(200, { 'content-length': '4' }); res.end('done'); }, 800));
+  let answer: () => void = () => undefined;
+  origin.on('/slow', (_q, res) => { answer = () => { res.writeHead(200, { 'content-length': '4' }); res.end('done'); }; });
   const port = await freePort();
   const server = await startServer([{ name: 'd.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }], { workers: 2 });
   t.teardown(() => origin.stop());
   const inFlight = request(`http://127.0.0.1:${port}/slow`, { headers: { host: 'd.com' } });
-  await new Promise((r) => setTimeout(r, 200));
+  t.ok(await waitFor(() => origin.count('/slow') === 1), 'the request reached the origin');
   server.signal('SIGTERM');
+  // The origin answers only once the workers have stopped listening: the request is in flight
+  // through the drain.
+  t.ok(await waitFor(async () => !(await connects(port)), { timeoutMs: 10_000, intervalMs: 50 }), 'new connections are refused');
+  answer();
   const r = await inFlight;
   t.equal(r.statusCode, 200);
   t.equal(await r.body.text(), 'done');
@@ -120,11 +134,15 @@ t.test('SIGHUP applies a good setting and refuses a bad one, naming the bad fiel
     { name: 'new.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}/new`] } },
   ];
   await writeSetting(server.dir, baseSetting(hosts, server.basePort, {}, server.apiPort));
+  const goodText = await fs.readFile(server.settingPath, 'utf8');
   server.signal('SIGHUP');
   await server.waitForLog((l) => l.msg === 'setting reloaded');
-  await new Promise((r) => setTimeout(r, 300));
-  let r = await request(`http://127.0.0.1:${port}/x`, { headers: { host: 'new.com' } });
-  t.equal(await r.body.text(), 'origin:GET /new/x', 'the added host serves');
+  // The reload ends by rewriting setting.json; the API shows the new text as the running one once
+  // it has (a file written before that would be overwritten).
+  t.ok(await waitFor(async () => (await (await request(`http://127.0.0.1:${server.apiPort}/setting/setting.json`)).body.text()) === goodText),
+    'the reloaded setting is the running one');
+  const added = await request(`http://127.0.0.1:${port}/x`, { headers: { host: 'new.com' } });
+  t.equal(await added.body.text(), 'origin:GET /new/x', 'the added host serves');
 
   const bad = baseSetting(hosts, server.basePort, {}, server.apiPort) as { hosting: { origin: { address: unknown[] } }[] };
   bad.hosting[1]!.origin.address = [42];
@@ -132,7 +150,7 @@ t.test('SIGHUP applies a good setting and refuses a bad one, naming the bad fiel
   server.signal('SIGHUP');
   const refused = await server.waitForLog((l) => l.msg === 'setting refused; the running setting stays');
   t.match(JSON.stringify(refused.issues), /hosting\[1\]\.origin\.address\[0\]/);
-  r = await request(`http://127.0.0.1:${port}/y`, { headers: { host: 'new.com' } });
+  const r = await request(`http://127.0.0.1:${port}/y`, { headers: { host: 'new.com' } });
   t.equal(await r.body.text(), 'origin:GET /new/y', 'the running setting still serves');
 });
 
@@ -145,7 +163,8 @@ t.test('a rolling restart (SIGUSR2) under load fails no request', async (t) => {
   const agent = new Agent({ connections: 8, keepAliveTimeout: 2000 });
   const { ok, failed } = await loadThroughRollingRestart(server, `http://127.0.0.1:${port}/load`, 'z.com', 4, () => agent);
   await agent.close();
-  const after = workerPids(server.proc.pid!);
+  // The old workers exit once they have drained (bounded by drainTimeout, 5 s here).
+  const after = await pollUntil(async () => workerPids(server.proc.pid!), (pids) => pids.length === 2 && !pids.some((p) => before.includes(p)), { timeoutMs: 10_000, intervalMs: 100 });
   t.equal(failed, 0, `no failed request among ${ok + failed}`);
   t.ok(ok > 50, `${ok} requests answered during the restart`);
   t.equal(after.filter((p) => before.includes(p)).length, 0, 'every worker was replaced');
@@ -161,7 +180,7 @@ t.test('a worker that keeps dying at start is restarted with growing back-off, a
   const origin = await new TestOrigin().start();
   const port = await freePort();
   const server = await startServer([{ name: 'k.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }],
-    { workers: 2, env: { SVC_WORKER_NODE_ARGS: `--require ${preload}` } });
+    { workers: 2, env: { SVC_WORKER_NODE_ARGS: `--require ${preload}`, SVC_DEBUG_HEADERS: '1' } });
   t.teardown(async () => { await server.stop(); await origin.stop(); await fs.rm(dir, { recursive: true, force: true }); });
   await fs.writeFile(marker, '');
   const victim = workerPids(server.proc.pid!)[0]!;
@@ -174,15 +193,16 @@ t.test('a worker that keeps dying at start is restarted with growing back-off, a
   t.ok(delays[0]! > 0 && delays[1]! > delays[0]! && delays[2]! > delays[1]!, `each restart waits longer: ${delays.join(', ')} ms`);
   t.ok(server.logs.filter((l) => l.includes('replacement failed')).length >= 3, 'each failed replacement is logged');
   await fs.rm(marker);
-  // Two workers that stay: a replacement still crashing would show up only for a moment.
-  let stable = false;
-  for (let i = 0; i < 20 && !stable; i++) {
-    const pids = workerPids(server.proc.pid!);
-    await new Promise((r) => setTimeout(r, 1000));
-    const later = workerPids(server.proc.pid!);
-    stable = pids.length === 2 && later.length === 2 && pids.every((p) => later.includes(p));
-  }
-  t.ok(stable, 'the slot is filled again once the worker can start');
+  // A replacement that still crashed would exit at start: a worker of the slot that answers a
+  // request (each answer names its worker) has started for good.
+  const answered = new Set<string>();
+  await waitFor(async () => {
+    const r = await request(`http://127.0.0.1:${port}/k`, { headers: { host: 'k.com' }, dispatcher: fresh() }).catch(() => undefined);
+    if (r !== undefined) { await r.body.text(); answered.add(String(r.headers['x-svc-worker'])); }
+    return answered.size === 2;
+  }, { timeoutMs: 30_000, intervalMs: 50 });
+  t.same([...answered].sort(), ['0', '1'], 'the slot is filled again once the worker can start: both workers answer');
+  t.equal(workerPids(server.proc.pid!).length, 2);
   for (let i = 0; i < 6; i++) {
     const r = await request(`http://127.0.0.1:${port}/k`, { headers: { host: 'k.com' }, dispatcher: fresh() });
     t.equal(r.statusCode, 200);
@@ -215,7 +235,7 @@ t.test('with one worker a rolling restart keeps the listening socket: no connect
   const before = workerPids(server.proc.pid!);
   // A new connection each time: a closed listening socket would show as ECONNREFUSED.
   const { ok, failed } = await loadThroughRollingRestart(server, `http://127.0.0.1:${port}/one`, 'one.com', 2, fresh);
-  const after = workerPids(server.proc.pid!);
+  const after = await pollUntil(async () => workerPids(server.proc.pid!), (pids) => pids.length === 1 && !pids.includes(before[0]!), { timeoutMs: 10_000, intervalMs: 100 });
   t.equal(failed, 0, `no failed request among ${ok + failed}`);
   t.ok(ok > 20, `${ok} requests answered`);
   t.equal(after.length, 1);

@@ -6,6 +6,7 @@ import { Agent, request } from 'undici';
 import { TestOrigin } from '../helpers/origin.js';
 import { freePort } from '../helpers/ports.js';
 import { baseSetting, startServer } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
 import { call, fetchHost, infoLog, LOCAL_LOGS } from '../lifecycle/fixtures/node.js';
 
 for (const deploy of ['exclusive', 'shared'] as const) {
@@ -32,7 +33,8 @@ for (const deploy of ['exclusive', 'shared'] as const) {
       }
     };
     const loops = [loop('stay.com'), loop('stay.com'), loop('chg.com'), loop('chg.com')];
-    await new Promise((r) => setTimeout(r, 300));
+    const answered = (host: 'stay.com' | 'chg.com'): number => counts[host].ok + counts[host].failed;
+    t.ok(await waitFor(() => answered('stay.com') >= 10 && answered('chg.com') >= 10), 'the load is running on both hosts');
 
     await fs.writeFile(server.settingPath, JSON.stringify(baseSetting([h('stay.com'), h('chg.com', '/new')], server.basePort, { workers: 2, extra }, server.apiPort)));
     const r = await call(server.apiPort, '/setting/deploy/local');
@@ -40,7 +42,9 @@ for (const deploy of ['exclusive', 'shared'] as const) {
     t.strictSame((r.json.result as { changedHosts: unknown }).changedHosts, deploy === 'shared' ? ['chg.com', 'gone.com'] : 'all');
     t.equal((await fetchHost(port, 'chg.com', '/x')).body, 'origin:GET /new/x', 'the changed host serves its new origin at once');
     t.equal((await fetchHost(port, 'gone.com', '/x')).status, 404, 'the removed host is gone at once');
-    await new Promise((res) => setTimeout(res, 500));
+    const stayAt = answered('stay.com');
+    const chgAt = answered('chg.com');
+    t.ok(await waitFor(() => answered('stay.com') >= stayAt + 15 && answered('chg.com') >= chgAt + 15), 'the load goes on after the deploy');
     stop = true;
     await Promise.all(loops);
     await agent.close();

@@ -118,8 +118,8 @@ t.test('a listener kept across a deploy takes the new frontEnd timeouts', async 
   const r = await call(server.apiPort, '/setting/upload', { body: JSON.stringify(next) });
   t.equal(r.json.status, 'OK', r.text);
 
-  // A request head that never completes: answered 408 after about 1 s, not the former 10 s.
-  const started = Date.now();
+  // A request head that never completes: answered 408 (after 1 s) before this client gives up
+  // at 8 s, which it would not be under the former 10 s.
   const answer = await new Promise<string>((resolve, reject) => {
     const s = net.connect(port, '127.0.0.1', () => s.write('GET /slow HTTP/1.1\r\nHost: a.com\r\n'));
     let text = '';
@@ -129,7 +129,6 @@ t.test('a listener kept across a deploy takes the new frontEnd timeouts', async 
     setTimeout(() => { s.destroy(); resolve(text); }, 8000).unref();
   });
   t.match(answer, /^HTTP\/1\.1 408 /);
-  t.ok(Date.now() - started < 6000, `answered after ${Date.now() - started} ms`);
 });
 
 t.test('a worker that dies while a deploy waits for it is not waited for; its replacement runs the new setting', async (t) => {
@@ -150,10 +149,9 @@ process.on('message', (m) => {
 
   await fs.writeFile(marker, '');
   const next = baseSetting([{ ...hosts[0], origin: { address: [`127.0.0.1:${origin.port}/new`] } }], server.basePort, { workers: 2, extra: LOCAL_LOGS }, server.apiPort);
-  const started = Date.now();
   const r = await call(server.apiPort, '/setting/upload', { body: JSON.stringify(next) });
+  // Waiting 30 s for the dead worker would have failed the deployment (not applied) instead.
   t.equal(r.json.status, 'OK', r.text);
-  t.ok(Date.now() - started < 10_000, `answered after ${Date.now() - started} ms (a dead worker is not waited for 30 s)`);
   await fs.access(`${marker}.taken`);
   await server.waitForLog((l) => l.msg === 'worker died; replacing it');
   // New connections spread over both workers; each answer names its worker (SVC_DEBUG_HEADERS).

@@ -6,6 +6,7 @@ import { Agent, request } from 'undici';
 import { TestOrigin } from '../helpers/origin.js';
 import { freePort } from '../helpers/ports.js';
 import { baseSetting, startServer } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
 
 t.test('a deploy under load fails no request and the new host serves right after', async (t) => {
   const origin = await new TestOrigin().start();
@@ -27,7 +28,7 @@ t.test('a deploy under load fails no request and the new host serves right after
     }
   };
   const loops = [loop(), loop(), loop(), loop()];
-  await new Promise((r) => setTimeout(r, 300));
+  t.ok(await waitFor(() => ok >= 20), 'the load is running');
 
   const next = baseSetting([...hosts, { name: 'new.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}/n`] } }], server.basePort, { workers: 2 }, server.apiPort);
   const body = JSON.stringify(next);
@@ -39,7 +40,8 @@ t.test('a deploy under load fails no request and the new host serves right after
   t.equal(answer.status, 'OK');
   const r = await request(`http://127.0.0.1:${port}/x`, { headers: { host: 'new.com' } });
   t.equal(await r.body.text(), 'origin:GET /n/x', 'the new host serves as soon as the upload answered');
-  await new Promise((res) => setTimeout(res, 500));
+  const atDeploy = ok + failed;
+  t.ok(await waitFor(() => ok + failed >= atDeploy + 40), 'the load goes on after the deploy');
   stop = true;
   await Promise.all(loops);
   await agent.close();

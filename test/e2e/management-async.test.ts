@@ -4,6 +4,7 @@ import { request } from 'undici';
 import { TestOrigin } from '../helpers/origin.js';
 import { freePort } from '../helpers/ports.js';
 import { startServer } from '../helpers/server.js';
+import { pollUntil } from '../helpers/wait.js';
 
 const origin = await new TestOrigin().start();
 origin.otherwise((req, res) => {
@@ -28,6 +29,9 @@ const api = async (path: string) => {
   const r = await request(`http://127.0.0.1:${server.apiPort}${path}`);
   return { status: r.statusCode, json: await r.body.json() as Record<string, any> };
 };
+/** Polls (bounded) until the queue is empty; the number of commands still waiting. */
+const drained = async (): Promise<number> =>
+  pollUntil(async () => (await api('/monitoring/asynctrl/actives')).json.result.queue.used as number, (used) => used === 0, { timeoutMs: 6000, intervalMs: 100 });
 
 t.test('a queued purge is listed, and its content is served as if it had run already', async (t) => {
   await get('/q/1'); t.equal(await get('/q/1'), 'TCP_HIT');
@@ -40,9 +44,7 @@ t.test('a queued purge is listed, and its content is served as if it had run alr
   t.match(actives.json.result.vhosts[0].prectrl.list[0].timestamp, /^\d{4}-\d\d-\d\dT/);
   t.equal(await get('/q/1'), 'TCP_REFRESH_MISS', 'fetched anew while the purge waits');
   // The queued command then runs (1.5 s later) and the queue empties.
-  let used = 1;
-  for (let i = 0; i < 40 && used > 0; i++) { await new Promise((r) => setTimeout(r, 100)); used = (await api('/monitoring/asynctrl/actives')).json.result.queue.used; }
-  t.equal(used, 0);
+  t.equal(await drained(), 0);
 });
 
 t.test('asynctrl/reset clears the queue; prectrl/reset stops pre-cache control for a host', async (t) => {
@@ -52,7 +54,8 @@ t.test('asynctrl/reset clears the queue; prectrl/reset stops pre-cache control f
   t.equal((await api('/monitoring/asynctrl/actives')).json.result.queue.used, 2);
   const pr = await api('/command/async/asynctrl/prectrl/reset?vhost=q.com');
   t.equal(pr.status, 200);
-  await new Promise((r) => setTimeout(r, 100));
+  // A call the worker answers after the change it was sent: by then it has applied it.
+  await api('/monitoring/origin?vhost=q.com');
   t.equal(await get('/q/3'), 'TCP_HIT', 'without pre-cache control the cached copy serves until the command runs');
   t.equal((await api('/monitoring/asynctrl/actives?detail=true')).json.result.vhosts[0].prectrl.enable, false);
   const reset = await api('/command/async/asynctrl/reset');
@@ -63,14 +66,6 @@ t.test('asynctrl/reset clears the queue; prectrl/reset stops pre-cache control f
 });
 
 const asked = (path: string) => origin.seen.filter((s) => s.url === path);
-const drained = async (): Promise<number> => {
-  let used = -1;
-  for (let i = 0; i < 60 && used !== 0; i++) {
-    used = (await api('/monitoring/asynctrl/actives')).json.result.queue.used;
-    if (used !== 0) await new Promise((r) => setTimeout(r, 100));
-  }
-  return used;
-};
 
 t.test('a copy refreshed while its purge waits is served from cache and not purged again when the purge runs', async (t) => {
   await api('/command/async/asynctrl/reset');

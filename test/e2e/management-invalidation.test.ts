@@ -4,6 +4,7 @@ import { request } from 'undici';
 import { TestOrigin } from '../helpers/origin.js';
 import { freePort } from '../helpers/ports.js';
 import { startServer } from '../helpers/server.js';
+import { pollUntil } from '../helpers/wait.js';
 
 let originUp = true;
 let version = 1;
@@ -120,11 +121,7 @@ t.test('fileinfo shows every field of the record and NOT_CACHED for an unknown U
   t.match((await api('/monitoring/fileinfo?url=p.com/f/1')).json.result[0], { HardPurge: 'Y', Purge: 'N', LocalFileExist: 'N' }, 'a hard-purged record until the next fetch');
   t.equal((await get('/f/1')).cache, 'TCP_MISS', 'a hard-purged object is a miss');
   // The new copy's row is committed just after the client has its answer: poll, bounded.
-  let flag = 'Y';
-  for (let i = 0; i < 50 && flag !== 'N'; i++) {
-    flag = (await api('/monitoring/fileinfo?url=p.com/f/1')).json.result[0]?.HardPurge;
-    if (flag !== 'N') await new Promise((r) => setTimeout(r, 50));
-  }
+  const flag = await pollUntil(async () => (await api('/monitoring/fileinfo?url=p.com/f/1')).json.result[0]?.HardPurge, (f) => f === 'N', { timeoutMs: 2500, intervalMs: 50 });
   t.equal(flag, 'N', 'the fetch replaced it');
   const none = await api('/monitoring/fileinfo?url=p.com/nothing');
   t.equal(none.status, 404);
@@ -181,11 +178,8 @@ t.test('a purged object whose refresh fails is restored, served until connectTim
     t.equal((await get('/rf/1')).cache, 'TCP_HIT', 'the restored copy serves within connectTimeout (2 s)');
     t.equal(fetches('/rf/1').length, asked, 'without asking the origin');
   } finally { originUp = true; }
-  let last = '';
-  for (let i = 0; i < 60 && fetches('/rf/1').length === asked; i++) {
-    await new Promise((r) => setTimeout(r, 100));
-    last = (await get('/rf/1')).cache;
-  }
+  // Requests are hits on the restored copy until connectTimeout has passed; then one refreshes it.
+  const last = await pollUntil(async () => (await get('/rf/1')).cache, () => fetches('/rf/1').length > asked, { timeoutMs: 6000, intervalMs: 100 });
   t.ok(fetches('/rf/1').length > asked, 'the origin is tried again once connectTimeout has passed');
   t.equal(last, 'TCP_REFRESH_HIT', 'and the unchanged object is refreshed');
   t.equal((await api('/monitoring/fileinfo?url=p.com/rf/1')).json.result[0].Purge, 'N');

@@ -5,8 +5,9 @@ import fs from 'node:fs/promises';
 import t from 'tap';
 import { request } from 'undici';
 import { TestOrigin } from '../helpers/origin.js';
-import { freePort } from '../helpers/ports.js';
+import { freePort, isFree } from '../helpers/ports.js';
 import { baseSetting, startServer, startWithSetting } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
 
 t.test('a primary killed during deploys restarts on a consistent setting and history', async (t) => {
   const origin = await new TestOrigin().start();
@@ -18,22 +19,26 @@ t.test('a primary killed during deploys restarts on a consistent setting and his
   for (let round = 1; round <= 3; round++) {
     let n = round * 100;
     let stop = false;
+    let answered = 0;
     const uploads = (async () => {
       while (!stop) {
         const body = JSON.stringify(baseSetting([host(n++)], basePort, {}, apiPort));
         try {
           const r = await request(`http://127.0.0.1:${apiPort}/setting/upload`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }, body });
           await r.body.text();
+          answered++;
         } catch { /* the primary is gone */ }
       }
     })();
-    await new Promise((r) => setTimeout(r, 150 + Math.floor(Math.random() * 400)));
+    // Killed after a random number (1 to 4) of deploys, while the next one is under way.
+    const deploys = 1 + Math.floor(Math.random() * 4);
+    t.ok(await waitFor(() => answered >= deploys, { timeoutMs: 30_000 }), `round ${round}: ${deploys} deploys answered`);
     server.signal('SIGKILL');
     await server.exited;
     stop = true;
     await uploads;
-    // Its workers leave when the primary's channel closes.
-    await new Promise((r) => setTimeout(r, 500));
+    // Its workers leave when the primary's channel closes: then their ports are free again.
+    t.ok(await waitFor(async () => await isFree(port) && await isFree(basePort), { timeoutMs: 10_000, intervalMs: 50 }), `round ${round}: the workers have left`);
     server = await startWithSetting(dir, settingPath, basePort, undefined, apiPort);
     const text = await fs.readFile(settingPath, 'utf8');
     const onDisk = JSON.parse(text) as { hosting: { origin: { address: string[] } }[] };

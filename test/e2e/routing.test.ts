@@ -7,6 +7,7 @@ import { TestOrigin } from '../helpers/origin.js';
 import { freePort } from '../helpers/ports.js';
 import { rawRequest } from '../helpers/raw-client.js';
 import { startServer } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
 
 const origin = await new TestOrigin().start();
 const originB = await new TestOrigin().start();
@@ -169,8 +170,7 @@ t.test('a POST with Expect: 100-continue gets 100 Continue, then the origin answ
   socket.write('POST /expect HTTP/1.1\r\nHost: a.com\r\nContent-Length: 5\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n');
   let text = '';
   socket.on('data', (c: Buffer) => { text += c.toString('latin1'); });
-  const until = Date.now() + 5000;
-  while (!text.includes('\r\n\r\n') && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+  await waitFor(() => text.includes('\r\n\r\n'));
   t.match(text, /^HTTP\/1\.1 100 Continue\r\n\r\n$/, 'the interim answer comes before the body is sent');
   socket.write('hello');
   const closed = new Promise<void>((r) => socket.once('close', () => r()));

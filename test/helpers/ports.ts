@@ -13,7 +13,7 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
   });
 }
 
-function isFree(port: number, host = '127.0.0.1'): Promise<boolean> {
+export function isFree(port: number, host = '127.0.0.1'): Promise<boolean> {
   return new Promise((resolve) => {
     const s = net.createServer();
     s.once('error', () => resolve(false));

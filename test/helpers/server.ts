@@ -112,6 +112,11 @@ export async function startWithSetting(dir: string, settingPath: string, basePor
       return code;
     },
   };
-  await server.waitForLog((l) => l.msg === 'started');
+  try {
+    await server.waitForLog((l) => l.msg === 'started');
+  } catch (err) {
+    await server.stop(); // a server that did not start in time is not left running
+    throw err;
+  }
   return server;
 }

@@ -7,8 +7,10 @@ import Database from 'better-sqlite3';
 import t from 'tap';
 import { restoreMissingSetting, SettingLifecycle } from '../../lib/lifecycle/index.js';
 import { md5 } from '../../lib/lifecycle/package.js';
-import { loadSettingFile } from '../../lib/setting/load.js';
-import { CERT, doc, fakeRuntime, get, host, KEY, postMultipart, startFixture, tgzNames } from './fixtures/helpers.js';
+import { loadSettingFile, resolvePath } from '../../lib/setting/load.js';
+import { CERT, doc, fakeRuntime, get, host, KEY, postMultipart, startFixture, tgzNames, tmpDir } from './fixtures/helpers.js';
+
+type Tap = { teardown(fn: () => unknown): void };
 
 const withCert = (port: number, meta: Record<string, unknown> = {}): Record<string, unknown> => doc({
   port, meta,
@@ -94,6 +96,55 @@ t.test('a missing setting.json is restored from the newest history package befor
   t.equal(await fs.readFile(f.settingPath, 'utf8'), running);
   const elsewhere = path.join(f.dir, 'other', 'setting.json');
   t.equal(await restoreMissingSetting(elsewhere), undefined, 'no pointer to a history: nothing restored');
+});
+
+/** A setting file in a directory of its own, with the given env.home, and its started lifecycle. */
+async function nodeWithHome(t: Tap, home: string, dir?: string): Promise<{ dir: string; settingPath: string; stateDir: string; lc: SettingLifecycle }> {
+  const at = dir ?? await tmpDir();
+  if (dir === undefined) t.teardown(() => fs.rm(at, { recursive: true, force: true }));
+  const settingPath = path.join(at, 'setting.json');
+  if (dir === undefined) await fs.writeFile(settingPath, JSON.stringify(doc({ port: 1, env: { home } }), null, 2));
+  const loaded = await loadSettingFile(settingPath);
+  const stateDir = resolvePath(loaded.setting, 'state');
+  const lc = new SettingLifecycle({ settingPath, stateDir, running: loaded.setting, runningRaw: loaded.raw, baseDir: at, runtime: fakeRuntime(), version: 'x' });
+  await lc.start();
+  t.teardown(() => lc.close());
+  return { dir: at, settingPath, stateDir, lc };
+}
+
+t.test('with env.home under the setting file\'s directory a start writes nothing beside the file, and a lost file is restored', async (t) => {
+  const n = await nodeWithHome(t, './var');
+  t.equal(n.stateDir, path.join(n.dir, 'var', 'state'));
+  t.same((await fs.readdir(n.dir)).sort(), ['setting.json', 'var'], 'no .svc-state beside setting.json');
+  const text = await fs.readFile(n.settingPath, 'utf8');
+  await fs.rm(n.settingPath);
+  t.match(await restoreMissingSetting(n.settingPath), /^\d{8}_\d{6}_[0-9a-f]{32}$/);
+  t.equal(await fs.readFile(n.settingPath, 'utf8'), text);
+});
+
+t.test('a .svc-state beside the setting file from an earlier version is still read, and the next start removes it', async (t) => {
+  const n = await nodeWithHome(t, './var');
+  // As an earlier version left it: the pointer beside the file, the state directory unaware of it.
+  await fs.rm(path.join(n.stateDir, 'setting-path'));
+  await fs.writeFile(path.join(n.dir, '.svc-state'), `${n.stateDir}\n`);
+  const text = await fs.readFile(n.settingPath, 'utf8');
+  await fs.rm(n.settingPath);
+  t.ok(await restoreMissingSetting(n.settingPath), 'restored through the old pointer');
+  t.equal(await fs.readFile(n.settingPath, 'utf8'), text);
+  await n.lc.close();
+  await nodeWithHome(t, './var', n.dir);
+  await t.rejects(fs.access(path.join(n.dir, '.svc-state')), 'the old pointer is gone');
+  await fs.rm(n.settingPath);
+  t.ok(await restoreMissingSetting(n.settingPath), 'and the history is still found');
+});
+
+t.test('a home elsewhere keeps a pointer beside the setting file, so a lost file is still restored', async (t) => {
+  const home = await tmpDir();
+  t.teardown(() => fs.rm(home, { recursive: true, force: true }));
+  const n = await nodeWithHome(t, home);
+  t.equal(await fs.readFile(path.join(n.dir, '.svc-state'), 'utf8'), `${path.join(home, 'state')}\n`);
+  await fs.rm(n.settingPath);
+  t.ok(await restoreMissingSetting(n.settingPath));
 });
 
 t.test('retention by age applies when the history is read, without any deployment', async (t) => {

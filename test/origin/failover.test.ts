@@ -1,7 +1,8 @@
 import t from 'tap';
+import net from 'node:net';
 import { Readable } from 'node:stream';
 import { OriginError, OriginSet, type OriginOptions, type StateChange } from '../../lib/origin/index.js';
-import { deadPort, startOrigin, sleep, until } from './fixtures/origins.js';
+import { deadPort, startOrigin, until } from './fixtures/origins.js';
 
 const sets: OriginSet[] = [];
 t.teardown(() => Promise.all(sets.map((s) => s.close())));
@@ -81,13 +82,27 @@ t.test('address2 serves when the primary addresses are Inactive', async (t) => {
 t.test('an address becomes Inactive after failCount failures and Active again when the probe reaches it', async (t) => {
   const changes: StateChange[] = [];
   const port = await deadPort();
-  const s = set({ address: [`127.0.0.1:${port}`], failCount: 2, recoveryIntervalMs: 100, onStateChange: (c) => changes.push(c) });
+  // The probes are TCP connects; counting the ones to this port shows that they ran and failed.
+  let probes = 0;
+  const connect = ((...args: Parameters<typeof net.connect>) => {
+    const o = args[0];
+    if (typeof o === 'object' && (o as net.TcpNetConnectOpts).port === port) probes++;
+    return net.connect(...args);
+  }) as typeof net.connect;
+  const health = await t.mockImport<typeof import('../../lib/origin/health.js')>('../../lib/origin/health.js', {
+    'node:net': { ...net, default: { ...net, connect }, connect },
+  });
+  const { OriginSet: Probed } = await t.mockImport<typeof import('../../lib/origin/origin-set.js')>('../../lib/origin/origin-set.js', {
+    '../../lib/origin/health.js': health,
+  });
+  const s = new Probed({ vhost: 'www.v.com', protocol: 'http', address: [`127.0.0.1:${port}`], address2: [], failCount: 2, recoveryIntervalMs: 50, onStateChange: (c) => changes.push(c) });
+  t.teardown(() => s.close());
   await s.request({ method: 'GET', url: '/', headers: {} }).catch(() => undefined);
   t.same(s.status().Address, [{ [`127.0.0.1:${port}`]: 'Active' }], 'one failure is not enough');
   await s.request({ method: 'GET', url: '/', headers: {} }).catch(() => undefined);
   t.same(s.status().Address, [{ [`127.0.0.1:${port}`]: 'Inactive' }]);
   t.equal(s.allExcluded(), true);
-  await sleep(250);
+  t.ok(await until(() => probes >= 2), 'the address is probed');
   t.same(s.status().Address, [{ [`127.0.0.1:${port}`]: 'Inactive' }], 'probes fail while the origin is down');
 
   const back = await startOrigin(undefined, port);

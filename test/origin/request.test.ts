@@ -2,7 +2,7 @@ import t from 'tap';
 import { Readable } from 'node:stream';
 import { OriginError, OriginSet, type DnsRecord, type OriginOptions } from '../../lib/origin/index.js';
 import type { Server } from 'node:http';
-import { startOrigin, sleep, until } from './fixtures/origins.js';
+import { startOrigin, until } from './fixtures/origins.js';
 
 /** Remote ports of the origin's sockets that have closed. */
 function watchClosed(server: Server): Set<number> {
@@ -110,7 +110,8 @@ t.test('a body with Content-Length arrives intact', async (t) => {
 t.test('a streamed body of unknown length arrives intact', async (t) => {
   origin.seen.length = 0;
   const s = set({ address: [`127.0.0.1:${origin.port}`] });
-  async function* parts() { for (let i = 0; i < 50; i++) { yield Buffer.from(`part${i};`); await sleep(1); } }
+  // Paced: a part every millisecond, so the body really arrives in pieces.
+  async function* parts() { for (let i = 0; i < 50; i++) { yield Buffer.from(`part${i};`); await new Promise((r) => setTimeout(r, 1)); } }
   const res = await s.request({ method: 'PUT', url: '/stream', headers: {}, body: Readable.from(parts()) });
   await res.body.resume();
   t.equal(origin.seen[0]!.body, Array.from({ length: 50 }, (_, i) => `part${i};`).join(''));
@@ -120,11 +121,9 @@ t.test('an origin that never answers gives ORIGIN_TIMEOUT (504, Receive-Timeout)
   const hang = await startOrigin(() => undefined);
   t.teardown(() => hang.stop());
   const s = set({ address: [`127.0.0.1:${hang.port}`], receiveTimeoutMs: 200 });
-  const start = Date.now();
   const err = await s.request({ method: 'GET', url: '/', headers: {} }).catch((e: unknown) => e);
   t.ok(err instanceof OriginError);
   t.match(err, { code: 'ORIGIN_TIMEOUT', status: 504, sockError: 'Receive-Timeout' });
-  t.ok(Date.now() - start < 2000);
   t.equal(hang.seen.length, 1, 'not retried: the origin had the request');
 });
 
@@ -144,11 +143,10 @@ t.test('an abort via the signal before the answer rejects and frees the connecti
   const ac = new AbortController();
   const p = s.request({ method: 'GET', url: '/', headers: {}, signal: ac.signal });
   await until(() => hang.seen.length === 1);
-  const start = Date.now();
   ac.abort();
   const err = await p.catch((e: unknown) => e);
-  t.ok(Date.now() - start < 1000, 'rejects at once');
-  t.notOk(err instanceof OriginError, 'a client abort is not an origin failure');
+  // Had the abort not rejected it, the request would end as a 5 s receive timeout (an OriginError).
+  t.notOk(err instanceof OriginError, 'a client abort rejects the request, and is not an origin failure');
   t.ok(await until(() => closedPorts.has(hang.seen[0]!.remotePort)), 'the origin socket of the request is closed');
   t.same(s.status().InactiveIP, [], 'an abort does not count against the origin');
 });

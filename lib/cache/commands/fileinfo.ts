@@ -9,7 +9,7 @@ const yn = (b: boolean): 'Y' | 'N' => (b ? 'Y' : 'N');
 const pad = (n: number): string => String(n).padStart(2, '0');
 
 /** `[ <yyyy.mm.dd hh:mm:ss>, <seconds relative to now> ]`; `[ 0, 0 ]` when unknown. */
-export function timeField(ms: number | undefined, now: number): [string, number] | [0, 0] {
+function timeField(ms: number | undefined, now: number): [string, number] | [0, 0] {
   if (ms === undefined || !Number.isFinite(ms) || ms <= 0) return [0, 0];
   const d = new Date(ms);
   const text = `${d.getFullYear()}.${pad(d.getMonth() + 1)}.${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;

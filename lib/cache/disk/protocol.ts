@@ -58,7 +58,7 @@ export interface Reply {
   closed?: true;
 }
 
-export interface WriterDisk {
+interface WriterDisk {
   path: string;
   quota: number;
   status: 'Normal' | 'Invalid';

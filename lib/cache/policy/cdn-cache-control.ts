@@ -147,7 +147,7 @@ class Parser {
 }
 
 /** The field's dictionary, or undefined when it does not parse (then it is ignored). */
-export function parseCdnDictionary(value: string | string[]): Map<string, Member> | undefined {
+function parseCdnDictionary(value: string | string[]): Map<string, Member> | undefined {
   // Field lines are combined with commas before parsing (RFC 8941 4.2).
   const s = typeof value === 'string' ? value : value.join(',');
   try {

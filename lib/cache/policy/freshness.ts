@@ -10,7 +10,7 @@ export interface ResponseLike {
 }
 
 /** Where a lifetime came from; the pipeline uses it for NEGATIVE_HIT and logging. */
-export type FreshnessSource = 's-maxage' | 'max-age' | 'expires' | 'default-ttl' | 'negative-ttl' | 'heuristic' | 'none';
+type FreshnessSource = 's-maxage' | 'max-age' | 'expires' | 'default-ttl' | 'negative-ttl' | 'heuristic' | 'none';
 
 export interface Freshness {
   /** Seconds, an integer >= 0. */

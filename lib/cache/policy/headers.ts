@@ -1,7 +1,7 @@
 // Small header helpers shared by the policy modules. Headers arrive in node's
 // IncomingHttpHeaders shape: lower-case names, repeated fields possibly as arrays.
 
-export type HeaderValue = string | string[] | undefined;
+type HeaderValue = string | string[] | undefined;
 export type HeaderMap = Record<string, HeaderValue>;
 
 /** The field value, repeated field lines combined with ', ' (RFC 9110 5.3). */

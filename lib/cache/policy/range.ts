@@ -34,7 +34,7 @@ function digitsOnly(s: string): number {
   return n;
 }
 
-export function contentRange(start: number, end: number, length: number): string {
+function contentRange(start: number, end: number, length: number): string {
   return `bytes ${start}-${end}/${length}`;
 }
 

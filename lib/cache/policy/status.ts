@@ -9,14 +9,14 @@ export const CACHEABLE_BY_DEFAULT: ReadonlySet<number> = new Set([200, 203, 204,
  * behaviour. 4xx answers that depend on the client's request or credentials (400, 401, 403,
  * 429 ...) are left out on purpose.
  */
-export const NEGATIVE_STATUSES: ReadonlySet<number> = new Set([404, 410]);
+const NEGATIVE_STATUSES: ReadonlySet<number> = new Set([404, 410]);
 
 /**
  * Gateway errors an operator may opt into negative caching (negativeServerErrors): they are not
  * cacheable by default, but a short negative cache shields a failing origin from a flood of
  * identical misses.
  */
-export const NEGATIVE_SERVER_ERRORS: ReadonlySet<number> = new Set([500, 502, 503, 504]);
+const NEGATIVE_SERVER_ERRORS: ReadonlySet<number> = new Set([500, 502, 503, 504]);
 
 /** Does `negativeTtl` apply to this status under these options? */
 export function isNegativeStatus(status: number, opts: { negativeTtl: number; negativeServerErrors: boolean }): boolean {

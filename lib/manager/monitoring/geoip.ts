@@ -9,7 +9,7 @@ import { ApiError, HTTP } from '../envelope.js';
 export interface GeoIpList { path: string; files: Array<{ file: string; size: number }> }
 
 /** The configured directory, resolved against env.home; undefined when not configured. */
-export function geoipDir(setting: Setting): string | undefined {
+function geoipDir(setting: Setting): string | undefined {
   const env = setting.env as Setting['env'] & { geoip?: { path?: string | null } | null };
   const p = env.geoip?.path;
   if (typeof p !== 'string' || p === '') return undefined;

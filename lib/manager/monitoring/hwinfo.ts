@@ -37,7 +37,7 @@ function fields(text: string): Map<string, string> {
   return m;
 }
 
-export async function cpuInfo(): Promise<HwInfo['CPU']> {
+async function cpuInfo(): Promise<HwInfo['CPU']> {
   const text = (await read('/proc/cpuinfo')) ?? '';
   const f = fields(text);
   const cpus = os.cpus();
@@ -77,7 +77,7 @@ async function nicModel(dev: string): Promise<string> {
   return driver ? (pci ? `${driver} (${pci})` : driver) : '-';
 }
 
-export async function nics(): Promise<HwInfo['NIC']> {
+async function nics(): Promise<HwInfo['NIC']> {
   const ifaces = os.networkInterfaces();
   const out: HwInfo['NIC'] = [];
   for (const [dev, addrs] of Object.entries(ifaces)) {
@@ -108,7 +108,7 @@ async function mountsByDevice(): Promise<Map<string, string>> {
   return m;
 }
 
-export async function disks(): Promise<HwInfo['Disk']> {
+async function disks(): Promise<HwInfo['Disk']> {
   const mounts = await mountsByDevice();
   const out: HwInfo['Disk'] = [];
   for (const dev of await blockDevices()) {

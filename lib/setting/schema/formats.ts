@@ -39,7 +39,7 @@ export function parseListen(s: string): ListenAddress | null | undefined {
 const NIC = /^[A-Za-z][A-Za-z0-9_.-]*$/;
 
 /** TLS listen of a virtual host: `{IP|*|NIC}:{Port}` or a NIC name alone (port 443). */
-export function parseTlsListen(s: string): { host: string | null; nic: string | null; port: number } | undefined {
+function parseTlsListen(s: string): { host: string | null; nic: string | null; port: number } | undefined {
   if (NIC.test(s)) return { host: null, nic: s, port: 443 };
   const hp = splitHostPort(s);
   const p = hp === undefined ? undefined : port(hp.port);
@@ -53,12 +53,12 @@ const DOMAIN = /^(?=.{1,253}$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?
 // Cloud dynamic resources of document 2: `#cloudA:vm:tag=web#:8080`, `#cloudA:me:region`.
 const CLOUD_DYNAMIC = /^#cloud[AB]:(?:(?:vm|sqs|vip):tag=[^#\s]*(?:#:\d{1,5})?|me:(?:instanceId|region|availabilityZone|accountId))$/;
 
-export function isHostName(s: string): boolean {
+function isHostName(s: string): boolean {
   return DOMAIN.test(s) || isIP(s) !== 0;
 }
 
 /** Origin address `{IP|Domain}[:{Port}][/{Path}]`, or a cloud dynamic resource. */
-export function isOriginAddress(s: string): boolean {
+function isOriginAddress(s: string): boolean {
   if (CLOUD_DYNAMIC.test(s)) return true;
   const m = /^(\[[^\]]+\]|[^/:[\]]+)(?::([^/]*))?(\/\S*)?$/.exec(s);
   if (m === null) return false;
@@ -80,7 +80,7 @@ function isIpv4(s: string): boolean {
 }
 
 /** allowList address: single IP, `a.b.c.1-255`, `a.b.c.0/24`, `a.b.c.0/255.255.255.0`. */
-export function isAllowAddress(s: string): boolean {
+function isAllowAddress(s: string): boolean {
   if (isIP(s) !== 0) return true;
   const range = /^(\d{1,3}\.\d{1,3}\.\d{1,3}\.)(\d{1,3})-(\d{1,3})$/.exec(s);
   if (range !== null) {

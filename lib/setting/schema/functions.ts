@@ -70,7 +70,7 @@ const Cache = Section({
   enablePurgeMethod: Bool(false, 'accept the PURGE method from clients'),
 }, 'cache behaviour');
 
-export const HookSchema = Section({
+const HookSchema = Section({
   enable: Bool(false),
   path: Opt(Str({ minLength: 1, description: 'URL of the hook function' })),
   skipIfMatched: Section({

@@ -16,16 +16,16 @@ import { withOptional, withoutDefaults } from './partial.js';
 export { FunctionsSchema } from './functions.js';
 
 /** A host's own functions: any subset of the global functions, without defaults. */
-export const HostFunctionsSchema = Type.Unsafe<DeepPartial<Functions>>(withoutDefaults(FunctionsSchema));
+const HostFunctionsSchema = Type.Unsafe<DeepPartial<Functions>>(withoutDefaults(FunctionsSchema));
 
 /** A host entry as the server runs it: basehost applied, host defaults filled. */
 export const HostSchema = hostSchema(HostFunctionsSchema);
 
 /** A host entry as written, before its basehost is applied. */
-export const HostInputSchema = withoutDefaults(HostSchema);
+const HostInputSchema = withoutDefaults(HostSchema);
 
 /** A host file named by mode.basehost: a host object whose name is optional (it is not copied). */
-export const HostFileSchema = withOptional(HostInputSchema, ['name']);
+const HostFileSchema = withOptional(HostInputSchema, ['name']);
 
 export const TopSchema = Obj({
   meta: MetaSchema,

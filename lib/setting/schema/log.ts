@@ -52,11 +52,11 @@ function deprecatedLog<P extends TProperties>(extra: P) {
   return Section({ ...globalCommon(), ...extra });
 }
 
-export const ERROR_LEVELS = ['Emergency', 'Alert', 'Critical', 'Error', 'Warning', 'Notice', 'Info', 'Debug'] as const;
+const ERROR_LEVELS = ['Emergency', 'Alert', 'Critical', 'Error', 'Warning', 'Notice', 'Info', 'Debug'] as const;
 
 const Regexes = () => List(Formatted('svc-regex'));
 
-export const REPOSITORY_TYPES = ['cloudA-objstore', 'cloudC-storage', 'cloudD-object-storage-v1', 'statsd', 'logagent'] as const;
+const REPOSITORY_TYPES = ['cloudA-objstore', 'cloudC-storage', 'cloudD-object-storage-v1', 'statsd', 'logagent'] as const;
 
 const Exports = (matchingList: TSchema) => Section({
   enable: Bool(false, 'false sends every event; true only those matching'),

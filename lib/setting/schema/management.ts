@@ -2,12 +2,7 @@
 import { Type } from 'typebox';
 import { Bool, Formatted, Int, NullStr, Obj, OneOf, Opt, Secs, Section, Size, Str } from './common.js';
 
-export const PERMISSIONS = [
-  'enableSetting', 'enablePurge', 'enableMetric', 'enableGraph', 'enableMonitoring',
-  'enableInstall', 'enableRestart', 'enableGet', 'enableCluster',
-] as const;
-
-export const Permissions = Section({
+const Permissions = Section({
   enableSetting: Bool(false, 'gates /setting'),
   enablePurge: Bool(false, 'gates the invalidation commands'),
   enableMetric: Bool(false, 'gates /metrics'),

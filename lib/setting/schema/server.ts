@@ -5,7 +5,7 @@
 import { Type, type TSchema } from 'typebox';
 import { Bool, Formatted, Int, List, Loose, Obj, OneOf, Opt, Secs, Section, Str } from './common.js';
 
-export const CONNECTION_TYPES = ['kafka', 'cloudCPubsub', 'httpCloudASig4', 'cloudAsdk3', 'cloudB', 'cloudAdb'] as const;
+const CONNECTION_TYPES = ['kafka', 'cloudCPubsub', 'httpCloudASig4', 'cloudAsdk3', 'cloudB', 'cloudAdb'] as const;
 
 const S = () => Str({ minLength: 1 });
 const Cron = () => Formatted('svc-cron', { description: 'cron schedule, six fields with seconds first (five allowed)' });

@@ -3,16 +3,21 @@
 import crypto from 'node:crypto';
 import t from 'tap';
 import { request } from 'undici';
-import { cacheBench, HOST, sleep } from './fixtures/bench.js';
+import { cacheBench, HOST } from './fixtures/bench.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const { origin, get, port } = await cacheBench();
 const SIZE = 256 * 1024;
 const payload = crypto.randomBytes(SIZE);
 const sha = (b: Buffer): string => crypto.createHash('sha256').update(b).digest('hex');
 
-/** Headers after 300 ms, then the body in 16 chunks of 16 KiB with 40 ms pauses; finishedAt: the last chunk sent. */
-function slowOrigin(path: string, headers: Record<string, string>): { finishedAt: () => number } {
+/**
+ * Headers after 300 ms, then the body in 16 chunks of 16 KiB with 40 ms pauses; chunksSent: how
+ * many went out; finishedAt: the last chunk sent.
+ */
+function slowOrigin(path: string, headers: Record<string, string>): { chunksSent: () => number; finishedAt: () => number } {
   let finished = 0;
+  let sent = 0;
   origin.on(path, (_q, res) => {
     setTimeout(() => {
       res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(SIZE), ...headers });
@@ -20,6 +25,7 @@ function slowOrigin(path: string, headers: Record<string, string>): { finishedAt
       const next = (): void => {
         if (i === 16) { res.end(); return; }
         res.write(payload.subarray(i * 16384, (i + 1) * 16384));
+        sent++;
         if (i === 15) finished = Date.now();
         i++;
         setTimeout(next, 40);
@@ -27,7 +33,7 @@ function slowOrigin(path: string, headers: Record<string, string>): { finishedAt
       next();
     }, 300);
   });
-  return { finishedAt: () => finished };
+  return { chunksSent: () => sent, finishedAt: () => finished };
 }
 
 t.test('50 concurrent requests for a new URL: the origin is asked once and all 50 get the whole body intact', async (t) => {
@@ -46,7 +52,7 @@ t.test('50 concurrent requests for a new URL: the origin is asked once and all 5
 t.test('a client receives bytes before the origin has finished sending (read-while-writer)', async (t) => {
   const o = slowOrigin('/stream', { 'cache-control': 'max-age=600' });
   const first = get('/stream');
-  await sleep(450); // the head is out and a few chunks have arrived
+  t.ok(await waitFor(() => o.chunksSent() >= 3), 'the head is out and a few chunks have left the origin');
   const r = await request(`http://127.0.0.1:${port}/stream`, { headers: { host: HOST } });
   t.equal(r.statusCode, 200);
   let firstByteAt = 0;

@@ -3,9 +3,9 @@
 // file does; the default is off, see stored-fields.test.ts); redirects with freshness are cached
 // like any response (TCP_REDIRECT_HIT).
 import t from 'tap';
-import { cacheBench, reply, sleep } from './fixtures/bench.js';
+import { cacheBench, reply } from './fixtures/bench.js';
 
-const { origin, get } = await cacheBench({ extra: { functions: { network: { cache: { ttl: { negative: 2, negativeServerErrors: true } } } } } });
+const { origin, get, untilStale } = await cacheBench({ extra: { functions: { network: { cache: { ttl: { negative: 1, negativeServerErrors: true } } } } } });
 
 t.test('a 404 without freshness is cached for the negative TTL, then fetched again', async (t) => {
   origin.on('/missing', reply(404, {}, 'not here'));
@@ -17,17 +17,19 @@ t.test('a 404 without freshness is cached for the negative TTL, then fetched aga
   t.equal(second.body, 'not here');
   t.equal(second.headers['x-cache'], 'TCP_NEGATIVE_HIT');
   t.equal(origin.count('/missing'), 1);
-  await sleep(2300);
+  t.ok(await untilStale('/missing'), 'the negative TTL (1 s) runs out');
   const later = await get('/missing');
   t.equal(later.status, 404);
   t.not(later.headers['x-cache'], 'TCP_NEGATIVE_HIT');
-  t.equal(origin.count('/missing'), 2, 'fetched again after 2 s');
+  t.equal(origin.count('/missing'), 2, 'fetched again once the negative TTL has passed');
 });
 
 t.test('a 404 with its own max-age keeps it rather than the negative TTL', async (t) => {
   origin.on('/missing-long', reply(404, { 'cache-control': 'max-age=60' }, 'gone for a while'));
+  origin.on('/missing-short', reply(404, {}, 'gone'));
   await get('/missing-long');
-  await sleep(2300);
+  await get('/missing-short');
+  t.ok(await untilStale('/missing-short'), 'a 404 without max-age stored at the same time has expired');
   t.equal((await get('/missing-long')).headers['x-cache'], 'TCP_NEGATIVE_HIT');
   t.equal(origin.count('/missing-long'), 1);
 });
@@ -66,7 +68,7 @@ t.test('even with negativeServerErrors a refresh answered 502 does not replace a
     reply(200, { etag: '"f"', 'cache-control': 'max-age=1' }, 'good')(q, res);
   });
   await get('/flaky');
-  await sleep(1200);
+  t.ok(await untilStale('/flaky'));
   failing = true;
   t.equal((await get('/flaky')).status, 502);
   failing = false;

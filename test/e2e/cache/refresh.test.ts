@@ -3,15 +3,10 @@
 // refreshed; a 304 only freshens the copy whose validator it carries; an origin error never
 // replaces a copy that can still be revalidated; must-revalidate with the origin down gives 504.
 import t from 'tap';
-import { cacheBench, reply, sleep } from './fixtures/bench.js';
+import { cacheBench, reply } from './fixtures/bench.js';
+import { waitFor } from '../../helpers/wait.js';
 
-const { origin, get } = await cacheBench();
-
-/** Polls until `cond` holds, at most `ms`. */
-async function until(cond: () => boolean, ms = 3000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond() && Date.now() < end) await sleep(10);
-}
+const { origin, get, untilStale } = await cacheBench();
 
 t.test('20 concurrent requests on a stale object: one conditional origin request, all 20 get the body as TCP_REFRESH_HIT', async (t) => {
   origin.on('/stale-20', (q, res) => {
@@ -22,7 +17,7 @@ t.test('20 concurrent requests on a stale object: one conditional origin request
     reply(200, { etag: '"v1"', 'cache-control': 'max-age=1' }, 'the body')(q, res);
   });
   await get('/stale-20');
-  await sleep(1200);
+  t.ok(await untilStale('/stale-20'));
   const answers = await Promise.all(Array.from({ length: 20 }, () => get('/stale-20')));
   t.equal(origin.count('/stale-20'), 2, 'one refresh for 20 clients');
   t.equal(answers.filter((a) => a.status === 200 && a.body === 'the body' && a.headers['x-cache'] === 'TCP_REFRESH_HIT').length, 20);
@@ -40,9 +35,9 @@ t.test('a miss for another Vary variant during a refresh gets its own variant, n
     reply(200, { etag: `"${lang}"`, 'cache-control': lang === 'en' ? 'max-age=1' : 'max-age=60', vary: 'accept-language' }, `body in ${lang}`)(q, res);
   });
   t.equal((await get('/vary-refresh', { 'accept-language': 'en' })).body, 'body in en');
-  await sleep(1200);
+  t.ok(await untilStale('/vary-refresh', { 'accept-language': 'en' }));
   const refresh = get('/vary-refresh', { 'accept-language': 'en' });
-  await until(() => origin.count('/vary-refresh') === 2);
+  t.ok(await waitFor(() => origin.count('/vary-refresh') === 2), 'the refresh reached the origin');
   const other = await get('/vary-refresh', { 'accept-language': 'fr' });
   t.equal(other.body, 'body in fr', 'the fr client gets fr');
   t.equal(other.headers['x-cache'], 'TCP_MISS');
@@ -64,7 +59,7 @@ t.test('a 304 whose ETag differs from the stored one does not freshen it: the co
   });
   t.equal((await get('/mismatch')).body, 'version 1');
   version = 2;
-  await sleep(1200);
+  t.ok(await untilStale('/mismatch'));
   const r = await get('/mismatch');
   t.equal(r.status, 200);
   t.equal(r.body, 'version 2', 'the old body is not served on the strength of a foreign 304');
@@ -80,7 +75,7 @@ t.test('a refresh answered 503 passes the 503 on but keeps the stored copy for t
     reply(200, { etag: '"k"', 'cache-control': 'max-age=1' }, 'kept')(q, res);
   });
   await get('/keep-on-5xx');
-  await sleep(1200);
+  t.ok(await untilStale('/keep-on-5xx'));
   failing = true;
   t.equal((await get('/keep-on-5xx')).status, 503);
   failing = false;
@@ -97,7 +92,7 @@ t.test('must-revalidate: a stale copy whose origin is unreachable gives 504 (RFC
     reply(200, { 'cache-control': 'max-age=1, must-revalidate', etag: '"m"' }, 'strict')(q, res);
   });
   await get('/mr-down');
-  await sleep(1200);
+  t.ok(await untilStale('/mr-down'));
   const r = await get('/mr-down');
   t.equal(r.status, 504, 'not the stale copy, and not 502');
   t.not(r.body, 'strict');
@@ -110,7 +105,7 @@ t.test('s-maxage forbids stale-if-error: the origin error is passed on (RFC 9111
     reply(200, { 'cache-control': 's-maxage=1, stale-if-error=60, stale-while-revalidate=60', etag: '"s"' }, 'shared')(q, res);
   });
   await get('/smax-sie');
-  await sleep(1200);
+  t.ok(await untilStale('/smax-sie'));
   const r = await get('/smax-sie');
   t.equal(r.status, 500, 'neither stale-while-revalidate nor stale-if-error served the stale copy');
   t.equal(origin.count('/smax-sie'), 2);
@@ -120,7 +115,7 @@ t.test('a client max-age=0 that leads to a full refetch is recorded as TCP_CLIEN
   let version = 1;
   origin.on('/client-refresh', (q, res) => reply(200, { 'cache-control': 'max-age=60' }, `v${version++}`)(q, res));
   await get('/client-refresh');
-  await sleep(100);
+  t.ok(await waitFor(async () => (await get('/client-refresh', { 'cache-control': 'only-if-cached' })).status === 200), 'the copy is stored');
   const r = await get('/client-refresh', { 'cache-control': 'max-age=0' });
   t.equal(r.body, 'v2');
   t.equal(r.headers['x-cache'], 'TCP_CLIENT_REFRESH_MISS');

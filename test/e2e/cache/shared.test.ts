@@ -5,7 +5,8 @@ import { Agent, request } from 'undici';
 import { TestOrigin } from '../../helpers/origin.js';
 import { freePort } from '../../helpers/ports.js';
 import { startServer, startWithSetting, type RunningServer } from '../../helpers/server.js';
-import { HOST, reply, sleep } from './fixtures/bench.js';
+import { HOST, reply } from './fixtures/bench.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const origin = await new TestOrigin().start();
 const port = await freePort();
@@ -14,14 +15,12 @@ let server: RunningServer = await startServer([{ name: HOST, listen: `127.0.0.1:
 t.teardown(async () => { await server.stop(); await origin.stop(); });
 
 /** Waits (bounded) until the shared index has a disk record of the URL, as fileinfo reports it. */
-async function waitStored(path: string): Promise<boolean> {
-  for (let i = 0; i < 100; i++) {
+function waitStored(path: string): Promise<boolean> {
+  return waitFor(async () => {
     const r = await request(`http://127.0.0.1:${server.apiPort}/monitoring/fileinfo?url=${HOST}${path}`);
     const body = await r.body.json() as { result?: { LocalPath?: string }[] };
-    if (body.result?.some((rec) => rec.LocalPath !== undefined && rec.LocalPath !== '-')) return true;
-    await sleep(100);
-  }
-  return false;
+    return body.result?.some((rec) => rec.LocalPath !== undefined && rec.LocalPath !== '-') ?? false;
+  }, { timeoutMs: 10_000, intervalMs: 50 });
 }
 
 /** A GET on a new connection, so the kernel may hand it to either worker. */

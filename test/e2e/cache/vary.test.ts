@@ -3,7 +3,7 @@
 import t from 'tap';
 import type { SeenRequest } from '../../helpers/origin.js';
 import { rawRequest } from '../../helpers/raw-client.js';
-import { until } from '../../helpers/wait.js';
+import { until, waitFor } from '../../helpers/wait.js';
 import { cacheBench, HOST, reply } from './fixtures/bench.js';
 
 const { origin, get, port } = await cacheBench();
@@ -120,7 +120,7 @@ t.test('a request for another variant while the first variant is still downloadi
     setTimeout(() => res.end('end'), 400);
   });
   const a = get('/vary-slow', { 'x-tenant': 'a' });
-  await new Promise((r) => setTimeout(r, 150));
+  t.ok(await waitFor(() => origin.count('/vary-slow') === 1), 'the download of a has begun');
   const b = await get('/vary-slow', { 'x-tenant': 'b' });
   t.equal((await a).body, 'tenant=a;end');
   t.equal(b.body, 'tenant=b;end', 'b is not served the variant of a');
