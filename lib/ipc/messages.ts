@@ -66,7 +66,7 @@ export type WorkerMessage =
 // (lib/pipeline/session-ids.ts), never per request.
 
 /** Worker -> primary: one more block of session ids, please. */
-export interface SessionIdRequest { type: 'session-ids-request' }
+interface SessionIdRequest { type: 'session-ids-request' }
 
 /** Primary -> worker: the ids [start, start + count) are this worker's alone. */
-export interface SessionIdMessage { type: 'session-ids'; start: number; count: number }
+interface SessionIdMessage { type: 'session-ids'; start: number; count: number }

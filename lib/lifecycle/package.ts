@@ -144,7 +144,7 @@ export interface UnpackLimits {
 }
 
 /** The schema defaults of env.management.api.upload, for unpacking before a setting is loaded. */
-export const DEFAULT_UNPACK_LIMITS: UnpackLimits = { maxBytes: 64 * 1024 * 1024, maxFiles: 1000 };
+const DEFAULT_UNPACK_LIMITS: UnpackLimits = { maxBytes: 64 * 1024 * 1024, maxFiles: 1000 };
 
 export function unpackLimits(setting: Setting): UnpackLimits {
   const u = setting.env.management.api.upload;

@@ -19,7 +19,7 @@ import type { ManagementApiOptions } from './types.js';
  * IPv4 interface. The allowList is an env member, fixed until the next start, so the address
  * chosen at start stays right.
  */
-export function plainHost(api: Pick<ManagementApiSetting, 'allowList'>): string {
+function plainHost(api: Pick<ManagementApiSetting, 'allowList'>): string {
   const entries = api.allowList ?? [];
   return entries.every((e) => isLoopbackRange(compileAddress(e.addr))) ? '127.0.0.1' : '0.0.0.0';
 }

@@ -80,7 +80,7 @@ function settle(t: OriginTrace): void {
 }
 
 /** How an error ends an exchange in document 3's words. */
-export function sockErrorOf(err: unknown): SockError {
+function sockErrorOf(err: unknown): SockError {
   if (err instanceof OriginError) return err.sockError;
   if ((err as { code?: unknown } | null)?.code === 'UND_ERR_BODY_TIMEOUT') return 'Receive-Timeout';
   switch (classify(err)) {

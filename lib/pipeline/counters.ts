@@ -61,7 +61,7 @@ export function cacheResultIndex(result: (typeof CACHE_RESULTS)[number]): number
   return RESULTS_AT + CACHE_RESULT_INDEX[result];
 }
 
-export interface CounterDeltas {
+interface CounterDeltas {
   /** Host name of each row; row 0 ('') is the transactions no virtual host took. */
   hosts: string[];
   stride: number;
@@ -71,7 +71,7 @@ export interface CounterDeltas {
   total: Float64Array;
 }
 
-export class Counters {
+class Counters {
   values: Float64Array;
   private shipped: Float64Array;
   private readonly slots = new Map<string, number>();

@@ -77,7 +77,7 @@ function onConnectionClose(this: ConnectionMarks): void {
 }
 
 /** Ends a transaction: completes the record, counts it, gives it to the sinks. Runs once. */
-export function finish(tx: TransactionRecord): void {
+function finish(tx: TransactionRecord): void {
   if (tx.totalMs >= 0) return;
   tx.totalMs = performance.now() - tx.startMono;
   const res = tx.res;

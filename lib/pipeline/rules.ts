@@ -93,7 +93,7 @@ export function variantMatches(meta: CacheEntryMeta, reqHeaders: IncomingHttpHea
  * variant for everyone. The client's own object comes back unless a Vary field is such a field
  * and present: no allocation on a hit.
  */
-export function asForwarded(vary: readonly string[], headers: IncomingHttpHeaders): IncomingHttpHeaders {
+function asForwarded(vary: readonly string[], headers: IncomingHttpHeaders): IncomingHttpHeaders {
   for (let k = 0; k < vary.length; k++) {
     const name = vary[k]!;
     if (headers[name] !== undefined && notForwarded(name, headers.connection)) return withoutUnforwarded(vary, headers);

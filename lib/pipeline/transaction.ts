@@ -12,7 +12,7 @@ import type { OriginTrace } from '../origin/index.js';
 export type Protocol = 'http' | 'https' | 'http2';
 
 /** A dual-stack (`::`) listener reports IPv4 peers as `::ffff:a.b.c.d`: logged as `a.b.c.d`. */
-export function plainAddress(a: string | undefined): string {
+function plainAddress(a: string | undefined): string {
   if (a === undefined) return '';
   return a.startsWith('::ffff:') && a.includes('.', 7) ? a.slice(7) : a;
 }

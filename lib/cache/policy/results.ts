@@ -46,7 +46,6 @@ export const TCP_DENIED: CacheResult = 'TCP_DENIED';
 export const TCP_ERROR: CacheResult = 'TCP_ERROR';
 export const TCP_NONE: CacheResult = 'TCP_NONE';
 export const TCP_RATE_LIMITED: CacheResult = 'TCP_RATE_LIMITED';
-export const TCP_DENY: CacheResult = 'TCP_DENY';
 
 /** Position of each result in CACHE_RESULTS (per-result counters index by it, no search). */
 export const CACHE_RESULT_INDEX: Readonly<Record<CacheResult, number>> =
