@@ -119,6 +119,7 @@ export class Primary {
         bridge: this.bridge, current: () => this.setting, lifecycle: this.lifecycle, license: this.license,
         // Discovery of other nodes belongs to the cluster work; until then there are none.
         discover: () => [],
+        state: () => this.stats!.state(),
       }).concat(statisticsRoutes(this.stats.source)),
     });
     await this.api.start();
