@@ -53,6 +53,7 @@ export type PrimaryMessage =
 
 export type WorkerMessage =
   | SessionIdRequest
+  | StatsDeltasMessage
   | { type: 'hello' }
   | { type: 'ready'; generation: number }
   | { type: 'apply-error'; generation: number; message: string }
@@ -70,3 +71,15 @@ interface SessionIdRequest { type: 'session-ids-request' }
 
 /** Primary -> worker: the ids [start, start + count) are this worker's alone. */
 interface SessionIdMessage { type: 'session-ids'; start: number; count: number }
+
+// Statistics (issue 12): a worker's counters reach the primary as deltas, once a second
+// (lib/worker/stats-reporter.ts -> lib/stats/aggregate.ts), never per request. Deltas, not
+// totals, so a worker that restarts (counting from zero again) never makes a node counter go
+// backwards or count twice.
+
+/**
+ * Worker -> primary: what the worker counted since its previous message. `values` holds
+ * `hosts.length` rows of `stride` numbers in the layout of lib/pipeline/counters.ts (row 0: the
+ * transactions no virtual host took). Not sent when nothing was counted.
+ */
+export interface StatsDeltasMessage { type: 'stats-deltas'; stride: number; hosts: string[]; values: number[] }

@@ -30,7 +30,27 @@ export const COUNTER_FIELDS = [
   'originRequests', 'originErrors', 'originRetried',
   /** Bytes sent to and received from origins, heads included. */
   'originBytesSent', 'originBytesReceived',
+  // Added for the statistics documents (document 1 asks for per-class times and completions).
+  /** Per status class sent: sum of firstByteMs, sum of totalMs, answers that went out whole. */
+  'firstByteMs1xx', 'firstByteMs2xx', 'firstByteMs3xx', 'firstByteMs4xx', 'firstByteMs5xx',
+  'totalMs1xx', 'totalMs2xx', 'totalMs3xx', 'totalMs4xx', 'totalMs5xx',
+  'completed1xx', 'completed2xx', 'completed3xx', 'completed4xx', 'completed5xx',
+  /** Origin exchanges by the origin's status class; those with no answer (status 0). */
+  'originResponses1xx', 'originResponses2xx', 'originResponses3xx', 'originResponses4xx', 'originResponses5xx',
+  'originUnanswered',
+  /** Origin sums: request to first byte (answered ones), request to the end (every one). */
+  'originFirstByteMs', 'originCompleteMs',
+  'originFirstByteMs1xx', 'originFirstByteMs2xx', 'originFirstByteMs3xx', 'originFirstByteMs4xx', 'originFirstByteMs5xx',
+  'originCompleteMs1xx', 'originCompleteMs2xx', 'originCompleteMs3xx', 'originCompleteMs4xx', 'originCompleteMs5xx',
 ] as const;
+
+/**
+ * Upper bounds (ms) of the response-time histograms (client totalMs, origin completeMs). A row
+ * keeps one count per bucket (not cumulative) plus one past the last bound; /metrics makes
+ * them cumulative. Finding the bucket is at most 12 comparisons, no allocation.
+ */
+export const TIME_BUCKETS_MS = [1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000] as const;
+const BUCKETS = TIME_BUCKETS_MS.length + 1;
 
 export type CounterField = (typeof COUNTER_FIELDS)[number];
 
@@ -47,10 +67,22 @@ const FIRST_BYTE = F.firstByteMs;
 const TOTAL = F.totalMs;
 const HANDED_OFF = F.handedOff;
 const FROM_SIBLING = F.fromSibling;
+const FIRST_BYTE_1XX = F.firstByteMs1xx;
+const TOTAL_1XX = F.totalMs1xx;
+const COMPLETED_1XX = F.completed1xx;
 const RESULTS_AT = COUNTER_FIELDS.length;
+/** Where the client and origin time histograms start in a row. */
+export const CLIENT_HISTOGRAM_AT = RESULTS_AT + CACHE_RESULTS.length;
+export const ORIGIN_HISTOGRAM_AT = CLIENT_HISTOGRAM_AT + BUCKETS;
 
-/** Doubles per row: the fields, then one per cache result (in CACHE_RESULTS order). */
-export const STRIDE = COUNTER_FIELDS.length + CACHE_RESULTS.length;
+/** Doubles per row: the fields, one per cache result (CACHE_RESULTS order), the two histograms. */
+export const STRIDE = ORIGIN_HISTOGRAM_AT + BUCKETS;
+
+function bucketOf(ms: number): number {
+  let i = 0;
+  while (i < TIME_BUCKETS_MS.length && ms > TIME_BUCKETS_MS[i]!) i++;
+  return i;
+}
 
 /** Where a named field sits in a row (for readers of a snapshot). */
 export function fieldIndex(name: CounterField): number {
@@ -71,7 +103,7 @@ interface CounterDeltas {
   total: Float64Array;
 }
 
-class Counters {
+export class Counters {
   values: Float64Array;
   private shipped: Float64Array;
   private readonly slots = new Map<string, number>();
@@ -115,8 +147,12 @@ class Counters {
     else countRow(this.values, base, tx);
   }
 
-  /** One ended origin exchange, into the host's row. */
-  countOrigin(slot: number, failed: boolean, retried: boolean, sent: number, received: number): void {
+  /**
+   * One ended origin exchange, into the host's row. `status` 0: no answer came; `firstByteMs`
+   * and `completeMs` are from the request to the first byte / the end (-1 when not reached).
+   */
+  countOrigin(slot: number, failed: boolean, retried: boolean, sent: number, received: number,
+    status = 0, firstByteMs = -1, completeMs = -1): void {
     const base = slot > 0 ? slot * STRIDE : 0;
     const v = this.values;
     v[base + F.originRequests]++;
@@ -124,6 +160,20 @@ class Counters {
     if (retried) v[base + F.originRetried]++;
     v[base + F.originBytesSent] += sent;
     v[base + F.originBytesReceived] += received;
+    const complete = completeMs >= 0 ? completeMs : 0;
+    v[base + F.originCompleteMs] += complete;
+    v[base + ORIGIN_HISTOGRAM_AT + bucketOf(complete)]++;
+    if (status > 0) {
+      const c = (status >= 600 ? 5 : Math.floor(status / 100)) - 1;
+      v[base + F.originResponses1xx + c]++;
+      v[base + F.originCompleteMs1xx + c] += complete;
+      if (firstByteMs >= 0) {
+        v[base + F.originFirstByteMs] += firstByteMs;
+        v[base + F.originFirstByteMs1xx + c] += firstByteMs;
+      }
+    } else {
+      v[base + F.originUnanswered]++;
+    }
   }
 
   /** What was counted since the previous call (the first call: since the worker started). */
@@ -147,19 +197,26 @@ class Counters {
 function countRow(v: Float64Array, base: number, tx: TransactionRecord): void {
   v[base + REQUESTS]++;
   const status = tx.status;
+  const total = tx.totalMs;
   if (status > 0) {
-    const cls = status >= 600 ? 5 : Math.floor(status / 100);
-    v[base + RESPONSES_1XX + cls - 1]++;
-    if (tx.firstByteMs >= 0) v[base + FIRST_BYTE] += tx.firstByteMs;
+    const c = (status >= 600 ? 5 : Math.floor(status / 100)) - 1;
+    v[base + RESPONSES_1XX + c]++;
+    v[base + TOTAL_1XX + c] += total;
+    if (tx.completed) v[base + COMPLETED_1XX + c]++;
+    if (tx.firstByteMs >= 0) {
+      v[base + FIRST_BYTE] += tx.firstByteMs;
+      v[base + FIRST_BYTE_1XX + c] += tx.firstByteMs;
+    }
   } else {
     v[base + UNANSWERED]++;
   }
   if (!tx.completed) v[base + INCOMPLETE]++;
+  v[base + CLIENT_HISTOGRAM_AT + bucketOf(total)]++;
   v[base + REQUEST_HEAD] += tx.requestHeadBytes;
   v[base + REQUEST_BODY] += tx.requestBodyBytes;
   v[base + RESPONSE_HEAD] += tx.responseHeadBytes;
   v[base + RESPONSE_BODY] += tx.responseBodyBytes;
-  v[base + TOTAL] += tx.totalMs;
+  v[base + TOTAL] += total;
   if (tx.handedTo >= 0) v[base + HANDED_OFF]++;
   if (tx.cacheResult !== undefined) v[base + RESULTS_AT + CACHE_RESULT_INDEX[tx.cacheResult]]++;
 }

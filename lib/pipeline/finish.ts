@@ -129,6 +129,7 @@ function hasBody(headers: Record<string, string | string[] | undefined>): boolea
  */
 function countOrigin(t: OriginTrace): void {
   const failed = t.sockError !== undefined && t.sockError !== 'Client-Close';
-  workerCounters.countOrigin(t.tag, failed, t.retried, t.requestHeadBytes + t.requestBodyBytes, t.responseHeadBytes + t.responseBodyBytes);
+  workerCounters.countOrigin(t.tag, failed, t.retried, t.requestHeadBytes + t.requestBodyBytes, t.responseHeadBytes + t.responseBodyBytes,
+    t.status, t.firstByteMs, t.completeMs);
 }
 onTraceDone(countOrigin);

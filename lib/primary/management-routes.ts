@@ -21,6 +21,8 @@ export interface PrimaryServices {
   license: LicenseService;
   /** Nodes seen by discovery (empty until the cluster discovery fills it). */
   discover(): DiscoverEntry[];
+  /** The node State of the statistics (Healthy, Inactive, Emergency). */
+  state?(): string;
 }
 
 export function managementRoutes(p: PrimaryServices): Route[] {
@@ -37,6 +39,6 @@ export function managementRoutes(p: PrimaryServices): Route[] {
   };
   return [
     ...invalidationRoutes(invalidation), ...asyncRoutes(queue, invalidation), ...settingRoutes(p.lifecycle),
-    ...getRoutes(query), ...licenseRoutes(p.license),
+    ...getRoutes(query), ...licenseRoutes(p.license, p.state === undefined ? undefined : () => p.state!()),
   ];
 }

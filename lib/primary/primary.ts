@@ -19,6 +19,8 @@ import { managementRoutes, PRODUCT_VERSION } from './management-routes.js';
 import { RpcClient } from '../ipc/rpc.js';
 import { WorkerBridge } from './rt-bridge.js';
 import { SessionBlocks } from './session-blocks.js';
+import { StatsService } from '../stats/service.js';
+import { statisticsRoutes } from '../manager/routes/statistics.js';
 
 interface Slot {
   index: number;
@@ -62,6 +64,8 @@ export class Primary {
   private readonly siblingSecret = randomBytes(32).toString('base64url');
   /** The node's session ids, handed to the workers in blocks. */
   private readonly sessionBlocks = new SessionBlocks();
+  /** Sums of the workers' counters, system figures, the statistics collector. */
+  stats: StatsService | undefined;
 
   constructor(private readonly settingPath: string) {}
 
@@ -88,6 +92,17 @@ export class Primary {
     this.licenseWatch.start();
     // Workers accept on the shared listening sockets themselves (no round-robin hand-off
     // through the primary), so the primary is never on the data path.
+    this.stats = new StatsService({
+      setting: () => this.setting, version: PRODUCT_VERSION,
+      pids: () => [process.pid, ...this.slots.flatMap((s) => (s.worker?.process.pid === undefined ? [] : [s.worker.process.pid]))],
+      disks: () => this.setting.env.cache.disks.map((d) => resolvePath(this.setting, d.path)),
+      licenseState: () => this.license.state(),
+      // Three quick deaths in a row: the back-off is under way (see replace).
+      crashLooping: () => this.slots.some((s) => s.quickDeaths >= 3),
+    });
+    // Before the workers: their first deltas have somewhere to go, and a collector address
+    // that cannot be bound stops the start like the API's would.
+    await this.stats.start();
     cluster.schedulingPolicy = cluster.SCHED_NONE;
     const here = path.dirname(fileURLToPath(import.meta.url));
     // SVC_WORKER_NODE_ARGS passes node flags to the workers only (e.g. `--cpu-prof` to profile).
@@ -104,14 +119,15 @@ export class Primary {
         bridge: this.bridge, current: () => this.setting, lifecycle: this.lifecycle, license: this.license,
         // Discovery of other nodes belongs to the cluster work; until then there are none.
         discover: () => [],
-      }),
+        state: () => this.stats!.state(),
+      }).concat(statisticsRoutes(this.stats.source)),
     });
     await this.api.start();
     process.on('SIGTERM', () => void this.shutdown('SIGTERM'));
     process.on('SIGINT', () => void this.shutdown('SIGINT'));
     process.on('SIGHUP', () => void this.reload());
     process.on('SIGUSR2', () => void this.rollingRestart());
-    systemLog.info({ workers: n, api: this.api.httpPort ?? null, apiHost: this.api.httpHost ?? null, apiTls: this.api.httpsPort ?? null }, 'started');
+    systemLog.info({ workers: n, api: this.api.httpPort ?? null, apiHost: this.api.httpHost ?? null, apiTls: this.api.httpsPort ?? null, stats: this.stats.collectorPort ?? null }, 'started');
   }
 
   /** A worker that fails at start-up is tried again a few times before the start fails. */
@@ -136,6 +152,10 @@ export class Primary {
       let settled = false;
       worker.on('message', (m: WorkerMessage) => {
         this.rpc.onMessage(m);
+        if (m.type === 'stats-deltas') {
+          this.stats?.onDeltas(m);
+          return;
+        }
         if (m.type === 'session-ids-request') {
           this.send(worker, { type: 'session-ids', ...this.sessionBlocks.take() });
           return;
@@ -257,6 +277,7 @@ export class Primary {
     this.setting = setting;
     this.settingGeneration = generation;
     this.api?.applySetting(setting);
+    this.stats?.settingApplied(setting);
     // Workers that became ready while the others applied got the previous setting.
     for (const w of this.liveWorkers()) if (!workers.includes(w)) this.sendSetting(w, setting, generation, 'all');
     await this.dropRemovedHosts(previous, setting);
@@ -355,6 +376,7 @@ export class Primary {
     const hardStop = setTimeout(() => { for (const w of workers) if (!w.isDead()) w.process.kill('SIGKILL'); }, this.drainTimeoutMs() + 5000);
     await Promise.all(exited);
     clearTimeout(hardStop);
+    await this.stats?.close().catch(() => undefined);
     systemLog.info('stopped');
     process.exit(0);
   }

@@ -19,6 +19,7 @@ import { SessionIds } from '../pipeline/session-ids.js';
 import { addRecordSink } from '../pipeline/finish.js';
 import { buildHostRuntime, cacheFields, sameOrigin, type HostRuntime } from '../pipeline/host-runtime.js';
 import { openCache, type WorkerCache } from './worker-cache.js';
+import { StatsReporter } from './stats-reporter.js';
 import { ServiceServer, type ServerTimeouts } from './service-server.js';
 import { sendError } from '../pipeline/respond.js';
 import { Siblings } from '../pipeline/hand-off.js';
@@ -257,6 +258,8 @@ export function runWorker(): void {
   }
   let applying: Promise<void> = Promise.resolve();
   let ready = false;
+  const stats = new StatsReporter((m, done) => { if (process.connected) process.send!(m, undefined, {}, () => done?.()); else done?.(); });
+  stats.start();
   const rpc = serveRpc({
     ...controlHandlers(worker.controlSource()),
     'drop-hosts': ({ names, diskToo }: { names: string[]; diskToo: boolean }) => worker.dropHosts(names, diskToo),
@@ -291,7 +294,9 @@ export function runWorker(): void {
         rpc(m);
         break;
       case 'drain':
-        void applying.then(() => worker.drain(m.timeoutMs)).finally(() => process.exit(0));
+        // The last second's counts go to the primary before the exit, so a drained worker's
+        // transactions are all in the node's statistics.
+        void applying.then(() => worker.drain(m.timeoutMs)).finally(() => void stats.flush().finally(() => process.exit(0)));
         break;
     }
   });

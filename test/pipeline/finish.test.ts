@@ -3,7 +3,7 @@
 import net from 'node:net';
 import type http from 'node:http';
 import t from 'tap';
-import { COUNTER_FIELDS, STRIDE, cacheResultIndex, fieldIndex, workerCounters, type CounterField } from '../../lib/pipeline/counters.js';
+import { COUNTER_FIELDS, STRIDE, TIME_BUCKETS_MS, cacheResultIndex, fieldIndex, workerCounters, type CounterField } from '../../lib/pipeline/counters.js';
 import { TCP_ERROR, TCP_HIT, TCP_MISS, TCP_NONE } from '../../lib/cache/policy/results.js';
 import { TestOrigin } from '../helpers/origin.js';
 import { freePort } from '../helpers/ports.js';
@@ -192,6 +192,6 @@ t.test('the counters add up to the records and to what the clients received', as
   t.equal(d.values[host * STRIDE + fieldIndex('requests')], 4);
   const down = d.hosts.indexOf('down.test');
   t.equal(d.values[down * STRIDE + fieldIndex('responses5xx')], 1);
-  t.equal(d.stride, COUNTER_FIELDS.length + 14);
+  t.equal(d.stride, COUNTER_FIELDS.length + 14 + 2 * (TIME_BUCKETS_MS.length + 1), 'fields, 14 cache results, two time histograms');
   t.equal(workerCounters.takeDeltas().total[fieldIndex('requests')], 0, 'a second read has nothing new');
 });

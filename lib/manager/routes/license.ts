@@ -36,16 +36,18 @@ async function licenseText(req: ApiRequest): Promise<{ xml: string } | { error: 
   return { error: `send the license as multipart/form-data (part "${PART}") or as an application/xml body, not "${ct || 'no Content-Type'}"` };
 }
 
-export function licenseRoutes(license: LicenseService): Route[] {
+/** `state`: the node State of the statistics (Emergency included); the license's alone by default. */
+export function licenseRoutes(license: LicenseService, state: () => string = () => license.state()): Route[] {
   return [
     {
       method: 'GET',
       path: '/get/license',
       name: 'license',
       group: 'query',
-      // `State` (ours): the service State the license decides, Healthy or Inactive (document 1,
-      // monitoring statistics), so an operator sees what an expired license means right here.
-      handler: async (_req, ctx) => ok(ctx.version, 'license', 'query', { ...license.current(), State: license.state() }),
+      // `State` (ours): the service State of the monitoring statistics (document 1): Healthy,
+      // Inactive when the license is not valid, Emergency (lib/stats/service.ts), so an operator
+      // sees what an expired license means right here.
+      handler: async (_req, ctx) => ok(ctx.version, 'license', 'query', { ...license.current(), State: state() }),
     },
     {
       method: 'POST',

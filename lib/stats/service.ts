@@ -1,0 +1,97 @@
+// The primary's statistics: sums the workers' deltas (StatsAggregator), samples the system once
+// a second (SystemSampler), answers the documents (StatisticsSource) and runs the collector
+// listener when env.management.cluster.stats.enable.
+import os from 'node:os';
+import type { StatsDeltasMessage } from '../ipc/messages.js';
+import { parseListen } from '../setting/schema/formats.js';
+import type { Setting } from '../setting/types.js';
+import { StatsAggregator } from './aggregate.js';
+import { StatsCollector } from './collector.js';
+import type { StatisticsSource } from './documents.js';
+import { SystemSampler } from './system.js';
+
+export type NodeState = 'Healthy' | 'Inactive' | 'Emergency';
+
+export interface StatsServiceDeps {
+  setting(): Setting;
+  version: string;
+  /** The primary's pid and its live workers'. */
+  pids(): number[];
+  /** Absolute cache directories. */
+  disks(): string[];
+  /** Healthy / Inactive by the license. */
+  licenseState(): 'Healthy' | 'Inactive';
+  /** True while a worker slot keeps dying at start (a crash loop). */
+  crashLooping(): boolean;
+}
+
+export class StatsService {
+  readonly stats = new StatsAggregator();
+  private readonly system: SystemSampler;
+  private timer: NodeJS.Timeout | undefined;
+  private collector: StatsCollector | undefined;
+  readonly source: StatisticsSource;
+
+  constructor(private readonly deps: StatsServiceDeps) {
+    this.system = new SystemSampler(deps.pids, deps.disks);
+    this.source = {
+      stats: this.stats,
+      version: deps.version,
+      name: os.hostname(),
+      state: () => this.state(),
+      hosts: () => deps.setting().hosting.filter((h) => h.enable !== false).map((h) => h.name),
+      system: () => this.system.get(),
+      metricsGroup: () => {
+        const meta = deps.setting().meta;
+        return meta.labelGroupToMetrics && meta.group !== '' ? meta.group : undefined;
+      },
+    };
+  }
+
+  /**
+   * Emergency: the node cannot serve from its cache or keep its workers up (every cache disk
+   * unreachable, or a worker slot in a crash loop); Inactive: the license is not valid.
+   */
+  state(): NodeState {
+    const disks = this.system.get().Storage.Disk;
+    if (this.deps.crashLooping() || (disks.length > 0 && disks.every((d) => d.Status !== 'Normal'))) return 'Emergency';
+    return this.deps.licenseState();
+  }
+
+  onDeltas(m: StatsDeltasMessage): void {
+    this.stats.onDeltas(m);
+  }
+
+  /** Starts the 1-second clock and, when enabled, the collector; rejects when it cannot listen. */
+  async start(): Promise<void> {
+    this.timer = setInterval(() => {
+      this.stats.tick();
+      this.system.sample();
+    }, 1000).unref();
+    const cfg = this.deps.setting().env.management.cluster.stats;
+    if (!cfg.enable) return;
+    const listen = parseListen(cfg.listen);
+    if (listen === null || listen === undefined) throw new Error(`env.management.cluster.stats.listen: cannot listen on "${cfg.listen}"`);
+    this.collector = new StatsCollector(this.source);
+    try {
+      await this.collector.start(listen.host, listen.port);
+    } catch (err) {
+      throw new Error(`env.management.cluster.stats.listen: cannot listen on ${cfg.listen}: ${(err as Error).message}`);
+    }
+  }
+
+  get collectorPort(): number | undefined {
+    return this.collector?.port;
+  }
+
+  /** Keeps per-host figures only for the hosts served after a setting change. */
+  settingApplied(setting: Setting): void {
+    this.stats.retain(setting.hosting.map((h) => h.name));
+  }
+
+  async close(): Promise<void> {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.system.close();
+    await this.collector?.close();
+  }
+}
