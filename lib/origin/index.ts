@@ -4,5 +4,5 @@ export { OriginError, type OriginErrorCode, type SockError } from './errors.js';
 export { type DnsRecord, resolveDomain, FALLBACK_TTL_S } from './dns.js';
 export { type AddressState, type StateChange } from './health.js';
 export { OriginSet } from './origin-set.js';
-export { OriginTrace, onTraceDone, sockErrorOf, traceAnswered, traceFailed } from './trace.js';
+export { OriginTrace, type OriginNote, onTraceDone, sockErrorOf, traceAnswered, traceFailed } from './trace.js';
 export type { OriginOptions, OriginRequest, OriginResponse, OriginStatus } from './types.js';

@@ -19,6 +19,7 @@ import { managementRoutes, PRODUCT_VERSION } from './management-routes.js';
 import { RpcClient } from '../ipc/rpc.js';
 import { WorkerBridge } from './rt-bridge.js';
 import { SessionBlocks } from './session-blocks.js';
+import { LogHub } from '../log/hub.js';
 
 interface Slot {
   index: number;
@@ -62,6 +63,8 @@ export class Primary {
   private readonly siblingSecret = randomBytes(32).toString('base64url');
   /** The node's session ids, handed to the workers in blocks. */
   private readonly sessionBlocks = new SessionBlocks();
+  /** The writer of the per-host log files; workers send it their lines. */
+  private readonly logs = new LogHub((file, err) => systemLog.error({ file, err: err.message }, 'log file cannot be written; its lines are dropped (reported once a minute)'));
 
   constructor(private readonly settingPath: string) {}
 
@@ -76,6 +79,7 @@ export class Primary {
     const loaded = await loadSettingFile(this.settingPath);
     this.setting = loaded.setting;
     this.baseDir = loaded.baseDir;
+    this.logs.configure(this.setting, this.baseDir);
     this.lifecycle = new SettingLifecycle({
       settingPath: this.settingPath, stateDir: resolvePath(this.setting, 'state'), running: loaded.setting,
       runningRaw: loaded.raw, baseDir: loaded.baseDir, version: PRODUCT_VERSION,
@@ -136,6 +140,10 @@ export class Primary {
       let settled = false;
       worker.on('message', (m: WorkerMessage) => {
         this.rpc.onMessage(m);
+        if (m.type === 'log') {
+          this.logs.write(m);
+          return;
+        }
         if (m.type === 'session-ids-request') {
           this.send(worker, { type: 'session-ids', ...this.sessionBlocks.take() });
           return;
@@ -257,6 +265,7 @@ export class Primary {
     this.setting = setting;
     this.settingGeneration = generation;
     this.api?.applySetting(setting);
+    this.logs.configure(setting, this.baseDir);
     // Workers that became ready while the others applied got the previous setting.
     for (const w of this.liveWorkers()) if (!workers.includes(w)) this.sendSetting(w, setting, generation, 'all');
     await this.dropRemovedHosts(previous, setting);
@@ -355,6 +364,7 @@ export class Primary {
     const hardStop = setTimeout(() => { for (const w of workers) if (!w.isDead()) w.process.kill('SIGKILL'); }, this.drainTimeoutMs() + 5000);
     await Promise.all(exited);
     clearTimeout(hardStop);
+    await this.logs.close().catch(() => undefined);
     systemLog.info('stopped');
     process.exit(0);
   }
