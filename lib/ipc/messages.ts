@@ -1,9 +1,10 @@
-// IPC between the primary and the RT workers: control only (setting, ring, drain), never
-// per-request traffic.
+// IPC between the primary and the RT workers: control (setting, ring, drain) and batches of log
+// lines (lib/log/ship.ts, at most one per 100 ms or 64 KiB per log), never per-request traffic.
 import type { InvalidateKind, InvalidateResult } from '../cache/commands/invalidate.js';
 import type { OriginStatus } from '../origin/index.js';
 import type { Setting } from '../setting/types.js';
 import type { WireTarget } from './wire.js';
+import type { LogBatch } from '../log/ship.js';
 
 /**
  * The commands a worker serves over RPC (lib/ipc/rpc.ts): name -> what the primary sends and
@@ -54,6 +55,8 @@ export type PrimaryMessage =
 export type WorkerMessage =
   | SessionIdRequest
   | StatsDeltasMessage
+  /** Formatted lines of one host's log, for the primary's writer (lib/log/hub.ts). */
+  | ({ type: 'log' } & LogBatch)
   | { type: 'hello' }
   | { type: 'ready'; generation: number }
   | { type: 'apply-error'; generation: number; message: string }

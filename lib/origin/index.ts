@@ -4,5 +4,5 @@ export { OriginError } from './errors.js';
 export { type DnsRecord } from './dns.js';
 export { type StateChange } from './health.js';
 export { OriginSet } from './origin-set.js';
-export { OriginTrace, onTraceDone, traceAnswered, traceFailed } from './trace.js';
+export { OriginTrace, type OriginNote, onTraceDone, traceAnswered, traceFailed } from './trace.js';
 export type { OriginOptions, OriginResponse, OriginStatus } from './types.js';

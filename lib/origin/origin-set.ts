@@ -135,7 +135,7 @@ export class OriginSet {
       opts.body = tap ?? src;
       const pool = ep.pool;
       attempts++;
-      if (r.trace !== undefined) beginAttempt(r.trace, ep.ip, ep.port);
+      if (r.trace !== undefined) beginAttempt(r.trace, ep.ip, ep.port, owner.parts.host);
       try {
         // undici creates its request inside the call: trace.ts links it to the attempt then.
         const pending = pool.request(opts);

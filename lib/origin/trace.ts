@@ -14,6 +14,23 @@ import diagnostics from 'node:diagnostics_channel';
 import type { Socket } from 'node:net';
 import { classify, Failure, OriginError, type SockError } from './errors.js';
 
+/** The client side of an exchange, for the origin log (lib/log/origin). */
+export interface OriginNote {
+  vhost: string;
+  method: string;
+  url: string;
+  range: string | undefined;
+  acceptEncoding: string | undefined;
+  sessionId: number;
+  ctxId: string;
+  /** Pass-through (not cached): cs-reqinfo Bypass. */
+  bypass: boolean;
+  /** Where the request came from: `cache` (a fetch or pass-through), `recovery`, `healthcheck`, a function name. */
+  sessionType: string;
+  /** cs-balance of the host. */
+  balance: string;
+}
+
 export class OriginTrace {
   /** The caller's tag, handed back unchanged (the pipeline keeps its counter row here). */
   readonly tag: number;
@@ -42,6 +59,18 @@ export class OriginTrace {
   sockError: SockError | undefined = undefined;
   /** The exchange is over (onTraceDone has seen it). */
   done = false;
+  /** The configured origin host (domain or IP) of the last attempt. */
+  domain = '';
+  /** Our address on the origin connection. */
+  localAddress = '';
+  /** Node-unique number of the origin connection (origin log cs-sid), 0 when unknown. */
+  socketId = 0;
+  /** This exchange's place among the connection's requests, from 1 (cs-tcount). */
+  socketUses = 0;
+  /** The answer's head as undici gave it (name, value, ...): read only by the origin log. */
+  responseHeaders: (Buffer | string)[] | undefined = undefined;
+  /** What the origin log needs of the client side, set by the caller only when that log is on. */
+  note: OriginNote | undefined = undefined;
   /** Linked to undici's request of the current attempt (see the head comment). */
   linked = false;
   firstAttemptAt = 0;
@@ -114,7 +143,7 @@ let armed: OriginTrace | null = null;
 let subscribed = false;
 
 /** An attempt on `ip:port` starts; the request undici creates next belongs to the trace. */
-export function beginAttempt(t: OriginTrace, ip: string, port: number): void {
+export function beginAttempt(t: OriginTrace, ip: string, port: number, domain = ip): void {
   if (!subscribed) subscribe();
   const now = performance.now();
   if (t.attempts === 0) {
@@ -123,6 +152,7 @@ export function beginAttempt(t: OriginTrace, ip: string, port: number): void {
   }
   t.attempts++;
   t.address = ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`;
+  t.domain = domain;
   t.linked = false;
   t.reused = false;
   t.sockError = undefined;
@@ -139,9 +169,12 @@ export function endDispatch(): void {
 const TRACE = Symbol('svc.originTrace');
 const CONNECTED_AT = Symbol('svc.connectedAt');
 const USES = Symbol('svc.uses');
+const SOCKET_ID = Symbol('svc.socketId');
+// Node-unique: the worker's pid in the high bits, a count of its connections in the low 20.
+let socketIds = process.pid * 2 ** 20;
 
 interface TracedRequest { [TRACE]?: OriginTrace }
-interface TracedSocket extends Socket { [CONNECTED_AT]?: number; [USES]?: number }
+interface TracedSocket extends Socket { [CONNECTED_AT]?: number; [USES]?: number; [SOCKET_ID]?: number }
 
 function subscribe(): void {
   subscribed = true;
@@ -174,6 +207,9 @@ function onSendHeaders(m: { request: TracedRequest; headers: string; socket: Tra
   const uses = socket[USES] ?? 0;
   socket[USES] = uses + 1;
   t.reused = uses > 0;
+  t.socketUses = uses + 1;
+  t.socketId = socket[SOCKET_ID] ??= ++socketIds;
+  if (t.localAddress === '') t.localAddress = socket.localAddress ?? '';
   // A connection opened for this attempt counts from the first attempt (document 3: a lost
   // reused socket and a new one give time-connect from the first try); one opened ahead of it
   // (undici reconnecting) cost this request nothing.
@@ -198,6 +234,7 @@ function onHeaders(m: { request: TracedRequest; response: { statusCode: number; 
   const h = r.headers;
   for (let i = 0; i < h.length; i++) bytes += h[i]!.length + 2;
   t.responseHeadBytes = bytes;
+  t.responseHeaders = h;
 }
 
 function onBodyChunkReceived(m: { request: TracedRequest; chunk: Buffer }): void {

@@ -4,6 +4,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { HostRuntime } from './host-runtime.js';
+import { originNote } from '../log/host-logs.js';
 import { OriginError, OriginTrace, traceAnswered, traceFailed } from '../origin/index.js';
 import { endToEndResponseHeaders } from './hop-by-hop.js';
 import { pipeBody } from './pipe-body.js';
@@ -101,6 +102,7 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
   if (plan.conditional !== undefined) Object.assign(headers, plan.conditional);
   const requestTime = Date.now();
   const trace = tx.origin = new OriginTrace(tx.host.counterSlot);
+  if (tx.host.logs !== undefined) trace.note = originNote(tx, 'GET', false);
   tx.host.origin.request({ method: 'GET', url: tx.url, headers, body: null, trace }).then((upstream) => {
     traceAnswered(trace, upstream.statusCode);
     const cachedAt = Date.now();

@@ -13,8 +13,19 @@ import { workerCounters } from './counters.js';
 import type { TransactionRecord, TxResponse } from './transaction.js';
 
 export type RecordSink = (tx: TransactionRecord) => void;
+export type OriginSink = (trace: OriginTrace) => void;
 
 const sinks: RecordSink[] = [];
+const originSinks: OriginSink[] = [];
+
+/** Registers a sink for each origin exchange of this worker when it ends (the origin log). */
+export function addOriginSink(sink: OriginSink): () => void {
+  originSinks.push(sink);
+  return () => {
+    const i = originSinks.indexOf(sink);
+    if (i >= 0) originSinks.splice(i, 1);
+  };
+}
 
 /**
  * Registers a sink for the finished records of this worker; returns its removal. A sink runs
@@ -131,5 +142,12 @@ function countOrigin(t: OriginTrace): void {
   const failed = t.sockError !== undefined && t.sockError !== 'Client-Close';
   workerCounters.countOrigin(t.tag, failed, t.retried, t.requestHeadBytes + t.requestBodyBytes, t.responseHeadBytes + t.responseBodyBytes,
     t.status, t.firstByteMs, t.completeMs);
+  for (let i = 0; i < originSinks.length; i++) {
+    try {
+      originSinks[i]!(t);
+    } catch {
+      // As for the record sinks: a broken sink breaks nothing else.
+    }
+  }
 }
 onTraceDone(countOrigin);

@@ -6,6 +6,8 @@ import type { ResolvedHost } from '../setting/types.js';
 import { uploadLimits, type UploadLimits } from './upload.js';
 import type { Listen, RoutableHost } from '../routing/vhost-table.js';
 import { workerCounters } from './counters.js';
+import { hostLogsOf, type HostLogs } from '../log/host-logs.js';
+import { systemLog } from '../log/system-log.js';
 
 export interface HostRuntime extends RoutableHost {
   name: string;
@@ -25,6 +27,8 @@ export interface HostRuntime extends RoutableHost {
   upload: UploadLimits;
   /** This host's row in the worker's counters (kept by name across reloads). */
   counterSlot: number;
+  /** What the host logs (access, origin); undefined when it logs nothing. */
+  logs: HostLogs | undefined;
 }
 
 function cachePolicyOf(host: ResolvedHost): CachePolicyOptions {
@@ -65,8 +69,9 @@ export function buildHostRuntime(host: ResolvedHost): HostRuntime {
 }
 
 /** The members of a HostRuntime that follow the host setting without a new origin client. */
-export function cacheFields(host: ResolvedHost): Pick<HostRuntime, 'cachePolicy' | 'volatile' | 'nonVolatileSize' | 'connectTimeoutMs' | 'upload'> {
+export function cacheFields(host: ResolvedHost): Pick<HostRuntime, 'cachePolicy' | 'volatile' | 'nonVolatileSize' | 'connectTimeoutMs' | 'upload' | 'logs'> {
   return {
+    logs: hostLogsOf(host, (message) => systemLog.warn(message)),
     upload: uploadLimits(host.functions.network.http.frontEnd),
     cachePolicy: cachePolicyOf(host),
     volatile: host.mode.volatile,

@@ -6,6 +6,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import { pipeBody } from './pipe-body.js';
 import type { OriginResponse } from '../origin/index.js';
+import { originNote } from '../log/host-logs.js';
 import { OriginError, OriginTrace, traceAnswered, traceFailed } from '../origin/index.js';
 import { endToEndRequestHeaders, endToEndResponseHeaders, VIA } from './hop-by-hop.js';
 import { sendError } from './respond.js';
@@ -116,6 +117,7 @@ export function sendToOrigin(tx: Transaction, body: TakenBody | null, upload: Up
   // A client too slow with the rest of a streamed body gets 408 (Upload); its origin request goes.
   if (upload !== null) upload.onStall = () => controller.abort();
   const trace = tx.origin = new OriginTrace(tx.host.counterSlot);
+  if (tx.host.logs !== undefined) trace.note = originNote(tx, tx.req.method!, true);
   tx.host.origin.request({
     method: tx.req.method!,
     url: tx.url,

@@ -21,6 +21,7 @@ import { WorkerBridge } from './rt-bridge.js';
 import { SessionBlocks } from './session-blocks.js';
 import { StatsService } from '../stats/service.js';
 import { statisticsRoutes } from '../manager/routes/statistics.js';
+import { LogHub } from '../log/hub.js';
 
 interface Slot {
   index: number;
@@ -66,6 +67,8 @@ export class Primary {
   private readonly sessionBlocks = new SessionBlocks();
   /** Sums of the workers' counters, system figures, the statistics collector. */
   stats: StatsService | undefined;
+  /** The writer of the per-host log files; workers send it their lines. */
+  private readonly logs = new LogHub((file, err) => systemLog.error({ file, err: err.message }, 'log file cannot be written; its lines are dropped (reported once a minute)'));
 
   constructor(private readonly settingPath: string) {}
 
@@ -80,6 +83,7 @@ export class Primary {
     const loaded = await loadSettingFile(this.settingPath);
     this.setting = loaded.setting;
     this.baseDir = loaded.baseDir;
+    this.logs.configure(this.setting, this.baseDir);
     this.lifecycle = new SettingLifecycle({
       settingPath: this.settingPath, stateDir: resolvePath(this.setting, 'state'), running: loaded.setting,
       runningRaw: loaded.raw, baseDir: loaded.baseDir, version: PRODUCT_VERSION,
@@ -154,6 +158,10 @@ export class Primary {
         this.rpc.onMessage(m);
         if (m.type === 'stats-deltas') {
           this.stats?.onDeltas(m);
+          return;
+        }
+        if (m.type === 'log') {
+          this.logs.write(m);
           return;
         }
         if (m.type === 'session-ids-request') {
@@ -278,6 +286,7 @@ export class Primary {
     this.settingGeneration = generation;
     this.api?.applySetting(setting);
     this.stats?.settingApplied(setting);
+    this.logs.configure(setting, this.baseDir);
     // Workers that became ready while the others applied got the previous setting.
     for (const w of this.liveWorkers()) if (!workers.includes(w)) this.sendSetting(w, setting, generation, 'all');
     await this.dropRemovedHosts(previous, setting);
@@ -377,6 +386,7 @@ export class Primary {
     await Promise.all(exited);
     clearTimeout(hardStop);
     await this.stats?.close().catch(() => undefined);
+    await this.logs.close().catch(() => undefined);
     systemLog.info('stopped');
     process.exit(0);
   }

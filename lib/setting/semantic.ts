@@ -5,6 +5,7 @@ import { deepMerge, isPlainObject } from './merge.js';
 import { parseListen } from './schema/formats.js';
 import { TLS_VERSIONS } from './schema/management.js';
 import { checkTagged } from './tagged.js';
+import { checkNotImplemented } from './not-implemented.js';
 import type { DeepPartial, Functions, HostSetting, Setting } from './types.js';
 
 function checkApi(setting: Setting, issues: SettingIssue[]): void {
@@ -115,11 +116,12 @@ function checkHost(h: HostSetting, i: number, names: Set<string>, setting: Setti
  * Runs every rule; a rule that meets a value of the wrong type leaves it to the schema report.
  * `hosts` tells where each of setting.hosting sits in the file and every name the file gives.
  */
-export function checkSemantics(setting: Setting, hosts: { indices: number[]; names: Set<string> }, issues: SettingIssue[]): void {
+export function checkSemantics(setting: Setting, hosts: { indices: number[]; names: Set<string> }, issues: SettingIssue[], refuseNotImplemented = true): void {
   const rules: (() => void)[] = [
     () => checkApi(setting, issues),
     () => checkTagged(setting, issues),
     () => checkLogBackups(setting, hosts.indices, issues),
+    () => { if (refuseNotImplemented) checkNotImplemented(setting, hosts.indices, issues); },
     () => checkFunctions(setting.functions, setting.functions, 'functions', issues),
   ];
   setting.hosting.forEach((h, i) => rules.push(() => checkHost(h, hosts.indices[i]!, hosts.names, setting, issues)));

@@ -16,7 +16,9 @@ import { resolveHosts, resolvePath } from '../setting/load.js';
 import type { Setting } from '../setting/types.js';
 import { createHandler, type RuntimeState } from '../pipeline/receive.js';
 import { SessionIds } from '../pipeline/session-ids.js';
-import { addRecordSink } from '../pipeline/finish.js';
+import { addOriginSink, addRecordSink } from '../pipeline/finish.js';
+import { HostLogWriter } from '../log/host-logs.js';
+import { LogShipper } from '../log/ship.js';
 import { buildHostRuntime, cacheFields, sameOrigin, type HostRuntime } from '../pipeline/host-runtime.js';
 import { openCache, type WorkerCache } from './worker-cache.js';
 import { StatsReporter } from './stats-reporter.js';
@@ -41,6 +43,8 @@ class RtWorker {
   private readonly ring = new HashRing();
   private lua: { file: string; hash: LuaHash } | undefined;
   private readonly handle: ReturnType<typeof createHandler>;
+  /** The per-host logs of this worker, when a writer was attached (attachLogs). */
+  private logs: { writer: HostLogWriter; shipper: LogShipper; remove: (() => void)[] } | undefined;
 
   /**
    * `siblingSecret`: the primary's per-start secret of the sibling ports (see Siblings).
@@ -104,6 +108,7 @@ class RtWorker {
     };
     const retired = [...this.hosts.values()].filter((h) => nextHosts.get(h.name)?.origin !== h.origin);
     this.hosts = nextHosts;
+    this.logs?.writer.setHosts(nextHosts.values());
     const failures = await this.openListeners(table.listens(), basePort, timeouts);
     // Origin clients of removed or rebuilt hosts close once requests routed before the switch
     // had time to reach them: a request that was still looking up the cache would otherwise
@@ -216,6 +221,17 @@ class RtWorker {
     };
   }
 
+  /**
+   * Formats the access and origin lines of this worker's hosts and hands them, batched, to
+   * `ship` (the primary's writer over IPC, or a writer in this process).
+   */
+  attachLogs(ship: ConstructorParameters<typeof LogShipper>[0]): void {
+    const shipper = new LogShipper(ship);
+    const writer = new HostLogWriter(shipper);
+    writer.setHosts(this.hosts.values());
+    this.logs = { writer, shipper, remove: [addRecordSink(writer.record), addOriginSink(writer.origin)] };
+  }
+
   setRing(members: number[]): void {
     this.ring.set(members);
   }
@@ -227,6 +243,9 @@ class RtWorker {
     await this.siblings?.close();
     await Promise.all([...this.hosts.values()].map((h) => h.origin).concat([...this.retiring]).map((o) => o.close().catch(() => undefined)));
     await this.cache?.close();
+    // The last lines: origin exchanges that ended while draining included.
+    this.logs?.shipper.flush();
+    for (const r of this.logs?.remove ?? []) r();
   }
 }
 
@@ -256,6 +275,7 @@ export function runWorker(): void {
     const file = path.join(recordDir, `records-${process.pid}.jsonl`);
     addRecordSink((tx) => appendFileSync(file, `${JSON.stringify({ worker: index, ...tx.toJSON() })}\n`));
   }
+  worker.attachLogs((b) => send({ type: 'log', ...b }));
   let applying: Promise<void> = Promise.resolve();
   let ready = false;
   const stats = new StatsReporter((m, done) => { if (process.connected) process.send!(m, undefined, {}, () => done?.()); else done?.(); });

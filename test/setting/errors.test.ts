@@ -53,7 +53,7 @@ t.test('a missing required member is named', async (t) => {
 t.test('several errors of one file are reported together', async (t) => {
   const input = {
     meta: { version: 1, colour: 'red' },
-    env: { cache: { memorySize: 'lots' }, log: { info: { rolling: { time: 2000 } } } },
+    env: { cache: { memorySize: 'lots' }, log: { info: { retention: 0 } } },
     functions: { network: { http: { backEnd: { session: { connectTimeout: -1 } } } } },
     hosting: [
       { ...minimalHost, listen: '80' },
@@ -64,7 +64,7 @@ t.test('several errors of one file are reported together', async (t) => {
   t.equal(err.code, 'SETTING_INVALID');
   t.strictSame(err.issues.map((i) => i.path).sort(), [
     'env.cache.memorySize',
-    'env.log.info.rolling.time',
+    'env.log.info.retention',
     'functions.network.http.backEnd.session.connectTimeout',
     'hosting[0].listen',
     'hosting[1].origin.address[0]',

@@ -1,0 +1,124 @@
+// The `custom` form: `format` with the `%` codes of document 3, compiled once per host setting
+// into a list of parts, so a line is one pass over small functions. A code may carry a
+// status-code condition (`%400,501{User-agent}i`: the value only for those statuses, else `-`;
+// `%!200,304{Referer}i`: except for those) and an argument in braces. Apache's `<`/`>` modifiers
+// (`%>s`) are accepted and change nothing (one status per transaction here).
+import type { TransactionRecord } from '../../pipeline/transaction.js';
+import { clientField, dash, plus, reqHeader, requestLine, resHeader, stemAndQuery, strftime } from './fields.js';
+import type { LineContext, LineFormat } from './forms.js';
+
+type Part = string | ((tx: TransactionRecord, c: LineContext) => string);
+
+export class FormatError extends Error {}
+
+function cookie(tx: TransactionRecord, name: string): string | undefined {
+  const all = reqHeader(tx, 'cookie');
+  if (all === undefined) return undefined;
+  for (const kv of all.split(';')) {
+    const eq = kv.indexOf('=');
+    if (eq > 0 && kv.slice(0, eq).trim() === name) return kv.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+function queryValue(tx: TransactionRecord, key: string): string | undefined {
+  const q = stemAndQuery(tx)[1];
+  if (q === '') return undefined;
+  return new URLSearchParams(q).get(key) ?? undefined;
+}
+
+const num = (v: number): string => (v < 0 ? '-' : String(Math.round(v)));
+
+/** One code to its value function; `arg` is the braces' content (undefined when none). */
+function code(letter: string, arg: string | undefined): Part {
+  const need = (): string => {
+    if (arg === undefined || arg === '') throw new FormatError(`%${letter} needs {name}`);
+    return arg;
+  };
+  switch (letter) {
+    case 'a': return (tx, c) => clientField(tx, c.xff);
+    case 'A': return (tx) => tx.serverAddress;
+    case 'b': return (tx) => String(tx.responseBodyBytes);
+    case 'B': return (tx) => (tx.totalMs > 0 ? String(Math.round(tx.responseBodyBytes / (tx.totalMs / 1000))) : '-');
+    case 'c': {
+      if (arg === undefined) return (tx) => dash(resHeader(tx, 'content-length'));
+      const name = arg.endsWith('=') ? arg.slice(0, -1) : arg;
+      return (tx) => dash(cookie(tx, name));
+    }
+    case 'C': { const n = need(); return (tx) => dash(cookie(tx, n)); }
+    case 'D': return (tx) => num(tx.totalMs);
+    case 'R': return (tx) => num(tx.firstByteMs);
+    case 'e': return (tx) => String(tx.sessionId);
+    case 'E': return (tx) => tx.ctxId;
+    case 'f': return (tx) => { const s = stemAndQuery(tx)[0]; return dash(s.slice(s.lastIndexOf('/') + 1)); };
+    // Hooks and fallbacks are not built yet: their fields are `-` until they are.
+    case 'F': case 'L': return () => '-';
+    case 'N': need(); return () => '-';
+    case 'g': return (_tx, c) => c.clock.apacheAt(c.now);
+    case 'G': { const n = need().toLowerCase(); return (tx) => plus(reqHeader(tx, n)); }
+    case 'h': return (tx) => dash(reqHeader(tx, 'host'));
+    case 'H': return (tx) => tx.protocol;
+    case 'i': { const n = need().toLowerCase(); return (tx) => dash(reqHeader(tx, n)); }
+    case 'I': return (tx) => String(tx.requestHeadBytes + tx.requestBodyBytes);
+    case 'O': return (tx) => String(tx.responseHeadBytes + tx.responseBodyBytes);
+    case 'j': return (tx) => dash(reqHeader(tx, 'range'));
+    case 'k': return (tx) => dash(reqHeader(tx, 'accept-encoding'));
+    case 'K': return (tx) => `HTTP/${tx.httpVersion}`;
+    case 'l': { const n = need().toLowerCase(); return (tx) => plus(resHeader(tx, n)); }
+    case 'o': { const n = need().toLowerCase(); return (tx) => dash(resHeader(tx, n)); }
+    case 'm': return (tx) => tx.method;
+    case 'n': return () => dash(arg);
+    case 'P': return (tx) => String(tx.serverPort);
+    case 'q': return (tx) => dash(stemAndQuery(tx)[1]);
+    case 'Q': { const n = need(); return (tx) => dash(queryValue(tx, n)); }
+    case 'r': return (tx) => requestLine(tx);
+    case 's': return (tx) => String(tx.status);
+    case 'S': return (tx) => String(tx.cacheResult);
+    case 't': return arg === undefined ? (_tx, c) => `[${c.clock.apacheAt(c.now)}]` : (_tx, c) => strftime(arg, c.now);
+    case 'T': return (tx) => String(Math.floor(tx.totalMs / 1000));
+    case 'u': return (tx) => `${tx.protocol === 'http' ? 'http' : 'https'}://${reqHeader(tx, 'host') ?? tx.serverAddress}${tx.urlReceived}`;
+    case 'U': return (tx) => stemAndQuery(tx)[0];
+    case 'X': return (tx) => (tx.completed ? 'C' : 'X');
+    case 'x': return (tx) => (tx.completed ? 'c' : 'x');
+    case 'y': return (tx) => String(tx.requestHeadBytes);
+    case 'z': return (tx) => String(tx.responseHeadBytes);
+    default: throw new FormatError(`unknown code %${letter}`);
+  }
+}
+
+// % [!][status,status...] [<|>] [{arg}] letter
+const CODE = /%(!?)((?:\d{3},)*\d{3})?[<>]?(?:\{([^}]*)\})?([A-Za-z%])/y;
+
+/** Compiles a custom format; throws FormatError with the position of the first bad code. */
+export function compileFormat(format: string): LineFormat {
+  const parts: Part[] = [];
+  let text = '';
+  for (let i = 0; i < format.length;) {
+    if (format[i] !== '%') { text += format[i]; i++; continue; }
+    CODE.lastIndex = i;
+    const m = CODE.exec(format);
+    if (m === null) throw new FormatError(`invalid code at position ${i}: ${JSON.stringify(format.slice(i, i + 12))}`);
+    i = CODE.lastIndex;
+    const [, not, statuses, arg, letter] = m;
+    if (letter === '%') { text += '%'; continue; }
+    if (text !== '') { parts.push(text); text = ''; }
+    let part = code(letter!, arg) as Exclude<Part, string>;
+    if (statuses !== undefined) {
+      const set = new Set(statuses.split(',').map(Number));
+      const inner = part;
+      const wanted = not !== '!';
+      part = (tx, c) => (set.has(tx.status) === wanted ? inner(tx, c) : '-');
+    }
+    parts.push(part);
+  }
+  if (text !== '') parts.push(text);
+  return (tx, c) => {
+    let line = '';
+    for (let i = 0; i < parts.length; i++) {
+      const p = parts[i]!;
+      line += typeof p === 'string' ? p : p(tx, c);
+    }
+    // One line per transaction whatever the values hold.
+    return `${line.replace(/[\r\n]/g, ' ')}\n`;
+  };
+}

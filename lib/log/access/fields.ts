@@ -1,0 +1,147 @@
+// The values of one access-log line, read from a finished transaction record where they already
+// are (the request's headers, the response's headers, the record): shared by the four forms.
+// Nothing here allocates unless a value is asked for.
+import type { TransactionRecord } from '../../pipeline/transaction.js';
+
+export type XffMode = 'all' | 'clientIp' | 'trimClientIp';
+
+/** Absent values are `-` in every form. */
+export function dash(v: string | number | undefined | null): string {
+  if (v === undefined || v === null || v === '') return '-';
+  return typeof v === 'number' ? String(v) : v;
+}
+
+/** W3C forms: a value never contains a space (document 3: spaces written as `+`). */
+export function plus(v: string | undefined | null): string {
+  if (v === undefined || v === null || v === '') return '-';
+  return v.includes(' ') ? v.replace(/ /g, '+') : v;
+}
+
+export function reqHeader(tx: TransactionRecord, name: string): string | undefined {
+  const v = tx.req.headers[name];
+  return Array.isArray(v) ? v.join(', ') : v;
+}
+
+const headPatterns = new Map<string, RegExp>();
+
+/**
+ * A response field as sent. The stages pass their fields to writeHead, which node serializes
+ * without keeping them (getHeader sees only setHeader's): they are read from the head itself.
+ */
+export function resHeader(tx: TransactionRecord, name: string): string | undefined {
+  const v = tx.res.getHeader(name);
+  if (v !== undefined) return Array.isArray(v) ? v.join(', ') : String(v);
+  const head = (tx.res as unknown as { _header: string | null })._header;
+  if (head === null || head === undefined) return undefined;
+  let re = headPatterns.get(name);
+  if (re === undefined) {
+    re = new RegExp(`\\r\\n${name.replace(/[^a-z0-9-]/gi, '')}:[ \\t]*([^\\r]*)`, 'i');
+    headPatterns.set(name, re);
+  }
+  return re.exec(head)?.[1];
+}
+
+/**
+ * The client address as `xff` asks (document 3), used for the client field of every form:
+ * `all` the client's X-Forwarded-For then the client IP, `clientIp` the client IP alone,
+ * `trimClientIp` the X-Forwarded-For when there is one, else the client IP. A sibling hand-off
+ * carries the client's own X-Forwarded-For plus the client, so the owner's record says the same.
+ */
+export function clientField(tx: TransactionRecord, mode: XffMode): string {
+  const ip = tx.clientAddress;
+  if (mode === 'clientIp') return ip;
+  const xff = reqHeader(tx, 'x-forwarded-for');
+  if (xff === undefined || xff === '') return ip;
+  const list = xff.replace(/\s+/g, '');
+  return mode === 'all' ? `${list},${ip}` : list;
+}
+
+/** Path and query of the target as received, split at the first `?`. */
+export function stemAndQuery(tx: TransactionRecord): [string, string] {
+  const u = tx.urlReceived;
+  const q = u.indexOf('?');
+  return q < 0 ? [u, ''] : [u.slice(0, q), u.slice(q + 1)];
+}
+
+/** The user of Basic authorization, if the client sent one. */
+export function username(tx: TransactionRecord): string | undefined {
+  const a = reqHeader(tx, 'authorization');
+  if (a === undefined || !/^basic /i.test(a)) return undefined;
+  const decoded = Buffer.from(a.slice(6).trim(), 'base64').toString('latin1');
+  const c = decoded.indexOf(':');
+  return c > 0 ? decoded.slice(0, c) : undefined;
+}
+
+/** `sc-resinfo`: content coding (TLS version and Bypass once those exist), joined by `+`. */
+export function resInfo(tx: TransactionRecord): string {
+  const parts: string[] = [];
+  const ce = resHeader(tx, 'content-encoding');
+  if (ce === 'gzip' || ce === 'deflate') parts.push(ce);
+  return parts.length === 0 ? '-' : parts.join('+');
+}
+
+/** The first line of the request, as Apache's `%r`. */
+export function requestLine(tx: TransactionRecord): string {
+  return `${tx.method} ${tx.urlReceived} HTTP/${tx.httpVersion}`;
+}
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const p2 = (n: number): string => (n < 10 ? `0${n}` : String(n));
+
+/**
+ * Times of the line, UTC. A busy log writes many lines per second: the strings of the current
+ * second are kept and reused.
+ */
+export class LineClock {
+  private sec = -1;
+  private w3c = '';
+  private apache = '';
+
+  /** `yyyy-mm-dd hh:mm:ss` (the W3C `date time` pair). */
+  w3cAt(ms: number): string {
+    this.update(ms);
+    return this.w3c;
+  }
+
+  /** `dd/Mon/yyyy:hh:mm:ss +0000` (Apache's `%t` without the brackets). */
+  apacheAt(ms: number): string {
+    this.update(ms);
+    return this.apache;
+  }
+
+  private update(ms: number): void {
+    const sec = Math.floor(ms / 1000);
+    if (sec === this.sec) return;
+    this.sec = sec;
+    const d = new Date(sec * 1000);
+    const Y = d.getUTCFullYear(), M = d.getUTCMonth(), D = p2(d.getUTCDate());
+    const hms = `${p2(d.getUTCHours())}:${p2(d.getUTCMinutes())}:${p2(d.getUTCSeconds())}`;
+    this.w3c = `${Y}-${p2(M + 1)}-${D} ${hms}`;
+    this.apache = `${D}/${MONTHS[M]}/${Y}:${hms} +0000`;
+  }
+}
+
+/** strftime for `%{format}t` (UTC): %Y %y %m %d %e %H %M %S %b %a %j %s %z %Z %L(ms) %%. */
+export function strftime(format: string, ms: number): string {
+  const d = new Date(ms);
+  return format.replace(/%([YymdeHMSbajszZL%])/g, (_m, c: string) => {
+    switch (c) {
+      case 'Y': return String(d.getUTCFullYear());
+      case 'y': return p2(d.getUTCFullYear() % 100);
+      case 'm': return p2(d.getUTCMonth() + 1);
+      case 'd': return p2(d.getUTCDate());
+      case 'e': return String(d.getUTCDate()).padStart(2, ' ');
+      case 'H': return p2(d.getUTCHours());
+      case 'M': return p2(d.getUTCMinutes());
+      case 'S': return p2(d.getUTCSeconds());
+      case 'b': return MONTHS[d.getUTCMonth()]!;
+      case 'a': return ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'][d.getUTCDay()]!;
+      case 'j': return String(Math.floor((ms - Date.UTC(d.getUTCFullYear(), 0, 1)) / 86_400_000) + 1).padStart(3, '0');
+      case 's': return String(Math.floor(ms / 1000));
+      case 'z': return '+0000';
+      case 'Z': return 'UTC';
+      case 'L': return String(ms % 1000).padStart(3, '0');
+      default: return '%';
+    }
+  });
+}

@@ -1,0 +1,96 @@
+// The one writer of the per-host log files (the primary): a RollingFile per file, built from each
+// host's `functions.operations.log` (its own functions over the global ones). Workers send
+// batches of formatted lines (lib/log/ship.ts). A host's file is `<meta.dir>/<host>/<kind>_...`;
+// with `unify` every host of that log and directory shares `<meta.dir>/<kind>_...`. A relative
+// `meta.dir` resolves under env.home.
+//
+// A file that cannot be written (disk full, directory unwritable) never stops serving: its lines
+// are dropped and the failure is reported once per minute per file.
+import path from 'node:path';
+import { resolveHosts, resolvePath } from '../setting/load.js';
+import type { ResolvedHost, Setting } from '../setting/types.js';
+import { headerOf } from './access/forms.js';
+import { accessFormOf } from './host-logs.js';
+import { ORIGIN_HEADER } from './origin/line.js';
+import { RollingFile, type RollOptions } from './roll.js';
+import type { HostLogKind, LogBatch } from './ship.js';
+
+const REPORT_EVERY_MS = 60_000;
+
+export type LogErrorReport = (file: string, err: Error) => void;
+
+export class LogHub {
+  /** File options (JSON) -> the open file. */
+  private files = new Map<string, RollingFile>();
+  /** `kind host` -> file key. */
+  private routes = new Map<string, string>();
+  private readonly lastReport = new Map<string, number>();
+
+  constructor(private readonly report: LogErrorReport, private readonly now?: () => number) {}
+
+  /** Builds the files of a setting; files whose options did not change stay open. */
+  configure(setting: Setting, baseDir: string): void {
+    const wanted = new Map<string, RollOptions>();
+    const routes = new Map<string, string>();
+    for (const h of resolveHosts(setting, { baseDir })) {
+      if (!h.enable) continue;
+      for (const kind of ['access', 'origin'] as const) {
+        const o = this.optionsFor(setting, h, kind);
+        if (o === undefined) continue;
+        const key = JSON.stringify(o);
+        wanted.set(key, o);
+        routes.set(`${kind} ${h.name}`, key);
+      }
+    }
+    const next = new Map<string, RollingFile>();
+    for (const [key, o] of wanted) {
+      next.set(key, this.files.get(key) ?? new RollingFile({ ...o, now: this.now, onError: (e) => this.failed(path.join(o.dir, o.base), e) }));
+    }
+    for (const [key, f] of this.files) if (!next.has(key)) void f.close();
+    this.files = next;
+    this.routes = routes;
+  }
+
+  write(b: LogBatch): void {
+    const key = this.routes.get(`${b.kind} ${b.host}`);
+    if (key !== undefined) this.files.get(key)?.write(b.text);
+  }
+
+  /** Rolls every time-rolled file whose period ended (tests with their own clock). */
+  async tick(): Promise<void> {
+    await Promise.all([...this.files.values()].map((f) => f.tick()));
+  }
+
+  async flush(): Promise<void> {
+    await Promise.all([...this.files.values()].map((f) => f.flush()));
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.files.values()].map((f) => f.close()));
+    this.files.clear();
+  }
+
+  private optionsFor(setting: Setting, h: ResolvedHost, kind: HostLogKind): Omit<RollOptions, 'now' | 'onError'> | undefined {
+    const log = h.functions.operations.log;
+    const l = log[kind];
+    if (!l.enable) return undefined;
+    const root = resolvePath(setting, log.meta.dir);
+    const form = kind === 'access' ? accessFormOf(h).form : 'origin';
+    return {
+      dir: l.unify ? root : path.join(root, h.name),
+      base: kind,
+      ...(l.rolling.time === undefined ? {} : { timeMinutes: l.rolling.time }),
+      ...(l.rolling.size === undefined ? {} : { sizeBytes: l.rolling.size * 1024 * 1024 }),
+      retention: l.retention,
+      compression: l.compression,
+      ...(kind === 'origin' ? { header: ORIGIN_HEADER } : form === 'custom' ? {} : { header: headerOf(form) }),
+    };
+  }
+
+  private failed(file: string, err: Error): void {
+    const now = Date.now();
+    if (now - (this.lastReport.get(file) ?? -Infinity) < REPORT_EVERY_MS) return;
+    this.lastReport.set(file, now);
+    this.report(file, err);
+  }
+}
