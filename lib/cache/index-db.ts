@@ -51,6 +51,16 @@ export interface Released {
   paths: string[];
 }
 
+/**
+ * Inserts of one transaction (the writer thread's batch): the disk usage is read once and
+ * written once (finishBatch) instead of twice per row, and each vhost's newest invalidation is
+ * looked up once. Only valid while the transaction holds the write lock.
+ */
+export interface InsertBatch {
+  used: Map<number, number>;
+  latest: Map<string, number | null>;
+}
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS entries (
   id INTEGER PRIMARY KEY,
@@ -78,7 +88,7 @@ CREATE TABLE IF NOT EXISTS entries (
 CREATE UNIQUE INDEX IF NOT EXISTS entries_key ON entries (vhost, url, variant);
 CREATE INDEX IF NOT EXISTS entries_lru ON entries (disk, last_access);
 CREATE INDEX IF NOT EXISTS entries_delete_at ON entries (delete_at);
-CREATE INDEX IF NOT EXISTS entries_fid ON entries (fid);
+DROP INDEX IF EXISTS entries_fid;
 CREATE TABLE IF NOT EXISTS disks (
   idx INTEGER PRIMARY KEY,
   path TEXT NOT NULL,
@@ -146,7 +156,9 @@ export class IndexDb {
       rangeAll: p(`SELECT * FROM entries WHERE vhost = ? AND (url, variant) > (?, ?) ORDER BY url, variant LIMIT ?`),
       rangeTo: p(`SELECT * FROM entries WHERE vhost = ? AND (url, variant) > (?, ?) AND url < ? ORDER BY url, variant LIMIT ?`),
       expired: p(`SELECT id, path, size, disk FROM entries WHERE delete_at > 0 AND delete_at < ? LIMIT ?`),
-      byFid: p(`SELECT 1 FROM entries WHERE fid = ?`).pluck(),
+      keyRow: p(`SELECT id, path, size, disk FROM entries WHERE vhost = ? AND url = ? AND variant = ?`),
+      latestInvalidation: p(`SELECT MAX(at) FROM cache_invalidations WHERE vhost = ?`).pluck(),
+      setUsed: p(`UPDATE disks SET used = ? WHERE idx = ?`),
     };
   }
 
@@ -160,10 +172,6 @@ export class IndexDb {
 
   disks(): DiskRow[] {
     return this.s.disks.all() as DiskRow[];
-  }
-
-  hasFid(fid: string): boolean {
-    return this.s.byFid.get(fid) !== undefined;
   }
 
   /**
@@ -191,30 +199,54 @@ export class IndexDb {
    * Inserts (or replaces) the row of a completed body, evicting least recently used rows of its
    * disk until the disk's quota holds it. Must run inside a transaction (see `batch`).
    */
-  insertRow(row: NewRow, quota: number, released: Released): void {
+  insertRow(row: NewRow, quota: number, released: Released, batch?: InsertBatch): void {
     // An object fetched before an invalidation of its URL that commits after it (its write was
     // still in flight, possibly in another worker) lands invalidated: stale, to be revalidated,
-    // never fresh old content (cache_invalidations, see invalidation-log.ts).
-    const invalidatedAt = this.s.invalidatedSince.get(row.vhost, row.request_time, row.url, row.url) as number | null | undefined;
+    // never fresh old content (cache_invalidations, see invalidation-log.ts). A batch asks once
+    // per vhost for its newest invalidation, and per row only when that is recent enough.
+    let latest: number | null | undefined = null;
+    if (batch !== undefined) {
+      latest = batch.latest.get(row.vhost);
+      if (latest === undefined) batch.latest.set(row.vhost, latest = this.s.latestInvalidation.get(row.vhost) as number | null);
+    }
+    const invalidatedAt = batch !== undefined && (latest == null || latest < row.request_time) ? null
+      : this.s.invalidatedSince.get(row.vhost, row.request_time, row.url, row.url) as number | null | undefined;
     if (invalidatedAt != null && row.invalidated === 0) {
       row = { ...row, invalidated: 2, flags: flagsForInvalidated(row.flags, 2), stale_at: Math.min(row.stale_at, invalidatedAt) };
     }
-    const old = this.row(row.vhost, row.url, row.variant);
-    if (old !== undefined) this.removeRow(old, released);
-    let over = (this.s.diskUsed.get(row.disk) as number) + row.size - quota;
+    const old = this.s.keyRow.get(row.vhost, row.url, row.variant) as Pick<IndexRow, 'id' | 'path' | 'size' | 'disk'> | undefined;
+    if (old !== undefined) this.removeRow(old, released, batch);
+    let over = this.used(row.disk, batch) + row.size - quota;
     for (let rounds = 0; over > 0 && rounds < 10_000; rounds++) {
       const victims = this.s.lru.all(row.disk, 64) as { id: number; path: string; size: number }[];
       if (victims.length === 0) break;
       for (const v of victims) {
         if (over <= 0) break;
-        this.s.deleteId.run(v.id);
-        this.s.addUsed.run(-v.size, row.disk);
-        released.paths.push(v.path);
+        this.removeRow({ ...v, disk: row.disk }, released, batch);
         over -= v.size;
       }
     }
     this.s.insert.run(row);
-    this.s.addUsed.run(row.size, row.disk);
+    this.addUsed(row.size, row.disk, batch);
+  }
+
+  /** Writes the disk usage a batch of inserts kept in memory (see InsertBatch). */
+  finishBatch(batch: InsertBatch): void {
+    for (const [disk, used] of batch.used) this.s.setUsed.run(used, disk);
+    batch.used.clear();
+  }
+
+  private used(disk: number, batch: InsertBatch | undefined): number {
+    const known = batch?.used.get(disk);
+    if (known !== undefined) return known;
+    const used = this.s.diskUsed.get(disk) as number;
+    batch?.used.set(disk, used);
+    return used;
+  }
+
+  private addUsed(delta: number, disk: number, batch: InsertBatch | undefined): void {
+    if (batch === undefined) this.s.addUsed.run(delta, disk);
+    else batch.used.set(disk, Math.max(0, this.used(disk, batch) + delta));
   }
 
   /**
@@ -254,9 +286,9 @@ export class IndexDb {
     return true;
   }
 
-  removeRow(row: Pick<IndexRow, 'id' | 'path' | 'size' | 'disk'>, released: Released): void {
+  removeRow(row: Pick<IndexRow, 'id' | 'path' | 'size' | 'disk'>, released: Released, batch?: InsertBatch): void {
     if (this.s.deleteId.run(row.id).changes > 0) {
-      this.s.addUsed.run(-row.size, row.disk);
+      this.addUsed(-row.size, row.disk, batch);
       released.paths.push(row.path);
     }
   }

@@ -1,4 +1,5 @@
 // Helpers of the writer thread (synchronous: the thread is off the request path).
+import crypto from 'node:crypto';
 import { unlinkSync, writevSync } from 'node:fs';
 import type { NewRow } from '../index-db.js';
 import { flagsForInvalidated } from '../prefix.js';
@@ -20,6 +21,13 @@ export interface Obj {
   bytes: number;
   tooBig: boolean;
   ended: boolean;
+}
+
+/** The object's hash key (fileinfo's HashKey; it also spreads objects over the disks). */
+export function keyHash(m: WireMeta): string {
+  const key = `${m.key.vhost}\0${m.key.url}\0${m.variantKey}`;
+  // crypto.hash (node 20.12) is the one-shot form: no Hash object per object.
+  return typeof crypto.hash === 'function' ? crypto.hash('sha1', key, 'hex') : crypto.createHash('sha1').update(key).digest('hex');
 }
 
 export function rowFor(o: Obj, path: string, now: number): NewRow {
