@@ -7,7 +7,7 @@ import { createReadStream, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { cleanTemp, prepareDisk, unlinkQuiet } from './disk-files.js';
-import { DiskWriter } from './disk-write.js';
+import { DiskSink, DiskWriter } from './disk-write.js';
 import { WriterChannel } from './disk/writer-channel.js';
 import { IndexDb, type IndexRow, type Released } from './index-db.js';
 import { flagsForInvalidated, INVALIDATED_HARDPURGED, prefixUpperBound, type PrefixMark } from './prefix.js';
@@ -181,6 +181,11 @@ export class DiskStore implements CacheStore {
 
   createWriteStream(meta: CacheEntryMeta): Writable {
     return new DiskWriter(this.writer, meta, this.maxObjectBytes);
+  }
+
+  /** createWriteStream without the stream: for the tiered store's write path. */
+  openSink(meta: CacheEntryMeta): DiskSink {
+    return new DiskSink(this.writer, meta, this.maxObjectBytes);
   }
 
   /**
