@@ -4,7 +4,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { HostRuntime } from '../../rt/host-runtime.js';
-import { OriginError } from '../../origin/index.js';
+import { OriginError, type OriginBody } from '../../origin/index.js';
 import { endToEndResponseHeaders } from '../../rt/hop-by-hop.js';
 import { discard, originRequestHeaders, proxyToOrigin } from '../../rt/proxy.js';
 import { sendError } from '../../rt/respond.js';
@@ -97,11 +97,12 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
   for (const c of CLIENT_CONDITIONALS) delete headers[c];
   if (plan.conditional !== undefined) Object.assign(headers, plan.conditional);
   const requestTime = Date.now();
-  tx.host.origin.request({ method: 'GET', url: tx.url, headers, body: null }).then((upstream) => {
+  // dispatch, not request(): no promise, stream or async resource per fetch (OriginSet.dispatch).
+  tx.host.origin.dispatch({ method: 'GET', url: tx.url, headers, body: null }, { onHead: (upstream, body) => {
     const cachedAt = Date.now();
     const resHeaders = endToEndResponseHeaders(upstream.headers);
     if (plan.intercept !== undefined && plan.intercept(upstream.statusCode, resHeaders, f)) {
-      discard(upstream.body);
+      body.discard();
       ctx.inflight.finish(f);
       return;
     }
@@ -112,9 +113,9 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
       ctx.inflight.finish(f);
       const [first, ...rest] = f.takeWaiting();
       for (const other of rest) proxyToOrigin(other);
-      if (first === undefined || first.res.destroyed) { discard(upstream.body); return; }
+      if (first === undefined || first.res.destroyed) { body.discard(); return; }
       first.cacheResult ??= plan.result;
-      streamUnstored(first, upstream.statusCode, resHeaders, upstream.body, cachedAt);
+      streamUnstored(first, upstream.statusCode, resHeaders, body.readable(), cachedAt);
       return;
     }
     const meta = newEntryMeta(plan.key, upstream.statusCode, resHeaders, tx.req.headers, requestTime, cachedAt, tx.host);
@@ -128,8 +129,8 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
     // A client whose request selects another variant cannot share this answer: it fetches anew.
     const refused = f.start(meta, writeHead, (w) => vary.length === 0 || variantMatches(meta, w.req.headers));
     for (const w of refused) fetchAndStore(ctx, w, { key: plan.key, mayStore: plan.mayStore, result: plan.result }, true);
-    pipeToStore(ctx, f, meta, upstream.body);
-  }, (err: unknown) => {
+    pipeToStore(ctx, f, meta, body);
+  }, onError: (err: unknown) => {
     ctx.inflight.finish(f);
     if (plan.intercept !== undefined && plan.intercept(-1, {}, f)) return;
     const status = plan.unreachableStatus ?? (err instanceof OriginError ? err.status : 502);
@@ -138,32 +139,32 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
       w.status = status;
       sendError(w.res, status);
     }
-  });
+  } });
 }
 
 /** Tees the origin body into the readers and the store; back-pressure from the store only. */
-function pipeToStore(ctx: CacheContext, f: SharedFetch, meta: CacheEntryMeta, body: Readable): void {
-  const sink = ctx.store.createWriteStream(meta);
-  let storeFailed = false;
-  sink.on('error', () => { storeFailed = true; });
-  body.on('data', (chunk: Buffer) => {
-    f.push(chunk);
-    if (!storeFailed && !sink.write(chunk)) {
-      body.pause();
-      sink.once('drain', () => body.resume());
-    }
-  });
-  body.once('end', () => {
-    f.end();
-    if (storeFailed) { ctx.inflight.finish(f); return; }
+function pipeToStore(ctx: CacheContext, f: SharedFetch, meta: CacheEntryMeta, body: OriginBody): void {
+  // The store's own write path (no stream per object); a failing disk costs only the disk copy.
+  const sink = ctx.store.openSink(meta);
+  body.consume({
+    onData: (chunk) => {
+      f.push(chunk);
+      if (!sink.write(chunk)) {
+        body.pause();
+        sink.onDrain(() => body.resume());
+      }
+    },
     // Newcomers keep joining this fetch until the stored copy is visible.
-    sink.end(() => ctx.inflight.finish(f));
-  });
-  body.once('error', () => {
-    sink.destroy(new Error('origin body broke'));
-    ctx.inflight.finish(f);
-    f.abort();
-    for (const w of f.takeWaiting()) sendError(w.res, 502);
+    onEnd: () => {
+      f.end();
+      sink.end(() => ctx.inflight.finish(f));
+    },
+    onError: () => {
+      sink.abort();
+      ctx.inflight.finish(f);
+      f.abort();
+      for (const w of f.takeWaiting()) sendError(w.res, 502);
+    },
   });
 }
 
