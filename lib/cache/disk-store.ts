@@ -164,7 +164,14 @@ export class DiskStore implements CacheStore {
   }
 
   async variants(key: CacheKey): Promise<CacheEntryMeta[]> {
-    return this.index.rowsOfUrl(key.vhost, key.url).filter((r) => this.usable(r.disk) && r.invalidated !== INVALIDATED_HARDPURGED).map(rowToMeta);
+    return this.variantsSync(key);
+  }
+
+  /** The index lookup is synchronous (better-sqlite3). */
+  variantsSync(key: CacheKey): CacheEntryMeta[] {
+    const rows = this.index.rowsOfUrl(key.vhost, key.url);
+    if (rows.length === 0) return [];
+    return rows.filter((r) => this.usable(r.disk) && r.invalidated !== INVALIDATED_HARDPURGED).map(rowToMeta);
   }
 
   async get(key: CacheKey, variantKey: string): Promise<CachedObject | undefined> {

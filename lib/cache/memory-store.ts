@@ -317,11 +317,19 @@ export class MemoryStore implements CacheStore {
   }
 }
 
-/** One Buffer for the body; a lone chunk is kept as is unless it pins a larger pooled buffer. */
+/** Bytes a kept chunk may pin beyond itself (the rest of its buffer): see joinChunks. */
+const PIN_SLACK = 1024;
+
+/**
+ * One Buffer for the body. A lone chunk is kept as is when its buffer is not much larger: an
+ * origin body that arrived in one read is a view of that read's buffer, which holds the
+ * response head too (a few hundred bytes), and copying it would cost an allocation and a copy
+ * per cached object. A chunk of a larger (pooled) buffer is copied so it does not pin it.
+ */
 export function joinChunks(chunks: Buffer[], bytes: number): Buffer {
   if (chunks.length === 1) {
     const c = chunks[0]!;
-    if (c.byteOffset === 0 && c.buffer.byteLength === c.length) return c;
+    if (c.buffer.byteLength - c.length <= Math.min(PIN_SLACK, c.length >>> 3)) return c;
   }
   return Buffer.concat(chunks, bytes);
 }

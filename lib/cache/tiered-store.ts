@@ -40,9 +40,18 @@ export class TieredStore implements CacheStore {
     return this.memory.variantsSync(key);
   }
 
-  async variants(key: CacheKey): Promise<CacheEntryMeta[]> {
+  /** Not an async function: a lookup that misses memory runs once per miss of the server. */
+  variants(key: CacheKey): Promise<CacheEntryMeta[]> {
+    try {
+      return Promise.resolve(this.everyVariant(key));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  private everyVariant(key: CacheKey): CacheEntryMeta[] {
     const mem = this.memory.variantsSync(key);
-    const disk = await this.disk.variants(key);
+    const disk = this.disk.variantsSync(key);
     if (mem.length === 0) return disk;
     const seen = new Set(disk.map((m) => m.variantKey));
     const all: CacheEntryMeta[] = [...disk, ...mem.filter((m) => !seen.has(m.variantKey))];

@@ -2,9 +2,10 @@
 //
 // main -> thread, at most one message per event-loop turn: `{ ops, bufs, ring }`.
 //   ops is a flat array of records, each starting with its Op code:
-//     OPEN  id meta          a new object (CacheEntryMeta, structured-cloned once); one whose
-//                            meta.size is at least STREAM_BYTES is posted at once and gets its
-//                            temp file right away
+//     OPEN  id ...meta       a new object: the WIRE_META_FIELDS of its meta, flat (cheaper to
+//                            clone than the meta's object graph, and vary and headers are
+//                            already the JSON of its row); one whose size is at least
+//                            STREAM_BYTES is posted at once and gets its temp file right away
 //     DATA  id buf off len   body bytes: bufs[buf].subarray(off, off + len), or with buf -1
 //                            the ring's bytes [off, off + len) (see below)
 //     END   id               the body is complete: write, rename, commit the row, then settle
@@ -93,7 +94,40 @@ export interface WriterInit {
   ring: SharedArrayBuffer;
 }
 
-export type WireMeta = CacheEntryMeta;
+/** What the thread keeps of an object's meta: its row's fields, vary and headers as JSON. */
+export interface WireMeta {
+  vhost: string;
+  url: string;
+  variant: string;
+  vary: string;
+  status: number;
+  headers: string;
+  requestTime: number;
+  cachedAt: number;
+  staleAt: number;
+  deleteAt: number;
+  size: number;
+  invalidated: number;
+}
+
+/** How many ops words an OPEN's meta takes (toWire / fromWire). */
+export const WIRE_META_FIELDS = 12;
+
+/** Appends a meta's wire form to ops (main thread). */
+export function toWire(ops: unknown[], m: CacheEntryMeta): void {
+  ops.push(m.key.vhost, m.key.url, m.variantKey, JSON.stringify(m.vary), m.status, JSON.stringify(m.headers),
+    m.requestTime, m.cachedAt, m.staleAt, m.deleteAt, m.size, m.invalidated ?? 0);
+}
+
+/** Reads a meta's wire form from ops at i (thread). */
+export function fromWire(ops: unknown[], i: number): WireMeta {
+  return {
+    vhost: ops[i] as string, url: ops[i + 1] as string, variant: ops[i + 2] as string, vary: ops[i + 3] as string,
+    status: ops[i + 4] as number, headers: ops[i + 5] as string, requestTime: ops[i + 6] as number,
+    cachedAt: ops[i + 7] as number, staleAt: ops[i + 8] as number, deleteAt: ops[i + 9] as number,
+    size: ops[i + 10] as number, invalidated: ops[i + 11] as number,
+  };
+}
 
 /** Announced body size from which an object streams to its temp file from the start. */
 export const STREAM_BYTES = 256 * 1024;

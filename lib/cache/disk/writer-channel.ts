@@ -2,7 +2,8 @@
 // posts them as one message per event-loop turn, bounds the body bytes in flight, and settles
 // each stream when the thread confirms its row (see protocol.ts for the messages).
 import { Worker } from 'node:worker_threads';
-import { Op, STREAM_BYTES, type MetaOp, type OpsMessage, type Reply, type WireMeta, type WriterInit } from './protocol.js';
+import type { CacheEntryMeta } from '../store.js';
+import { Op, STREAM_BYTES, toWire, type MetaOp, type OpsMessage, type Reply, type WriterInit } from './protocol.js';
 
 /**
  * Size of the ring the body bytes travel in (protocol.ts). The thread frees it message by
@@ -65,10 +66,11 @@ export class WriterChannel {
     this.init = { ...init, ring };
   }
 
-  open(meta: WireMeta, settle: Settle, ack: Ack): number {
+  open(meta: CacheEntryMeta, settle: Settle, ack: Ack): number {
     const id = this.nextId++;
     this.pending.set(id, { settle, ack, waiting: false });
-    this.ops.push(Op.OPEN, id, meta);
+    this.ops.push(Op.OPEN, id);
+    toWire(this.ops, meta);
     if (meta.size >= STREAM_BYTES) this.post(); else this.schedule();
     return id;
   }

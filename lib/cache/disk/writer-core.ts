@@ -10,7 +10,7 @@
 import { closeSync, mkdirSync, openSync, renameSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fidSource, finalPath, tempPath } from '../disk-files.js';
-import { Op, STREAM_BYTES, type MetaOp, type OpsMessage, type Reply, type WireMeta, type WriterInit } from './protocol.js';
+import { fromWire, Op, STREAM_BYTES, WIRE_META_FIELDS, type MetaOp, type OpsMessage, type Reply, type WireMeta, type WriterInit } from './protocol.js';
 import { IndexWriter, type Ready } from './writer-index.js';
 import { isIoError, keyHash, unlinkQuiet, writeAll, type Obj } from './writer-io.js';
 
@@ -79,8 +79,8 @@ export class WriterCore {
         }
         i += 5;
       } else if (code === Op.OPEN) {
-        this.open(id, ops[i + 2] as WireMeta);
-        i += 3;
+        this.open(id, fromWire(ops, i + 2));
+        i += 2 + WIRE_META_FIELDS;
       } else if (code === Op.END || code === Op.BIG) {
         const o = this.objs.get(id);
         if (o !== undefined) {

@@ -78,7 +78,7 @@ export class IndexWriter {
   private put(it: Ready, now: number, released: Released, batch?: InsertBatch): void {
     if (it.path !== '') { this.index.insertRow(rowFor(it.obj, it.path, now), this.quotaOf(it.obj.disk), released, batch); return; }
     const m = it.obj.meta;
-    const old = this.index.row(m.key.vhost, m.key.url, m.variantKey);
+    const old = this.index.row(m.vhost, m.url, m.variant);
     if (old !== undefined) this.index.removeRow(old, released, batch);
   }
 }
