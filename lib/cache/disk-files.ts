@@ -27,8 +27,9 @@ export function tempPath(dir: string, fid: string): string {
   return join(dir, 'tmp', `${fid}.${process.pid}.tmp`);
 }
 
+/** `dir` is absolute and normalised (DiskStore resolves it): joined without path.join's parse. */
 export function finalPath(dir: string, fid: string): string {
-  return join(dir, fid.slice(0, 2), fid);
+  return `${dir}/${fid.slice(0, 2)}/${fid}`;
 }
 
 /** Creates the directory tree and proves it writable; false when the disk cannot be used. */

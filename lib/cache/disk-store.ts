@@ -7,7 +7,7 @@ import { createReadStream, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { cleanTemp, prepareDisk, unlinkQuiet } from './disk-files.js';
-import { DiskWriter } from './disk-write.js';
+import { DiskSink, DiskWriter } from './disk-write.js';
 import { WriterChannel } from './disk/writer-channel.js';
 import { IndexDb, type IndexRow, type Released } from './index-db.js';
 import { INVALIDATED_HARDPURGED, prefixUpperBound, type PrefixMark } from './prefix.js';
@@ -39,7 +39,11 @@ export interface DiskStoreOptions {
   tempMaxAgeMs?: number;
   /** Body bytes in flight to the writer thread before writes wait (64 MiB). */
   writerMaxInFlightBytes?: number;
-  /** Rows completed within this window share one index transaction (2 ms). */
+  /**
+   * Rows completed within this window share one index transaction (5 ms: on a stream of misses
+   * each commit's fixed cost is then shared by a few dozen rows; the memory copy is served at
+   * once, and other workers see the row this much later at most).
+   */
   writerCommitDelayMs?: number;
   /** Clock of the last-access times and marks set here (Date.now); tests pass their own. */
   now?: () => number;
@@ -159,14 +163,21 @@ export class DiskStore implements CacheStore {
     this.writer = new WriterChannel({
       indexPath, disks: this.disks.map((d) => ({ path: d.path, quota: d.quota, status: d.status })),
       busyTimeoutMs: opts.busyTimeoutMs ?? 5000, mmapBytes: opts.mmapBytes, maxObjectBytes: opts.maxObjectBytes,
-      maxConsecutiveErrors: opts.maxConsecutiveErrors ?? 3, commitDelayMs: opts.writerCommitDelayMs ?? 2,
+      maxConsecutiveErrors: opts.maxConsecutiveErrors ?? 3, commitDelayMs: opts.writerCommitDelayMs ?? 5,
       refreshMs: opts.flushIntervalMs ?? 1000, maxInFlightBytes: maxInFlight,
     }, maxInFlight, (idx, status) => { const d = this.disks[idx]; if (d !== undefined) d.status = status; });
     this.writer.start();
   }
 
   async variants(key: CacheKey): Promise<CacheEntryMeta[]> {
-    return this.index.rowsOfUrl(key.vhost, key.url).filter((r) => this.usable(r.disk) && r.invalidated !== INVALIDATED_HARDPURGED).map(rowToMeta);
+    return this.variantsSync(key);
+  }
+
+  /** The index lookup is synchronous (better-sqlite3). */
+  variantsSync(key: CacheKey): CacheEntryMeta[] {
+    const rows = this.index.rowsOfUrl(key.vhost, key.url);
+    if (rows.length === 0) return [];
+    return rows.filter((r) => this.usable(r.disk) && r.invalidated !== INVALIDATED_HARDPURGED).map(rowToMeta);
   }
 
   async get(key: CacheKey, variantKey: string): Promise<CachedObject | undefined> {
@@ -183,6 +194,11 @@ export class DiskStore implements CacheStore {
 
   createWriteStream(meta: CacheEntryMeta): Writable {
     return new DiskWriter(this.writer, meta, this.maxObjectBytes);
+  }
+
+  /** createWriteStream without the stream: for the tiered store's write path. */
+  openSink(meta: CacheEntryMeta): DiskSink {
+    return new DiskSink(this.writer, meta, this.maxObjectBytes);
   }
 
   /**

@@ -1,7 +1,10 @@
-// Write stream of the disk store. The bytes go to the store's writer thread
-// (lib/cache/disk/writer-core.ts), which writes the temp file, renames it into place and only
-// then commits the index row; this stream finishes when the thread confirms that commit, so an
-// entry is visible to `get` exactly when 'finish' is emitted. Nothing here touches the disk.
+// Write path of the disk store. The bytes go to the store's writer thread
+// (lib/cache/disk/writer-core.ts), which writes the body file and only then commits the index
+// row; a write is done when the thread confirms that commit, so an entry is visible to `get`
+// exactly then. Nothing here touches the disk.
+//
+// DiskSink is that path as a plain object (the tiered store's miss path uses it directly, with
+// no stream machinery per object); DiskWriter wraps it in the Writable of the store contract.
 import { Writable } from 'node:stream';
 import type { WriterChannel } from './disk/writer-channel.js';
 import type { CacheEntryMeta } from './store.js';
@@ -13,55 +16,34 @@ import type { CacheEntryMeta } from './store.js';
  */
 const STREAM_AHEAD_BYTES = 1024 * 1024;
 
-export class DiskWriter extends Writable {
+export class DiskSink {
   private readonly id: number = 0;
   private bytes = 0;
   /** Bytes sent to the thread and not yet acknowledged (written or dropped) by it. */
   private unacked = 0;
-  private paused: ((err?: Error | null) => void) | undefined;
+  private paused: (() => void) | undefined;
   private big = false;
   private settled = false;
   private error: Error | undefined;
-  /** The callback of _final or _destroy waiting for the thread's answer. */
+  /** The callback of end() or abort() waiting for the thread's answer. */
   private onSettle: ((err?: Error) => void) | undefined;
+  /** Told (once) when the object fails before end() or abort() was called. */
+  onFail: ((err: Error) => void) | undefined;
 
   /** maxBytes: the largest body any disk may keep; bytes past it are not even sent. */
   constructor(private readonly channel: WriterChannel, meta: CacheEntryMeta, private readonly maxBytes: number) {
-    super({ highWaterMark: 64 * 1024 });
     if (channel.closed) {
       this.settled = true;
-      process.nextTick(() => this.destroy(Object.assign(new Error('cache store is closed'), { code: 'ECLOSED' })));
+      this.error = Object.assign(new Error('cache store is closed'), { code: 'ECLOSED' });
+      process.nextTick(() => this.onFail?.(this.error!));
       return;
     }
     this.id = channel.open(meta, (err) => this.settle(err), (n) => this.ack(n));
     if (meta.size > maxBytes) this.markBig();
   }
 
-  override _write(chunk: Buffer, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
-    this.send(chunk);
-    this.pace(cb);
-  }
-
-  override _writev(chunks: { chunk: Buffer }[], cb: (err?: Error | null) => void): void {
-    for (const c of chunks) this.send(c.chunk);
-    this.pace(cb);
-  }
-
-  override _final(cb: (err?: Error | null) => void): void {
-    if (this.settled) { cb(this.error); return; }
-    this.onSettle = (err) => cb(err);
-    this.channel.end(this.id);
-  }
-
-  override _destroy(err: Error | null, cb: (err?: Error | null) => void): void {
-    this.unpause();
-    if (this.settled) { cb(err); return; }
-    // Wait until the thread has removed what it holds, so 'close' means "nothing left behind".
-    this.onSettle = () => cb(err);
-    this.channel.abort(this.id);
-  }
-
-  private send(chunk: Buffer): void {
+  /** Queues the bytes for the thread (a copy: the caller's chunk stays shared). */
+  send(chunk: Buffer): void {
     if (this.settled || this.big) return;
     this.bytes += chunk.length;
     if (this.bytes > this.maxBytes) { this.markBig(); return; }
@@ -69,11 +51,35 @@ export class DiskWriter extends Writable {
     this.channel.data(this.id, chunk);
   }
 
-  /** Back-pressure: the write completes at once unless the thread is behind by a bound. */
-  private pace(cb: (err?: Error | null) => void): void {
-    if (this.unacked >= STREAM_AHEAD_BYTES && !this.settled && !this.big) { this.paused = cb; this.channel.hold(1); }
+  /** Whether more bytes may be sent now (else wait for pace()). */
+  ready(): boolean {
+    return !this.aheadOfFile() && this.channel.inFlight < this.channel.maxInFlight;
+  }
+
+  /** Back-pressure: calls cb at once unless the thread is behind by a bound, else once it caught up. */
+  pace(cb: () => void): void {
+    if (this.aheadOfFile()) { this.paused = cb; this.channel.hold(1); }
     else if (this.channel.inFlight >= this.channel.maxInFlight) this.channel.onDrain(() => this.pace(cb));
     else cb();
+  }
+
+  /** The body is complete: cb once its row is committed (or with the error that kept it out). */
+  end(cb: (err?: Error) => void): void {
+    if (this.settled) { cb(this.error); return; }
+    this.onSettle = cb;
+    this.channel.end(this.id);
+  }
+
+  /** Drops the object; cb once the thread has removed what it held (nothing is left behind). */
+  abort(cb?: () => void): void {
+    this.unpause();
+    if (this.settled) { cb?.(); return; }
+    this.onSettle = () => cb?.();
+    this.channel.abort(this.id);
+  }
+
+  private aheadOfFile(): boolean {
+    return this.unacked >= STREAM_AHEAD_BYTES && !this.settled && !this.big;
   }
 
   private ack(n: number): void {
@@ -102,7 +108,37 @@ export class DiskWriter extends Writable {
     const waiter = this.onSettle;
     this.onSettle = undefined;
     if (waiter !== undefined) waiter(err);
-    // Failed mid-body (a write error in the thread): fail the stream now, not at its end.
-    else if (err !== undefined && !this.destroyed) this.destroy(err);
+    // Failed mid-body (a write error in the thread): say so now, not at the end.
+    else if (err !== undefined) this.onFail?.(err);
+  }
+}
+
+/** The store contract's write stream over a DiskSink. */
+export class DiskWriter extends Writable {
+  private readonly sink: DiskSink;
+
+  constructor(channel: WriterChannel, meta: CacheEntryMeta, maxBytes: number) {
+    super({ highWaterMark: 64 * 1024 });
+    this.sink = new DiskSink(channel, meta, maxBytes);
+    this.sink.onFail = (err) => { if (!this.destroyed) this.destroy(err); };
+  }
+
+  override _write(chunk: Buffer, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
+    this.sink.send(chunk);
+    this.sink.pace(() => cb());
+  }
+
+  override _writev(chunks: { chunk: Buffer }[], cb: (err?: Error | null) => void): void {
+    for (const c of chunks) this.sink.send(c.chunk);
+    this.sink.pace(() => cb());
+  }
+
+  override _final(cb: (err?: Error | null) => void): void {
+    this.sink.end((err) => cb(err));
+  }
+
+  override _destroy(err: Error | null, cb: (err?: Error | null) => void): void {
+    // Waits until the thread has removed what it holds, so 'close' means "nothing left behind".
+    this.sink.abort(() => cb(err));
   }
 }

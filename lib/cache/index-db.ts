@@ -3,99 +3,12 @@
 // failing). Every statement is prepared once; the request path uses only keyed lookups.
 import Database from 'better-sqlite3';
 import type { MetaPatch } from './disk/protocol.js';
+import { COLUMNS, SCHEMA, type DiskRow, type IndexRow, type InsertBatch, type LightRow, type NewRow, type Released } from './index-schema.js';
 import { deleteAtAfter, flagsForInvalidated, INVALIDATED_HARDPURGED, prefixUpperBound, type PrefixMark } from './prefix.js';
 
-/** The columns operator commands need to choose, count, mark or delete a row. */
-export interface LightRow { id: number; url: string; variant: string; size: number; invalidated: number; stale_at: number; cached_at: number; flags: number; path: string; disk: number }
-
-export interface IndexRow {
-  id: number;
-  vhost: string;
-  url: string;
-  variant: string;
-  /** JSON array of the Vary header names. */
-  vary: string;
-  status: number;
-  /** JSON object of the stored headers. */
-  headers: string;
-  request_time: number;
-  cached_at: number;
-  stale_at: number;
-  delete_at: number;
-  created_at: number;
-  /** Changes on every metadata update (a 304 refresh), for the UpdateTime of fileinfo. */
-  updated_at: number;
-  size: number;
-  disk: number;
-  fid: string;
-  path: string;
-  last_access: number;
-  invalidated: number;
-  /** FLAG_* bits of prefix.ts. */
-  flags: number;
-  hash_key: string;
-}
-
-export type NewRow = Omit<IndexRow, 'id'>;
-
-export interface DiskRow {
-  idx: number;
-  path: string;
-  quota: number;
-  used: number;
-  status: 'Normal' | 'Invalid';
-}
-
-/** Files that are no longer referenced once a transaction commits, to unlink afterwards. */
-export interface Released {
-  paths: string[];
-}
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS entries (
-  id INTEGER PRIMARY KEY,
-  vhost TEXT NOT NULL,
-  url TEXT NOT NULL,
-  variant TEXT NOT NULL,
-  vary TEXT NOT NULL,
-  status INTEGER NOT NULL,
-  headers TEXT NOT NULL,
-  request_time INTEGER NOT NULL,
-  cached_at INTEGER NOT NULL,
-  stale_at INTEGER NOT NULL,
-  delete_at INTEGER NOT NULL,
-  created_at INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL,
-  size INTEGER NOT NULL,
-  disk INTEGER NOT NULL,
-  fid TEXT NOT NULL,
-  path TEXT NOT NULL,
-  last_access INTEGER NOT NULL,
-  invalidated INTEGER NOT NULL DEFAULT 0,
-  flags INTEGER NOT NULL DEFAULT 0,
-  hash_key TEXT NOT NULL
-);
-CREATE UNIQUE INDEX IF NOT EXISTS entries_key ON entries (vhost, url, variant);
-CREATE INDEX IF NOT EXISTS entries_lru ON entries (disk, last_access);
-CREATE INDEX IF NOT EXISTS entries_delete_at ON entries (delete_at);
-CREATE INDEX IF NOT EXISTS entries_fid ON entries (fid);
-CREATE TABLE IF NOT EXISTS disks (
-  idx INTEGER PRIMARY KEY,
-  path TEXT NOT NULL,
-  quota INTEGER NOT NULL,
-  used INTEGER NOT NULL DEFAULT 0,
-  status TEXT NOT NULL DEFAULT 'Normal'
-);
-CREATE TABLE IF NOT EXISTS cache_invalidations (
-  seq INTEGER PRIMARY KEY AUTOINCREMENT, vhost TEXT NOT NULL, url TEXT NOT NULL,
-  prefix INTEGER NOT NULL, at INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS cache_invalidations_at ON cache_invalidations (vhost, at);
-`;
+export type { DiskRow, IndexRow, InsertBatch, LightRow, NewRow, Released } from './index-schema.js';
 
 const TOUCH_BUSY_MS = 250;
-
-const COLUMNS = 'vhost, url, variant, vary, status, headers, request_time, cached_at, stale_at, delete_at, created_at, updated_at, size, disk, fid, path, last_access, invalidated, flags, hash_key';
 
 export interface IndexDbOptions {
   busyTimeoutMs?: number;
@@ -122,7 +35,9 @@ export class IndexDb {
     this.s = {
       row: p(`SELECT * FROM entries WHERE vhost = ? AND url = ? AND variant = ?`),
       rowsOfUrl: p(`SELECT * FROM entries WHERE vhost = ? AND url = ? ORDER BY cached_at DESC`),
-      insert: p(`INSERT INTO entries (${COLUMNS}) VALUES (${COLUMNS.split(', ').map((c) => '@' + c).join(', ')})`),
+      // Positional: binding 20 named parameters from an object costs a property lookup each. A
+      // key that is there already (a replacement) inserts nothing; insertRow handles that.
+      insert: p(`INSERT INTO entries (${COLUMNS}) VALUES (${COLUMNS.split(', ').map(() => '?').join(', ')}) ON CONFLICT DO NOTHING`),
       deleteId: p(`DELETE FROM entries WHERE id = ?`),
       lru: p(`SELECT id, path, size FROM entries WHERE disk = ? ORDER BY last_access LIMIT ?`),
       invalidatedSince: p(`SELECT MAX(at) FROM cache_invalidations WHERE vhost = ? AND at >= ?
@@ -146,7 +61,9 @@ export class IndexDb {
       rangeAll: p(`SELECT * FROM entries WHERE vhost = ? AND (url, variant) > (?, ?) ORDER BY url, variant LIMIT ?`),
       rangeTo: p(`SELECT * FROM entries WHERE vhost = ? AND (url, variant) > (?, ?) AND url < ? ORDER BY url, variant LIMIT ?`),
       expired: p(`SELECT id, path, size, disk FROM entries WHERE delete_at > 0 AND delete_at < ? LIMIT ?`),
-      byFid: p(`SELECT 1 FROM entries WHERE fid = ?`).pluck(),
+      keyRow: p(`SELECT id, path, size, disk FROM entries WHERE vhost = ? AND url = ? AND variant = ?`),
+      latestInvalidation: p(`SELECT MAX(at) FROM cache_invalidations WHERE vhost = ?`).pluck(),
+      setUsed: p(`UPDATE disks SET used = ? WHERE idx = ?`),
     };
   }
 
@@ -160,10 +77,6 @@ export class IndexDb {
 
   disks(): DiskRow[] {
     return this.s.disks.all() as DiskRow[];
-  }
-
-  hasFid(fid: string): boolean {
-    return this.s.byFid.get(fid) !== undefined;
   }
 
   /**
@@ -191,30 +104,70 @@ export class IndexDb {
    * Inserts (or replaces) the row of a completed body, evicting least recently used rows of its
    * disk until the disk's quota holds it. Must run inside a transaction (see `batch`).
    */
-  insertRow(row: NewRow, quota: number, released: Released): void {
+  insertRow(row: NewRow, quota: number, released: Released, batch?: InsertBatch): void {
     // An object fetched before an invalidation of its URL that commits after it (its write was
     // still in flight, possibly in another worker) lands invalidated: stale, to be revalidated,
-    // never fresh old content (cache_invalidations, see invalidation-log.ts).
-    const invalidatedAt = this.s.invalidatedSince.get(row.vhost, row.request_time, row.url, row.url) as number | null | undefined;
+    // never fresh old content (cache_invalidations, see invalidation-log.ts). A batch asks once
+    // per vhost for its newest invalidation, and per row only when that is recent enough.
+    let latest: number | null | undefined = null;
+    if (batch !== undefined) {
+      latest = batch.latest.get(row.vhost);
+      if (latest === undefined) batch.latest.set(row.vhost, latest = this.s.latestInvalidation.get(row.vhost) as number | null);
+    }
+    const invalidatedAt = batch !== undefined && (latest == null || latest < row.request_time) ? null
+      : this.s.invalidatedSince.get(row.vhost, row.request_time, row.url, row.url) as number | null | undefined;
     if (invalidatedAt != null && row.invalidated === 0) {
       row = { ...row, invalidated: 2, flags: flagsForInvalidated(row.flags, 2), stale_at: Math.min(row.stale_at, invalidatedAt) };
     }
-    const old = this.row(row.vhost, row.url, row.variant);
-    if (old !== undefined) this.removeRow(old, released);
-    let over = (this.s.diskUsed.get(row.disk) as number) + row.size - quota;
+    // Inserted first (a new key, the usual case, needs no lookup before); a replaced row goes and
+    // the insert is repeated. Then least recently used rows of the disk make room, never the new one.
+    let id = this.insertOnly(row);
+    if (id === undefined) {
+      const old = this.s.keyRow.get(row.vhost, row.url, row.variant) as Pick<IndexRow, 'id' | 'path' | 'size' | 'disk'> | undefined;
+      if (old !== undefined) this.removeRow(old, released, batch);
+      id = this.insertOnly(row);
+    }
+    this.addUsed(row.size, row.disk, batch);
+    let over = this.used(row.disk, batch) - quota;
     for (let rounds = 0; over > 0 && rounds < 10_000; rounds++) {
       const victims = this.s.lru.all(row.disk, 64) as { id: number; path: string; size: number }[];
-      if (victims.length === 0) break;
+      let took = false;
       for (const v of victims) {
         if (over <= 0) break;
-        this.s.deleteId.run(v.id);
-        this.s.addUsed.run(-v.size, row.disk);
-        released.paths.push(v.path);
+        if (v.id === id) continue;
+        this.removeRow({ ...v, disk: row.disk }, released, batch);
         over -= v.size;
+        took = true;
       }
+      if (!took) break;
     }
-    this.s.insert.run(row);
-    this.s.addUsed.run(row.size, row.disk);
+  }
+
+  /** The row's id, or undefined when its key is taken. */
+  private insertOnly(row: NewRow): number | undefined {
+    const r = this.s.insert.run(row.vhost, row.url, row.variant, row.vary, row.status, row.headers, row.request_time, row.cached_at,
+      row.stale_at, row.delete_at, row.created_at, row.updated_at, row.size, row.disk, row.fid, row.path, row.last_access,
+      row.invalidated, row.flags, row.hash_key);
+    return r.changes === 0 ? undefined : Number(r.lastInsertRowid);
+  }
+
+  /** Writes the disk usage a batch of inserts kept in memory (see InsertBatch). */
+  finishBatch(batch: InsertBatch): void {
+    for (const [disk, used] of batch.used) this.s.setUsed.run(used, disk);
+    batch.used.clear();
+  }
+
+  private used(disk: number, batch: InsertBatch | undefined): number {
+    const known = batch?.used.get(disk);
+    if (known !== undefined) return known;
+    const used = this.s.diskUsed.get(disk) as number;
+    batch?.used.set(disk, used);
+    return used;
+  }
+
+  private addUsed(delta: number, disk: number, batch: InsertBatch | undefined): void {
+    if (batch === undefined) this.s.addUsed.run(delta, disk);
+    else batch.used.set(disk, Math.max(0, this.used(disk, batch) + delta));
   }
 
   /**
@@ -254,9 +207,9 @@ export class IndexDb {
     return true;
   }
 
-  removeRow(row: Pick<IndexRow, 'id' | 'path' | 'size' | 'disk'>, released: Released): void {
+  removeRow(row: Pick<IndexRow, 'id' | 'path' | 'size' | 'disk'>, released: Released, batch?: InsertBatch): void {
     if (this.s.deleteId.run(row.id).changes > 0) {
-      this.s.addUsed.run(-row.size, row.disk);
+      this.addUsed(-row.size, row.disk, batch);
       released.paths.push(row.path);
     }
   }

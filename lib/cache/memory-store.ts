@@ -143,14 +143,17 @@ export class MemoryStore implements CacheStore {
       this.deleteSync(meta.key, meta.variantKey);
       return undefined;
     }
-    // Removed first: dropping the last variant also drops the URL's group, recreated below.
-    this.deleteSync(meta.key, meta.variantKey);
-    let group = this.hosts.get(meta.key.vhost)?.get(meta.key.url);
+    // One lookup of the URL in the (large) map: every miss of the server comes through here.
+    let urls = this.hosts.get(meta.key.vhost);
+    if (urls === undefined) this.hosts.set(meta.key.vhost, (urls = new Map()));
+    let group = urls.get(meta.key.url);
     if (group === undefined) {
       group = { vhost: meta.key.vhost, url: meta.key.url, nodes: [] };
-      let urls = this.hosts.get(group.vhost);
-      if (urls === undefined) this.hosts.set(group.vhost, (urls = new Map()));
       urls.set(group.url, group);
+    } else {
+      // The variant it replaces goes; the group stays (the new node joins it below).
+      const nodes = group.nodes;
+      for (let i = nodes.length - 1; i >= 0; i--) if (nodes[i]!.obj.variantKey === meta.variantKey) this.unlinkNode(nodes[i]!, i, true);
     }
     const node: Node = { obj, bytes, prev: null, next: null, group };
     group.nodes.unshift(node);
@@ -300,11 +303,11 @@ export class MemoryStore implements CacheStore {
     node.prev = node.next = null;
   }
 
-  private unlinkNode(node: Node, indexInGroup: number): void {
+  private unlinkNode(node: Node, indexInGroup: number, keepGroup = false): void {
     this.detach(node);
     const group = node.group;
     if (indexInGroup >= 0) group.nodes.splice(indexInGroup, 1);
-    if (group.nodes.length === 0) {
+    if (group.nodes.length === 0 && !keepGroup) {
       const urls = this.hosts.get(group.vhost);
       urls?.delete(group.url);
       if (urls !== undefined && urls.size === 0) this.hosts.delete(group.vhost);
@@ -314,11 +317,19 @@ export class MemoryStore implements CacheStore {
   }
 }
 
-/** One Buffer for the body; a lone chunk is kept as is unless it pins a larger pooled buffer. */
-function joinChunks(chunks: Buffer[], bytes: number): Buffer {
+/** Bytes a kept chunk may pin beyond itself (the rest of its buffer): see joinChunks. */
+const PIN_SLACK = 1024;
+
+/**
+ * One Buffer for the body. A lone chunk is kept as is when its buffer is not much larger: an
+ * origin body that arrived in one read is a view of that read's buffer, which holds the
+ * response head too (a few hundred bytes), and copying it would cost an allocation and a copy
+ * per cached object. A chunk of a larger (pooled) buffer is copied so it does not pin it.
+ */
+export function joinChunks(chunks: Buffer[], bytes: number): Buffer {
   if (chunks.length === 1) {
     const c = chunks[0]!;
-    if (c.byteOffset === 0 && c.buffer.byteLength === c.length) return c;
+    if (c.buffer.byteLength - c.length <= Math.min(PIN_SLACK, c.length >>> 3)) return c;
   }
   return Buffer.concat(chunks, bytes);
 }

@@ -6,6 +6,9 @@ import { Writable } from 'node:stream';
 import { DiskStore } from './disk-store.js';
 import { MemoryStore, type MemoryObject, type MemoryStoreOptions } from './memory-store.js';
 import type { CacheEntryMeta, CacheKey, CacheStore, CachedObject } from './store.js';
+import { TieredSink, type StoreSink } from './tiered-sink.js';
+
+export type { StoreSink } from './tiered-sink.js';
 
 export interface TieredStoreOptions {
   memory: MemoryStore | MemoryStoreOptions;
@@ -31,9 +34,18 @@ export class TieredStore implements CacheStore {
     return this.memory.variantsSync(key);
   }
 
-  async variants(key: CacheKey): Promise<CacheEntryMeta[]> {
+  /** Not an async function: a lookup that misses memory runs once per miss of the server. */
+  variants(key: CacheKey): Promise<CacheEntryMeta[]> {
+    try {
+      return Promise.resolve(this.everyVariant(key));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  private everyVariant(key: CacheKey): CacheEntryMeta[] {
     const mem = this.memory.variantsSync(key);
-    const disk = await this.disk.variants(key);
+    const disk = this.disk.variantsSync(key);
     if (mem.length === 0) return disk;
     const seen = new Set(disk.map((m) => m.variantKey));
     const all: CacheEntryMeta[] = [...disk, ...mem.filter((m) => !seen.has(m.variantKey))];
@@ -57,60 +69,23 @@ export class TieredStore implements CacheStore {
     return this.memory.put(obj, body) ?? obj;
   }
 
+  /** The write path of one new object without stream machinery (the miss path). */
+  openSink(meta: CacheEntryMeta): StoreSink {
+    return new TieredSink(this.memory, this.disk, this.memoryObjectMax, meta);
+  }
+
   createWriteStream(meta: CacheEntryMeta): Writable {
-    const memory = this.memory;
-    const diskStore = this.disk;
-    const memMax = this.memoryObjectMax;
-    let mem: Writable | undefined = meta.size <= memMax ? memory.createWriteStream(meta) : undefined;
-    let disk: Writable | undefined;
-    // A failing disk costs the disk copy only: the memory copy and the caller carry on.
-    const openDisk = (m: CacheEntryMeta): Writable => {
-      const d = diskStore.createWriteStream(m);
-      d.on('error', () => { if (disk === d) disk = undefined; });
-      return d;
-    };
-    if (meta.volatile !== true) disk = openDisk(meta);
-    // Volatile and of unknown length: the first bytes are kept until the body is known to reach
-    // nonVolatileSize (then it goes to disk as well) or ends below it (memory only).
-    const spillAt = meta.volatile === true ? meta.volatileUpTo : undefined;
-    let early: Buffer[] | undefined = spillAt === undefined ? undefined : [];
-    let bytes = 0;
+    const sink = this.openSink(meta);
     return new Writable({
       highWaterMark: 64 * 1024,
       write(chunk: Buffer, _enc, cb) {
-        bytes += chunk.length;
-        if (mem !== undefined && bytes > memMax) { mem.destroy(); mem = undefined; }
-        mem?.write(chunk);
-        if (early !== undefined) {
-          if (bytes < spillAt!) { early.push(chunk); cb(); return; }
-          disk = openDisk({ ...meta, volatile: false, volatileUpTo: undefined });
-          for (const c of early) disk.write(c);
-          early = undefined;
-        }
-        if (disk === undefined || disk.write(chunk)) { cb(); return; }
-        const d = disk;
-        const done = () => { d.off('drain', done); d.off('close', done); cb(); };
-        d.on('drain', done);
-        d.on('close', done);
+        if (sink.write(chunk)) cb();
+        else sink.onDrain(() => cb());
       },
-      final(cb) {
-        // Not kept in memory: an older memory copy of this variant would now shadow the new one.
-        if (mem === undefined) memory.deleteSync(meta.key, meta.variantKey);
-        // 'finish' of this stream means "visible in the store", so wait for both copies.
-        const sinks = [mem, disk].filter((w) => w !== undefined);
-        let left = sinks.length;
-        if (left === 0) { cb(); return; }
-        for (const w of sinks) {
-          let seen = false;
-          const done = () => { if (!seen) { seen = true; if (--left === 0) cb(); } };
-          w.once('finish', done);
-          w.once('close', done);
-          w.end();
-        }
-      },
+      // 'finish' of this stream means "visible in the store" (both copies).
+      final(cb) { sink.end(() => cb()); },
       destroy(err, cb) {
-        mem?.destroy();
-        disk?.destroy();
+        sink.abort();
         cb(err);
       },
     });

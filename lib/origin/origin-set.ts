@@ -9,11 +9,13 @@ import type { Dispatcher, Pool } from 'undici';
 import { isIP } from 'node:net';
 import { originHostHeader, parseOriginAddress, poolOrigin, type OriginAddressParts } from './address.js';
 import { BodyTap } from './body.js';
+import { OriginCall } from './dispatch.js';
 import { resolveDomain } from './dns.js';
-import { classify, dnsError, Failure, OriginError, toOriginError } from './errors.js';
+import { dnsError, OriginError } from './errors.js';
 import { Endpoint, type EndpointContext, type StateChange } from './health.js';
 import { beginAttempt, endDispatch } from './trace.js';
-import type { OriginOptions, OriginRequest, OriginResponse, OriginStatus } from './types.js';
+import type { OriginHandler, OriginOptions, OriginRequest, OriginResponse, OriginStatus } from './types.js';
+import { Walk, type View } from './walk.js';
 
 /** Wait before asking DNS again after a failed resolution. */
 const DNS_RETRY_MS = 5000;
@@ -37,20 +39,6 @@ class ConfiguredAddress {
   ) {
     this.hostHeader = originHostHeader(parts, vhost);
   }
-}
-
-interface View {
-  list: Endpoint[];
-  owners: ConfiguredAddress[];
-  /** next[i]: index of the first Active endpoint after i, or -1. */
-  next: Int32Array;
-  /** First Active endpoint, or -1 when every endpoint is Inactive (or there is none). */
-  first: number;
-}
-
-function isIdempotent(method: string): boolean {
-  return method === 'GET' || method === 'HEAD' || method === 'OPTIONS' || method === 'PUT' ||
-    method === 'DELETE' || method === 'TRACE';
 }
 
 export class OriginSet {
@@ -115,66 +103,59 @@ export class OriginSet {
     return this.send(r);
   }
 
+  /**
+   * The same request with callbacks instead of a promise and a Readable: the answer's head and
+   * body go to `h` straight from the origin client (undici's dispatch), which saves a stream, a
+   * promise and an async resource per request on the cache miss path. Failover is the same.
+   */
+  dispatch(r: OriginRequest, h: OriginHandler): void {
+    if (this.needsDns) {
+      this.resolveMissing().then(() => new OriginCall(this.walk(r), r, h).attempt(), (err: unknown) => h.onError(err));
+      return;
+    }
+    new OriginCall(this.walk(r), r, h).attempt();
+  }
+
+  private walk(r: OriginRequest): Walk {
+    return new Walk(this.view, r, this.inactiveTtlMs, () => this.noAnswer());
+  }
+
   private async send(r: OriginRequest): Promise<OriginResponse> {
-    const view = this.view;
-    // Everything excluded: try every address in order anyway; the origin may be back already.
-    const walkAll = view.first < 0;
-    let i = walkAll ? 0 : view.first;
-    const headers = r.headers;
+    const walk = this.walk(r);
     const src = r.body ?? null;
-    const opts: Dispatcher.RequestOptions = { method: r.method, path: r.url, headers, body: null, signal: r.signal };
-    let last: OriginError | null = null;
-    let attempts = 0;
-    while (i >= 0 && i < view.list.length) {
-      const ep = view.list[i]!;
-      const owner = view.owners[i]!;
-      const prefix = owner.parts.path;
-      opts.path = prefix === '' ? r.url : r.url === '*' ? prefix : prefix + r.url;
-      headers.host = r.hostOverride ?? owner.hostHeader;
+    const opts: Dispatcher.RequestOptions = { method: r.method, path: r.url, headers: r.headers, body: null, signal: r.signal };
+    for (let t = walk.next(opts); t !== undefined; t = walk.next(opts)) {
       const tap = src === null || Buffer.isBuffer(src) ? null : new BodyTap(src);
       opts.body = tap ?? src;
-      const pool = ep.pool;
-      attempts++;
-      if (r.trace !== undefined) beginAttempt(r.trace, ep.ip, ep.port, owner.parts.host);
+      const pool = t.ep.pool;
+      if (r.trace !== undefined) beginAttempt(r.trace, t.ep.ip, t.ep.port, t.owner.parts.host);
       try {
         // undici creates its request inside the call: trace.ts links it to the attempt then.
         const pending = pool.request(opts);
         endDispatch();
         const res = await pending;
-        ep.succeeded();
+        t.ep.succeeded();
         return {
           statusCode: res.statusCode,
           headers: res.headers as Record<string, string | string[]>,
           body: res.body,
-          address: owner.parts.raw,
-          ip: ep.ip,
-          secondary: owner.secondary,
+          address: t.owner.parts.raw,
+          ip: t.ep.ip,
+          secondary: t.owner.secondary,
         };
       } catch (err) {
-        const kind = classify(err);
-        if (kind === Failure.Aborted || r.signal?.aborted === true) throw err;
-        last = toOriginError(kind, err);
-        last.address = owner.parts.raw;
-        last.ip = ep.ip;
-        last.attempts = attempts;
-        if (tap !== null && tap.consumed) throw last;
-        if (kind === Failure.PoolClosed) {
-          if (ep.pool !== pool && attempts <= view.list.length) continue; // reset() swapped it: same endpoint
-        } else if (kind !== Failure.Other) {
-          // A silent origin counts like an unreachable one; errors of our own side (a broken
-          // client upload, a bad header) say nothing about the origin.
-          ep.failed(owner.parts.isIp ? Infinity : this.inactiveTtlMs ?? Math.max(0, owner.expiresAt - Date.now()));
-        }
-        const retry = kind === Failure.Connect || kind === Failure.ConnectTimeout || kind === Failure.PoolClosed ||
-          (kind === Failure.Reset && isIdempotent(r.method));
-        if (!retry) throw last;
-        i = walkAll ? i + 1 : view.next[i]!;
+        const fatal = walk.failed(t, pool, err, tap !== null && tap.consumed);
+        if (fatal !== null) throw fatal;
       }
     }
-    if (last !== null) throw last;
+    throw walk.error();
+  }
+
+  /** Why a request found no address to try. */
+  private noAnswer(): OriginError {
     const dns = this.addrs.find((a) => a.dnsError !== null);
-    if (dns !== undefined) throw dnsError(dns.parts.host, dns.dnsError);
-    throw new OriginError('ORIGIN_CONNECT', 'Server-Close', `virtual host ${this.vhost} has no origin address`);
+    if (dns !== undefined) return dnsError(dns.parts.host, dns.dnsError);
+    return new OriginError('ORIGIN_CONNECT', 'Server-Close', `virtual host ${this.vhost} has no origin address`);
   }
 
   /** True when every address (primary and secondary) is Inactive or unresolved. */

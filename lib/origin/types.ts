@@ -69,3 +69,38 @@ export interface OriginStatus {
   ActiveIP: Record<string, number>[];
   InactiveIP: Record<string, number>[];
 }
+
+/** The head of an origin answer (OriginSet.dispatch): an OriginResponse without its body. */
+export type OriginHead = Omit<OriginResponse, 'body'>;
+
+/** What receives an origin answer (OriginSet.dispatch). */
+export interface OriginHandler {
+  /**
+   * The answer's head. Runs inside the origin client's parser: take the body at once
+   * (consume, readable or discard), or pause it; its bytes wait until it is taken.
+   */
+  onHead(head: OriginHead, body: OriginBody): void;
+  /** No answer, after failover: an OriginError, or the abort reason when `signal` fired. */
+  onError(err: unknown): void;
+}
+
+/** Receives the bytes of an answer's body (OriginBody.consume). */
+export interface BodyHandler {
+  onData(chunk: Buffer): void;
+  onEnd(): void;
+  /** The body broke (connection lost, receive timeout): nothing more comes. */
+  onError(err: Error): void;
+}
+
+/** The body of an answer given to OriginHandler.onHead. */
+export interface OriginBody {
+  /** Streams the body to `h` (what arrived meanwhile first). */
+  consume(h: BodyHandler): void;
+  /** Stops the flow from the origin until resume(). */
+  pause(): void;
+  resume(): void;
+  /** Nobody wants the body: the connection is given up unless the body is already complete. */
+  discard(): void;
+  /** The body as a Readable, for callers that pipe it. */
+  readable(): Readable;
+}

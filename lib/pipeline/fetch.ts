@@ -5,7 +5,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { HostRuntime } from './host-runtime.js';
 import { originNote } from '../log/host-logs.js';
-import { OriginError, OriginTrace, traceAnswered, traceFailed } from '../origin/index.js';
+import { OriginError, OriginTrace, traceAnswered, traceFailed, type OriginBody } from '../origin/index.js';
 import { endToEndResponseHeaders } from './hop-by-hop.js';
 import { pipeBody } from './pipe-body.js';
 import { discard, originRequestHeaders, proxyToOrigin } from './proxy.js';
@@ -103,12 +103,13 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
   const requestTime = Date.now();
   const trace = tx.origin = new OriginTrace(tx.host.counterSlot);
   if (tx.host.logs !== undefined) trace.note = originNote(tx, 'GET', false);
-  tx.host.origin.request({ method: 'GET', url: tx.url, headers, body: null, trace }).then((upstream) => {
+  // dispatch, not request(): no promise, stream or async resource per fetch (OriginSet.dispatch).
+  tx.host.origin.dispatch({ method: 'GET', url: tx.url, headers, body: null, trace }, { onHead: (upstream, body) => {
     traceAnswered(trace, upstream.statusCode);
     const cachedAt = Date.now();
     const resHeaders = endToEndResponseHeaders(upstream.headers);
     if (plan.intercept !== undefined && plan.intercept(upstream.statusCode, resHeaders, f)) {
-      discard(upstream.body);
+      body.discard();
       ctx.inflight.finish(f);
       return;
     }
@@ -119,9 +120,9 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
       ctx.inflight.finish(f);
       const [first, ...rest] = f.takeWaiting();
       for (const other of rest) proxyToOrigin(other);
-      if (first === undefined || first.res.destroyed) { discard(upstream.body); return; }
+      if (first === undefined || first.res.destroyed) { body.discard(); return; }
       first.cacheResult ??= plan.result;
-      streamUnstored(first, upstream.statusCode, resHeaders, upstream.body, cachedAt);
+      streamUnstored(first, upstream.statusCode, resHeaders, body.readable(), cachedAt);
       return;
     }
     const meta = newEntryMeta(plan.key, upstream.statusCode, resHeaders, tx.req.headers, requestTime, cachedAt, tx.host);
@@ -135,8 +136,8 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
     // A client whose request selects another variant cannot share this answer: it fetches anew.
     const refused = f.start(meta, writeHead, (w) => vary.length === 0 || variantMatches(meta, w.req.headers));
     for (const w of refused) fetchAndStore(ctx, w, { key: plan.key, mayStore: plan.mayStore, result: plan.result }, true);
-    pipeToStore(ctx, f, meta, upstream.body);
-  }, (err: unknown) => {
+    pipeToStore(ctx, f, meta, body);
+  }, onError: (err: unknown) => {
     traceFailed(trace, err);
     ctx.inflight.finish(f);
     if (plan.intercept !== undefined && plan.intercept(-1, {}, f)) return;
@@ -146,32 +147,32 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
       w.status = status;
       sendError(w.res, status);
     }
-  });
+  } });
 }
 
 /** Tees the origin body into the readers and the store; back-pressure from the store only. */
-function pipeToStore(ctx: CacheContext, f: SharedFetch, meta: CacheEntryMeta, body: Readable): void {
-  const sink = ctx.store.createWriteStream(meta);
-  let storeFailed = false;
-  sink.on('error', () => { storeFailed = true; });
-  body.on('data', (chunk: Buffer) => {
-    f.push(chunk);
-    if (!storeFailed && !sink.write(chunk)) {
-      body.pause();
-      sink.once('drain', () => body.resume());
-    }
-  });
-  body.once('end', () => {
-    f.end();
-    if (storeFailed) { ctx.inflight.finish(f); return; }
+function pipeToStore(ctx: CacheContext, f: SharedFetch, meta: CacheEntryMeta, body: OriginBody): void {
+  // The store's own write path (no stream per object); a failing disk costs only the disk copy.
+  const sink = ctx.store.openSink(meta);
+  body.consume({
+    onData: (chunk) => {
+      f.push(chunk);
+      if (!sink.write(chunk)) {
+        body.pause();
+        sink.onDrain(() => body.resume());
+      }
+    },
     // Newcomers keep joining this fetch until the stored copy is visible.
-    sink.end(() => ctx.inflight.finish(f));
-  });
-  body.once('error', () => {
-    sink.destroy(new Error('origin body broke'));
-    ctx.inflight.finish(f);
-    f.abort();
-    for (const w of f.takeWaiting()) sendError(w.res, 502);
+    onEnd: () => {
+      f.end();
+      sink.end(() => ctx.inflight.finish(f));
+    },
+    onError: () => {
+      sink.abort();
+      ctx.inflight.finish(f);
+      f.abort();
+      for (const w of f.takeWaiting()) sendError(w.res, 502);
+    },
   });
 }
 

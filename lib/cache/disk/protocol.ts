@@ -1,11 +1,13 @@
 // Messages between a DiskStore (main thread) and its writer thread (workers/disk-writer-thread).
 //
-// main -> thread, at most one message per event-loop turn: `{ ops, bufs }`.
+// main -> thread, at most one message per event-loop turn: `{ ops, bufs, ring }`.
 //   ops is a flat array of records, each starting with its Op code:
-//     OPEN  id meta          a new object (CacheEntryMeta, structured-cloned once); one whose
-//                            meta.size is at least STREAM_BYTES is posted at once and gets its
-//                            temp file right away
-//     DATA  id buf off len   body bytes: bufs[buf].subarray(off, off + len)
+//     OPEN  id ...meta       a new object: the WIRE_META_FIELDS of its meta, flat (cheaper to
+//                            clone than the meta's object graph, and vary and headers are
+//                            already the JSON of its row); one whose size is at least
+//                            STREAM_BYTES is posted at once and gets its temp file right away
+//     DATA  id buf off len   body bytes: bufs[buf].subarray(off, off + len), or with buf -1
+//                            the ring's bytes [off, off + len) (see below)
 //     END   id               the body is complete: write, rename, commit the row, then settle
 //     ABORT id               the stream was destroyed: remove its files, never commit; settle
 //     BIG   id               the body passed every disk's object limit: keep nothing, and drop
@@ -15,9 +17,15 @@
 //     META  id op            an index change of the request path (MetaOp): run after the rows
 //                            completed so far are committed, in its own transaction; settled
 //                            once committed, its result in `vals`
-//   bufs are ArrayBuffers transferred (not copied) with the message; body bytes are copied into
-//   them once on the main thread, because the caller's chunks stay shared with other readers
-//   (memory tier, client sockets, the replay buffer of coalesced fetches).
+//   Body bytes are copied once on the main thread, because the caller's chunks stay shared with
+//   other readers (memory tier, client sockets, the replay buffer of coalesced fetches). They go
+//   into the ring, a SharedArrayBuffer both threads hold (WriterInit.ring), so a message carries
+//   no buffer and no memory is allocated (and page-faulted in) per message; `ring` is the
+//   main thread's write position after this message. Only when the ring is full do they go into
+//   ArrayBuffers transferred (not copied) with the message, `bufs`.
+//   Ring positions count bytes ever written (a chunk never wraps: the rest of the ring is skipped
+//   instead). When the thread has handled a message it no longer reads the ring below that
+//   message's `ring` (bytes of bodies still open are copied out), and says so in Reply.ring.
 // thread -> main: Reply. Every OPENed id is settled exactly once: committed (or dropped when too
 //   large, or aborted) in `ok`, failed in `err`.
 import type { CacheEntryMeta } from '../store.js';
@@ -38,6 +46,8 @@ export type MetaOp =
 export interface OpsMessage {
   ops: unknown[];
   bufs: ArrayBuffer[];
+  /** Write position of the ring after this message's bytes. */
+  ring: number;
 }
 
 export interface Reply {
@@ -54,6 +64,8 @@ export interface Reply {
   vals?: number[];
   /** Disk statuses this thread changed (I/O errors), [index, status]. */
   disks?: [number, 'Normal' | 'Invalid'][];
+  /** Ring position below which the thread reads nothing any more (OpsMessage.ring). */
+  ring?: number;
   /** Answer to CLOSE: everything before it is settled and the thread's index is closed. */
   closed?: true;
 }
@@ -78,9 +90,44 @@ export interface WriterInit {
   refreshMs: number;
   /** The main thread's in-flight bound; freed bytes are reported well before it is reached. */
   maxInFlightBytes: number;
+  /** Body bytes of DATA ops with buf -1 (see above). */
+  ring: SharedArrayBuffer;
 }
 
-export type WireMeta = CacheEntryMeta;
+/** What the thread keeps of an object's meta: its row's fields, vary and headers as JSON. */
+export interface WireMeta {
+  vhost: string;
+  url: string;
+  variant: string;
+  vary: string;
+  status: number;
+  headers: string;
+  requestTime: number;
+  cachedAt: number;
+  staleAt: number;
+  deleteAt: number;
+  size: number;
+  invalidated: number;
+}
+
+/** How many ops words an OPEN's meta takes (toWire / fromWire). */
+export const WIRE_META_FIELDS = 12;
+
+/** Appends a meta's wire form to ops (main thread). */
+export function toWire(ops: unknown[], m: CacheEntryMeta): void {
+  ops.push(m.key.vhost, m.key.url, m.variantKey, JSON.stringify(m.vary), m.status, JSON.stringify(m.headers),
+    m.requestTime, m.cachedAt, m.staleAt, m.deleteAt, m.size, m.invalidated ?? 0);
+}
+
+/** Reads a meta's wire form from ops at i (thread). */
+export function fromWire(ops: unknown[], i: number): WireMeta {
+  return {
+    vhost: ops[i] as string, url: ops[i + 1] as string, variant: ops[i + 2] as string, vary: ops[i + 3] as string,
+    status: ops[i + 4] as number, headers: ops[i + 5] as string, requestTime: ops[i + 6] as number,
+    cachedAt: ops[i + 7] as number, staleAt: ops[i + 8] as number, deleteAt: ops[i + 9] as number,
+    size: ops[i + 10] as number, invalidated: ops[i + 11] as number,
+  };
+}
 
 /** Announced body size from which an object streams to its temp file from the start. */
 export const STREAM_BYTES = 256 * 1024;

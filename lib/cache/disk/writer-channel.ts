@@ -2,13 +2,17 @@
 // posts them as one message per event-loop turn, bounds the body bytes in flight, and settles
 // each stream when the thread confirms its row (see protocol.ts for the messages).
 import { Worker } from 'node:worker_threads';
-import { Op, STREAM_BYTES, type MetaOp, type OpsMessage, type Reply, type WireMeta, type WriterInit } from './protocol.js';
+import type { CacheEntryMeta } from '../store.js';
+import { Op, STREAM_BYTES, toWire, type MetaOp, type OpsMessage, type Reply, type WriterInit } from './protocol.js';
 
-/** Small chunks are copied into a shared staging buffer, posted once per turn. */
-const STAGE_BYTES = 64 * 1024;
-/** Chunks at least this big are copied into a buffer of their own (one copy, not two). */
-const OWN_BUFFER_BYTES = 32 * 1024;
-/** Staged bytes that are posted at once rather than at the end of the turn. */
+/**
+ * Size of the ring the body bytes travel in (protocol.ts). The thread frees it message by
+ * message, so it only has to hold what is sent while the thread is busy with earlier messages.
+ */
+const RING_BYTES = 8 * 1024 * 1024;
+/** Chunks larger than this get a transferred buffer of their own rather than a ring share. */
+const RING_CHUNK_MAX = RING_BYTES / 8;
+/** Bytes queued that are posted at once rather than at the end of the turn. */
 const POST_NOW_BYTES = 1024 * 1024;
 
 export type Settle = (err?: Error, value?: number) => void;
@@ -32,10 +36,13 @@ export class WriterChannel {
   private worker: Worker | undefined;
   private ops: unknown[] = [];
   private bufs: ArrayBuffer[] = [];
-  private stage = Buffer.allocUnsafeSlow(STAGE_BYTES);
-  private stagePos = 0;
-  /** Index in bufs that the staged bytes will take, -1 while nothing is staged. */
-  private stageBuf = -1;
+  /** Body bytes on their way to the thread (protocol.ts); the thread holds the same memory. */
+  private readonly ring: Buffer;
+  /** Ring bytes ever written (the write position), and those the thread is done with. */
+  private ringHead = 0;
+  private ringTail = 0;
+  /** The ring position of the last message posted. */
+  private ringPosted = 0;
   private staged = 0;
   private scheduled = false;
   private readonly pending = new Map<number, Pending>();
@@ -50,13 +57,20 @@ export class WriterChannel {
   private closing: Promise<void> | undefined;
   private onClosed: (() => void) | undefined;
 
-  constructor(private readonly init: WriterInit, readonly maxInFlight: number,
-    private readonly onDisk: (idx: number, status: 'Normal' | 'Invalid') => void) {}
+  private readonly init: WriterInit;
 
-  open(meta: WireMeta, settle: Settle, ack: Ack): number {
+  constructor(init: Omit<WriterInit, 'ring'>, readonly maxInFlight: number,
+    private readonly onDisk: (idx: number, status: 'Normal' | 'Invalid') => void) {
+    const ring = new SharedArrayBuffer(RING_BYTES);
+    this.ring = Buffer.from(ring);
+    this.init = { ...init, ring };
+  }
+
+  open(meta: CacheEntryMeta, settle: Settle, ack: Ack): number {
     const id = this.nextId++;
     this.pending.set(id, { settle, ack, waiting: false });
-    this.ops.push(Op.OPEN, id, meta);
+    this.ops.push(Op.OPEN, id);
+    toWire(this.ops, meta);
     if (meta.size >= STREAM_BYTES) this.post(); else this.schedule();
     return id;
   }
@@ -66,20 +80,32 @@ export class WriterChannel {
     const len = chunk.length;
     if (len === 0) return;
     this.inFlight += len;
-    if (len >= OWN_BUFFER_BYTES) {
+    const at = this.ringSpace(len);
+    if (at >= 0) {
+      chunk.copy(this.ring, at);
+      this.ops.push(Op.DATA, id, -1, at, len);
+    } else {
+      // The ring is full (the thread is behind) or the chunk is huge: a buffer of its own.
       const own = Buffer.allocUnsafeSlow(len);
       chunk.copy(own);
       this.bufs.push(own.buffer as ArrayBuffer);
       this.ops.push(Op.DATA, id, this.bufs.length - 1, 0, len);
-    } else {
-      if (this.stagePos + len > this.stage.length) this.sealStage();
-      if (this.stageBuf < 0) { this.stageBuf = this.bufs.length; this.bufs.push(EMPTY); }
-      chunk.copy(this.stage, this.stagePos);
-      this.ops.push(Op.DATA, id, this.stageBuf, this.stagePos, len);
-      this.stagePos += len;
     }
     this.staged += len;
     if (this.staged >= POST_NOW_BYTES) this.post(); else this.schedule();
+  }
+
+  /** Takes len contiguous ring bytes; their offset, or -1 when the ring has no room for them. */
+  private ringSpace(len: number): number {
+    if (len > RING_CHUNK_MAX) return -1;
+    const size = this.ring.length;
+    let head = this.ringHead;
+    let at = head % size;
+    // A chunk never wraps: the end of the ring is skipped (the thread frees it with the rest).
+    if (at + len > size) { head += size - at; at = 0; }
+    if (head + len - this.ringTail > size) return -1;
+    this.ringHead = head + len;
+    return at;
   }
 
   /** An index change for the writer thread; resolves with its result once it is committed. */
@@ -148,26 +174,10 @@ export class WriterChannel {
     setImmediate(() => { this.scheduled = false; this.post(); });
   }
 
-  private sealStage(): void {
-    if (this.stageBuf < 0) return;
-    if (this.stagePos >= this.stage.length / 2) {
-      // Mostly full: hand over the stage itself and start a new one.
-      this.bufs[this.stageBuf] = this.stage.buffer as ArrayBuffer;
-      this.stage = Buffer.allocUnsafeSlow(STAGE_BYTES);
-    } else {
-      // Mostly empty: hand over an exact copy and keep the stage for the next turn.
-      const exact = Buffer.allocUnsafeSlow(this.stagePos);
-      this.stage.copy(exact, 0, 0, this.stagePos);
-      this.bufs[this.stageBuf] = exact.buffer as ArrayBuffer;
-    }
-    this.stageBuf = -1;
-    this.stagePos = 0;
-  }
-
   private post(): void {
     if (this.ops.length === 0) return;
-    this.sealStage();
-    const msg: OpsMessage = { ops: this.ops, bufs: this.bufs };
+    const msg: OpsMessage = { ops: this.ops, bufs: this.bufs, ring: this.ringHead };
+    this.ringPosted = this.ringHead;
     const transfer = this.bufs;
     this.ops = [];
     this.bufs = [];
@@ -200,6 +210,7 @@ export class WriterChannel {
 
   private onReply(r: Reply): void {
     if (r.freed !== undefined) this.inFlight = Math.max(0, this.inFlight - r.freed);
+    if (r.ring !== undefined) this.ringTail = r.ring;
     if (r.disks !== undefined) for (const [idx, status] of r.disks) this.onDisk(idx, status);
     if (r.acked !== undefined) for (let i = 0; i < r.acked.length; i += 2) this.pending.get(r.acked[i]!)?.ack(r.acked[i + 1]!);
     if (r.ok !== undefined) {
@@ -233,6 +244,8 @@ export class WriterChannel {
     if (this.worker !== w) return;
     this.worker = undefined;
     this.inFlight = 0;
+    // What was posted to it is lost with it; what is queued still goes to the next thread.
+    this.ringTail = this.ringPosted;
     const code = this.closed ? 'ECLOSED' : 'EWRITERTHREAD';
     for (const id of [...this.pending.keys()]) this.settle(id, Object.assign(new Error(err.message), { code }));
     this.waiting = 0;
@@ -242,5 +255,4 @@ export class WriterChannel {
   }
 }
 
-const EMPTY = new ArrayBuffer(0);
 const NO_ACK: Ack = () => undefined;

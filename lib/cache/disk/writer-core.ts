@@ -2,17 +2,17 @@
 // the request path: that is why the file calls here are synchronous (one syscall each instead
 // of a FileHandle and a promise round trip per step).
 //
-// Crash-safety order, per object: body to a temp file, rename to its final name, and only then
-// the index row, committed in a transaction. A process killed at any point leaves at most a temp
-// file (cleaned at the next open) or an unreferenced final file, never a row pointing at a
-// partial body.
-import { createHash } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, renameSync, writeFileSync } from 'node:fs';
+// Crash-safety order, per object: the body in its file first (a streaming body in a temp file,
+// renamed to its final name at its end; a body that arrived whole written straight under its
+// final name), and only then the index row, committed in a transaction (writer-index.ts). A
+// process killed at any point leaves at most a temp file (cleaned at the next open) or a final
+// file no row names, never a row pointing at a partial body.
+import { closeSync, mkdirSync, openSync, renameSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fidSource, finalPath, tempPath } from '../disk-files.js';
-import { IndexDb, type NewRow, type Released } from '../index-db.js';
-import { Op, STREAM_BYTES, type MetaOp, type OpsMessage, type Reply, type WireMeta, type WriterInit } from './protocol.js';
-import { isIoError, rowFor, unlinkQuiet, writeAll, type Obj } from './writer-io.js';
+import { fromWire, Op, STREAM_BYTES, WIRE_META_FIELDS, type MetaOp, type OpsMessage, type Reply, type WireMeta, type WriterInit } from './protocol.js';
+import { IndexWriter, type Ready } from './writer-index.js';
+import { isIoError, keyHash, unlinkQuiet, writeAll, type Obj } from './writer-io.js';
 
 /** Body bytes a streaming object gathers before they are written to its temp file. */
 const FLUSH_BYTES = 256 * 1024;
@@ -20,15 +20,12 @@ const FLUSH_BYTES = 256 * 1024;
 const COMMIT_NOW_ROWS = 512;
 
 
-/** An object whose file is in place (path), or a too-large one whose old variant goes (''). */
-interface Ready { obj: Obj; path: string }
-
 interface DiskState { path: string; quota: number; status: 'Normal' | 'Invalid'; errors: number }
 
 type Send = (reply: Reply) => void;
 
 export class WriterCore {
-  private readonly index: IndexDb;
+  private readonly rows: IndexWriter;
   private readonly disks: DiskState[];
   private readonly objs = new Map<number, Obj>();
   private ready: Ready[] = [];
@@ -47,30 +44,24 @@ export class WriterCore {
   private replyScheduled = false;
   private readonly refreshTimer: NodeJS.Timeout;
   private readonly reportEvery: number;
-  private readonly insertTx: (row: NewRow, quota: number, released: Released) => void;
-  private readonly dropTx: (meta: WireMeta, released: Released) => void;
   private closed = false;
+  /** The ring of the body bytes (protocol.ts), and how far it is done with / has said so. */
+  private readonly ring: SharedArrayBuffer;
+  private ringDone = 0;
+  private ringReported = 0;
 
   constructor(private readonly init: WriterInit, private readonly send: Send) {
-    // The store created the tables before starting this thread.
-    this.index = new IndexDb(init.indexPath, { busyTimeoutMs: init.busyTimeoutMs, mmapBytes: init.mmapBytes, createSchema: false });
     this.disks = init.disks.map((d) => ({ ...d, errors: 0 }));
+    this.rows = new IndexWriter(init, (disk) => this.disks[disk]!.quota);
+    this.ring = init.ring;
     this.reportEvery = Math.max(64 * 1024, Math.min(1 << 20, Math.floor(init.maxInFlightBytes / 8)));
     this.holdLimit = Math.max(FLUSH_BYTES, Math.floor(init.maxInFlightBytes / 4));
-    // Created once: inside the batch transaction each call is a savepoint, so one bad row does
-    // not undo the others.
-    this.insertTx = this.index.db.transaction((row: NewRow, quota: number, released: Released) =>
-      this.index.insertRow(row, quota, released));
-    this.dropTx = this.index.db.transaction((meta: WireMeta, released: Released) => {
-      const old = this.index.row(meta.key.vhost, meta.key.url, meta.variantKey);
-      if (old !== undefined) this.index.removeRow(old, released);
-    });
     this.refreshTimer = setInterval(() => this.refreshDisks(), init.refreshMs).unref();
   }
 
   receive(msg: OpsMessage): void {
     if (this.closed) return;
-    const { ops, bufs } = msg;
+    const { ops, bufs, ring } = msg;
     const touched = new Set<Obj>();
     const metas: [number, MetaOp][] = [];
     let closing = false;
@@ -81,11 +72,15 @@ export class WriterCore {
         const len = ops[i + 4] as number;
         const o = this.objs.get(id);
         if (o === undefined) this.freed += len; // settled already (failed or aborted)
-        else if (o.tooBig) { this.freed += len; this.acks.push(id, len); } else { this.data(o, Buffer.from(bufs[ops[i + 2] as number]!, ops[i + 3] as number, len)); touched.add(o); }
+        else if (o.tooBig) { this.freed += len; this.acks.push(id, len); } else {
+          const b = ops[i + 2] as number;
+          this.data(o, Buffer.from(b < 0 ? this.ring : bufs[b]!, ops[i + 3] as number, len));
+          touched.add(o);
+        }
         i += 5;
       } else if (code === Op.OPEN) {
-        this.open(id, ops[i + 2] as WireMeta);
-        i += 3;
+        this.open(id, fromWire(ops, i + 2));
+        i += 2 + WIRE_META_FIELDS;
       } else if (code === Op.END || code === Op.BIG) {
         const o = this.objs.get(id);
         if (o !== undefined) {
@@ -110,17 +105,21 @@ export class WriterCore {
     // Many slow streams each below FLUSH_BYTES could otherwise hold the whole in-flight bound
     // here while their writers wait for it to drain.
     if (this.held > this.holdLimit) for (const o of [...this.objs.values()]) if (o.pendingBytes > 0) this.advance(o, true);
+    // From here on nothing reads the ring below this message's end.
+    for (const o of touched) if (o.pending.length > 0 && this.objs.get(o.id) === o) this.leaveRing(o);
+    this.ringDone = ring;
     if (metas.length > 0) this.runMetas(metas);
     if (closing) { this.close(); return; }
     if (this.ready.length >= COMMIT_NOW_ROWS) this.commit();
     else if (this.ready.length > 0) this.commitTimer ??= setTimeout(() => this.commit(), this.init.commitDelayMs);
-    // A stream may be waiting for its acknowledgements (the per-stream bound): answer now.
-    if (this.freed >= this.reportEvery || this.acks.length > 0) this.reply();
+    // A stream may be waiting for its acknowledgements (the per-stream bound), or the main
+    // thread for ring space: answer now.
+    if (this.freed >= this.reportEvery || this.acks.length > 0 || this.ringDone - this.ringReported >= this.ring.byteLength / 4) this.reply();
     else if (this.ok.length > 0 || this.err.length > 0) this.scheduleReply();
   }
 
   private open(id: number, meta: WireMeta): void {
-    const hash = createHash('sha1').update(`${meta.key.vhost}\0${meta.key.url}\0${meta.variantKey}`).digest('hex');
+    const hash = keyHash(meta);
     const o: Obj = {
       id, meta, hash, fid: this.nextFid(), candidates: this.pickDisks(hash), disk: -1, tmp: '', fd: -1,
       pending: [], pendingBytes: 0, bytes: 0, tooBig: false, ended: false,
@@ -130,7 +129,7 @@ export class WriterCore {
     // A body announced as large streams to disk anyway: create its temp file now, while its
     // bytes are still arriving (the main thread posts such an OPEN at once).
     if (meta.size >= STREAM_BYTES && meta.size <= this.maxObjectBytes(o.candidates[0]!)) {
-      try { this.createFile(o, false); } catch (err) { this.fail(o, err); }
+      try { this.createFile(o); } catch (err) { this.fail(o, err); }
     }
   }
 
@@ -159,6 +158,12 @@ export class WriterCore {
         if (o.pendingBytes >= FLUSH_BYTES || force) this.writePending(o);
         return;
       }
+      if (o.fd < 0 && o.disk < 0) {
+        const whole = this.writeWhole(o);
+        this.objs.delete(o.id);
+        this.ready.push({ obj: o, path: whole });
+        return;
+      }
       this.writePending(o, true);
       const path = finalPath(this.disks[o.disk]!.path, o.fid);
       try {
@@ -179,42 +184,78 @@ export class WriterCore {
     }
   }
 
+  /**
+   * Bytes of the ring (protocol.ts) an open object still holds: a streaming one writes them to
+   * its temp file now, a small one keeps a copy until its end.
+   */
+  private leaveRing(o: Obj): void {
+    const ring = this.ring;
+    if (o.fd >= 0) {
+      try { this.writePending(o); } catch (err) { this.ioError(o.disk); this.fail(o, err); }
+      return;
+    }
+    const p = o.pending;
+    for (let i = 0; i < p.length; i++) if (p[i]!.buffer === ring) p[i] = Buffer.from(p[i]!);
+  }
+
   /** Appends the gathered chunks to the temp file (creating it first); `last` closes it. */
   private writePending(o: Obj, last = false): void {
-    if (o.fd < 0 && o.disk < 0) {
-      this.createFile(o, last);
-      if (last) return;
-    }
+    if (o.fd < 0 && o.disk < 0) this.createFile(o);
     if (o.pending.length > 0) writeAll(o.fd, o.pending);
     this.release(o);
     if (last) { const fd = o.fd; o.fd = -1; closeSync(fd); }
   }
 
   /**
-   * Creates the temp file on the first candidate disk that takes it. A body that arrived whole
-   * is written with one call; a disk that fails here is skipped for this object, so writes move
-   * to the other disks even before the failing one reaches its error limit.
+   * Creates the temp file on the first candidate disk that takes it; a disk that fails here is
+   * skipped for this object, so writes move to the other disks even before the failing one
+   * reaches its error limit.
    */
-  private createFile(o: Obj, whole: boolean): void {
+  private createFile(o: Obj): void {
     for (const idx of o.candidates) {
       if (this.disks[idx]!.status !== 'Normal') continue;
       const tmp = tempPath(this.disks[idx]!.path, o.fid);
       try {
-        if (whole && o.pending.length <= 1) {
-          writeFileSync(tmp, o.pending[0] ?? Buffer.alloc(0), { flag: 'wx' });
-        } else {
-          o.fd = openSync(tmp, 'wx');
-          if (whole) { o.tmp = tmp; o.disk = idx; this.writePending(o, true); return; }
-        }
+        o.fd = openSync(tmp, 'wx');
         o.tmp = tmp;
         o.disk = idx;
-        if (whole) this.release(o);
         return;
       } catch (err) {
-        if (o.fd >= 0) { try { closeSync(o.fd); } catch { /* already failing */ } o.fd = -1; }
-        unlinkQuiet(tmp);
-        o.tmp = '';
-        o.disk = -1;
+        if (!isIoError(err)) throw err;
+        this.ioError(idx);
+      }
+    }
+    throw Object.assign(new Error('no usable cache disk'), { code: 'ENOCACHEDISK' });
+  }
+
+  /**
+   * A body that arrived whole goes straight to its final name: open, one write, close, no
+   * rename. That is as crash-safe as the temp file: no reader finds a body file before its row
+   * commits, so a process killed mid-write leaves a file no row names, just like one killed
+   * between a rename and the commit. Returns the path; disks that fail are skipped (createFile).
+   */
+  private writeWhole(o: Obj): string {
+    for (const idx of o.candidates) {
+      if (this.disks[idx]!.status !== 'Normal') continue;
+      const path = finalPath(this.disks[idx]!.path, o.fid);
+      let fd = -1;
+      try {
+        try {
+          fd = openSync(path, 'wx');
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+          // The fan-out directory was removed under us (operator cleanup): recreate it once.
+          mkdirSync(dirname(path), { recursive: true });
+          fd = openSync(path, 'wx');
+        }
+        if (o.pending.length > 0) writeAll(fd, o.pending);
+        closeSync(fd);
+        o.disk = idx;
+        this.disks[idx]!.errors = 0;
+        this.release(o);
+        return path;
+      } catch (err) {
+        if (fd >= 0) { try { closeSync(fd); } catch { /* already failing */ } unlinkQuiet(path); }
         if (!isIoError(err)) throw err;
         this.ioError(idx);
       }
@@ -270,14 +311,9 @@ export class WriterCore {
    */
   private runMetas(metas: [number, MetaOp][]): void {
     this.commit();
-    const vals: number[] = [];
+    let vals: number[];
     try {
-      this.index.batch(() => {
-        for (const [id, op] of metas) {
-          if (op.t === 'update') vals.push(id, this.index.patchRow(op.vhost, op.url, op.variant, op.patch, op.now) ? 1 : 0);
-          else { this.index.invalidateUrls(op.vhost, op.urls, op.now); vals.push(id, 0); }
-        }
-      });
+      vals = this.rows.metas(metas);
     } catch (err) {
       const e = err as NodeJS.ErrnoException;
       for (const [id] of metas) this.err.push([id, e.code ?? 'EIO', e.message ?? String(e)]);
@@ -295,33 +331,12 @@ export class WriterCore {
     const items = this.ready;
     this.ready = [];
     if (items.length === 0) return;
-    const released: Released = { paths: [] };
-    const now = Date.now();
-    let results: unknown[] = [];
-    try {
-      this.index.batch(() => {
-        for (const it of items) {
-          try {
-            if (it.path === '') this.dropTx(it.obj.meta, released);
-            else this.insertTx(rowFor(it.obj, it.path, now), this.disks[it.obj.disk]!.quota, released);
-            results.push(undefined);
-          } catch (err) {
-            results.push(err);
-          }
-        }
-      });
-    } catch (err) {
-      results = items.map(() => err);
-      released.paths = [];
-    }
+    const errors = this.rows.commit(items);
     items.forEach((it, i) => {
-      const e = results[i] as NodeJS.ErrnoException | undefined;
-      if (e === undefined) { this.ok.push(it.obj.id); return; }
-      if (it.path !== '') unlinkQuiet(it.path);
-      this.err.push([it.obj.id, e.code ?? 'EIO', e.message ?? String(e)]);
+      const e = errors?.[i] as NodeJS.ErrnoException | undefined;
+      if (e === undefined) this.ok.push(it.obj.id);
+      else this.err.push([it.obj.id, e.code ?? 'EIO', e.message ?? String(e)]);
     });
-    // Replaced and evicted bodies: unreferenced once the transaction committed.
-    for (const p of released.paths) unlinkQuiet(p);
     this.reply();
   }
 
@@ -339,6 +354,7 @@ export class WriterCore {
     if (this.freed > 0) { r.freed = this.freed; this.freed = 0; }
     if (this.acks.length > 0) { r.acked = this.acks; this.acks = []; }
     if (this.diskChanges.length > 0) { r.disks = this.diskChanges; this.diskChanges = []; }
+    if (this.ringDone !== this.ringReported) { r.ring = this.ringReported = this.ringDone; }
     if (Object.keys(r).length > 0) this.send(r);
   }
 
@@ -349,7 +365,7 @@ export class WriterCore {
     for (const o of [...this.objs.values()]) this.fail(o, Object.assign(new Error('cache store is closed'), { code: 'ECLOSED' }));
     this.commit();
     clearInterval(this.refreshTimer);
-    this.index.close();
+    this.rows.index.close();
     this.reply({ closed: true });
   }
 
@@ -371,13 +387,13 @@ export class WriterCore {
     if (++d.errors < this.init.maxConsecutiveErrors) return;
     d.status = 'Invalid';
     this.diskChanges.push([idx, 'Invalid']);
-    try { this.index.setDiskStatus(idx, 'Invalid'); } catch { /* the local state still holds */ }
+    try { this.rows.index.setDiskStatus(idx, 'Invalid'); } catch { /* the local state still holds */ }
   }
 
   /** Statuses other processes changed (a disk they marked Invalid). */
   private refreshDisks(): void {
     try {
-      for (const row of this.index.disks()) {
+      for (const row of this.rows.index.disks()) {
         const d = this.disks[row.idx];
         if (d !== undefined) d.status = row.status;
       }

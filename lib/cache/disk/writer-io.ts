@@ -1,4 +1,5 @@
 // Helpers of the writer thread (synchronous: the thread is off the request path).
+import crypto from 'node:crypto';
 import { unlinkSync, writevSync } from 'node:fs';
 import type { NewRow } from '../index-db.js';
 import { flagsForInvalidated } from '../prefix.js';
@@ -22,12 +23,19 @@ export interface Obj {
   ended: boolean;
 }
 
+/** The object's hash key (fileinfo's HashKey; it also spreads objects over the disks). */
+export function keyHash(m: WireMeta): string {
+  const key = `${m.vhost}\0${m.url}\0${m.variant}`;
+  // crypto.hash (node 20.12) is the one-shot form: no Hash object per object.
+  return typeof crypto.hash === 'function' ? crypto.hash('sha1', key, 'hex') : crypto.createHash('sha1').update(key).digest('hex');
+}
+
 export function rowFor(o: Obj, path: string, now: number): NewRow {
   const m = o.meta;
-  const invalidated = m.invalidated ?? 0;
+  const invalidated = m.invalidated;
   return {
-    vhost: m.key.vhost, url: m.key.url, variant: m.variantKey, vary: JSON.stringify(m.vary),
-    status: m.status, headers: JSON.stringify(m.headers), request_time: Math.round(m.requestTime),
+    vhost: m.vhost, url: m.url, variant: m.variant, vary: m.vary,
+    status: m.status, headers: m.headers, request_time: Math.round(m.requestTime),
     cached_at: Math.round(m.cachedAt), stale_at: Math.round(m.staleAt), delete_at: Math.round(m.deleteAt),
     created_at: now, updated_at: now, size: o.bytes, disk: o.disk, fid: o.fid, path, last_access: now,
     invalidated, flags: flagsForInvalidated(0, invalidated), hash_key: o.hash,

@@ -1,0 +1,215 @@
+// One request of OriginSet.dispatch: an undici dispatch handler that walks the failover list
+// like request() does (walk.ts) and hands the answer to the caller's callbacks. Per request that
+// is one object, where request() builds a request handler with an async resource, a promise and
+// a Readable: on the cache miss path that difference is a measurable share of the CPU.
+//
+// undici calls the handler from inside its HTTP parser, synchronously: returning false from
+// onHeaders/onData pauses the parser, and its `resume` continues it (never called re-entrantly).
+// An exception of the caller's callbacks would be taken by undici for an origin failure: it is
+// thrown again outside (as from request()'s promise or stream it would have been uncaught).
+import { Readable } from 'node:stream';
+import type { Dispatcher } from 'undici';
+import { BodyTap } from './body.js';
+import { beginAttempt, endDispatch } from './trace.js';
+import type { BodyHandler, OriginBody, OriginHandler, OriginRequest } from './types.js';
+import type { Target, Walk } from './walk.js';
+
+const OPEN = 0;
+const ENDED = 1;
+const FAILED = 2;
+
+/** Lower-case field names by their received spelling (origins send few distinct ones). */
+const NAMES = new Map<string, string>();
+
+/** Response fields as request() gives them: lower-case names, repeated fields as arrays. */
+function parseHead(raw: Buffer[]): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (let i = 0; i < raw.length; i += 2) {
+    const spelled = raw[i]!.toString('latin1');
+    let name = NAMES.get(spelled);
+    if (name === undefined) {
+      name = spelled.toLowerCase();
+      if (NAMES.size < 4096) NAMES.set(spelled, name);
+    }
+    const value = raw[i + 1]!.toString('latin1');
+    const prev = Object.hasOwn(out, name) ? out[name] : undefined;
+    if (prev === undefined) {
+      if (name === '__proto__') Object.defineProperty(out, name, { value, enumerable: true, configurable: true, writable: true });
+      else out[name] = value;
+    } else if (typeof prev === 'string') {
+      out[name] = [prev, value];
+    } else {
+      prev.push(value);
+    }
+  }
+  return out;
+}
+
+function rethrow(err: unknown): void {
+  process.nextTick(() => { throw err; });
+}
+
+function abortError(): Error {
+  return Object.assign(new Error('This operation was aborted'), { name: 'AbortError', code: 'ABORT_ERR' });
+}
+
+export class OriginCall implements OriginBody {
+  private readonly opts: Dispatcher.DispatchOptions;
+  private target: Target | undefined;
+  /** The pool of the current attempt (a reset() may swap the endpoint's pool under it). */
+  private pool: unknown;
+  private tap: BodyTap | null = null;
+  private abortFn: ((err?: Error) => void) | null = null;
+  private resumeFn: (() => void) | null = null;
+  private headSeen = false;
+  private to: BodyHandler | null = null;
+  /** Chunks that arrived before the body was taken. */
+  private early: Buffer[] | null = null;
+  private state = OPEN;
+  private error: Error | undefined;
+  /** The caller asked for a pause, and whether undici is paused (by our false return). */
+  private paused = false;
+  private parserPaused = false;
+  private discarded = false;
+  private onAbort: (() => void) | undefined;
+
+  constructor(private readonly walk: Walk, private readonly r: OriginRequest, private readonly h: OriginHandler) {
+    this.opts = { method: r.method as Dispatcher.HttpMethod, path: r.url, headers: r.headers, body: null };
+  }
+
+  /** Tries the walk's next endpoint, or reports why there is none. */
+  attempt(): void {
+    const signal = this.r.signal;
+    if (signal?.aborted === true) { this.h.onError(signal.reason ?? abortError()); return; }
+    const t = this.walk.next(this.opts as { path: string });
+    if (t === undefined) { this.h.onError(this.walk.error()); return; }
+    this.target = t;
+    const src = this.r.body ?? null;
+    this.tap = src === null || Buffer.isBuffer(src) ? null : new BodyTap(src);
+    this.opts.body = this.tap ?? src;
+    this.pool = t.ep.pool;
+    if (this.r.trace !== undefined) beginAttempt(this.r.trace, t.ep.ip, t.ep.port, t.owner.parts.host);
+    // undici creates its request inside the call: trace.ts links it to the attempt then.
+    t.ep.pool.dispatch(this.opts, this as unknown as Dispatcher.DispatchHandler);
+    endDispatch();
+  }
+
+  // --- undici's side (its legacy handler interface, which it calls without a wrapper) ---
+
+  onConnect(abort: (err?: Error) => void): void {
+    this.abortFn = abort;
+    const signal = this.r.signal;
+    if (signal === undefined) return;
+    if (signal.aborted) { abort(signal.reason ?? abortError()); return; }
+    this.onAbort = () => this.abortFn?.(signal.reason ?? abortError());
+    signal.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  onHeaders(statusCode: number, raw: Buffer[], resume: () => void): boolean {
+    if (statusCode < 200) return true; // 1xx: informational, the answer follows
+    this.headSeen = true;
+    this.resumeFn = resume;
+    const t = this.target!;
+    t.ep.succeeded();
+    try {
+      this.h.onHead({ statusCode, headers: parseHead(raw), address: t.owner.parts.raw, ip: t.ep.ip, secondary: t.owner.secondary }, this);
+    } catch (err) {
+      rethrow(err);
+    }
+    return this.flowing();
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.discarded) return true;
+    const to = this.to;
+    if (to === null) (this.early ??= []).push(chunk);
+    else try { to.onData(chunk); } catch (err) { rethrow(err); }
+    return this.flowing();
+  }
+
+  onComplete(): void {
+    this.state = ENDED;
+    this.unlisten();
+    if (!this.discarded) try { this.to?.onEnd(); } catch (err) { rethrow(err); }
+  }
+
+  onError(err: Error): void {
+    this.unlisten();
+    if (!this.headSeen) {
+      // No answer yet: the next address, or the error that ends the walk.
+      const fatal = this.walk.failed(this.target!, this.pool, err, this.tap !== null && this.tap.consumed);
+      this.abortFn = null;
+      try {
+        if (fatal === null) this.attempt();
+        else this.h.onError(fatal);
+      } catch (e) {
+        rethrow(e);
+      }
+      return;
+    }
+    this.state = FAILED;
+    this.error = err;
+    if (!this.discarded) try { this.to?.onError(err); } catch (e) { rethrow(e); }
+  }
+
+  // --- the caller's side (OriginBody) ---
+
+  consume(h: BodyHandler): void {
+    this.to = h;
+    const early = this.early;
+    this.early = null;
+    if (early !== null) for (const c of early) h.onData(c);
+    if (this.state === ENDED) h.onEnd();
+    else if (this.state === FAILED) h.onError(this.error!);
+    else this.resume();
+  }
+
+  pause(): void {
+    this.paused = true;
+  }
+
+  resume(): void {
+    this.paused = false;
+    if (!this.parserPaused || this.to === null) return;
+    this.parserPaused = false;
+    this.resumeFn?.();
+  }
+
+  discard(): void {
+    if (this.discarded) return;
+    this.discarded = true;
+    this.early = null;
+    this.to = null;
+    if (this.state !== OPEN) return;
+    // A short body usually completes within the same read of the parser: give it that chance
+    // (the connection is then kept) before cutting the connection.
+    queueMicrotask(() => { if (this.state === OPEN) this.abortFn?.(abortError()); });
+    if (this.parserPaused) { this.parserPaused = false; this.resumeFn?.(); }
+  }
+
+  readable(): Readable {
+    const rs = new Readable({
+      read: () => this.resume(),
+      destroy: (err, cb) => { this.discard(); cb(err); },
+    });
+    this.consume({
+      onData: (c) => { if (!rs.push(c)) this.pause(); },
+      onEnd: () => { rs.push(null); },
+      onError: (e) => { rs.destroy(e); },
+    });
+    return rs;
+  }
+
+  /** Whether undici may go on parsing: the body is taken and not paused. */
+  private flowing(): boolean {
+    if (this.discarded || (this.to !== null && !this.paused)) return true;
+    this.parserPaused = true;
+    return false;
+  }
+
+  private unlisten(): void {
+    if (this.onAbort === undefined) return;
+    this.r.signal?.removeEventListener('abort', this.onAbort);
+    this.onAbort = undefined;
+  }
+}

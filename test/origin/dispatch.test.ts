@@ -1,0 +1,121 @@
+// OriginSet.dispatch: the callback form of request() the cache miss path uses. Same failover,
+// same head; the body goes to callbacks, can be paused, turned into a Readable, or discarded.
+import t from 'tap';
+import { OriginError, OriginSet, type OriginBody, type OriginHead, type OriginOptions } from '../../lib/origin/index.js';
+import { deadPort, startOrigin } from './fixtures/origins.js';
+
+const big = Buffer.alloc(3 * 1024 * 1024, 7);
+const origin = await startOrigin((req, res, body) => {
+  if (req.url === '/big') { res.writeHead(200, { 'content-length': String(big.length) }); res.end(big); return; }
+  if (req.url === '/cut') { res.writeHead(200, { 'content-length': '1000' }); res.write('partial'); setTimeout(() => res.destroy(), 50); return; }
+  res.writeHead(200, { 'content-type': 'text/plain', 'set-cookie': ['a=1', 'b=2'], 'X-Mixed-Case': 'v' });
+  res.end(`${req.method} ${req.url}${body === '' ? '' : ` ${body}`}`);
+});
+const sets: OriginSet[] = [];
+t.teardown(async () => {
+  await Promise.all(sets.map((s) => s.close()));
+  await origin.stop();
+});
+
+function set(o: Partial<OriginOptions> & { address: string[] }): OriginSet {
+  const s = new OriginSet({ vhost: 'www.v.com', protocol: 'http', address2: [], ...o });
+  sets.push(s);
+  return s;
+}
+
+interface Got { head: OriginHead; body: Buffer; chunks: number }
+
+/** Dispatches and gathers the body through consume(); `onHead` may act on the body first. */
+function fetch(s: OriginSet, url: string, onHead?: (body: OriginBody) => void): Promise<Got> {
+  return new Promise((resolve, reject) => {
+    s.dispatch({ method: 'GET', url, headers: {} }, {
+      onHead: (head, body) => {
+        onHead?.(body);
+        const parts: Buffer[] = [];
+        body.consume({
+          onData: (c) => parts.push(c),
+          onEnd: () => resolve({ head, body: Buffer.concat(parts), chunks: parts.length }),
+          onError: reject,
+        });
+      },
+      onError: reject,
+    });
+  });
+}
+
+t.test('the head matches request(): status, lower-case names, repeated fields as arrays, address', async (t) => {
+  const s = set({ address: [`127.0.0.1:${origin.port}/prefix/`] });
+  const got = await fetch(s, '/a?b=1');
+  t.equal(got.head.statusCode, 200);
+  t.equal(got.body.toString(), 'GET /prefix/a?b=1');
+  t.same(got.head.headers['set-cookie'], ['a=1', 'b=2']);
+  t.equal(got.head.headers['x-mixed-case'], 'v');
+  t.equal(got.head.address, `127.0.0.1:${origin.port}/prefix/`);
+  t.equal(got.head.ip, '127.0.0.1');
+  t.equal(got.head.secondary, false);
+});
+
+t.test('a refused address fails over to the next one, as request() does', async (t) => {
+  const dead = await deadPort();
+  const s = set({ address: [`127.0.0.1:${dead}`, `127.0.0.1:${origin.port}`] });
+  const got = await fetch(s, '/over');
+  t.equal(got.body.toString(), 'GET /over');
+  t.equal(got.head.address, `127.0.0.1:${origin.port}`);
+});
+
+t.test('with every address refused the handler gets an OriginError', async (t) => {
+  const s = set({ address: [`127.0.0.1:${await deadPort()}`] });
+  const err = await fetch(s, '/none').then(() => undefined, (e: unknown) => e);
+  t.ok(err instanceof OriginError);
+  t.match(err, { code: 'ORIGIN_CONNECT', status: 502, attempts: 1 });
+});
+
+t.test('a paused body waits and then delivers every byte', async (t) => {
+  const s = set({ address: [`127.0.0.1:${origin.port}`] });
+  let body: OriginBody | undefined;
+  const got = fetch(s, '/big', (b) => { body = b; b.pause(); });
+  await new Promise((r) => setTimeout(r, 100));
+  body!.resume();
+  const { body: bytes } = await got;
+  t.equal(bytes.length, big.length);
+  t.ok(bytes.equals(big), 'byte-exact');
+});
+
+t.test('a body taken later (not inside onHead) gets what arrived meanwhile first', async (t) => {
+  const s = set({ address: [`127.0.0.1:${origin.port}`] });
+  const text = await new Promise<string>((resolve, reject) => {
+    s.dispatch({ method: 'GET', url: '/later', headers: {} }, {
+      onHead: (_head, body) => {
+        setTimeout(() => {
+          let out = '';
+          body.consume({ onData: (c) => { out += c.toString(); }, onEnd: () => resolve(out), onError: reject });
+        }, 50);
+      },
+      onError: reject,
+    });
+  });
+  t.equal(text, 'GET /later');
+});
+
+t.test('readable() streams the body; discard() ends it without an error', async (t) => {
+  const s = set({ address: [`127.0.0.1:${origin.port}`] });
+  const viaStream = await new Promise<number>((resolve, reject) => {
+    s.dispatch({ method: 'GET', url: '/big', headers: {} }, {
+      onHead: (_h, body) => { void body.readable().toArray().then((a: Buffer[]) => resolve(Buffer.concat(a).length), reject); },
+      onError: reject,
+    });
+  });
+  t.equal(viaStream, big.length);
+  await new Promise<void>((resolve, reject) => {
+    s.dispatch({ method: 'GET', url: '/big', headers: {} }, { onHead: (_h, body) => { body.discard(); resolve(); }, onError: reject });
+  });
+  const after = await fetch(s, '/again');
+  t.equal(after.body.toString(), 'GET /again', 'the set still answers after a discarded body');
+});
+
+t.test('a body cut after the head reaches the body handler as an error', async (t) => {
+  const s = set({ address: [`127.0.0.1:${origin.port}`] });
+  const err = await fetch(s, '/cut').then(() => undefined, (e: unknown) => e);
+  t.ok(err instanceof Error, 'onError of the body');
+  t.notOk(err instanceof OriginError, 'not an origin-level failure: the head had arrived');
+});
