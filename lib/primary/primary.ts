@@ -4,6 +4,7 @@
 // on SIGTERM.
 import cluster, { type Worker } from 'node:cluster';
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -104,6 +105,9 @@ export class Primary {
       // Three quick deaths in a row: the back-off is under way (see replace).
       crashLooping: () => this.slots.some((s) => s.quickDeaths >= 3),
     });
+    // The cache directories exist before the first statistics sample: a disk the workers have
+    // not created yet is not an unreachable one (State would read Emergency at start).
+    for (const d of this.setting.env.cache.disks) await fs.mkdir(resolvePath(this.setting, d.path), { recursive: true }).catch(() => undefined);
     // Before the workers: their first deltas have somewhere to go, and a collector address
     // that cannot be bound stops the start like the API's would.
     await this.stats.start();

@@ -40,7 +40,7 @@ t.test('a stream destroyed mid-body leaves no entry and no file', async (t) => {
   const chunk = Buffer.alloc(64 * 1024, 5);
   for (let i = 0; i < 16; i++) w.write(chunk);
   // Wait until the body is on its way to disk (a temp file exists), then give up on it.
-  await waitFor(() => bodyFiles(dir).temps.length > 0, { timeoutMs: 2000 });
+  await waitFor(() => bodyFiles(dir).temps.length > 0, { timeoutMs: 15_000 });
   t.equal(bodyFiles(dir).temps.length, 1, 'the partial body was being written to a temp file');
   w.destroy(new Error('origin went away'));
   await new Promise((r) => w.once('close', r));

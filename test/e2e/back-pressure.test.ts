@@ -33,7 +33,7 @@ t.test('a client that stops reading a 64 MiB answer stalls the origin; reading o
   socket.on('data', (c: Buffer) => { received += c.length; });
   socket.write('GET /big HTTP/1.1\r\nHost: bp.com\r\nConnection: close\r\n\r\n');
   // Take the first bytes, then stop reading.
-  t.ok(await waitFor(() => received > 0, { timeoutMs: 2000 }), 'the answer begins');
+  t.ok(await waitFor(() => received > 0, { timeoutMs: 10_000 }), 'the answer begins');
   socket.pause();
   // Wait until the origin's writes stop advancing: two looks 200 ms apart see the same count
   // (a stall has no event to wait for; the window is what "stopped" means here).

@@ -20,7 +20,7 @@ export function within<T>(p: Promise<T>, timeoutMs: number, what: string): Promi
 
 
 export interface WaitOptions {
-  /** Give up after about this long (default 5000 ms). */
+  /** Give up after about this long (default 10 s: only a failing test waits that long). */
   timeoutMs?: number;
   /** Pause between two polls (default 20 ms). */
   intervalMs?: number;
@@ -29,7 +29,7 @@ export interface WaitOptions {
 /** Polls `cond` until it holds; false when it still does not after `timeoutMs`. */
 export async function waitFor(cond: () => boolean | Promise<boolean>, opts: WaitOptions = {}): Promise<boolean> {
   const intervalMs = opts.intervalMs ?? 20;
-  const polls = Math.max(1, Math.ceil((opts.timeoutMs ?? 5000) / intervalMs));
+  const polls = Math.max(1, Math.ceil((opts.timeoutMs ?? 10_000) / intervalMs));
   for (let i = 0; i < polls; i++) {
     if (await cond()) return true;
     await new Promise((r) => setTimeout(r, intervalMs));
