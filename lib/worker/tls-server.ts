@@ -1,53 +1,76 @@
-// A TLS service socket. node:tls terminates TLS and picks the certificate by SNI (sni.ts); each
-// connection is then handed, after its handshake, to a ServiceServer that never listens itself,
-// so HTTP/1.1 over TLS runs the very same parser settings, timeouts, client-error answers,
-// connection tracking and drain as the plain ports. (node:https would be the same http
-// connection listener, but behind a server whose 'connection' sockets are the raw TCP ones,
-// which the tracking of ServiceServer cannot pair with its requests.)
+// A TLS service socket. Each connection's ClientHello is read first and its server name picks
+// the host's secure context (sni.ts; client-hello.ts says why node's SNICallback is not used),
+// then node:tls runs the handshake on that context. After the handshake the connection is handed
+// to a ServiceServer that never listens itself, so HTTP/1.1 over TLS runs the very same parser
+// settings, timeouts, client-error answers, connection tracking and drain as the plain ports.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import net from 'node:net';
+import net, { type Socket } from 'node:net';
 import tls from 'node:tls';
 import { ServiceServer, type ServerTimeouts } from './service-server.js';
+import { helloName, MAX_HELLO } from './tls/client-hello.js';
 import { SniContexts, type TlsPort } from './tls/sni.js';
 
 export class TlsServiceServer {
-  readonly server: tls.Server;
+  readonly server: net.Server;
   /** The HTTP/1.1 side; exposed so a reload can retime it like a plain server. */
   readonly http1: ServiceServer;
   private sni: SniContexts;
+  private handshakeMs: number;
 
   constructor(handler: (req: IncomingMessage, res: ServerResponse) => void, t: ServerTimeouts, port: TlsPort) {
     this.http1 = new ServiceServer(handler, t);
     this.http1.serveHandedOver();
     this.sni = new SniContexts(port);
-    const self = this;
-    this.server = tls.createServer({
-      ...this.sni.defaultOptions,
-      // ALPN: a client that offers only h2 is refused in the handshake (no_application_protocol)
-      // rather than getting HTTP/1.1 bytes it would not read.
+    this.handshakeMs = t.headersMs;
+    this.server = net.createServer({ noDelay: true }, (raw) => this.accept(raw));
+  }
+
+  /** Waits for the ClientHello (bounded like a request head), then starts TLS on its host's context. */
+  private accept(raw: Socket): void {
+    let buf: Buffer = Buffer.alloc(0);
+    // One timer for the ClientHello and the handshake after it.
+    const timer = setTimeout(() => raw.destroy(), this.handshakeMs);
+    const onError = (): void => { clearTimeout(timer); raw.destroy(); };
+    raw.on('error', onError);
+    const onData = (chunk: Buffer): void => {
+      buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk]);
+      const hello = helloName(buf);
+      if (hello === 'more' && buf.length < MAX_HELLO) return;
+      raw.off('data', onData);
+      raw.pause();
+      if (hello === 'not-tls') { onError(); return; }
+      raw.unshift(buf);
+      const name = hello === 'more' ? undefined : hello.name;
+      this.startTls(raw, name, timer, onError);
+    };
+    raw.on('data', onData);
+  }
+
+  private startTls(raw: Socket, name: string | undefined, timer: NodeJS.Timeout, onRawError: () => void): void {
+    // A certificate swap takes effect from here: the context is the one current at this handshake.
+    const socket = new tls.TLSSocket(raw, {
+      isServer: true,
+      secureContext: this.sni.find(name, raw.localAddress),
+      // Offered for HTTP/1.1 only until HTTP/2 is served: a client offering h2 and http/1.1
+      // settles on HTTP/1.1.
       ALPNProtocols: ['http/1.1'],
-      // A handshake is bounded like a request head.
-      handshakeTimeout: t.headersMs,
-      // node calls the callback as a method of the TLS socket: its local address decides between
-      // the hosts bound to one address and the `*` hosts of the port.
-      SNICallback(this: unknown, servername: string, cb: (err: Error | null, ctx?: tls.SecureContext) => void) {
-        const local = (this as net.Socket | undefined)?.localAddress;
-        cb(null, self.sni.find(servername, local));
-      },
-    }, (socket: tls.TLSSocket) => this.http1.adopt(socket));
-    // A failed handshake (no shared version or suite, timeout, reset) is the client's: node
-    // destroys the socket; nothing to answer at the HTTP level.
-    this.server.on('tlsClientError', () => undefined);
+    });
+    raw.off('error', onRawError);
+    // A failed handshake (no shared version or suite, reset) is the client's: nothing to answer.
+    socket.on('error', () => { clearTimeout(timer); socket.destroy(); });
+    socket.once('secure', () => {
+      clearTimeout(timer);
+      this.http1.adopt(socket);
+    });
   }
 
   /**
    * New certificates or options for the next handshakes; connections already open keep the
    * context they negotiated and go on (a certificate swap drops nothing).
    */
-  update(port: TlsPort): void {
-    const sni = new SniContexts(port);
-    this.server.setSecureContext(sni.defaultOptions);
-    this.sni = sni;
+  update(port: TlsPort, t: ServerTimeouts): void {
+    this.sni = new SniContexts(port);
+    this.handshakeMs = t.headersMs;
   }
 
   listen(host: string | null, port: number): Promise<void> {

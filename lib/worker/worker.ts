@@ -155,7 +155,7 @@ export class RtWorker {
       const running = this.servers.get(key);
       if (running instanceof TlsServiceServer) {
         // New certificates and options for the next handshakes; open connections go on.
-        running.update(l as TlsPort);
+        running.update(l as TlsPort, t);
         retime(running.http1, t);
         continue;
       }

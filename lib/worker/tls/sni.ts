@@ -27,12 +27,14 @@ export interface TlsPort {
 export class SniContexts {
   private readonly any = new NameIndex<tls.SecureContext>();
   private readonly byAddress = new Map<string, NameIndex<tls.SecureContext>>();
-  /** The default host's options (the socket's default context). */
-  readonly defaultOptions: tls.SecureContextOptions;
+  /** The default host's context: for a client without SNI or with a name no host has. */
+  private readonly fallback: tls.SecureContext;
 
   constructor(port: TlsPort) {
+    let first: tls.SecureContext | undefined;
     for (const h of port.hosts) {
       const ctx = tls.createSecureContext(contextOptions(h.material, port.options));
+      first ??= ctx;
       let index = this.any;
       if (h.listen.host !== null) {
         const addr = plainAddress(h.listen.host.toLowerCase());
@@ -41,16 +43,16 @@ export class SniContexts {
       }
       for (const n of h.names) index.add(n, ctx);
     }
-    this.defaultOptions = contextOptions(port.hosts[0]!.material, port.options);
+    this.fallback = first!;
   }
 
-  /** The context for a server name; undefined leaves the socket's default context. */
-  find(servername: string, localAddress: string | undefined): tls.SecureContext | undefined {
-    const name = servername.toLowerCase();
+  /** The context of a connection from its SNI name (lower case; undefined: none sent). */
+  find(name: string | undefined, localAddress: string | undefined): tls.SecureContext {
+    if (name === undefined) return this.fallback;
     if (this.byAddress.size > 0 && localAddress !== undefined) {
       const hit = this.byAddress.get(plainAddress(localAddress))?.find(name);
       if (hit !== undefined) return hit;
     }
-    return this.any.find(name);
+    return this.any.find(name) ?? this.fallback;
   }
 }
