@@ -9,6 +9,7 @@ import { formatIssue } from '../setting/issues.js';
 import { isPlainObject } from '../setting/merge.js';
 import type { Setting } from '../setting/types.js';
 import { outsideLinkedDirs } from './linked-dirs.js';
+import { certIssues } from '../worker/tls/contexts.js';
 import { boundaryOf, parseMultipart } from './multipart.js';
 import { basehostRefs, certRefs, packagePath, SETTING_FILE, sourceOf, unpack, type LinkedRef, type UnpackLimits } from './package.js';
 
@@ -150,8 +151,25 @@ export async function loadCandidate(text: string | undefined, o: LoadOptions): P
   if (typeof home === 'string') setting.env.home = path.resolve(o.settingDir, home);
   const certs = certRefs(setting, o.runningHome);
   await refuseOutside(certs, o.linkedDirs);
-  if (o.checkFiles) await requirePresent(certs, o.staged);
+  if (o.checkFiles) {
+    await requirePresent(certs, o.staged);
+    await refuseBadCertificates(setting, certs, o.staged);
+  }
   return { setting, raw, refs: [...refs, ...certs], ...(o.staged === undefined ? {} : { staged: o.staged }) };
+}
+
+/**
+ * Certificates that cannot serve (unparseable, key not matching, expired) refuse the setting as
+ * wrong content at the member's JSON path; the files are those the upload brings, else the disk's.
+ */
+async function refuseBadCertificates(setting: Setting, certs: LinkedRef[], staged: string | undefined): Promise<void> {
+  const files = new Map<string, string>();
+  for (const r of certs) {
+    const src = await sourceOf(r, staged);
+    if (src !== undefined) files.set(r.jsonPath, src);
+  }
+  const issues = certIssues(setting, (i, j) => (src, member) => files.get(`hosting[${i}].https[${j}].${member}`) ?? path.resolve(setting.env.home, src));
+  if (issues.length > 0) throw new LoadFailure(4, issues.map(formatIssue).join('; '));
 }
 
 async function refuseOutside(refs: LinkedRef[], dirs: string[] | undefined): Promise<void> {

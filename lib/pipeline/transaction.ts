@@ -97,7 +97,14 @@ export class TransactionRecord {
   /** The request target as received. */
   get urlReceived(): string { return this.req.url ?? ''; }
   get httpVersion(): string { return this.req.httpVersion; }
-  get protocol(): Protocol { return 'http'; }
+  /**
+   * What the client spoke: HTTP/2 (`%H` = http2), HTTP/1.x over TLS (the TLS ports hand their
+   * sockets to node:http, which keeps the TLSSocket), or plain. Read when asked, like the rest.
+   */
+  get protocol(): Protocol {
+    if (this.req.httpVersionMajor === 2) return 'http2';
+    return (this.req.socket as { encrypted?: boolean } | null)?.encrypted === true ? 'https' : 'http';
+  }
   get clientAddress(): string { return this.connection.clientAddress; }
   get clientPort(): number { return this.connection.clientPort; }
   get serverAddress(): string { return this.connection.serverAddress; }

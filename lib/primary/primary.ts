@@ -13,6 +13,7 @@ import { restoreMissingSetting, SettingLifecycle } from '../lifecycle/index.js';
 import { licensePaths, LicenseService } from '../license/service.js';
 import { LicenseWatch, type StateChange } from '../license/watch.js';
 import { loadSettingFile, resolvePath, SettingError } from '../setting/load.js';
+import { certIssues, homeFiles } from '../worker/tls/contexts.js';
 import type { Setting } from '../setting/types.js';
 import { ManagementApi } from '../manager/index.js';
 import { SIBLING_SECRET_ENV, type PrimaryMessage, type WorkerMessage } from '../ipc/messages.js';
@@ -82,6 +83,10 @@ export class Primary {
     const restored = await restoreMissingSetting(this.settingPath);
     if (restored !== undefined) systemLog.warn({ setting: this.settingPath, hash: restored }, 'setting file was missing; restored from the history');
     const loaded = await loadSettingFile(this.settingPath);
+    // The certificates on disk must serve: a bad one refuses the start at its JSON path rather
+    // than every worker failing to open its TLS port.
+    const certs = certIssues(loaded.setting, () => homeFiles(loaded.setting));
+    if (certs.length > 0) throw new SettingError(certs);
     this.setting = loaded.setting;
     this.baseDir = loaded.baseDir;
     this.logs.configure(this.setting, this.baseDir);

@@ -14,7 +14,7 @@ export interface RoutableHost {
 
 interface Wildcard<H> { suffix: string; host: H }
 
-class NameIndex<H> {
+export class NameIndex<H> {
   private readonly exact = new Map<string, H>();
   private readonly wildcards: Wildcard<H>[] = [];
 
@@ -59,7 +59,7 @@ interface PortIndex<H> {
  * A local address as the listen setting spells it: a dual-stack `*` socket reports IPv4
  * connections as `::ffff:a.b.c.d`.
  */
-function plainAddress(a: string): string {
+export function plainAddress(a: string): string {
   return a.length > 7 && a.charCodeAt(0) === 58 /* : */ && a.startsWith('::ffff:') && a.includes('.', 7) ? a.slice(7) : a;
 }
 
@@ -68,27 +68,43 @@ export class VhostTable<H extends RoutableHost> {
   private readonly everywhere = new NameIndex<H>();
   private readonly byName = new Map<string, H>();
   private readonly fallback: H | undefined;
+  /** Where the fallback host listens: its plain listen and its TLS listens. */
+  private readonly fallbackListens: Listen[] = [];
 
-  constructor(hosts: readonly H[], defaultHosting?: string | null) {
+  /**
+   * `tlsListensOf`: the TLS listens of a host (https `listen`), routed like its plain one; a
+   * port is either plain or TLS (validation keeps them apart), so one index per port serves both.
+   */
+  constructor(hosts: readonly H[], defaultHosting?: string | null, tlsListensOf?: (h: H) => Listen[]) {
     for (const h of hosts) {
       if (!h.enable) continue;
       this.byName.set(h.name.toLowerCase(), h);
       const names = [h.name, ...h.aliases];
       for (const n of names) this.everywhere.add(n, h);
-      if (h.listen === null) continue;
-      let p = this.byPort.get(h.listen.port);
-      if (p === undefined) this.byPort.set(h.listen.port, (p = { any: undefined, byAddress: new Map() }));
-      let index: NameIndex<H> | undefined;
-      if (h.listen.host === null) {
-        index = (p.any ??= new NameIndex<H>());
-      } else {
-        const addr = plainAddress(h.listen.host.toLowerCase());
-        index = p.byAddress.get(addr);
-        if (index === undefined) p.byAddress.set(addr, (index = new NameIndex<H>()));
-      }
-      for (const n of names) index.add(n, h);
+      const all = tlsListensOf === undefined ? [] : tlsListensOf(h);
+      if (h.listen !== null) all.unshift(h.listen);
+      for (const l of all) this.index(l, names, h);
     }
     this.fallback = defaultHosting ? this.byName.get(defaultHosting.toLowerCase()) : undefined;
+    const f = this.fallback;
+    if (f !== undefined) {
+      if (f.listen !== null) this.fallbackListens.push(f.listen);
+      if (tlsListensOf !== undefined) this.fallbackListens.push(...tlsListensOf(f));
+    }
+  }
+
+  private index(listen: Listen, names: string[], h: H): void {
+    let p = this.byPort.get(listen.port);
+    if (p === undefined) this.byPort.set(listen.port, (p = { any: undefined, byAddress: new Map() }));
+    let index: NameIndex<H> | undefined;
+    if (listen.host === null) {
+      index = (p.any ??= new NameIndex<H>());
+    } else {
+      const addr = plainAddress(listen.host.toLowerCase());
+      index = p.byAddress.get(addr);
+      if (index === undefined) p.byAddress.set(addr, (index = new NameIndex<H>()));
+    }
+    for (const n of names) index.add(n, h);
   }
 
   /**
@@ -111,17 +127,21 @@ export class VhostTable<H extends RoutableHost> {
       if (hit !== undefined) return hit;
     }
     const f = this.fallback;
-    if (f === undefined || f.listen === null || f.listen.port !== port) return undefined;
-    if (f.listen.host === null) return f;
-    addr ??= localAddress === undefined ? undefined : plainAddress(localAddress);
-    return addr === plainAddress(f.listen.host.toLowerCase()) ? f : undefined;
+    if (f === undefined) return undefined;
+    for (const l of this.fallbackListens) {
+      if (l.port !== port) continue;
+      if (l.host === null) return f;
+      addr ??= localAddress === undefined ? undefined : plainAddress(localAddress);
+      if (addr === plainAddress(l.host.toLowerCase())) return f;
+    }
+    return undefined;
   }
 
   host(name: string): H | undefined {
     return this.byName.get(name.toLowerCase());
   }
 
-  /** Distinct sockets to open: one per port, on all addresses when any host uses `*`. */
+  /** Distinct plain sockets to open: one per port, on all addresses when any host uses `*`. */
   listens(): Listen[] {
     const ports = new Map<number, Set<string | null>>();
     for (const h of this.byName.values()) {

@@ -2,7 +2,8 @@
 // order. They run on the defaulted setting; each reports at the JSON path of the member to fix.
 import { type SettingIssue } from './issues.js';
 import { deepMerge, isPlainObject } from './merge.js';
-import { parseListen } from './schema/formats.js';
+import { parseListen, parseTlsListen } from './schema/formats.js';
+import { checkHttpsOptions, sameTlsOptions } from '../worker/tls/options.js';
 import { TLS_VERSIONS } from './schema/management.js';
 import { checkTagged } from './tagged.js';
 import { checkNotImplemented } from './not-implemented.js';
@@ -112,6 +113,54 @@ function checkHost(h: HostSetting, i: number, names: Set<string>, setting: Setti
   checkFunctions(h.functions, deepMerge(setting.functions, h.functions), `${base}.functions`, issues);
 }
 
+const URL_SOURCE = /^[a-z][a-z0-9+.-]*:\/\//i;
+
+/**
+ * TLS service rules of the enabled hosts with https[]: options this build can honour, URL
+ * sources (not fetched yet), one set of options per TLS port (one socket serves all its hosts),
+ * and a port is either plain or TLS.
+ */
+function checkTls(setting: Setting, indices: number[], issues: SettingIssue[]): void {
+  const plainPorts = new Map<number, number>();
+  setting.hosting.forEach((h, i) => {
+    const l = h.enable ? parseListen(h.listen) : null;
+    if (l) plainPorts.set(l.port, indices[i]!);
+  });
+  const firstOnPort = new Map<number, { index: number; h: HostSetting }>();
+  const api = setting.env.management.api.port;
+  setting.hosting.forEach((h, i) => {
+    if (!h.enable || (h.https ?? []).length === 0) return;
+    const base = `hosting[${indices[i]}]`;
+    issues.push(...checkHttpsOptions(h.httpsOptions, `${base}.httpsOptions`));
+    (h.https ?? []).forEach((e, j) => {
+      for (const k of ['cert', 'key', 'ca'] as const) {
+        const src = e[k];
+        if (src !== undefined && URL_SOURCE.test(src)) {
+          issues.push({ path: `${base}.https[${j}].${k}`, message: 'certificate sources given as URLs are not supported yet: give a file path' });
+        }
+      }
+    });
+    const l = parseTlsListen(h.httpsOptions.listen);
+    if (l === undefined) return;
+    const path = `${base}.httpsOptions.listen`;
+    const plain = plainPorts.get(l.port);
+    if (plain !== undefined) {
+      issues.push({ path, message: `port ${l.port} is the plain listen of hosting[${plain}]: a port serves either plain HTTP or TLS` });
+    }
+    if (l.port === api || l.port === api - 1) {
+      issues.push({ path, message: `port ${l.port} is reserved for the management API (${api}) and the RT control port (${api - 1})` });
+    }
+    const first = firstOnPort.get(l.port);
+    if (first === undefined) firstOnPort.set(l.port, { index: indices[i]!, h });
+    else if (!sameTlsOptions(first.h.httpsOptions, h.httpsOptions)) {
+      issues.push({
+        path: `${base}.httpsOptions`,
+        message: `hosts sharing TLS port ${l.port} must have the same TLS versions, ciphersuite and forwardSecrecy (hosting[${first.index}] differs): one socket negotiates for all of them`,
+      });
+    }
+  });
+}
+
 /**
  * Runs every rule; a rule that meets a value of the wrong type leaves it to the schema report.
  * `hosts` tells where each of setting.hosting sits in the file and every name the file gives.
@@ -123,6 +172,7 @@ export function checkSemantics(setting: Setting, hosts: { indices: number[]; nam
     () => checkLogBackups(setting, hosts.indices, issues),
     () => { if (refuseNotImplemented) checkNotImplemented(setting, hosts.indices, issues); },
     () => checkFunctions(setting.functions, setting.functions, 'functions', issues),
+    () => checkTls(setting, hosts.indices, issues),
   ];
   setting.hosting.forEach((h, i) => rules.push(() => checkHost(h, hosts.indices[i]!, hosts.names, setting, issues)));
   for (const rule of rules) {

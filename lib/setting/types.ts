@@ -24,10 +24,10 @@ export type HostSetting = Static<typeof HostSchema>;
 type UrlRewrite = NonNullable<HostSetting['urlRewrites']>[number];
 type Fallbacks = HostSetting['fallbacks'];
 export type HttpsCert = NonNullable<HostSetting['https']>[number];
-type HttpsOptions = HostSetting['httpsOptions'];
+export type HttpsOptions = HostSetting['httpsOptions'];
 
 /** Where a service socket listens; host null means every address. */
-interface Listen { host: string | null; port: number }
+export interface Listen { host: string | null; port: number }
 
 /**
  * A virtual host ready to run: what resolveHosts() returns for each hosting[] entry, disabled

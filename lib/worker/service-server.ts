@@ -168,6 +168,20 @@ export class ServiceServer {
     });
   }
 
+  /**
+   * For a server that never listens itself: the TLS front (tls-server.ts) hands it each
+   * connection after the handshake. node starts its checks of slow heads and bodies
+   * (headersTimeout, requestTimeout) on 'listening', so that event is given here once.
+   */
+  serveHandedOver(): void {
+    this.server.emit('listening');
+  }
+
+  /** A connection accepted elsewhere (a TLS socket after its handshake), served like our own. */
+  adopt(socket: Socket): void {
+    this.server.emit('connection', socket);
+  }
+
   get connections(): number {
     return this.sockets.size;
   }

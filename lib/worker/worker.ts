@@ -23,6 +23,9 @@ import { buildHostRuntime, cacheFields, sameOrigin, type HostRuntime } from '../
 import { openCache, type WorkerCache } from './worker-cache.js';
 import { StatsReporter } from './stats-reporter.js';
 import { ServiceServer, type ServerTimeouts } from './service-server.js';
+import { TlsServiceServer } from './tls-server.js';
+import { tlsPlan } from './tls/plan.js';
+import type { TlsPort } from './tls/sni.js';
 import { sendError } from '../pipeline/respond.js';
 import { Siblings } from '../pipeline/hand-off.js';
 import type { Transaction } from '../pipeline/transaction.js';
@@ -33,7 +36,8 @@ const RETIRE_GRACE_MS = 10_000;
 
 class RtWorker {
   private state: RuntimeState | undefined;
-  private readonly servers = new Map<string, ServiceServer>();
+  /** Listening sockets by listenKey (plain) or `tls ` + listenKey. */
+  private readonly servers = new Map<string, ServiceServer | TlsServiceServer>();
   private internal: ServiceServer | undefined;
   private hosts = new Map<string, HostRuntime>();
   private readonly retiring = new Set<HostRuntime['origin']>();
@@ -84,7 +88,9 @@ class RtWorker {
     } catch {
       this.purgeAccess = undefined;
     }
-    const table = new VhostTable([...nextHosts.values()], setting.meta.defaultHosting);
+    // Certificates are read and checked before anything switches: a bad one refuses the setting.
+    const tls = tlsPlan(setting, resolved);
+    const table = new VhostTable([...nextHosts.values()], setting.meta.defaultHosting, (h) => tls.listens.get(h.name) ?? []);
     const timeouts: ServerTimeouts = {
       keepAliveMs: frontEnd.keepAliveTimeout * 1000,
       headersMs: frontEnd.headersTimeout * 1000,
@@ -109,7 +115,7 @@ class RtWorker {
     const retired = [...this.hosts.values()].filter((h) => nextHosts.get(h.name)?.origin !== h.origin);
     this.hosts = nextHosts;
     this.logs?.writer.setHosts(nextHosts.values());
-    const failures = await this.openListeners(table.listens(), basePort, timeouts);
+    const failures = await this.openListeners(table.listens(), tls.ports, basePort, timeouts);
     // Origin clients of removed or rebuilt hosts close once requests routed before the switch
     // had time to reach them: a request that was still looking up the cache would otherwise
     // find its origin pool closed (502).
@@ -147,13 +153,31 @@ class RtWorker {
     }, t);
   }
 
-  private async openListeners(listens: Listen[], basePort: number, t: ServerTimeouts): Promise<string[]> {
-    const wanted = new Map(listens.map((l) => [listenKey(l), l]));
+  private async openListeners(listens: Listen[], tlsPorts: TlsPort[], basePort: number, t: ServerTimeouts): Promise<string[]> {
+    const wanted = new Map<string, Listen | TlsPort>(listens.map((l) => [listenKey(l), l]));
+    for (const p of tlsPorts) wanted.set(`tls ${listenKey(p.listen)}`, p);
     const failures: string[] = [];
     for (const [key, l] of wanted) {
       const running = this.servers.get(key);
+      if (running instanceof TlsServiceServer) {
+        // New certificates and options for the next handshakes; open connections go on.
+        running.update(l as TlsPort, t);
+        retime(running.http1, t);
+        continue;
+      }
       if (running !== undefined) {
         retime(running, t);
+        continue;
+      }
+      if ('options' in l) {
+        const port = l.listen.port;
+        const s = new TlsServiceServer((req: IncomingMessage, res: ServerResponse) => this.handle(req, res, port), t, l);
+        try {
+          await s.listen(l.listen.host, port);
+          this.servers.set(key, s);
+        } catch (err) {
+          failures.push(`${key}: ${(err as Error).message}`);
+        }
         continue;
       }
       const s = this.serverFor(l.port, t);

@@ -8,7 +8,7 @@ import t from 'tap';
 import { restoreMissingSetting, SettingLifecycle } from '../../lib/lifecycle/index.js';
 import { md5 } from '../../lib/lifecycle/package.js';
 import { loadSettingFile, resolvePath } from '../../lib/setting/load.js';
-import { CERT, doc, fakeRuntime, get, host, KEY, postMultipart, startFixture, tgzNames, tmpDir } from './fixtures/helpers.js';
+import { CERT, RENEWED, doc, fakeRuntime, get, host, KEY, postMultipart, startFixture, tgzNames, tmpDir } from './fixtures/helpers.js';
 
 type Tap = { teardown(fn: () => unknown): void };
 
@@ -33,7 +33,7 @@ t.test('a changed certificate alone makes a new history entry; the hash id keeps
   t.equal((await get(f.port, '/setting/deploy/local')).json.status, 'OK');
   t.equal((await historyOf(f.port)).length, before.length, 'the same package again: no new entry');
 
-  const renewed = CERT.replace('fake', 'renewed');
+  const renewed = RENEWED;
   const r = await postMultipart(f.port, '/setting/upload', [
     { name: 'settingFile', filename: 'setting.json', data: await fs.readFile(f.settingPath) },
     { name: 'settingFile', filename: 'a.pem', data: renewed },
@@ -51,7 +51,7 @@ t.test('a changed certificate alone makes a new history entry; the hash id keeps
 t.test('an install journal left by a crash installs the linked files of the written setting from its package', async (t) => {
   const f = await startFixture();
   t.teardown(f.close);
-  const renewed = CERT.replace('fake', 'renewed');
+  const renewed = RENEWED;
   const r = await postMultipart(f.port, '/setting/upload', [
     { name: 'settingFile', filename: 'setting.json', data: JSON.stringify(withCert(f.port)) },
     { name: 'settingFile', filename: 'a.pem', data: renewed },

@@ -39,7 +39,7 @@ export function parseListen(s: string): ListenAddress | null | undefined {
 const NIC = /^[A-Za-z][A-Za-z0-9_.-]*$/;
 
 /** TLS listen of a virtual host: `{IP|*|NIC}:{Port}` or a NIC name alone (port 443). */
-function parseTlsListen(s: string): { host: string | null; nic: string | null; port: number } | undefined {
+export function parseTlsListen(s: string): { host: string | null; nic: string | null; port: number } | undefined {
   if (NIC.test(s)) return { host: null, nic: s, port: 443 };
   const hp = splitHostPort(s);
   const p = hp === undefined ? undefined : port(hp.port);

@@ -1,0 +1,97 @@
+// A TLS service socket. Each connection's ClientHello is read first and its server name picks
+// the host's secure context (sni.ts; client-hello.ts says why node's SNICallback is not used),
+// then node:tls runs the handshake on that context. After the handshake the connection is handed
+// to a ServiceServer that never listens itself, so HTTP/1.1 over TLS runs the very same parser
+// settings, timeouts, client-error answers, connection tracking and drain as the plain ports.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import net, { type Socket } from 'node:net';
+import tls from 'node:tls';
+import { ServiceServer, type ServerTimeouts } from './service-server.js';
+import { helloName, MAX_HELLO } from './tls/client-hello.js';
+import { SniContexts, type TlsPort } from './tls/sni.js';
+
+export class TlsServiceServer {
+  readonly server: net.Server;
+  /** The HTTP/1.1 side; exposed so a reload can retime it like a plain server. */
+  readonly http1: ServiceServer;
+  private sni: SniContexts;
+  private handshakeMs: number;
+
+  constructor(handler: (req: IncomingMessage, res: ServerResponse) => void, t: ServerTimeouts, port: TlsPort) {
+    this.http1 = new ServiceServer(handler, t);
+    this.http1.serveHandedOver();
+    this.sni = new SniContexts(port);
+    this.handshakeMs = t.headersMs;
+    this.server = net.createServer({ noDelay: true }, (raw) => this.accept(raw));
+  }
+
+  /** Waits for the ClientHello (bounded like a request head), then starts TLS on its host's context. */
+  private accept(raw: Socket): void {
+    let buf: Buffer = Buffer.alloc(0);
+    // One timer for the ClientHello and the handshake after it.
+    const timer = setTimeout(() => raw.destroy(), this.handshakeMs);
+    const onError = (): void => { clearTimeout(timer); raw.destroy(); };
+    raw.on('error', onError);
+    const onData = (chunk: Buffer): void => {
+      buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk]);
+      const hello = helloName(buf);
+      if (hello === 'more' && buf.length < MAX_HELLO) return;
+      raw.off('data', onData);
+      raw.pause();
+      if (hello === 'not-tls') { onError(); return; }
+      raw.unshift(buf);
+      const name = hello === 'more' ? undefined : hello.name;
+      this.startTls(raw, name, timer, onError);
+    };
+    raw.on('data', onData);
+  }
+
+  private startTls(raw: Socket, name: string | undefined, timer: NodeJS.Timeout, onRawError: () => void): void {
+    // A certificate swap takes effect from here: the context is the one current at this handshake.
+    const socket = new tls.TLSSocket(raw, {
+      isServer: true,
+      secureContext: this.sni.find(name, raw.localAddress),
+      // Offered for HTTP/1.1 only until HTTP/2 is served: a client offering h2 and http/1.1
+      // settles on HTTP/1.1.
+      ALPNProtocols: ['http/1.1'],
+    });
+    raw.off('error', onRawError);
+    // A failed handshake (no shared version or suite, reset) is the client's: nothing to answer.
+    socket.on('error', () => { clearTimeout(timer); socket.destroy(); });
+    socket.once('secure', () => {
+      clearTimeout(timer);
+      this.http1.adopt(socket);
+    });
+  }
+
+  /**
+   * New certificates or options for the next handshakes; connections already open keep the
+   * context they negotiated and go on (a certificate swap drops nothing).
+   */
+  update(port: TlsPort, t: ServerTimeouts): void {
+    this.sni = new SniContexts(port);
+    this.handshakeMs = t.headersMs;
+  }
+
+  listen(host: string | null, port: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const onError = (err: Error): void => reject(err);
+      this.server.once('error', onError);
+      this.server.listen({ host: host ?? undefined, port }, () => {
+        this.server.off('error', onError);
+        resolve();
+      });
+    });
+  }
+
+  get connections(): number {
+    return this.http1.connections;
+  }
+
+  /** Stops accepting, then drains the HTTP side as a plain server does. */
+  async drain(timeoutMs: number): Promise<void> {
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await this.http1.drain(timeoutMs);
+    await closed;
+  }
+}

@@ -1,0 +1,58 @@
+// Certificate choice by SNI on one TLS socket. The names are the hosts' names and aliases, with
+// the same rules as request routing (exact first, then wildcards `*.example.com` longest suffix
+// first): the certificate a client sees belongs to the host its Host header will reach. Hosts
+// bound to the connection's local address are tried before the `*` hosts of the port.
+import tls from 'node:tls';
+import { NameIndex, plainAddress, type Listen } from '../../routing/vhost-table.js';
+import { contextOptions, type CertMaterial } from './contexts.js';
+import type { TlsServerOptions } from './options.js';
+
+export interface TlsHost {
+  name: string;
+  /** The name and the aliases. */
+  names: string[];
+  /** Where this host's TLS listen is bound (host null: every address of the port). */
+  listen: Listen;
+  material: CertMaterial[];
+}
+
+/** One listening TLS socket: its hosts, first the default one, and their shared options. */
+export interface TlsPort {
+  listen: Listen;
+  options: TlsServerOptions;
+  /** [0] is the default host: its certificate answers a client without SNI or with an unknown name. */
+  hosts: TlsHost[];
+}
+
+export class SniContexts {
+  private readonly any = new NameIndex<tls.SecureContext>();
+  private readonly byAddress = new Map<string, NameIndex<tls.SecureContext>>();
+  /** The default host's context: for a client without SNI or with a name no host has. */
+  private readonly fallback: tls.SecureContext;
+
+  constructor(port: TlsPort) {
+    let first: tls.SecureContext | undefined;
+    for (const h of port.hosts) {
+      const ctx = tls.createSecureContext(contextOptions(h.material, port.options));
+      first ??= ctx;
+      let index = this.any;
+      if (h.listen.host !== null) {
+        const addr = plainAddress(h.listen.host.toLowerCase());
+        index = this.byAddress.get(addr) ?? new NameIndex<tls.SecureContext>();
+        this.byAddress.set(addr, index);
+      }
+      for (const n of h.names) index.add(n, ctx);
+    }
+    this.fallback = first!;
+  }
+
+  /** The context of a connection from its SNI name (lower case; undefined: none sent). */
+  find(name: string | undefined, localAddress: string | undefined): tls.SecureContext {
+    if (name === undefined) return this.fallback;
+    if (this.byAddress.size > 0 && localAddress !== undefined) {
+      const hit = this.byAddress.get(plainAddress(localAddress))?.find(name);
+      if (hit !== undefined) return hit;
+    }
+    return this.any.find(name) ?? this.fallback;
+  }
+}
