@@ -34,7 +34,7 @@ import { listenKey, VhostTable, type Listen } from '../routing/vhost-table.js';
 /** How long the origin client of a removed or rebuilt host stays open after the switch. */
 const RETIRE_GRACE_MS = 10_000;
 
-class RtWorker {
+export class RtWorker {
   private state: RuntimeState | undefined;
   /** Listening sockets by listenKey (plain) or `tls ` + listenKey. */
   private readonly servers = new Map<string, ServiceServer | TlsServiceServer>();
