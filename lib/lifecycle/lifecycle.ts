@@ -2,18 +2,22 @@
 // file, upload, restore, virtual-host edits), applies them to the running service through
 // RuntimeHooks, keeps env changes as the `artifact` until restart, stores every applied setting
 // in the history, and writes the info and watch logs. Mutations run one at a time.
+// Deployments of a whole setting are in sources.ts and virtual-host edits in vhosts.ts (both end
+// in commit()); the recovery at start is in recovery.ts.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Setting } from '../setting/types.js';
-import { removeTempFiles, writeFileAtomic } from './atomic.js';
-import { loadCandidate, LoadFailure, stageMultipart, type Candidate } from './candidate.js';
+import { writeFileAtomic } from './atomic.js';
+import { loadCandidate, LoadFailure, type Candidate } from './candidate.js';
 import { ConfigEvents, WATCH } from './config-events.js';
 import { hostChanges, sameValue, withoutHosting } from './diff.js';
-import { HistoryStore, md5OfHash, sameContent, toEntry, type HistoryEntry, type HistoryRow } from './history.js';
-import { removeLinkedTemps, stageLinked } from './install.js';
+import { HistoryStore, sameContent, toEntry, type HistoryEntry, type HistoryRow } from './history.js';
+import { stageLinked } from './install.js';
 import { linkedFileDirs } from './linked-dirs.js';
+import { reconcileAfterCrash, type Recovered } from './recovery.js';
+import { deployLocalFile, restorePackage, uploadBody, type RestoreResult } from './sources.js';
 import { writeStatePointer } from './state-pointer.js';
-import { buildPackage, contentHash, md5, SETTING_FILE, unpack, unpackLimits, type LinkedRef } from './package.js';
+import { buildPackage, contentHash, md5, type LinkedRef } from './package.js';
 
 export interface RuntimeHooks {
   /**
@@ -130,80 +134,26 @@ export class SettingLifecycle {
     });
   }
 
-  /**
-   * Makes setting.json, its linked files and the history agree after a crash: temporary files
-   * and unreferenced packages go, a missing setting.json comes back from the newest package (or
-   * the running text), linked files a crash left half-installed are completed from the package
-   * of the setting.json that was written (the install journal says which), and a setting the
-   * newest entry does not match is recorded (the files on disk win).
-   */
-  recover(): Promise<{ recorded: boolean; rewritten: boolean; reinstalled: boolean; orphans: string[] }> {
-    return this.serial(async () => {
-      await removeTempFiles(this.opts.baseDir);
-      await fs.rm(this.workDir, { recursive: true, force: true });
-      const store = await this.history();
-      const orphans = await store.removeOrphans();
-      let text = await readText(this.opts.settingPath);
-      let rewritten = false;
-      if (text === undefined) {
-        const newest = store.newest();
-        text = (newest === undefined ? undefined : await this.settingOf(newest)) ?? this.currentRaw;
-        await writeFileAtomic(this.opts.settingPath, text);
-        rewritten = true;
-      }
-      const reinstalled = await this.completeInstall(text);
-      let recorded = false;
-      if (this.historyEnabled()) {
-        try {
-          const c = await loadCandidate(text, this.loadOptions(false));
-          await removeLinkedTemps(c.refs);
-          const content = await contentHash(text, c.refs);
-          if (!sameContent(store.newest(), text, content)) {
-            await this.record(text, c.refs, undefined, c.setting.meta.version, content);
-            recorded = true;
-          }
-        } catch (err) {
-          if (!(err instanceof LoadFailure)) throw err;
-          await this.events.info('setting.json on disk is not a valid setting; not recorded in the history', { reason: err.message });
-        }
-      }
-      await store.prune(this.current.meta.history.retention);
-      return { recorded, rewritten, reinstalled, orphans };
-    });
+  /** Makes setting.json, its linked files and the history agree after a crash (recovery.ts). */
+  recover(): Promise<Recovered> {
+    return this.serial(() => reconcileAfterCrash({
+      settingPath: this.opts.settingPath,
+      baseDir: this.opts.baseDir,
+      workDir: this.workDir,
+      journalPath: this.journalPath,
+      history: () => this.history(),
+      historyEnabled: this.historyEnabled(),
+      running: this.current,
+      runningRaw: this.currentRaw,
+      events: this.events,
+      loadOptions: (checkFiles, staged) => this.loadOptions(checkFiles, staged),
+      record: (raw, refs, ver, content) => this.record(raw, refs, undefined, ver, content),
+    }));
   }
 
+  /** The install journal: the entry whose linked files a commit is installing (recovery.ts). */
   private get journalPath(): string {
     return path.join(this.opts.stateDir, 'install.pending');
-  }
-
-  /**
-   * A commit writes the journal (the history entry of the new package) before setting.json and
-   * removes it once the linked files are in place. Found at start: when setting.json is that
-   * entry's, its linked files are installed from the package; otherwise setting.json was never
-   * written and the staged files were already removed.
-   */
-  private async completeInstall(text: string): Promise<boolean> {
-    const journal = await readText(this.journalPath);
-    if (journal === undefined) return false;
-    let done = false;
-    const row = (await this.history()).byHash(journal.trim());
-    if (row !== undefined && md5OfHash(row.hash) === md5(text)) {
-      let dir: string | undefined;
-      try {
-        dir = await unpack(await fs.readFile((await this.history()).packagePath(row)), this.workDir, unpackLimits(this.current));
-        const c = await loadCandidate(undefined, this.loadOptions(false, dir));
-        const staged = await stageLinked(c);
-        await staged.commit();
-        done = staged.targets.length > 0;
-        await this.events.info('linked files of the last setting installed after a crash', { hash: row.hash, files: staged.targets });
-      } catch (err) {
-        await this.events.info('linked files of the last setting could not be installed after a crash', { hash: row.hash, reason: (err as Error).message });
-      } finally {
-        if (dir !== undefined) await fs.rm(dir, { recursive: true, force: true });
-      }
-    }
-    await fs.rm(this.journalPath, { force: true });
-    return done;
   }
 
   loadOptions(checkFiles: boolean, staged?: string): Parameters<typeof loadCandidate>[1] {
@@ -213,24 +163,7 @@ export class SettingLifecycle {
 
   /** `GET /setting/deploy/local`: the edited setting.json on disk, applied. Throws LoadFailure. */
   deployLocal(): Promise<Applied> {
-    return this.logRefusal('deploy/local', this.serial(async () => {
-      const text = await readText(this.opts.settingPath);
-      if (text === undefined) throw new LoadFailure(3, `cannot read ${this.opts.settingPath}`);
-      const c = await loadCandidate(text, this.loadOptions(true));
-      return this.commit(c, 'deploy/local');
-    }));
-  }
-
-  /** Refused deployments go to the info log too, with the reason the caller gets. */
-  private async logRefusal<T>(source: string, work: Promise<T>): Promise<T> {
-    try {
-      return await work;
-    } catch (err) {
-      if (err instanceof LoadFailure && !err.message.startsWith('not applied:')) {
-        await this.events.info(`setting refused from ${source}`, { error: err.code, reason: err.message });
-      }
-      throw err;
-    }
+    return deployLocalFile(this);
   }
 
   /**
@@ -239,55 +172,12 @@ export class SettingLifecycle {
    * not required to exist. Throws LoadFailure (codes 1-5).
    */
   upload(contentType: string, body: Buffer, apply: boolean): Promise<Applied> {
-    const work = this.uploadOnce(contentType, body, apply);
-    return apply ? this.logRefusal('upload', work) : work;
-  }
-
-  private async uploadOnce(contentType: string, body: Buffer, apply: boolean): Promise<Applied> {
-    let staged: string | undefined;
-    try {
-      let text: string | undefined;
-      if (/^multipart\/form-data/i.test(contentType)) {
-        staged = await stageMultipart(body, contentType, this.current.env.management.api.multipartName, this.workDir, unpackLimits(this.current));
-      } else {
-        if (body.length === 0) throw new LoadFailure(1, 'empty body: no setting.json');
-        text = body.toString('utf8');
-      }
-      const c = await loadCandidate(text, this.loadOptions(apply || staged !== undefined, staged));
-      if (!apply) return { artifact: !sameValue(c.setting.env, this.current.env), changedHosts: [] };
-      return await this.serial(() => this.commit(c, 'upload'));
-    } finally {
-      if (staged !== undefined) await fs.rm(topDir(this.workDir, staged), { recursive: true, force: true });
-    }
+    return uploadBody(this, this.workDir, contentType, body, apply);
   }
 
   /** `GET /setting/restore/<hash>`: result 0-4 of document 1. */
-  async restore(hash: string): Promise<{ code: 0 | 1 | 2 | 3 | 4; reason: string | null; applied?: Applied }> {
-    const row = (await this.history()).byHash(hash);
-    if (row === undefined) return { code: 1, reason: `no setting package for ${hash}` };
-    let staged: string | undefined;
-    try {
-      let pkg: Buffer;
-      try {
-        pkg = await fs.readFile((await this.history()).packagePath(row));
-      } catch {
-        return { code: 1, reason: `package file ${row.file} is missing` };
-      }
-      try {
-        staged = await unpack(pkg, this.workDir, unpackLimits(this.current));
-      } catch (err) {
-        return { code: 2, reason: (err as Error).message };
-      }
-      const c = await loadCandidate(undefined, this.loadOptions(true, staged));
-      const applied = await this.serial(() => this.commit(c, `restore ${hash}`));
-      return { code: 0, reason: null, applied };
-    } catch (err) {
-      if (!(err instanceof LoadFailure)) throw err;
-      // Restore has no code 5: a linked file missing from package and disk is wrong content.
-      return { code: err.code === 3 ? 3 : err.code === 1 || err.code === 2 ? err.code : 4, reason: err.message };
-    } finally {
-      if (staged !== undefined) await fs.rm(staged, { recursive: true, force: true });
-    }
+  restore(hash: string): Promise<RestoreResult> {
+    return restorePackage(this, this.workDir, hash);
   }
 
   /**
@@ -433,18 +323,6 @@ export class SettingLifecycle {
   runningRaw(): string | undefined {
     return this.currentRaw === '' ? undefined : this.currentRaw;
   }
-
-  private async settingOf(row: HistoryRow): Promise<string | undefined> {
-    let dir: string | undefined;
-    try {
-      dir = await unpack(await fs.readFile((await this.history()).packagePath(row)), this.workDir, unpackLimits(this.current));
-      return await fs.readFile(path.join(dir, SETTING_FILE), 'utf8');
-    } catch {
-      return undefined;
-    } finally {
-      if (dir !== undefined) await fs.rm(dir, { recursive: true, force: true });
-    }
-  }
 }
 
 /** The members of `meta` and `functions` whose value changed, by section. */
@@ -457,17 +335,4 @@ function changedMembers(prev: Setting, next: Setting): Record<string, string[]> 
     if (keys.length > 0) out[section] = keys.sort();
   }
   return out;
-}
-
-async function readText(file: string): Promise<string | undefined> {
-  try {
-    return await fs.readFile(file, 'utf8');
-  } catch {
-    return undefined;
-  }
-}
-
-/** The directory directly under `workDir` that holds `p`. */
-function topDir(workDir: string, p: string): string {
-  return path.join(workDir, path.relative(workDir, p).split(path.sep)[0]!);
 }

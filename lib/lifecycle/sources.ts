@@ -1,0 +1,91 @@
+// The deployments that bring a whole setting (virtual-host edits are vhosts.ts): the edited
+// setting.json on disk (deploy/local), an uploaded body (upload, import, validate) and a history
+// package (restore). Each turns its input into a validated candidate and hands it to
+// SettingLifecycle.commit inside serial(); what it unpacks goes under the lifecycle's work
+// directory and is removed whatever the outcome.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { loadCandidate, LoadFailure, stageMultipart } from './candidate.js';
+import { sameValue } from './diff.js';
+import type { Applied, SettingLifecycle } from './lifecycle.js';
+import { unpack, unpackLimits } from './package.js';
+
+export function deployLocalFile(lc: SettingLifecycle): Promise<Applied> {
+  return logRefusal(lc, 'deploy/local', lc.serial(async () => {
+    const text = await fs.readFile(lc.settingPath, 'utf8').catch(() => undefined);
+    if (text === undefined) throw new LoadFailure(3, `cannot read ${lc.settingPath}`);
+    const c = await loadCandidate(text, lc.loadOptions(true));
+    return lc.commit(c, 'deploy/local');
+  }));
+}
+
+/** Refused deployments go to the info log too, with the reason the caller gets. */
+async function logRefusal<T>(lc: SettingLifecycle, source: string, work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (err) {
+    if (err instanceof LoadFailure && !err.message.startsWith('not applied:')) {
+      await lc.events.info(`setting refused from ${source}`, { error: err.code, reason: err.message });
+    }
+    throw err;
+  }
+}
+
+export function uploadBody(lc: SettingLifecycle, workDir: string, contentType: string, body: Buffer, apply: boolean): Promise<Applied> {
+  const work = uploadOnce(lc, workDir, contentType, body, apply);
+  // Only deployments are logged: a validation changes nothing.
+  return apply ? logRefusal(lc, 'upload', work) : work;
+}
+
+async function uploadOnce(lc: SettingLifecycle, workDir: string, contentType: string, body: Buffer, apply: boolean): Promise<Applied> {
+  let staged: string | undefined;
+  try {
+    let text: string | undefined;
+    if (/^multipart\/form-data/i.test(contentType)) {
+      staged = await stageMultipart(body, contentType, lc.running().env.management.api.multipartName, workDir, unpackLimits(lc.running()));
+    } else {
+      if (body.length === 0) throw new LoadFailure(1, 'empty body: no setting.json');
+      text = body.toString('utf8');
+    }
+    const c = await loadCandidate(text, lc.loadOptions(apply || staged !== undefined, staged));
+    if (!apply) return { artifact: !sameValue(c.setting.env, lc.running().env), changedHosts: [] };
+    return await lc.serial(() => lc.commit(c, 'upload'));
+  } finally {
+    if (staged !== undefined) await fs.rm(topDir(workDir, staged), { recursive: true, force: true });
+  }
+}
+
+/** The directory directly under `workDir` that holds `p`. */
+function topDir(workDir: string, p: string): string {
+  return path.join(workDir, path.relative(workDir, p).split(path.sep)[0]!);
+}
+
+export type RestoreResult = { code: 0 | 1 | 2 | 3 | 4; reason: string | null; applied?: Applied };
+
+export async function restorePackage(lc: SettingLifecycle, workDir: string, hash: string): Promise<RestoreResult> {
+  const row = (await lc.history()).byHash(hash);
+  if (row === undefined) return { code: 1, reason: `no setting package for ${hash}` };
+  let staged: string | undefined;
+  try {
+    let pkg: Buffer;
+    try {
+      pkg = await fs.readFile((await lc.history()).packagePath(row));
+    } catch {
+      return { code: 1, reason: `package file ${row.file} is missing` };
+    }
+    try {
+      staged = await unpack(pkg, workDir, unpackLimits(lc.running()));
+    } catch (err) {
+      return { code: 2, reason: (err as Error).message };
+    }
+    const c = await loadCandidate(undefined, lc.loadOptions(true, staged));
+    const applied = await lc.serial(() => lc.commit(c, `restore ${hash}`));
+    return { code: 0, reason: null, applied };
+  } catch (err) {
+    if (!(err instanceof LoadFailure)) throw err;
+    // Restore has no code 5: a linked file missing from package and disk is wrong content.
+    return { code: err.code === 3 ? 3 : err.code === 1 || err.code === 2 ? err.code : 4, reason: err.message };
+  } finally {
+    if (staged !== undefined) await fs.rm(staged, { recursive: true, force: true });
+  }
+}
