@@ -24,7 +24,7 @@ function selfSigned(name: string, san: string): { key: Buffer; cert: Buffer; cer
 const trusted = selfSigned('secure.com', 'DNS:secure.com,DNS:wrong-name.com');
 const untrusted = selfSigned('untrusted.com', 'DNS:untrusted.com');
 
-interface Seen { url: string; servername: string | false; host: string | undefined }
+interface Seen { url: string; servername: string | false | null; host: string | undefined }
 async function tlsOrigin(c: { key: Buffer; cert: Buffer }, seen: Seen[]): Promise<https.Server> {
   const s = https.createServer({ key: c.key, cert: c.cert }, (req, res) => {
     seen.push({ url: req.url!, servername: (req.socket as TLSSocket).servername, host: req.headers.host });

@@ -9,7 +9,7 @@ import { freePort } from '../helpers/ports.js';
 import { rawRequest } from '../helpers/raw-client.js';
 import { startServer } from '../helpers/server.js';
 
-const origin = await new TestOrigin().otherwise((q, res) => {
+const origin = await new TestOrigin().otherwise((_q, res) => {
   res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2', 'cache-control': 'no-store' });
   res.end('ok');
 }).start();

@@ -3,6 +3,7 @@
 // that uploads slower than frontEnd.bodyMinRate gets 408 and its connection closed.
 import http from 'node:http';
 import net from 'node:net';
+import { Readable } from 'node:stream';
 import t from 'tap';
 import { request } from 'undici';
 import { freePort } from '../helpers/ports.js';
@@ -120,9 +121,9 @@ t.test('bodies larger than bufferBodyUpTo, and chunked ones, reach the origin wh
   const big = await request(`http://127.0.0.1:${port}/big`, { method: 'POST', headers: { host: 'uploads.test' }, body: Buffer.alloc(300_000, 'z') });
   t.equal(await big.body.text(), 'got 300000 bytes');
   async function* chunks(): AsyncGenerator<Buffer> { for (let i = 0; i < 10; i++) yield Buffer.alloc(1000, 'c'); }
-  const chunked = await request(`http://127.0.0.1:${port}/chunked`, { method: 'POST', headers: { host: 'uploads.test' }, body: chunks() });
+  const chunked = await request(`http://127.0.0.1:${port}/chunked`, { method: 'POST', headers: { host: 'uploads.test' }, body: Readable.from(chunks()) });
   t.equal(await chunked.body.text(), 'got 10000 bytes');
   async function* bigChunks(): AsyncGenerator<Buffer> { for (let i = 0; i < 20; i++) yield Buffer.alloc(10_000, 'c'); }
-  const bigChunked = await request(`http://127.0.0.1:${port}/big-chunked`, { method: 'POST', headers: { host: 'uploads.test' }, body: bigChunks() });
+  const bigChunked = await request(`http://127.0.0.1:${port}/big-chunked`, { method: 'POST', headers: { host: 'uploads.test' }, body: Readable.from(bigChunks()) });
   t.equal(await bigChunked.body.text(), 'got 200000 bytes');
 });

@@ -1,6 +1,6 @@
 // RFC 9111 4.4: an unsafe request that succeeds invalidates the target URI and the Location /
 // Content-Location URIs of the same host; unsafe methods pass through to the origin untouched.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { cacheBench, reply } from './fixtures/bench.js';
 
 const { origin, get } = await cacheBench();
@@ -8,11 +8,10 @@ const cached = (path: string, body = `cached ${path}`) => origin.on(path, (q, re
   if (q.method === 'GET') reply(200, { 'cache-control': 'max-age=600' }, body)(q, res);
   else reply(200, {}, `${q.method} done`)(q, res);
 });
-type Tap = typeof t;
 const gets = (path: string): number => origin.seen.filter((s) => s.url === path && s.method === 'GET').length;
 
 /** Fills the cache for `path` and checks that the second GET is a hit. */
-async function warm(t: Tap, path: string): Promise<void> {
+async function warm(t: Test, path: string): Promise<void> {
   await get(path);
   t.equal((await get(path)).headers['x-cache'], 'TCP_HIT', `${path} is cached`);
 }
