@@ -102,6 +102,9 @@ export class Primary {
     this.licenseWatch.start();
     // Workers accept on the shared listening sockets themselves (no round-robin hand-off
     // through the primary), so the primary is never on the data path.
+    // The cache directories exist before the first statistics sample: a disk the workers have
+    // not created yet is not an unreachable one (State would read Emergency at start).
+    for (const d of this.setting.env.cache.disks) await fs.mkdir(resolvePath(this.setting, d.path), { recursive: true }).catch(() => undefined);
     this.stats = new StatsService({
       setting: () => this.setting, version: PRODUCT_VERSION,
       pids: () => [process.pid, ...this.slots.flatMap((s) => (s.worker?.process.pid === undefined ? [] : [s.worker.process.pid]))],
@@ -110,9 +113,6 @@ export class Primary {
       // Three quick deaths in a row: the back-off is under way (see replace).
       crashLooping: () => this.slots.some((s) => s.quickDeaths >= 3),
     });
-    // The cache directories exist before the first statistics sample: a disk the workers have
-    // not created yet is not an unreachable one (State would read Emergency at start).
-    for (const d of this.setting.env.cache.disks) await fs.mkdir(resolvePath(this.setting, d.path), { recursive: true }).catch(() => undefined);
     // Before the workers: their first deltas have somewhere to go, and a collector address
     // that cannot be bound stops the start like the API's would.
     await this.stats.start();
