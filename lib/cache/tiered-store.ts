@@ -33,10 +33,6 @@ export class TieredStore implements CacheStore {
     return this.memory.peek(key, variantKey);
   }
 
-  variantsSync(key: CacheKey): MemoryObject[] {
-    return this.memory.variantsSync(key);
-  }
-
   async variants(key: CacheKey): Promise<CacheEntryMeta[]> {
     const mem = this.memory.variantsSync(key);
     const disk = await this.disk.variants(key);

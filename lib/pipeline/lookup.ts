@@ -98,14 +98,8 @@ export class CacheStage {
     const pending = this.prectrl.size === 0 ? undefined : this.pendingCommand(key.vhost, key.url);
     if (pending !== undefined) { this.serveUnderCommand(tx, key, control, pending); return; }
     // Hot path: a memory hit is answered without a Promise or an index query.
-    const inMemory = this.ctx.store.variantsSync(key);
-    for (let i = 0; i < inMemory.length; i++) {
-      const obj = inMemory[i]!;
-      if (obj.vary.length === 0 || variantMatches(obj, tx.req.headers)) {
-        this.found(tx, key, obj, control);
-        return;
-      }
-    }
+    const inMemory = this.ctx.store.memory.find(key.vhost, key.url, variantMatches, tx.req.headers);
+    if (inMemory !== undefined) { this.found(tx, key, inMemory, control); return; }
     this.ctx.store.variants(key).then((variants) => {
       for (const meta of variants) {
         if (variantMatches(meta, tx.req.headers)) return this.ctx.store.get(key, meta.variantKey);
