@@ -2,7 +2,7 @@
 // streamed to every waiting client while it is written to the store. An answer that may not be
 // stored is not shared either: the first client gets it, the others go to the origin themselves.
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import type { HostRuntime } from './host-runtime.js';
 import { OriginError } from '../origin/index.js';
 import { endToEndResponseHeaders } from './hop-by-hop.js';
@@ -141,26 +141,39 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
   });
 }
 
-/** Tees the origin body into the readers and the store; back-pressure from the store only. */
+/**
+ * Tees the origin body into the readers and the store; back-pressure from the store only. A
+ * fetch retired by an invalidation (requested before it) stops storing; its readers carry on.
+ */
 function pipeToStore(ctx: CacheContext, f: SharedFetch, meta: CacheEntryMeta, body: Readable): void {
-  const sink = ctx.store.createWriteStream(meta);
-  let storeFailed = false;
-  sink.on('error', () => { storeFailed = true; });
+  let sink: Writable | undefined = f.retired ? undefined : ctx.store.createWriteStream(meta);
+  let ending = false;
+  sink?.on('error', () => { sink = undefined; body.resume(); });
+  f.abandonStore = () => {
+    if (ending) return false;
+    sink?.destroy();
+    sink = undefined;
+    // It may have been waiting for the store to drain.
+    body.resume();
+    return true;
+  };
   body.on('data', (chunk: Buffer) => {
     f.push(chunk);
-    if (!storeFailed && !sink.write(chunk)) {
+    const s = sink;
+    if (s !== undefined && !s.write(chunk)) {
       body.pause();
-      sink.once('drain', () => body.resume());
+      s.once('drain', () => body.resume());
     }
   });
   body.once('end', () => {
     f.end();
-    if (storeFailed) { ctx.inflight.finish(f); return; }
+    if (sink === undefined) { ctx.inflight.finish(f); return; }
+    ending = true;
     // Newcomers keep joining this fetch until the stored copy is visible.
     sink.end(() => ctx.inflight.finish(f));
   });
   body.once('error', () => {
-    sink.destroy(new Error('origin body broke'));
+    sink?.destroy(new Error('origin body broke'));
     ctx.inflight.finish(f);
     f.abort();
     for (const w of f.takeWaiting()) sendError(w.res, 502);

@@ -9,13 +9,12 @@ import { sendError } from './respond.js';
 import type { Transaction } from './transaction.js';
 import type { CachedObject, CacheKey, StoredHeaders } from '../cache/store.js';
 import type { AccessControl } from '../access/access.js';
-import type { Invalidation, InvalidationLog } from '../cache/invalidation-log.js';
 import { purgeByMethod } from './purge-method.js';
-import type { InvalidateKind } from '../cache/commands/invalidate.js';
+import type { InvalidateKind, Invalidation } from '../cache/commands/invalidate.js';
 import type { Target } from '../cache/commands/targets.js';
 import type { TieredStore } from '../cache/tiered-store.js';
 import { deleteAtAfter } from '../cache/prefix.js';
-import type { CacheContext } from './context.js';
+import type { CacheContext, Peers } from './context.js';
 import { deliverCached } from './deliver.js';
 import { CLIENT_CONDITIONALS, fetchAndStore, keyString, newEntryMeta, refreshKey, type FetchPlan } from './fetch.js';
 import { InflightTable, type SharedFetch } from './inflight.js';
@@ -34,8 +33,8 @@ export interface CacheStageOptions {
   maxReplayTotalBytes?: number;
   /** Hands a miss to the URL's owner worker (hash balance); false when this worker owns it. */
   handOff?: (tx: Transaction) => boolean;
-  /** Invalidations shared with the other workers of the node (their memory tiers). */
-  invalidations?: InvalidationLog;
+  /** The other workers of the node: an invalidation reaches their memory tiers before its answer. */
+  peers?: Peers;
   /** Who may send PURGE on the service port (the management allowList and roles). */
   purgeAccess?: () => AccessControl | undefined;
 }
@@ -73,9 +72,17 @@ export class CacheStage {
     return undefined;
   }
 
-  /** Waits for objects under a URL prefix still being written (an operator command must see them). */
+  /** Waits for every fetch under a URL prefix to be over (a removed host's content goes after). */
   settledUnder(vhost: string, prefix: string): Promise<void> {
     return this.ctx.inflight.settledUnder(vhost, prefix);
+  }
+
+  /**
+   * Before an invalidation changes the index: the fetches of its target in flight here retire
+   * (they store nothing) and the writes already ending land, so the invalidation sees them.
+   */
+  settle(t: Target): Promise<void> {
+    return this.ctx.inflight.retire(t.vhost, t.prefix, t.wildcard);
   }
 
   /** Whether an origin fetch of the URL is under way in this worker (fileinfo's Downloader-Count). */
@@ -87,12 +94,10 @@ export class CacheStage {
     const method = tx.req.method;
     if (tx.host.cacheBypass || tx.url === '*') { proxyToOrigin(tx); return; }
     if (method === 'PURGE') {
-      void purgeByMethod(tx, this.ctx.store, this.opts.invalidations, this.opts.purgeAccess?.(), (v, p) => this.settledUnder(v, p))
-        .catch(() => sendError(tx.res, 500));
+      void purgeByMethod(tx, this.ctx.store, this.opts.purgeAccess?.(), this.purgeSides).catch(() => sendError(tx.res, 500));
       return;
     }
     if (method !== 'GET' && method !== 'HEAD') { this.passUnsafe(tx); return; }
-    this.opts.invalidations?.poll(this.applyInvalidation);
     const key: CacheKey = { vhost: tx.host.name, url: tx.url };
     const control = requestControl(tx.req.headers);
     const pending = this.prectrl.size === 0 ? undefined : this.pendingCommand(key.vhost, key.url);
@@ -181,6 +186,7 @@ export class CacheStage {
     fetchAndStore(this.ctx, tx, plan);
   }
 
+  /** A refresh retired by an invalidation still answers its clients but changes nothing stored: it was asked before. */
   private onRefreshAnswer(obj: CachedObject, status: number, headers: StoredHeaders, f: SharedFetch,
     purged: boolean, requestTime: number, host: HostRuntime): boolean {
     const now = Date.now();
@@ -195,7 +201,7 @@ export class CacheStage {
         return true;
       }
       const patch = mergeNotModified(obj, headers, requestTime, now, host.cachePolicy);
-      void this.ctx.store.updateMeta(obj.key, obj.variantKey, patch).catch(() => false);
+      if (!f.retired) void this.ctx.store.updateMeta(obj.key, obj.variantKey, patch).catch(() => false);
       const updated: CachedObject = { ...obj, ...patch, openBody: obj.openBody };
       for (const w of waiting) {
         w.cacheResult = 'TCP_REFRESH_HIT';
@@ -217,7 +223,7 @@ export class CacheStage {
       deliverCached(w, obj, now);
       served++;
     }
-    if (purged && served > 0) {
+    if (purged && served > 0 && !f.retired) {
       // The restored copy must outlive its new expiry: its old deleteAt may have passed.
       const staleAt = now + host.connectTimeoutMs;
       void this.ctx.store.updateMeta(obj.key, obj.variantKey, { invalidated: 0, staleAt, deleteAt: deleteAtAfter(obj, staleAt) }).catch(() => false);
@@ -263,30 +269,32 @@ export class CacheStage {
     attempt(revalidationHeaders(obj.headers) !== undefined);
   }
 
-  /** Another worker's invalidation: drop our memory copies (the shared index is already marked). */
-  private readonly applyInvalidation = (i: Invalidation): void => { this.dropMemory(i); };
-
   /**
-   * Drops the memory copies an invalidation names, now and again once the fetches of them in
-   * flight here have landed: those were requested before the invalidation (their disk rows land
-   * marked, see IndexDb.insertRow), so nobody may join them any more and their memory copies
-   * must not be served fresh.
+   * An invalidation here or in another worker: the memory copies it names go, and this worker's
+   * fetches of them in flight retire (InflightTable.retire). A write already ending puts its
+   * copy in memory as expired, unless it did already, and then it is among those dropped here.
    */
-  private dropMemory(i: Invalidation): void {
+  dropMemory(i: Invalidation): void {
     const memory = this.ctx.store.memory;
-    const drop = (): void => {
-      if (i.prefix) memory.deleteByPrefix(i.vhost, i.url);
-      else memory.deleteSync({ vhost: i.vhost, url: i.url });
-    };
-    drop();
-    if (this.ctx.inflight.retireUnder(i.vhost, i.url)) void this.ctx.inflight.settledUnder(i.vhost, i.url).then(drop);
+    if (i.prefix) memory.deleteByPrefix(i.vhost, i.url);
+    else memory.deleteSync({ vhost: i.vhost, url: i.url });
+    void this.ctx.inflight.retire(i.vhost, i.url, i.prefix);
   }
+
+  /** A PURGE on the service port: as a management command, by this worker. */
+  private readonly purgeSides = {
+    settle: async (targets: Target[]): Promise<void> => {
+      await Promise.all([...targets.map((t) => this.settle(t)), this.opts.peers?.settle(targets)]);
+    },
+    announce: async (items: Invalidation[]): Promise<void> => { await this.opts.peers?.invalidated(items); },
+  };
 
   /**
    * Unsafe methods pass through; a success invalidates the target and the Location /
    * Content-Location URIs (RFC 9111 4.4) before the client sees the answer, so its next request,
-   * through whichever worker, cannot get the old copy. Invalidated means stale: the next use
-   * revalidates (a conditional request), it does not throw the copy away.
+   * through whichever worker, cannot get the old copy: every worker has dropped its memory copies
+   * by then. Invalidated means stale: the next use revalidates (a conditional request), it does
+   * not throw the copy away.
    */
   private passUnsafe(tx: Transaction): void {
     // No cache lookup takes place for these methods (results.ts: TCP_NONE).
@@ -297,14 +305,15 @@ export class CacheStage {
       if (urls.length === 0) return;
       const vhost = tx.host.name;
       // Rows marked and the invalidation logged in one transaction: a copy of these URLs fetched
-      // before now that commits later (any worker's writer thread) lands already stale, and the
-      // other workers drop their memory copies when they see the log row.
+      // before now that commits later (any worker's writer thread) lands already stale.
       try {
         await this.ctx.store.disk.invalidateUrls(vhost, urls);
       } catch {
         // The index is unavailable (busy beyond its timeout): the memory copies still go.
       }
-      for (const url of urls) this.dropMemory({ vhost, url, prefix: false });
+      const items = urls.map((url) => ({ vhost, url, prefix: false }));
+      for (const i of items) this.dropMemory(i);
+      await this.opts.peers?.invalidated(items);
     });
   }
 }

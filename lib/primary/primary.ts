@@ -16,6 +16,7 @@ import type { PrimaryMessage, WorkerMessage } from '../ipc/messages.js';
 import { managementRoutes, PRODUCT_VERSION } from './management-routes.js';
 import { RpcClient } from '../ipc/rpc.js';
 import { WorkerBridge } from './rt-bridge.js';
+import { dropMemoryEverywhere, settleEverywhere } from './peer-invalidation.js';
 
 interface Slot {
   index: number;
@@ -45,7 +46,9 @@ export class Primary {
   private shuttingDown = false;
   private readonly retiring = new Set<Worker>();
   private readonly rpc = new RpcClient();
-  readonly bridge = new WorkerBridge({ liveWorkers: () => this.liveWorkers(), setting: () => this.setting }, this.rpc);
+  readonly bridge = new WorkerBridge({
+    liveWorkers: () => this.liveWorkers(), connectedWorkers: () => this.connectedWorkers(), setting: () => this.setting,
+  }, this.rpc);
   private api: ManagementApi | undefined;
   lifecycle!: SettingLifecycle;
   license!: LicenseService;
@@ -121,6 +124,7 @@ export class Primary {
       let settled = false;
       worker.on('message', (m: WorkerMessage) => {
         this.rpc.onMessage(m);
+        if (m.type === 'invalidated' || m.type === 'settle-all') { this.peerPart(worker, m); return; }
         // The worker says hello once it listens for messages (ESM loads after cluster's 'online').
         if (m.type === 'hello') {
           this.sendSetting(worker, this.setting, this.settingGeneration, 'all');
@@ -179,6 +183,20 @@ export class Primary {
 
   liveWorkers(): Worker[] {
     return this.slots.filter((s) => s.ready && s.worker !== undefined && s.worker.isConnected()).map((s) => s.worker!);
+  }
+
+  /** Every worker process still connected: starting and draining ones serve requests too. */
+  connectedWorkers(): Worker[] {
+    return Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && w.isConnected());
+  }
+
+  /** The other workers' part of a worker's invalidation; the worker answers its client after `done`. */
+  private peerPart(from: Worker, m: Extract<WorkerMessage, { type: 'invalidated' | 'settle-all' }>): void {
+    const workers = (): Worker[] => this.connectedWorkers();
+    const work = m.type === 'invalidated'
+      ? dropMemoryEverywhere(this.rpc, workers, m.items, from)
+      : settleEverywhere(this.rpc, workers, m.targets, from);
+    void work.then(() => this.send(from, { type: 'done', id: m.id }));
   }
 
   current(): Setting {

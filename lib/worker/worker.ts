@@ -19,6 +19,8 @@ import { ServiceServer, type ServerTimeouts } from './service-server.js';
 import { Siblings } from '../pipeline/hand-off.js';
 import type { Transaction } from '../pipeline/transaction.js';
 import { listenKey, VhostTable, type Listen } from '../routing/vhost-table.js';
+import type { Peers } from '../pipeline/context.js';
+import { PrimaryLink } from './primary-link.js';
 
 /** How long the origin client of a removed or rebuilt host stays open after the switch. */
 const RETIRE_GRACE_MS = 10_000;
@@ -36,7 +38,8 @@ export class RtWorker {
   private lua: { file: string; hash: LuaHash } | undefined;
   private readonly handle = createHandler(() => this.state!);
 
-  constructor(readonly index: number) {}
+  /** `peers`: the node's other workers, as invalidations made here reach them. */
+  constructor(readonly index: number, private readonly peers?: Peers) {}
 
   /**
    * Builds the hosts of a setting and opens its listeners; resolves to the listening sockets that
@@ -62,7 +65,7 @@ export class RtWorker {
     const basePort = cluster.meta.baseHostingPort;
     this.siblings ??= new Siblings(basePort, this.index);
     // The cache is an `env` setting: opened once, kept across reloads (a restart changes it).
-    this.cache ??= openCache(setting, this.index, (tx) => this.handOff(tx), () => this.purgeAccess);
+    this.cache ??= openCache(setting, this.index, (tx) => this.handOff(tx), () => this.purgeAccess, this.peers);
     try {
       this.purgeAccess = new AccessControl(setting.env.management.api);
     } catch {
@@ -227,7 +230,8 @@ function retime(s: ServiceServer, t: ServerTimeouts): void {
 export function runWorker(): void {
   const index = Number(process.env.SVC_WORKER_INDEX ?? '0');
   const send = (m: WorkerMessage): void => { process.send?.(m); };
-  const worker = new RtWorker(index);
+  const link = new PrimaryLink(send);
+  const worker = new RtWorker(index, link);
   let applying: Promise<void> = Promise.resolve();
   let ready = false;
   const rpc = serveRpc({
@@ -259,6 +263,9 @@ export function runWorker(): void {
         break;
       case 'rpc':
         rpc(m);
+        break;
+      case 'done':
+        link.onMessage(m);
         break;
       case 'drain':
         void applying.then(() => worker.drain(m.timeoutMs)).finally(() => process.exit(0));
