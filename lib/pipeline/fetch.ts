@@ -69,6 +69,12 @@ export interface FetchPlan {
    * leave the others waiting, then returns false.
    */
   intercept?: (status: number, headers: StoredHeaders, f: SharedFetch) => boolean;
+  /**
+   * A refresh in the background (stale-while-revalidate): `tx`, answered already, only shapes
+   * the origin request and selects the variant; it does not wait for this fetch. None is started
+   * while one is in flight under the join key.
+   */
+  background?: boolean;
 }
 
 /**
@@ -77,7 +83,9 @@ export interface FetchPlan {
  */
 export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPlan, alone = false): void {
   const ks = plan.joinKey ?? keyString(plan.key);
-  if (!alone) {
+  if (plan.background === true) {
+    if (ctx.inflight.get(ks) !== undefined) return;
+  } else if (!alone) {
     const joined = ctx.inflight.get(ks);
     if (joined !== undefined) {
       const meta = joined.meta;
@@ -92,7 +100,7 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
     }
   }
   const f = alone ? ctx.inflight.detached(ks, ctx.maxReplayBytes) : ctx.inflight.create(ks, ctx.maxReplayBytes);
-  f.join(tx);
+  if (plan.background !== true) f.join(tx);
   const headers = originRequestHeaders(tx);
   for (const c of CLIENT_CONDITIONALS) delete headers[c];
   if (plan.conditional !== undefined) Object.assign(headers, plan.conditional);

@@ -1,10 +1,8 @@
 // The cache stages of a worker for one transaction: lookup (memory, then the shared index),
 // the freshness decision, and then a hit, a refresh, or a coalesced fetch. Methods other than
 // GET and HEAD pass through; when they succeed they invalidate what they name (RFC 9111 4.4).
-import { pipeBody } from './pipe-body.js';
-import { endToEndResponseHeaders } from './hop-by-hop.js';
 import type { HostRuntime } from './host-runtime.js';
-import { discard, originRequestHeaders, proxyToOrigin } from './proxy.js';
+import { proxyToOrigin } from './proxy.js';
 import { sendError } from './respond.js';
 import type { Transaction } from './transaction.js';
 import type { CachedObject, CacheKey, StoredHeaders } from '../cache/store.js';
@@ -16,11 +14,11 @@ import type { TieredStore } from '../cache/tiered-store.js';
 import { deleteAtAfter } from '../cache/prefix.js';
 import type { CacheContext, Peers } from './context.js';
 import { deliverCached } from './deliver.js';
-import { CLIENT_CONDITIONALS, fetchAndStore, keyString, newEntryMeta, refreshKey, type FetchPlan } from './fetch.js';
+import { fetchAndStore, keyString, refreshKey, type FetchPlan } from './fetch.js';
 import { InflightTable, type SharedFetch } from './inflight.js';
 import {
   cacheResultForHit, freshnessDecision, invalidationTargets, mergeNotModified, mustNotServeStale, notModifiedFits, requestControl,
-  revalidationHeaders, staleIfErrorAllows, storableResponse, variantMatches, type RequestControl,
+  revalidationHeaders, staleIfErrorAllows, variantMatches, type RequestControl,
 } from './rules.js';
 
 /** An asynchronous command waiting in the primary's queue (pre-cache control). */
@@ -154,7 +152,7 @@ export class CacheStage {
     if (decision.kind === 'stale-while-revalidate') {
       tx.cacheResult = 'TCP_REFRESH_HIT';
       deliverCached(tx, obj, now);
-      this.refreshInBackground(tx, key, obj);
+      this.refresh(tx, key, obj, control, 0, false, true);
       return;
     }
     // Refresh now: a conditional request when the copy has a validator.
@@ -165,10 +163,11 @@ export class CacheStage {
   /**
    * Revalidates or re-fetches a stale (or purged, or client-refreshed) copy for this client.
    * Concurrent refreshes of one stored variant share one origin request (refreshKey); misses
-   * of other variants never join it.
+   * of other variants never join it. `background`: stale-while-revalidate, `tx` is answered
+   * already; the refresh is a fetch in flight like the others (an invalidation retires it).
    */
   private refresh(tx: Transaction, key: CacheKey, obj: CachedObject, control: RequestControl, as: number = obj.invalidated ?? 0,
-    clientAsked = control.noCache): void {
+    clientAsked = control.noCache, background = false): void {
     const purged = as === 1;
     const validators = purged ? undefined : revalidationHeaders(obj.headers);
     const requestTime = Date.now();
@@ -181,14 +180,18 @@ export class CacheStage {
       unreachableStatus: mustNotServeStale(obj) ? 504 : undefined,
       mayStore: !control.noStore,
       result: clientAsked ? 'TCP_CLIENT_REFRESH_MISS' : 'TCP_REFRESH_MISS',
-      intercept: (status, headers, f) => this.onRefreshAnswer(obj, status, headers, f, purged, requestTime, host),
+      intercept: (status, headers, f) => this.onRefreshAnswer(obj, status, headers, f, purged, requestTime, host, background ? tx : undefined),
+      background,
     };
     fetchAndStore(this.ctx, tx, plan);
   }
 
-  /** A refresh retired by an invalidation still answers its clients but changes nothing stored: it was asked before. */
+  /**
+   * `background`: the transaction a background refresh was made for. A refresh retired by an
+   * invalidation still answers its clients but changes nothing stored: it was asked before.
+   */
   private onRefreshAnswer(obj: CachedObject, status: number, headers: StoredHeaders, f: SharedFetch,
-    purged: boolean, requestTime: number, host: HostRuntime): boolean {
+    purged: boolean, requestTime: number, host: HostRuntime, background: Transaction | undefined): boolean {
     const now = Date.now();
     if (status === 304 && !purged) {
       const waiting = f.takeWaiting();
@@ -198,6 +201,7 @@ export class CacheStage {
         for (const w of waiting) {
           fetchAndStore(this.ctx, w, { key: obj.key, mayStore: !requestControl(w.req.headers).noStore, result: w.cacheResult ?? 'TCP_REFRESH_MISS' });
         }
+        if (background !== undefined && !f.retired) fetchAndStore(this.ctx, background, { key: obj.key, mayStore: true, result: 'TCP_REFRESH_MISS', background: true });
         return true;
       }
       const patch = mergeNotModified(obj, headers, requestTime, now, host.cachePolicy);
@@ -231,42 +235,6 @@ export class CacheStage {
     if (rest.length === 0) return true;
     f.waiting = rest;
     return false;
-  }
-
-  private readonly refreshing = new Set<string>();
-
-  /** stale-while-revalidate: one refresh per object in the background, nobody waiting on it. */
-  private refreshInBackground(tx: Transaction, key: CacheKey, obj: CachedObject): void {
-    const ks = `${key.vhost}\n${key.url}\n${obj.variantKey}`;
-    if (this.refreshing.has(ks)) return;
-    this.refreshing.add(ks);
-    const host = tx.host;
-    const reqHeaders = tx.req.headers;
-    const base = originRequestHeaders(tx);
-    for (const c of CLIENT_CONDITIONALS) delete base[c];
-    const done = (): void => { this.refreshing.delete(ks); };
-    const attempt = (conditional: boolean): void => {
-      const headers = conditional ? { ...base, ...revalidationHeaders(obj.headers) } : base;
-      const requestTime = Date.now();
-      host.origin.request({ method: 'GET', url: key.url, headers, body: null }).then((upstream) => {
-        const now = Date.now();
-        const resHeaders = endToEndResponseHeaders(upstream.headers);
-        if (upstream.statusCode === 304) {
-          discard(upstream.body);
-          // A 304 about another representation cannot freshen ours: fetch it whole (RFC 9111 4.3.4).
-          if (!conditional || !notModifiedFits(obj, resHeaders)) { if (conditional) attempt(false); else done(); return; }
-          void this.ctx.store.updateMeta(key, obj.variantKey, mergeNotModified(obj, resHeaders, requestTime, now, host.cachePolicy)).catch(() => false).finally(done);
-          return;
-        }
-        // An error answer leaves the copy that can still be revalidated.
-        const keep = upstream.statusCode >= 500 && revalidationHeaders(obj.headers) !== undefined;
-        if (keep || !storableResponse('GET', reqHeaders, upstream.statusCode, resHeaders, host.cachePolicy)) { discard(upstream.body); done(); return; }
-        const meta = newEntryMeta(key, upstream.statusCode, resHeaders, reqHeaders, requestTime, now, host);
-        const sink = this.ctx.store.createWriteStream(meta);
-        pipeBody(upstream.body, sink, () => done());
-      }, done);
-    };
-    attempt(revalidationHeaders(obj.headers) !== undefined);
   }
 
   /**
