@@ -23,6 +23,18 @@ const DRAIN_IDLE_MS = 400;
 
 interface SocketUse { busy: number; lastUsed: number }
 
+/** Where a connection keeps its SocketUse, so a request finds it without a lookup or closure. */
+const USE = Symbol('socket use');
+type TrackedSocket = Socket & { [USE]?: SocketUse };
+
+/** One listener for every response (no closure per request): its connection is idle again. */
+function responseClosed(this: http.ServerResponse): void {
+  const use = (this.req.socket as TrackedSocket)[USE];
+  if (use === undefined) return;
+  use.busy--;
+  use.lastUsed = Date.now();
+}
+
 export class ServiceServer {
   readonly server: http.Server;
   private readonly sockets = new Map<Socket, SocketUse>();
@@ -40,10 +52,10 @@ export class ServiceServer {
       // default, 30 s, would let a slow client hold a connection far past headersTimeout).
       connectionsCheckingInterval: Math.min(1000, t.headersMs),
     }, (req, res) => {
-      const use = this.sockets.get(req.socket);
+      const use = (req.socket as TrackedSocket)[USE];
       if (use !== undefined) {
         use.busy++;
-        res.once('close', () => { use.busy--; use.lastUsed = Date.now(); });
+        res.on('close', responseClosed);
       }
       // Draining: this answer closes its connection, so the client's next request goes elsewhere.
       if (this.draining) res.shouldKeepAlive = false;
@@ -56,8 +68,10 @@ export class ServiceServer {
     this.server.on('connect', (_req: http.IncomingMessage, socket: Socket) => {
       socket.end(rawErrorResponse(405, { Allow: 'GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS' }));
     });
-    this.server.on('connection', (socket: Socket) => {
-      this.sockets.set(socket, { busy: 0, lastUsed: Date.now() });
+    this.server.on('connection', (socket: TrackedSocket) => {
+      const use: SocketUse = { busy: 0, lastUsed: Date.now() };
+      socket[USE] = use;
+      this.sockets.set(socket, use);
       socket.once('close', () => this.sockets.delete(socket));
     });
   }
