@@ -20,6 +20,9 @@ interface DiskDirOptions {
   quota: number;
 }
 
+/** How long an invalidation is remembered for fetches that commit after it. */
+const INVALIDATION_KEEP_MS = 10 * 60_000;
+
 export interface DiskStoreOptions {
   disks: DiskDirOptions[];
   /** Index file; default `index.sqlite` in the first cache directory. */
@@ -315,6 +318,9 @@ export class DiskStore implements CacheStore {
     const n = this.index.batch(() => {
       const rows = this.index.expiredRows(now, limit);
       for (const r of rows) this.index.removeRow(r, released);
+      // A fetch that started before an invalidation and commits after it lands stale (insertRow
+      // reads these rows); none is in flight for 10 minutes, so older rows are only weight.
+      this.index.pruneInvalidations(now - INVALIDATION_KEEP_MS);
       return rows.length;
     });
     await this.unlinkAll(released);

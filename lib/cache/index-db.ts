@@ -64,6 +64,7 @@ export class IndexDb {
       keyRow: p(`SELECT id, path, size, disk FROM entries WHERE vhost = ? AND url = ? AND variant = ?`),
       latestInvalidation: p(`SELECT MAX(at) FROM cache_invalidations WHERE vhost = ?`).pluck(),
       setUsed: p(`UPDATE disks SET used = ? WHERE idx = ?`),
+      pruneInvalidations: p(`DELETE FROM cache_invalidations WHERE at < ?`),
     };
   }
 
@@ -107,7 +108,7 @@ export class IndexDb {
   insertRow(row: NewRow, quota: number, released: Released, batch?: InsertBatch): void {
     // An object fetched before an invalidation of its URL that commits after it (its write was
     // still in flight, possibly in another worker) lands invalidated: stale, to be revalidated,
-    // never fresh old content (cache_invalidations, see invalidation-log.ts). A batch asks once
+    // never fresh old content (cache_invalidations, kept 10 minutes: see DiskStore.sweepExpired). A batch asks once
     // per vhost for its newest invalidation, and per row only when that is recent enough.
     let latest: number | null | undefined = null;
     if (batch !== undefined) {
@@ -327,6 +328,11 @@ export class IndexDb {
 
   expiredRows(now: number, limit: number): Pick<IndexRow, 'id' | 'path' | 'size' | 'disk'>[] {
     return this.s.expired.all(now, limit) as Pick<IndexRow, 'id' | 'path' | 'size' | 'disk'>[];
+  }
+
+  /** Invalidations older than any fetch still in flight can be forgotten (see insertRow). */
+  pruneInvalidations(before: number): void {
+    this.s.pruneInvalidations.run(before);
   }
 
   close(): void {

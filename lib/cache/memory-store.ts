@@ -118,6 +118,24 @@ export class MemoryStore implements CacheStore {
     return undefined;
   }
 
+  /**
+   * The hit path: the newest variant of the URL that `accepts(variant, arg)` takes, counted as a
+   * use. A matcher plus its argument rather than a closure, so a lookup allocates nothing.
+   */
+  find<A>(vhost: string, url: string, accepts: (obj: MemoryObject, arg: A) => boolean, arg: A): MemoryObject | undefined {
+    const group = this.hosts.get(vhost)?.get(url);
+    if (group === undefined) return undefined;
+    const nodes = group.nodes;
+    let best: Node | undefined;
+    for (let i = 0; i < nodes.length; i++) {
+      const node = nodes[i]!;
+      if ((best === undefined || node.obj.cachedAt > best.obj.cachedAt) && accepts(node.obj, arg)) best = node;
+    }
+    if (best === undefined) return undefined;
+    this.touch(best);
+    return best.obj;
+  }
+
   /** Synchronous variants listing, newest first (objects carry their bodies). */
   variantsSync(key: CacheKey): MemoryObject[] {
     const group = this.hosts.get(key.vhost)?.get(key.url);

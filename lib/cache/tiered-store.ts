@@ -34,6 +34,11 @@ export class TieredStore implements CacheStore {
     return this.memory.variantsSync(key);
   }
 
+  /** Synchronous memory hit (no Promise, no SQLite); undefined means "ask get()". */
+  peek(key: CacheKey, variantKey: string): MemoryObject | undefined {
+    return this.memory.peek(key, variantKey);
+  }
+
   /** Not an async function: a lookup that misses memory runs once per miss of the server. */
   variants(key: CacheKey): Promise<CacheEntryMeta[]> {
     try {

@@ -1,6 +1,7 @@
-// IPC between the primary and the RT workers: control (setting, ring, drain) and batches of log
-// lines (lib/log/ship.ts, at most one per 100 ms or 64 KiB per log), never per-request traffic.
-import type { InvalidateKind, InvalidateResult } from '../cache/commands/invalidate.js';
+// IPC between the primary and the RT workers: control (setting, ring, drain, the workers' part of
+// an invalidation) and batches of log lines (lib/log/ship.ts, at most one per 100 ms or 64 KiB per
+// log), never per-request traffic.
+import type { InvalidateKind, InvalidateResult, Invalidation } from '../cache/commands/invalidate.js';
 import type { OriginStatus } from '../origin/index.js';
 import type { Setting } from '../setting/types.js';
 import type { WireTarget } from './wire.js';
@@ -16,8 +17,13 @@ interface RpcOps {
   /** This worker's view of the origins of one host, or of every host. */
   'origin-status': { args: { vhost?: string }; result: OriginStatus[] };
   'reset-origin': { args: { vhost?: string }; result: null };
-  /** Waits for this worker's writes under the targets. */
+  /**
+   * Before the index is changed: this worker's fetches under the targets retire (they do not
+   * store), and those whose write was already ending have landed.
+   */
   settle: { args: { targets: WireTarget[] }; result: null };
+  /** After an invalidation: this worker's memory copies of what it names are gone. */
+  'drop-memory': { args: { items: Invalidation[] }; result: null };
   /** The hosts (of those given) whose every origin address this worker excludes. */
   'all-excluded': { args: { vhosts: string[] }; result: string[] };
   invalidate: { args: { kind: InvalidateKind; targets: WireTarget[]; sec?: number; before?: number; excluded?: string[] }; result: InvalidateResult };
@@ -50,6 +56,8 @@ export type PrimaryMessage =
   | { type: 'setting'; setting: Setting; baseDir: string; generation: number; changedHosts: string[] | 'all' }
   | { type: 'ring'; members: number[] }
   | { type: 'drain'; timeoutMs: number }
+  /** What a worker's `invalidated` or `settle-all` (same id) asked is done. */
+  | { type: 'done'; id: number }
   | RpcRequest;
 
 export type WorkerMessage =
@@ -62,6 +70,14 @@ export type WorkerMessage =
   | { type: 'apply-error'; generation: number; message: string }
   /** Sent instead of `ready` when a listening socket of that generation could not be opened. */
   | { type: 'listen-error'; generation: number; errors: string[] }
+  /**
+   * This worker invalidated content (an unsafe method, a PURGE) and dropped its own memory copies:
+   * every other worker is to drop theirs ('drop-memory'). Answered by `done` once all of them
+   * acknowledged; a worker that exits is not waited for, nor one past the primary's bound.
+   */
+  | { type: 'invalidated'; id: number; items: Invalidation[] }
+  /** A PURGE is about to change the index: every other worker is to 'settle'; answered by `done`. */
+  | { type: 'settle-all'; id: number; targets: WireTarget[] }
   | { type: 'rpc-result'; id: number; ok: true; result: RpcResult<RpcOp> }
   | { type: 'rpc-result'; id: number; ok: false; error?: string; code?: string };
 

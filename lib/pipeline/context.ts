@@ -1,4 +1,7 @@
-// What the cache stages of one worker share: the store, the fetches in flight, limits.
+// What the cache stages of one worker share: the store, the fetches in flight, limits, and the
+// other workers of the node.
+import type { Invalidation } from '../cache/commands/invalidate.js';
+import type { Target } from '../cache/commands/targets.js';
 import type { TieredStore } from '../cache/tiered-store.js';
 import type { InflightTable } from './inflight.js';
 
@@ -7,4 +10,15 @@ export interface CacheContext {
   inflight: InflightTable;
   /** Bytes of an object in flight kept for clients that join late. */
   maxReplayBytes: number;
+}
+
+/**
+ * The other workers of the node, whose memory tiers an invalidation must reach before it is
+ * answered (lib/worker implements it over IPC). Both resolve, bounded, whatever the others do.
+ */
+export interface Peers {
+  /** Every other worker dropped its memory copies of these and retired its fetches of them. */
+  invalidated(items: Invalidation[]): Promise<void>;
+  /** Every other worker retired its fetches under the targets; the writes already ending landed. */
+  settle(targets: Target[]): Promise<void>;
 }

@@ -5,12 +5,10 @@ import type { ServerResponse } from 'node:http';
 import { pipeBody } from './pipe-body.js';
 import type { CachedObject, CacheEntryMeta, StoredHeaders } from '../cache/store.js';
 import type { Transaction } from './transaction.js';
-import { VIA } from './hop-by-hop.js';
 import { multipartContentType, multipartLength, multipartParts, multipartTrailer, type ByteRange } from '../cache/policy/index.js';
-import { ageSeconds, conditionalResult, multipartBoundary, rangeOf } from './rules.js';
+import { conditionalResult, multipartBoundary, rangeOf } from './rules.js';
+import { ageAt, DEBUG_WORKER, fullAnswerHead, viaWith, viewOf } from './stored-view.js';
 import { TCP_HIT, TCP_IMS_HIT, TCP_MISS } from '../cache/policy/results.js';
-
-const DEBUG_WORKER = process.env.SVC_DEBUG_HEADERS === '1' ? String(process.env.SVC_WORKER_INDEX ?? '0') : undefined;
 
 /** Fields a 304 carries from the stored response (RFC 9110 15.4.5). */
 const NOT_MODIFIED_FIELDS = ['cache-control', 'content-location', 'date', 'etag', 'expires', 'vary', 'last-modified'];
@@ -25,22 +23,18 @@ export function answerHeaders(meta: CacheEntryMeta, headers: StoredHeaders, now:
   const out: Record<string, string | string[]> = {};
   for (const name in headers) out[name] = headers[name]!;
   if (drop !== undefined) for (const d of drop) delete out[d];
-  if (fromCache) out.age = String(ageSeconds(meta, headers, now));
-  addVia(out, headers.via);
+  if (fromCache) out.age = String(ageAt(viewOf(meta), meta, now));
+  out.via = viaWith(headers.via);
   out['x-cache'] = tx.cacheResult ?? TCP_MISS;
   if (DEBUG_WORKER !== undefined) out['x-svc-worker'] = DEBUG_WORKER;
   return out;
 }
 
-function addVia(out: Record<string, string | string[]>, via: string | string[] | undefined): void {
-  out.via = via === undefined ? VIA : `${Array.isArray(via) ? via.join(', ') : via}, ${VIA}`;
-}
-
 /** Fields of an answer the cache generates from a stored object (304, 412, 416). */
 function generatedHeaders(obj: CachedObject, now: number, tx: Transaction, extra: Record<string, string>): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = extra;
-  out.age = String(ageSeconds(obj, obj.headers, now));
-  addVia(out, obj.headers.via);
+  out.age = String(ageAt(viewOf(obj), obj, now));
+  out.via = viaWith(obj.headers.via);
   out['x-cache'] = tx.cacheResult ?? TCP_HIT;
   if (DEBUG_WORKER !== undefined) out['x-svc-worker'] = DEBUG_WORKER;
   return out;
@@ -79,8 +73,17 @@ export function deliverCached(tx: Transaction, obj: CachedObject, now: number, d
   if (range?.type === 'unsatisfiable') {
     return finishEmpty(tx, 416, generatedHeaders(obj, now, tx, { 'content-range': range.contentRange, 'content-length': '0' }));
   }
-  const out = answerHeaders(obj, headers, now, tx, drop);
   const head = req.method === 'HEAD';
+  if ((range === undefined || range.type === 'none') && drop === undefined) {
+    // The common answer: every field prepared with the stored object.
+    const view = viewOf(obj);
+    tx.status = obj.status;
+    tx.res.writeHead(obj.status, fullAnswerHead(view, ageAt(view, obj, now), tx.cacheResult ?? 'TCP_MISS'));
+    if (head || size === 0) { tx.res.end(); return; }
+    sendBody(tx.res, obj, 0, size - 1, tx);
+    return;
+  }
+  const out = answerHeaders(obj, headers, now, tx, drop);
   if (range?.type === 'single') {
     const r = range.range;
     out['content-range'] = range.contentRange;
@@ -92,7 +95,7 @@ export function deliverCached(tx: Transaction, obj: CachedObject, now: number, d
     return;
   }
   if (range?.type === 'multi') { void deliverMultipart(tx, obj, out, range.ranges, head); return; }
-  // RFC 9110 8.6: no Content-Length in a 204 (nor a 304, answered above).
+  // Without the fields no-cache="..." names. RFC 9110 8.6: no Content-Length in a 204 (nor a 304).
   if (obj.status !== 204) out['content-length'] = String(size);
   else delete out['content-length'];
   tx.status = obj.status;

@@ -12,6 +12,7 @@ import { discard, originRequestHeaders, proxyToOrigin } from './proxy.js';
 import { sendError } from './respond.js';
 import type { Transaction } from './transaction.js';
 import type { CacheEntryMeta, CacheKey, StoredHeaders } from '../cache/store.js';
+import type { StoreSink } from '../cache/tiered-sink.js';
 import type { CacheContext } from './context.js';
 import { answerHeaders } from './deliver.js';
 import type { SharedFetch } from './inflight.js';
@@ -19,7 +20,7 @@ import { entryTimes, fieldsToStore, storableResponse, variantMatches, variantOf,
 import { TCP_ERROR, type CacheResult } from '../cache/policy/results.js';
 
 /** Client fields that must not shape the object the cache stores for everyone. */
-export const CLIENT_CONDITIONALS = ['if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'if-range', 'range'];
+const CLIENT_CONDITIONALS = ['if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'if-range', 'range'];
 
 export function keyString(key: CacheKey): string {
   return `${key.vhost}\n${key.url}`;
@@ -31,7 +32,7 @@ export function refreshKey(key: CacheKey, variantKey: string, purged: boolean): 
 }
 
 /** Meta of a new stored object from the origin's answer (`originHeaders`: as received). */
-export function newEntryMeta(key: CacheKey, status: number, originHeaders: StoredHeaders, reqHeaders: IncomingHttpHeaders,
+function newEntryMeta(key: CacheKey, status: number, originHeaders: StoredHeaders, reqHeaders: IncomingHttpHeaders,
   requestTime: number, cachedAt: number, host: HostRuntime): CacheEntryMeta {
   const headers = fieldsToStore(originHeaders, cachedAt, host.cachePolicy);
   const vary = varyOf(headers);
@@ -72,6 +73,12 @@ export interface FetchPlan {
    * leave the others waiting, then returns false.
    */
   intercept?: (status: number, headers: StoredHeaders, f: SharedFetch) => boolean;
+  /**
+   * A refresh in the background (stale-while-revalidate): `tx`, answered already, only shapes
+   * the origin request and selects the variant; it does not wait for this fetch. None is started
+   * while one is in flight under the join key.
+   */
+  background?: boolean;
 }
 
 /**
@@ -83,7 +90,9 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
   // if it has one (a client refresh joining a plain refresh stays a client refresh).
   tx.cacheResult ??= plan.result;
   const ks = plan.joinKey ?? keyString(plan.key);
-  if (!alone) {
+  if (plan.background === true) {
+    if (ctx.inflight.get(ks) !== undefined) return;
+  } else if (!alone) {
     const joined = ctx.inflight.get(ks);
     if (joined !== undefined) {
       const meta = joined.meta;
@@ -96,7 +105,7 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
     }
   }
   const f = alone ? ctx.inflight.detached(ks, ctx.maxReplayBytes) : ctx.inflight.create(ks, ctx.maxReplayBytes);
-  f.join(tx);
+  if (plan.background !== true) f.join(tx);
   const headers = originRequestHeaders(tx);
   for (const c of CLIENT_CONDITIONALS) delete headers[c];
   if (plan.conditional !== undefined) Object.assign(headers, plan.conditional);
@@ -150,25 +159,40 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
   } });
 }
 
-/** Tees the origin body into the readers and the store; back-pressure from the store only. */
+/**
+ * Tees the origin body into the readers and the store; back-pressure from the store only. A
+ * fetch retired by an invalidation (requested before it) stops storing; its readers carry on.
+ */
 function pipeToStore(ctx: CacheContext, f: SharedFetch, meta: CacheEntryMeta, body: OriginBody): void {
   // The store's own write path (no stream per object); a failing disk costs only the disk copy.
-  const sink = ctx.store.openSink(meta);
+  let sink: StoreSink | undefined = f.retired ? undefined : ctx.store.openSink(meta);
+  let ending = false;
+  f.abandonStore = () => {
+    if (ending) return false;
+    sink?.abort();
+    sink = undefined;
+    // It may have been waiting for the store to drain.
+    body.resume();
+    return true;
+  };
   body.consume({
     onData: (chunk) => {
       f.push(chunk);
-      if (!sink.write(chunk)) {
+      const s = sink;
+      if (s !== undefined && !s.write(chunk)) {
         body.pause();
-        sink.onDrain(() => body.resume());
+        s.onDrain(() => body.resume());
       }
     },
     // Newcomers keep joining this fetch until the stored copy is visible.
     onEnd: () => {
       f.end();
+      if (sink === undefined) { ctx.inflight.finish(f); return; }
+      ending = true;
       sink.end(() => ctx.inflight.finish(f));
     },
     onError: () => {
-      sink.abort();
+      sink?.abort();
       ctx.inflight.finish(f);
       f.abort();
       for (const w of f.takeWaiting()) sendError(w.res, 502);

@@ -7,6 +7,9 @@
 import type { Transaction } from './transaction.js';
 import type { CacheEntryMeta } from '../cache/store.js';
 
+/** `invalidated` of what a retired fetch stores after all: expired, revalidated before use. */
+const LANDS_EXPIRED = 2;
+
 export type WriteHead = (tx: Transaction) => void;
 
 /** Replay bytes of all fetches of a worker together, bounded (the worker's memory bound). */
@@ -28,6 +31,11 @@ export class SharedFetch {
   failed = false;
   /** An invalidation named its URL after it started: nobody may join it any more. */
   retired = false;
+  /**
+   * Set by the fetch stage while the answer is written to the store: stops that write, unless it
+   * is already ending (then false: the object lands, see retire).
+   */
+  abandonStore: (() => boolean) | undefined;
   private settle: (() => void) | undefined;
   /** Resolves when the fetch is over and its object, if any, is stored. */
   readonly settled = new Promise<void>((resolve) => { this.settle = resolve; });
@@ -50,6 +58,20 @@ export class SharedFetch {
     return !this.failed && !this.retired && this.chunks !== null;
   }
 
+  /**
+   * An invalidation names this fetch's URL: it was requested before, so nobody may join it any
+   * more and its answer is not stored (its clients still get it). A store write already ending
+   * cannot be stopped: its memory copy lands expired (MemoryStore reads the meta when it puts the
+   * object; a copy put already is dropped by the invalidation itself). Returns true in that case,
+   * when the caller must wait for `settled` to see the object in the store.
+   */
+  retire(): boolean {
+    this.retired = true;
+    this.dropReplay();
+    if (this.meta !== undefined) this.meta.invalidated = LANDS_EXPIRED;
+    return this.abandonStore?.() === false;
+  }
+
   /** A client joins: it waits for the head, or replays what arrived so far and follows live. */
   join(tx: Transaction): void {
     if (this.writeHead === undefined) { this.waiting.push(tx); return; }
@@ -70,6 +92,7 @@ export class SharedFetch {
 
   /** The shared answer starts: `accept` says which waiting clients may share it. */
   start(meta: CacheEntryMeta, writeHead: WriteHead, accept: (tx: Transaction) => boolean): Transaction[] {
+    if (this.retired) meta.invalidated = LANDS_EXPIRED;
     this.meta = meta;
     this.writeHead = writeHead;
     const refused: Transaction[] = [];
@@ -115,6 +138,8 @@ export class SharedFetch {
   }
 }
 
+const DONE: Promise<void> = Promise.resolve();
+
 export class InflightTable {
   private readonly fetches = new Map<string, SharedFetch>();
   /** Fetches nobody may join, still tracked so an invalidation can wait for them to land. */
@@ -133,6 +158,9 @@ export class InflightTable {
 
   create(key: string, maxReplayBytes: number): SharedFetch {
     const f = new SharedFetch(key, maxReplayBytes, this.budget);
+    // One that may not be joined any more (retired, failed) is still tracked until it settles.
+    const previous = this.fetches.get(key);
+    if (previous !== undefined) this.unlisted.add(previous);
     this.fetches.set(key, f);
     return f;
   }
@@ -163,16 +191,19 @@ export class InflightTable {
   }
 
   /**
-   * Closes every fetch of the vhost whose URL starts with `prefix` to newcomers (an invalidation:
-   * what they carry was requested before it). Returns false when there was none.
+   * An invalidation of the vhost's URLs that start with `url` (`prefix`), or of that URL: every
+   * fetch of them in flight retires (see SharedFetch.retire). Resolves once those whose store
+   * write was already ending have landed; the others never land, and are not waited for.
    */
-  retireUnder(vhost: string, prefix: string): boolean {
-    if (this.fetches.size === 0 && this.unlisted.size === 0) return false;
-    const start = `${vhost}\n${prefix}`;
-    let any = false;
-    for (const [key, f] of this.fetches) if (key.startsWith(start)) { f.retired = true; f.dropReplay(); any = true; }
-    for (const f of this.unlisted) if (f.key.startsWith(start)) any = true;
-    return any;
+  retire(vhost: string, url: string, prefix: boolean): Promise<void> {
+    if (this.fetches.size === 0 && this.unlisted.size === 0) return DONE;
+    const start = `${vhost}\n${url}`;
+    // Keys are `vhost \n url`, a refresh's `vhost \n url \n variant` (fetch.ts).
+    const names = (key: string): boolean => key.startsWith(start) && (prefix || key.length === start.length || key.charCodeAt(start.length) === 10);
+    const landing: Promise<void>[] = [];
+    for (const [key, f] of this.fetches) if (names(key) && f.retire()) landing.push(f.settled);
+    for (const f of this.unlisted) if (names(f.key) && f.retire()) landing.push(f.settled);
+    return landing.length === 0 ? DONE : Promise.all(landing).then(() => undefined);
   }
 
   /** The registered fetch of a key, joinable or not (to wait for its store write). */

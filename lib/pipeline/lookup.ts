@@ -1,27 +1,24 @@
 // The cache stages of a worker for one transaction: lookup (memory, then the shared index),
 // the freshness decision, and then a hit, a refresh, or a coalesced fetch. Methods other than
 // GET and HEAD pass through; when they succeed they invalidate what they name (RFC 9111 4.4).
-import { pipeBody } from './pipe-body.js';
-import { endToEndResponseHeaders } from './hop-by-hop.js';
 import type { HostRuntime } from './host-runtime.js';
-import { discard, originRequestHeaders, proxyToOrigin } from './proxy.js';
+import { proxyToOrigin } from './proxy.js';
 import { sendError } from './respond.js';
 import type { Transaction } from './transaction.js';
 import type { CachedObject, CacheKey, StoredHeaders } from '../cache/store.js';
 import type { AccessControl } from '../access/access.js';
-import type { Invalidation, InvalidationLog } from '../cache/invalidation-log.js';
 import { purgeByMethod } from './purge-method.js';
-import type { InvalidateKind } from '../cache/commands/invalidate.js';
+import type { InvalidateKind, Invalidation } from '../cache/commands/invalidate.js';
 import type { Target } from '../cache/commands/targets.js';
 import type { TieredStore } from '../cache/tiered-store.js';
 import { deleteAtAfter } from '../cache/prefix.js';
-import type { CacheContext } from './context.js';
+import type { CacheContext, Peers } from './context.js';
 import { deliverCached } from './deliver.js';
-import { CLIENT_CONDITIONALS, fetchAndStore, keyString, newEntryMeta, refreshKey, type FetchPlan } from './fetch.js';
+import { fetchAndStore, keyString, refreshKey, type FetchPlan } from './fetch.js';
 import { InflightTable, type SharedFetch } from './inflight.js';
 import {
   cacheResultForHit, freshnessDecision, invalidationTargets, mergeNotModified, mustNotServeStale, notModifiedFits, requestControl,
-  revalidationHeaders, staleIfErrorAllows, storableResponse, variantMatches, type RequestControl,
+  revalidationHeaders, staleIfErrorAllows, variantMatches, type RequestControl,
 } from './rules.js';
 import { TCP_CLIENT_REFRESH_MISS, TCP_MISS, TCP_NONE, TCP_REF_FAIL_HIT, TCP_REFRESH_HIT, TCP_REFRESH_MISS } from '../cache/policy/results.js';
 
@@ -35,8 +32,8 @@ export interface CacheStageOptions {
   maxReplayTotalBytes?: number;
   /** Hands a miss to the URL's owner worker (hash balance); false when this worker owns it. */
   handOff?: (tx: Transaction) => boolean;
-  /** Invalidations shared with the other workers of the node (their memory tiers). */
-  invalidations?: InvalidationLog;
+  /** The other workers of the node: an invalidation reaches their memory tiers before its answer. */
+  peers?: Peers;
   /** Who may send PURGE on the service port (the management allowList and roles). */
   purgeAccess?: () => AccessControl | undefined;
 }
@@ -74,9 +71,17 @@ export class CacheStage {
     return undefined;
   }
 
-  /** Waits for objects under a URL prefix still being written (an operator command must see them). */
+  /** Waits for every fetch under a URL prefix to be over (a removed host's content goes after). */
   settledUnder(vhost: string, prefix: string): Promise<void> {
     return this.ctx.inflight.settledUnder(vhost, prefix);
+  }
+
+  /**
+   * Before an invalidation changes the index: the fetches of its target in flight here retire
+   * (they store nothing) and the writes already ending land, so the invalidation sees them.
+   */
+  settle(t: Target): Promise<void> {
+    return this.ctx.inflight.retire(t.vhost, t.prefix, t.wildcard);
   }
 
   /** Whether an origin fetch of the URL is under way in this worker (fileinfo's Downloader-Count). */
@@ -88,25 +93,17 @@ export class CacheStage {
     const method = tx.req.method;
     if (tx.url === '*') { proxyToOrigin(tx); return; }
     if (method === 'PURGE') {
-      void purgeByMethod(tx, this.ctx.store, this.opts.invalidations, this.opts.purgeAccess?.(), (v, p) => this.settledUnder(v, p))
-        .catch(() => sendError(tx.res, 500));
+      void purgeByMethod(tx, this.ctx.store, this.opts.purgeAccess?.(), this.purgeSides).catch(() => sendError(tx.res, 500));
       return;
     }
     if (method !== 'GET' && method !== 'HEAD') { this.passUnsafe(tx); return; }
-    this.opts.invalidations?.poll(this.applyInvalidation);
     const key: CacheKey = { vhost: tx.host.name, url: tx.url };
     const control = requestControl(tx.req.headers);
     const pending = this.prectrl.size === 0 ? undefined : this.pendingCommand(key.vhost, key.url);
     if (pending !== undefined) { this.serveUnderCommand(tx, key, control, pending); return; }
     // Hot path: a memory hit is answered without a Promise or an index query.
-    const inMemory = this.ctx.store.variantsSync(key);
-    for (let i = 0; i < inMemory.length; i++) {
-      const obj = inMemory[i]!;
-      if (obj.vary.length === 0 || variantMatches(obj, tx.req.headers)) {
-        this.found(tx, key, obj, control);
-        return;
-      }
-    }
+    const inMemory = this.ctx.store.memory.find(key.vhost, key.url, variantMatches, tx.req.headers);
+    if (inMemory !== undefined) { this.found(tx, key, inMemory, control); return; }
     this.ctx.store.variants(key).then((variants) => {
       for (const meta of variants) {
         if (variantMatches(meta, tx.req.headers)) return this.ctx.store.get(key, meta.variantKey);
@@ -156,7 +153,7 @@ export class CacheStage {
     if (decision.kind === 'stale-while-revalidate') {
       tx.cacheResult = TCP_REFRESH_HIT;
       deliverCached(tx, obj, now);
-      this.refreshInBackground(tx, key, obj);
+      this.refresh(tx, key, obj, control, 0, false, true);
       return;
     }
     // Refresh now: a conditional request when the copy has a validator.
@@ -167,10 +164,11 @@ export class CacheStage {
   /**
    * Revalidates or re-fetches a stale (or purged, or client-refreshed) copy for this client.
    * Concurrent refreshes of one stored variant share one origin request (refreshKey); misses
-   * of other variants never join it.
+   * of other variants never join it. `background`: stale-while-revalidate, `tx` is answered
+   * already; the refresh is a fetch in flight like the others (an invalidation retires it).
    */
   private refresh(tx: Transaction, key: CacheKey, obj: CachedObject, control: RequestControl, as: number = obj.invalidated ?? 0,
-    clientAsked = control.noCache): void {
+    clientAsked = control.noCache, background = false): void {
     const purged = as === 1;
     const validators = purged ? undefined : revalidationHeaders(obj.headers);
     const requestTime = Date.now();
@@ -183,13 +181,18 @@ export class CacheStage {
       unreachableStatus: mustNotServeStale(obj) ? 504 : undefined,
       mayStore: !control.noStore,
       result: clientAsked ? TCP_CLIENT_REFRESH_MISS : TCP_REFRESH_MISS,
-      intercept: (status, headers, f) => this.onRefreshAnswer(obj, status, headers, f, purged, requestTime, host),
+      intercept: (status, headers, f) => this.onRefreshAnswer(obj, status, headers, f, purged, requestTime, host, background ? tx : undefined),
+      background,
     };
     fetchAndStore(this.ctx, tx, plan);
   }
 
+  /**
+   * `background`: the transaction a background refresh was made for. A refresh retired by an
+   * invalidation still answers its clients but changes nothing stored: it was asked before.
+   */
   private onRefreshAnswer(obj: CachedObject, status: number, headers: StoredHeaders, f: SharedFetch,
-    purged: boolean, requestTime: number, host: HostRuntime): boolean {
+    purged: boolean, requestTime: number, host: HostRuntime, background: Transaction | undefined): boolean {
     const now = Date.now();
     if (status === 304 && !purged) {
       const waiting = f.takeWaiting();
@@ -199,10 +202,11 @@ export class CacheStage {
         for (const w of waiting) {
           fetchAndStore(this.ctx, w, { key: obj.key, mayStore: !requestControl(w.req.headers).noStore, result: w.cacheResult ?? TCP_REFRESH_MISS });
         }
+        if (background !== undefined && !f.retired) fetchAndStore(this.ctx, background, { key: obj.key, mayStore: true, result: 'TCP_REFRESH_MISS', background: true });
         return true;
       }
       const patch = mergeNotModified(obj, headers, requestTime, now, host.cachePolicy);
-      void this.ctx.store.updateMeta(obj.key, obj.variantKey, patch).catch(() => false);
+      if (!f.retired) void this.ctx.store.updateMeta(obj.key, obj.variantKey, patch).catch(() => false);
       const updated: CachedObject = { ...obj, ...patch, openBody: obj.openBody };
       for (const w of waiting) {
         w.cacheResult = TCP_REFRESH_HIT;
@@ -224,7 +228,7 @@ export class CacheStage {
       deliverCached(w, obj, now);
       served++;
     }
-    if (purged && served > 0) {
+    if (purged && served > 0 && !f.retired) {
       // The restored copy must outlive its new expiry: its old deleteAt may have passed.
       const staleAt = now + host.connectTimeoutMs;
       void this.ctx.store.updateMeta(obj.key, obj.variantKey, { invalidated: 0, staleAt, deleteAt: deleteAtAfter(obj, staleAt) }).catch(() => false);
@@ -234,66 +238,32 @@ export class CacheStage {
     return false;
   }
 
-  private readonly refreshing = new Set<string>();
-
-  /** stale-while-revalidate: one refresh per object in the background, nobody waiting on it. */
-  private refreshInBackground(tx: Transaction, key: CacheKey, obj: CachedObject): void {
-    const ks = `${key.vhost}\n${key.url}\n${obj.variantKey}`;
-    if (this.refreshing.has(ks)) return;
-    this.refreshing.add(ks);
-    const host = tx.host;
-    const reqHeaders = tx.req.headers;
-    const base = originRequestHeaders(tx);
-    for (const c of CLIENT_CONDITIONALS) delete base[c];
-    const done = (): void => { this.refreshing.delete(ks); };
-    const attempt = (conditional: boolean): void => {
-      const headers = conditional ? { ...base, ...revalidationHeaders(obj.headers) } : base;
-      const requestTime = Date.now();
-      host.origin.request({ method: 'GET', url: key.url, headers, body: null }).then((upstream) => {
-        const now = Date.now();
-        const resHeaders = endToEndResponseHeaders(upstream.headers);
-        if (upstream.statusCode === 304) {
-          discard(upstream.body);
-          // A 304 about another representation cannot freshen ours: fetch it whole (RFC 9111 4.3.4).
-          if (!conditional || !notModifiedFits(obj, resHeaders)) { if (conditional) attempt(false); else done(); return; }
-          void this.ctx.store.updateMeta(key, obj.variantKey, mergeNotModified(obj, resHeaders, requestTime, now, host.cachePolicy)).catch(() => false).finally(done);
-          return;
-        }
-        // An error answer leaves the copy that can still be revalidated.
-        const keep = upstream.statusCode >= 500 && revalidationHeaders(obj.headers) !== undefined;
-        if (keep || !storableResponse('GET', reqHeaders, upstream.statusCode, resHeaders, host.cachePolicy)) { discard(upstream.body); done(); return; }
-        const meta = newEntryMeta(key, upstream.statusCode, resHeaders, reqHeaders, requestTime, now, host);
-        const sink = this.ctx.store.createWriteStream(meta);
-        pipeBody(upstream.body, sink, () => done());
-      }, done);
-    };
-    attempt(revalidationHeaders(obj.headers) !== undefined);
-  }
-
-  /** Another worker's invalidation: drop our memory copies (the shared index is already marked). */
-  private readonly applyInvalidation = (i: Invalidation): void => { this.dropMemory(i); };
-
   /**
-   * Drops the memory copies an invalidation names, now and again once the fetches of them in
-   * flight here have landed: those were requested before the invalidation (their disk rows land
-   * marked, see IndexDb.insertRow), so nobody may join them any more and their memory copies
-   * must not be served fresh.
+   * An invalidation here or in another worker: the memory copies it names go, and this worker's
+   * fetches of them in flight retire (InflightTable.retire). A write already ending puts its
+   * copy in memory as expired, unless it did already, and then it is among those dropped here.
    */
-  private dropMemory(i: Invalidation): void {
+  dropMemory(i: Invalidation): void {
     const memory = this.ctx.store.memory;
-    const drop = (): void => {
-      if (i.prefix) memory.deleteByPrefix(i.vhost, i.url);
-      else memory.deleteSync({ vhost: i.vhost, url: i.url });
-    };
-    drop();
-    if (this.ctx.inflight.retireUnder(i.vhost, i.url)) void this.ctx.inflight.settledUnder(i.vhost, i.url).then(drop);
+    if (i.prefix) memory.deleteByPrefix(i.vhost, i.url);
+    else memory.deleteSync({ vhost: i.vhost, url: i.url });
+    void this.ctx.inflight.retire(i.vhost, i.url, i.prefix);
   }
+
+  /** A PURGE on the service port: as a management command, by this worker. */
+  private readonly purgeSides = {
+    settle: async (targets: Target[]): Promise<void> => {
+      await Promise.all([...targets.map((t) => this.settle(t)), this.opts.peers?.settle(targets)]);
+    },
+    announce: async (items: Invalidation[]): Promise<void> => { await this.opts.peers?.invalidated(items); },
+  };
 
   /**
    * Unsafe methods pass through; a success invalidates the target and the Location /
    * Content-Location URIs (RFC 9111 4.4) before the client sees the answer, so its next request,
-   * through whichever worker, cannot get the old copy. Invalidated means stale: the next use
-   * revalidates (a conditional request), it does not throw the copy away.
+   * through whichever worker, cannot get the old copy: every worker has dropped its memory copies
+   * by then. Invalidated means stale: the next use revalidates (a conditional request), it does
+   * not throw the copy away.
    */
   private passUnsafe(tx: Transaction): void {
     // No cache lookup takes place for these methods (results.ts: TCP_NONE).
@@ -304,14 +274,15 @@ export class CacheStage {
       if (urls.length === 0) return;
       const vhost = tx.host.name;
       // Rows marked and the invalidation logged in one transaction: a copy of these URLs fetched
-      // before now that commits later (any worker's writer thread) lands already stale, and the
-      // other workers drop their memory copies when they see the log row.
+      // before now that commits later (any worker's writer thread) lands already stale.
       try {
         await this.ctx.store.disk.invalidateUrls(vhost, urls);
       } catch {
         // The index is unavailable (busy beyond its timeout): the memory copies still go.
       }
-      for (const url of urls) this.dropMemory({ vhost, url, prefix: false });
+      const items = urls.map((url) => ({ vhost, url, prefix: false }));
+      for (const i of items) this.dropMemory(i);
+      await this.opts.peers?.invalidated(items);
     });
   }
 }

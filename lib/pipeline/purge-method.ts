@@ -4,15 +4,24 @@
 // HARDPURGE are refused by the HTTP parser (501), so `X-Invalidate: expire | hardpurge` selects
 // those operations on a PURGE. purge.purge2expire and purge.resCodeNoCtrlTarget apply as they do
 // to /command/purge. "Every origin address excluded" is judged by the receiving worker's view.
+// As for those, every worker's fetches of the targets settle before the index changes and every
+// worker's memory copies are gone before the answer.
 import { effectiveKind, noTargetStatus } from '../cache/commands/purge-mode.js';
-import { parseTargets, TargetError } from '../cache/commands/targets.js';
-import { runInvalidation, type InvalidateKind, type InvalidateResult } from '../cache/commands/invalidate.js';
+import { parseTargets, TargetError, type Target } from '../cache/commands/targets.js';
+import { memoryItems, runInvalidation, type InvalidateKind, type InvalidateResult, type Invalidation } from '../cache/commands/invalidate.js';
 import type { AccessControl } from '../access/access.js';
 import { PRODUCT_VERSION } from '../version.js';
 import type { Transaction } from './transaction.js';
-import type { InvalidationLog } from '../cache/invalidation-log.js';
 import type { TieredStore } from '../cache/tiered-store.js';
 import { TCP_DENIED, TCP_NONE } from '../cache/policy/results.js';
+
+/** What the other workers (and this one's fetches in flight) do around the command. */
+export interface PurgeSides {
+  /** Before the index changes: the fetches under the targets retire, the ending writes land. */
+  settle(targets: Target[]): Promise<void>;
+  /** After: the other workers drop their memory copies (this one's went with the command). */
+  announce(items: Invalidation[]): Promise<void>;
+}
 
 function answer(tx: Transaction, status: number, body: unknown): void {
   const text = JSON.stringify(body);
@@ -21,8 +30,7 @@ function answer(tx: Transaction, status: number, body: unknown): void {
   tx.res.end(text);
 }
 
-export async function purgeByMethod(tx: Transaction, store: TieredStore, log: InvalidationLog | undefined,
-  access: AccessControl | undefined, settle: (vhost: string, prefix: string) => Promise<void>): Promise<void> {
+export async function purgeByMethod(tx: Transaction, store: TieredStore, access: AccessControl | undefined, sides: PurgeSides): Promise<void> {
   const requested = String(tx.req.headers['x-invalidate'] ?? 'purge').toLowerCase();
   const valid = requested === 'purge' || requested === 'expire' || requested === 'hardpurge';
   const fail = (status: number, reason: string): void =>
@@ -42,14 +50,15 @@ export async function purgeByMethod(tx: Transaction, store: TieredStore, log: In
     if (err instanceof TargetError) return fail(400, err.message);
     throw err;
   }
-  for (const t of targets) await settle(t.vhost, t.prefix);
+  await sides.settle(targets);
   const asked = requested as InvalidateKind;
   const allExcluded = (): boolean => tx.host.origin.allExcluded();
   const total: InvalidateResult = { Count: 0, Size: 0, Time: 0 };
   for (const t of targets) {
-    const r = await runInvalidation(store, log, effectiveKind(asked, t, purge.purge2expire), [t], { allExcluded });
+    const r = await runInvalidation(store, effectiveKind(asked, t, purge.purge2expire), [t], { allExcluded });
     total.Count += r.Count; total.Size += r.Size; total.Time += r.Time;
   }
+  await sides.announce(memoryItems(targets));
   tx.cacheResult = TCP_NONE;
   const status = total.Count === 0 ? noTargetStatus(targets, () => purge) : 200;
   answer(tx, status, { version: PRODUCT_VERSION, method: asked, status: 'OK', result: total, reason: null });

@@ -2,28 +2,31 @@
 // 5861, 9213) to stored entries and transactions, so the stages read as decisions.
 import type { IncomingHttpHeaders } from 'node:http';
 import {
-  buildRevalidationHeaders, computeTimes, currentAge, encodingAcceptable, evaluateConditional, evaluateRange, fieldsToStrip,
+  buildRevalidationHeaders, computeTimes, emptyDirectives, encodingAcceptable, evaluateConditional, evaluateRange,
   forbidsStale, formatHttpDate, hitResult, needsEncodingCheck, notModifiedMatches, storableFields, invalidationTargets as policyInvalidationTargets, isStorable, mergeNotModified as policyMerge,
-  multipartBoundary as policyBoundary, requestDirectives, responseDirectives,
-  staleIfErrorAllowed, evaluateRequest, variantKey, varyHeaders, type CachePolicyOptions, type HeaderMap, type RangeResult,
+  multipartBoundary as policyBoundary, requestDirectives,
+  staleIfErrorAllowed, evaluateRequest, variantKey, varyHeaders, type CacheDirectives, type CachePolicyOptions, type HeaderMap, type RangeResult,
 } from '../cache/policy/index.js';
 import { isHopByHop } from './hop-by-hop.js';
 import type { CacheEntryMeta, StoredHeaders } from '../cache/store.js';
 import type { CacheResult } from '../cache/policy/results.js';
+import { viewOf } from './stored-view.js';
 
 export interface RequestControl {
   noStore: boolean;
   noCache: boolean;
   onlyIfCached: boolean;
+  /** The request's Cache-Control (and Pragma) directives, parsed once. */
+  directives: Readonly<CacheDirectives>;
 }
 
 export function requestControl(headers: IncomingHttpHeaders): RequestControl {
   // Most requests carry neither field: skip the parse then.
   if (headers['cache-control'] === undefined && headers.pragma === undefined) return NO_CONTROL;
   const d = requestDirectives(headers as HeaderMap);
-  return { noStore: d.noStore === true, noCache: d.noCache !== undefined, onlyIfCached: d.onlyIfCached === true };
+  return { noStore: d.noStore === true, noCache: d.noCache !== undefined, onlyIfCached: d.onlyIfCached === true, directives: d };
 }
-const NO_CONTROL: RequestControl = Object.freeze({ noStore: false, noCache: false, onlyIfCached: false });
+const NO_CONTROL: RequestControl = Object.freeze({ noStore: false, noCache: false, onlyIfCached: false, directives: Object.freeze(emptyDirectives()) });
 
 export type Decision =
   | { kind: 'fresh'; strip?: readonly string[] }
@@ -39,12 +42,12 @@ export type Decision =
  */
 export function freshnessDecision(entry: CacheEntryMeta, headers: IncomingHttpHeaders, control: RequestControl, now: number, opts: CachePolicyOptions): Decision {
   if (entry.invalidated) return control.onlyIfCached ? UNUSABLE : REFRESH;
-  const cc = responseDirectives(entry.headers);
-  switch (evaluateRequest(headers as HeaderMap, entry, now, opts, cc)) {
+  const view = viewOf(entry);
+  switch (evaluateRequest(headers as HeaderMap, entry, now, opts, view.cc, control.directives)) {
     case 'fresh':
     case 'stale-ok': {
-      const strip = opts.honourNoCache ? fieldsToStrip(cc) : [];
-      return strip.length > 0 ? { kind: 'fresh', strip } : FRESH;
+      const strip = view.namedFields;
+      return opts.honourNoCache && strip.length > 0 ? { kind: 'fresh', strip } : FRESH;
     }
     case 'stale-while-revalidate': return SWR;
     case 'only-if-cached-miss': return UNUSABLE;
@@ -68,7 +71,7 @@ export function staleIfErrorAllows(entry: CacheEntryMeta, reqHeaders: IncomingHt
  * that cannot reach the origin answers 504 rather than the stale copy.
  */
 export function mustNotServeStale(entry: CacheEntryMeta): boolean {
-  return forbidsStale(responseDirectives(entry.headers));
+  return forbidsStale(viewOf(entry).cc);
 }
 
 /**
@@ -163,11 +166,6 @@ const NO_VARY: string[] = [];
 /** The variant key of the request as forwarded to the origin (see asForwarded). */
 export function variantOf(vary: readonly string[], reqHeaders: IncomingHttpHeaders): string {
   return vary.length === 0 ? '' : variantKey(vary, asForwarded(vary, reqHeaders) as HeaderMap);
-}
-
-/** Age in whole seconds (RFC 9111 4.2.3) of a stored entry whose fields are `headers`. */
-export function ageSeconds(meta: CacheEntryMeta, headers: StoredHeaders, now: number): number {
-  return Math.max(0, Math.floor(currentAge({ headers, requestTime: meta.requestTime, cachedAt: meta.cachedAt }, now)));
 }
 
 export function conditionalResult(method: string, reqHeaders: IncomingHttpHeaders, status: number, headers: StoredHeaders): 'proceed' | 304 | 412 {

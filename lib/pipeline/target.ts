@@ -11,8 +11,20 @@ export interface RequestTarget {
 
 export type TargetError = 'bad-target';
 
+/** The last Host value seen and its host: a client sends the same one on every request. */
+let lastValue = '';
+let lastHost = '';
+
 /** Strips the port and lower-cases a Host value; IPv6 literals keep their brackets. */
 export function hostWithoutPort(value: string): string {
+  if (value === lastValue) return lastHost;
+  const host = parseHost(value);
+  lastValue = value;
+  lastHost = host;
+  return host;
+}
+
+function parseHost(value: string): string {
   let end = value.length;
   if (value.charCodeAt(0) === 91 /* [ */) {
     const close = value.indexOf(']');

@@ -1,9 +1,9 @@
 // Invalidation commands as the primary runs them: parse the targets (hosts by name or alias,
 // the most recently used host for targets without one), apply `purge.purge2expire`, and have one
-// worker change the shared index (the invalidation log reaches the others' memory).
+// worker change the shared index; every worker drops its memory copies before the answer.
 import { effectiveKind, noTargetStatus, type PurgeSettings } from '../cache/commands/purge-mode.js';
 import { parseTargets, type Target } from '../cache/commands/targets.js';
-import type { InvalidateKind, InvalidateResult } from '../cache/commands/invalidate.js';
+import { memoryItems, type InvalidateKind, type InvalidateResult } from '../cache/commands/invalidate.js';
 import { toWire } from '../ipc/wire.js';
 import { VhostTable } from '../routing/vhost-table.js';
 import { resolveHosts } from '../setting/load.js';
@@ -64,13 +64,15 @@ export class InvalidationService {
     }
     const purged = groups.get('purge');
     const excluded = purged === undefined ? [] : await this.bridge.excludedEverywhere([...new Set(purged.map((t) => t.vhost))]);
-    // An object another worker is still writing must be there when the index is changed.
-    await this.bridge.callAll('settle', { targets: targets.map(toWire) });
+    // What the workers are fetching now was requested before: it must not land after the index
+    // is changed, and what is already being written must be there when it is.
+    await this.bridge.settle(targets.map(toWire));
     const total: InvalidateResult = { Count: 0, Size: 0, Time: 0 };
     for (const [k, list] of groups) {
       const r = await this.bridge.call('invalidate', { kind: k, targets: list.map(toWire), sec, before, excluded });
       total.Count += r.Count; total.Size += r.Size; total.Time += r.Time;
     }
+    await this.bridge.dropMemory(memoryItems(targets));
     return { kind, result: total, status: total.Count === 0 ? noTargetStatus(targets, this.purgeSettings) : 200 };
   }
 

@@ -24,6 +24,7 @@ import { SessionBlocks } from './session-blocks.js';
 import { StatsService } from '../stats/service.js';
 import { statisticsRoutes } from '../manager/routes/statistics.js';
 import { LogHub } from '../log/hub.js';
+import { dropMemoryEverywhere, settleEverywhere } from './peer-invalidation.js';
 
 interface Slot {
   index: number;
@@ -53,7 +54,9 @@ export class Primary {
   private shuttingDown = false;
   private readonly retiring = new Set<Worker>();
   private readonly rpc = new RpcClient();
-  readonly bridge = new WorkerBridge({ liveWorkers: () => this.liveWorkers(), setting: () => this.setting }, this.rpc);
+  readonly bridge = new WorkerBridge({
+    liveWorkers: () => this.liveWorkers(), connectedWorkers: () => this.connectedWorkers(), setting: () => this.setting,
+  }, this.rpc);
   private api: ManagementApi | undefined;
   lifecycle!: SettingLifecycle;
   license!: LicenseService;
@@ -177,6 +180,7 @@ export class Primary {
           this.send(worker, { type: 'session-ids', ...this.sessionBlocks.take() });
           return;
         }
+        if (m.type === 'invalidated' || m.type === 'settle-all') { this.peerPart(worker, m); return; }
         // The worker says hello once it listens for messages (ESM loads after cluster's 'online').
         if (m.type === 'hello') {
           this.sendSetting(worker, this.setting, this.settingGeneration, 'all');
@@ -235,6 +239,20 @@ export class Primary {
 
   liveWorkers(): Worker[] {
     return this.slots.filter((s) => s.ready && s.worker !== undefined && s.worker.isConnected()).map((s) => s.worker!);
+  }
+
+  /** Every worker process still connected: starting and draining ones serve requests too. */
+  connectedWorkers(): Worker[] {
+    return Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && w.isConnected());
+  }
+
+  /** The other workers' part of a worker's invalidation; the worker answers its client after `done`. */
+  private peerPart(from: Worker, m: Extract<WorkerMessage, { type: 'invalidated' | 'settle-all' }>): void {
+    const workers = (): Worker[] => this.connectedWorkers();
+    const work = m.type === 'invalidated'
+      ? dropMemoryEverywhere(this.rpc, workers, m.items, from)
+      : settleEverywhere(this.rpc, workers, m.targets, from);
+    void work.then(() => this.send(from, { type: 'done', id: m.id }));
   }
 
   current(): Setting {

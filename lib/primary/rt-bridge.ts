@@ -5,11 +5,16 @@
 import type { Worker } from 'node:cluster';
 import { RtBridgeError, type OriginState, type OriginStatus, type RtBridge } from '../manager/index.js';
 import type { Setting } from '../setting/types.js';
+import type { Invalidation } from '../cache/commands/invalidate.js';
 import type { RpcArgs, RpcOp, RpcResult } from '../ipc/messages.js';
 import { RpcError, type RpcClient } from '../ipc/rpc.js';
+import type { WireTarget } from '../ipc/wire.js';
+import { dropMemoryEverywhere, settleEverywhere } from './peer-invalidation.js';
 
 export interface WorkerSource {
   liveWorkers(): Worker[];
+  /** Every worker process still connected, ready or not (starting and draining ones serve too). */
+  connectedWorkers(): Worker[];
   setting(): Setting;
 }
 
@@ -102,6 +107,16 @@ export class WorkerBridge implements RtBridge {
   /** Sends a command to every live worker. */
   async broadcast<K extends RpcOp>(op: K, args: RpcArgs<K>): Promise<void> {
     await Promise.all(this.src.liveWorkers().map((w) => this.call(op, args, w)));
+  }
+
+  /** Every worker's fetches under the targets retire; those already being written have landed. */
+  settle(targets: WireTarget[]): Promise<void> {
+    return settleEverywhere(this.rpc, () => this.src.connectedWorkers(), targets);
+  }
+
+  /** Every worker's memory copies of what an invalidation named are gone (bounded, see peer-invalidation.ts). */
+  dropMemory(items: Invalidation[]): Promise<void> {
+    return dropMemoryEverywhere(this.rpc, () => this.src.connectedWorkers(), items);
   }
 
   async resetOrigin(vhost?: string): Promise<void> {

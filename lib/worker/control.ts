@@ -1,7 +1,8 @@
 // The commands a worker runs for the management API (over lib/ipc/rpc.ts): origin state,
-// origin reset, invalidation, fileinfo. They read the worker's live hosts and cache.
+// origin reset, invalidation, fileinfo; and its part of any worker's invalidation (settle,
+// drop-memory). They read the worker's live hosts and cache.
 import { fileRecord } from '../cache/commands/fileinfo.js';
-import { runInvalidation, type InvalidateKind } from '../cache/commands/invalidate.js';
+import { runInvalidation, type InvalidateKind, type Invalidation } from '../cache/commands/invalidate.js';
 import type { RpcOp } from '../ipc/messages.js';
 import type { RpcHandlers } from '../ipc/rpc.js';
 import { fromWire, type WireTarget } from '../ipc/wire.js';
@@ -29,20 +30,28 @@ export function controlHandlers(src: ControlSource): RpcHandlers<Exclude<RpcOp, 
   return {
     'origin-status': ({ vhost }: { vhost?: string }) => hostsOf(src, vhost).map((h) => h.origin.status()),
     'reset-origin': ({ vhost }: { vhost?: string }) => { for (const h of hostsOf(src, vhost)) h.origin.reset(); return null; },
-    /** Waits for this worker's writes under the targets, so a command on the shared index sees them. */
+    /** Before a command changes the shared index (CacheStage.settle). */
     settle: async ({ targets }: { targets: WireTarget[] }) => {
       const stage = src.cache()?.stage;
-      if (stage !== undefined) for (const t of targets) await stage.settledUnder(t.vhost, t.prefix);
+      if (stage !== undefined) await Promise.all(targets.map((t) => stage.settle(fromWire(t))));
+      return null;
+    },
+    /** After an invalidation by another worker or a command: before its answer. */
+    'drop-memory': ({ items }: { items: Invalidation[] }) => {
+      const stage = src.cache()?.stage;
+      if (stage !== undefined) for (const i of items) stage.dropMemory(i);
       return null;
     },
     'all-excluded': ({ vhosts }: { vhosts: string[] }) => vhosts.filter((v) => src.hosts().get(v)?.origin.allExcluded() === true),
     invalidate: async ({ kind, targets, sec, before, excluded }: { kind: InvalidateKind; targets: WireTarget[]; sec?: number; before?: number; excluded?: string[] }) => {
       const cache = src.cache();
       if (cache === undefined) throw Object.assign(new Error('cache not open'), { code: 'RT_NOT_RUNNING' });
-      for (const t of targets) await cache.stage.settledUnder(t.vhost, t.prefix);
+      // Every worker settled before this command; what this one started fetching since retires too.
+      const wire = targets.map(fromWire);
+      await Promise.all(wire.map((t) => cache.stage.settle(t)));
       // The primary decides "every origin excluded" over all workers' views.
       const skip = new Set(excluded ?? []);
-      return runInvalidation(cache.store, cache.invalidations, kind, targets.map(fromWire), { sec, before, allExcluded: (vhost) => skip.has(vhost) });
+      return runInvalidation(cache.store, kind, wire, { sec, before, allExcluded: (vhost) => skip.has(vhost) });
     },
     prectrl: ({ entries }: { entries: { vhost: string; kind: InvalidateKind; target: WireTarget; queuedAt: number }[] }) => {
       src.cache()?.stage.setPrectrl(entries.map((e) => ({ vhost: e.vhost, kind: e.kind, target: fromWire(e.target), queuedAt: e.queuedAt })));

@@ -66,6 +66,19 @@ function headWithoutUpgrade(req: IncomingMessage): Buffer {
   return Buffer.from(`${head}\r\n`, 'latin1');
 }
 
+/** Where a connection keeps its SocketUse, so a request finds it without a lookup or closure. */
+const USE = Symbol('socket use');
+type TrackedSocket = Socket & { [USE]?: SocketUse };
+
+/** One listener for every response (no closure per request): its connection is idle again. */
+function responseClosed(this: http.ServerResponse): void {
+  const use = (this.req.socket as TrackedSocket)[USE];
+  if (use === undefined) return;
+  use.pending.delete(this);
+  use.lastUsed = Date.now();
+  use.onAnswered?.();
+}
+
 export class ServiceServer {
   readonly server: http.Server<typeof http.IncomingMessage, typeof TxResponse>;
   private readonly sockets = new Map<Socket, SocketUse>();
@@ -85,14 +98,10 @@ export class ServiceServer {
       // default, 30 s, would let a slow client hold a connection far past headersTimeout).
       connectionsCheckingInterval: Math.min(1000, t.headersMs),
     }, (req, res) => {
-      const use = this.sockets.get(req.socket);
+      const use = (req.socket as TrackedSocket)[USE];
       if (use !== undefined) {
         use.pending.add(res);
-        res.once('close', () => {
-          use.pending.delete(res);
-          use.lastUsed = Date.now();
-          use.onAnswered?.();
-        });
+        res.on('close', responseClosed);
       }
       // Draining: this answer closes its connection, so the client's next request goes elsewhere.
       if (this.draining) res.shouldKeepAlive = false;
@@ -110,10 +119,12 @@ export class ServiceServer {
       socket.end(rawErrorResponse(405, { Allow: 'GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS' }));
     });
     this.server.on('upgrade', (req: IncomingMessage, socket: Socket, rest: Buffer) => this.ignoreUpgrade(req, socket, rest));
-    this.server.on('connection', (socket: Socket) => {
+    this.server.on('connection', (socket: TrackedSocket) => {
       // A socket handed back after an Upgrade request (ignoreUpgrade) keeps its record.
       if (this.sockets.has(socket)) return;
-      this.sockets.set(socket, { pending: new Set(), onAnswered: undefined, refused: false, lastUsed: Date.now() });
+      const use: SocketUse = { pending: new Set(), onAnswered: undefined, refused: false, lastUsed: Date.now() };
+      socket[USE] = use;
+      this.sockets.set(socket, use);
       socket.once('close', () => this.sockets.delete(socket));
       refuseHttp09(socket);
     });

@@ -4,22 +4,21 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { CacheStage } from '../pipeline/lookup.js';
 import { DiskStore } from '../cache/disk-store.js';
-import { InvalidationLog } from '../cache/invalidation-log.js';
 import { TieredStore } from '../cache/tiered-store.js';
 import { parseSize, resolvePath } from '../setting/load.js';
 import type { Setting } from '../setting/types.js';
 import type { AccessControl } from '../access/access.js';
+import type { Peers } from '../pipeline/context.js';
 import type { Transaction } from '../pipeline/transaction.js';
 
 export interface WorkerCache {
   store: TieredStore;
-  invalidations: InvalidationLog;
   stage: CacheStage;
   close(): Promise<void>;
 }
 
 export function openCache(setting: Setting, workerIndex: number, handOff: (tx: Transaction) => boolean,
-  purgeAccess: () => AccessControl | undefined): WorkerCache {
+  purgeAccess: () => AccessControl | undefined, peers: Peers | undefined): WorkerCache {
   const c = setting.env.cache;
   const disks = c.disks.map((d) => ({ path: resolvePath(setting, d.path), quota: parseSize(d.quota) }));
   const indexPath = resolvePath(setting, c.indexPath);
@@ -33,15 +32,10 @@ export function openCache(setting: Setting, workerIndex: number, handOff: (tx: T
   });
   const memoryObjectMax = parseSize(c.memoryObjectMax);
   const store = new TieredStore({ memory: { maxBytes: parseSize(c.memorySize), maxObjectBytes: memoryObjectMax }, disk, memoryObjectMax });
-  const invalidations = new InvalidationLog(indexPath);
   // Replay buffers of coalesced fetches: per fetch up to an in-memory object, all together 64 MiB
   // (part of the fixed overhead beyond memorySize the README states).
   const stage = new CacheStage({
-    store, maxReplayBytes: Math.max(memoryObjectMax, 1 << 20), maxReplayTotalBytes: 64 * 1024 * 1024, handOff, invalidations, purgeAccess,
+    store, maxReplayBytes: Math.max(memoryObjectMax, 1 << 20), maxReplayTotalBytes: 64 * 1024 * 1024, handOff, peers, purgeAccess,
   });
-  const pruning = workerIndex === 0 ? setInterval(() => invalidations.pruneOld(), 60_000).unref() : undefined;
-  return {
-    store, stage, invalidations,
-    close: async () => { clearInterval(pruning); invalidations.close(); await store.close(); },
-  };
+  return { store, stage, close: () => store.close() };
 }

@@ -30,6 +30,8 @@ import { sendError } from '../pipeline/respond.js';
 import { Siblings } from '../pipeline/hand-off.js';
 import type { Transaction } from '../pipeline/transaction.js';
 import { listenKey, VhostTable, type Listen } from '../routing/vhost-table.js';
+import type { Peers } from '../pipeline/context.js';
+import { PrimaryLink } from './primary-link.js';
 
 /** How long the origin client of a removed or rebuilt host stays open after the switch. */
 const RETIRE_GRACE_MS = 10_000;
@@ -53,8 +55,9 @@ export class RtWorker {
   /**
    * `siblingSecret`: the primary's per-start secret of the sibling ports (see Siblings).
    * `sessionIds`: fed with blocks by the primary; in-process use gets the fallback range only.
+   * `peers`: the node's other workers, as invalidations made here reach them.
    */
-  constructor(readonly index: number, private readonly siblingSecret = '', readonly sessionIds = new SessionIds()) {
+  constructor(readonly index: number, private readonly siblingSecret = '', readonly sessionIds = new SessionIds(), private readonly peers?: Peers) {
     this.handle = createHandler(() => this.state!, sessionIds);
   }
 
@@ -82,7 +85,7 @@ export class RtWorker {
     const basePort = cluster.meta.baseHostingPort;
     this.siblings ??= new Siblings(basePort, this.index, this.siblingSecret);
     // The cache is an `env` setting: opened once, kept across reloads (a restart changes it).
-    this.cache ??= openCache(setting, this.index, (tx) => this.handOff(tx), () => this.purgeAccess);
+    this.cache ??= openCache(setting, this.index, (tx) => this.handOff(tx), () => this.purgeAccess, this.peers);
     try {
       this.purgeAccess = new AccessControl(setting.env.management.api);
     } catch {
@@ -289,9 +292,10 @@ function retime(s: ServiceServer, t: ServerTimeouts): void {
 export function runWorker(): void {
   const index = Number(process.env.SVC_WORKER_INDEX ?? '0');
   const send = (m: WorkerMessage): void => { process.send?.(m); };
+  const link = new PrimaryLink(send);
   // Asks the primary for its first block now: the answer arrives before the setting, so the
   // first request already has a node id.
-  const worker = new RtWorker(index, process.env[SIBLING_SECRET_ENV] ?? '', new SessionIds(() => send({ type: 'session-ids-request' })));
+  const worker = new RtWorker(index, process.env[SIBLING_SECRET_ENV] ?? '', new SessionIds(() => send({ type: 'session-ids-request' })), link);
   // Tests only: every finished record as a JSON line in <dir>/records-<pid>.jsonl, so black-box
   // tests see what the records of a real cluster hold (session ids across workers, hand-offs).
   const recordDir = process.env.SVC_TEST_RECORD_DIR;
@@ -336,6 +340,9 @@ export function runWorker(): void {
         break;
       case 'rpc':
         rpc(m);
+        break;
+      case 'done':
+        link.onMessage(m);
         break;
       case 'drain':
         // The last second's counts go to the primary before the exit, so a drained worker's

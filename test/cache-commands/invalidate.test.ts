@@ -27,7 +27,7 @@ t.test('expireafter keeps the object past its old deletion time, until the new e
   const s = open(t);
   const now = Date.now();
   await shortLived(s, '/keep'); await shortLived(s, '/control');
-  const r = await runInvalidation(s, undefined, 'expireafter', targets(`${V}/keep`), { sec: 3600 });
+  const r = await runInvalidation(s, 'expireafter', targets(`${V}/keep`), { sec: 3600 });
   t.equal(r.Count, 1);
   t.equal(await s.disk.sweepExpired(now + 10 * 60_000), 1, 'ten minutes on, the sweep drops only the copy left alone');
   const [row] = s.disk.listByPrefix(V, '/keep');
@@ -43,15 +43,15 @@ t.test('hardpurge leaves a body-less tombstone flagged HardPurge that is never s
   await store(s, metaOf(k('/h'), '', { size: 0 }), 'x'.repeat(500));
   const before = s.disk.diskStatus()[0]!.used;
   const path = s.disk.listByPrefix(V, '/h')[0]!.path;
-  t.equal((await runInvalidation(s, undefined, 'hardpurge', targets(`${V}/h`))).Count, 1);
+  t.equal((await runInvalidation(s, 'hardpurge', targets(`${V}/h`))).Count, 1);
   t.equal(await s.get(k('/h'), ''), undefined, 'a lookup misses');
   t.same(await s.variants(k('/h')), []);
   t.notOk(existsSync(path), 'the body file is gone');
   t.equal(s.disk.diskStatus()[0]!.used, before - 500, 'its bytes left the quota');
   const rec = fileRecord(s.disk.listByPrefix(V, '/h')[0]!, { now: Date.now(), useOriginEncoding: false, smallFileMax: 0, downloaders: 0 });
   t.match(rec, { HardPurge: 'Y', Purge: 'N', LocalFileExist: 'N', Deleted: 'Y', CachedSize: 0 });
-  t.equal((await runInvalidation(s, undefined, 'hardpurge', targets(`${V}/h`))).Count, 0, 'not counted twice');
-  t.equal((await runInvalidation(s, undefined, 'purge', targets(`${V}/h`))).Count, 0, 'nor purged or expired');
+  t.equal((await runInvalidation(s, 'hardpurge', targets(`${V}/h`))).Count, 0, 'not counted twice');
+  t.equal((await runInvalidation(s, 'purge', targets(`${V}/h`))).Count, 0, 'nor purged or expired');
   await store(s, metaOf(k('/h')), 'new');
   t.ok(await s.get(k('/h'), ''), 'the next fetch replaces the tombstone');
   t.equal(s.disk.listByPrefix(V, '/h')[0]!.flags & 2, 0, 'HardPurge N again');
@@ -60,15 +60,15 @@ t.test('hardpurge leaves a body-less tombstone flagged HardPurge that is never s
 t.test('expire after purge keeps the object purged, so a 304 cannot bring the old copy back', async (t) => {
   const s = open(t);
   await store(s, metaOf(k('/p')), 'old');
-  await runInvalidation(s, undefined, 'purge', targets(`${V}/p`));
-  t.equal((await runInvalidation(s, undefined, 'expire', targets(`${V}/p`))).Count, 1);
+  await runInvalidation(s, 'purge', targets(`${V}/p`));
+  t.equal((await runInvalidation(s, 'expire', targets(`${V}/p`))).Count, 1);
   t.equal(s.disk.listByPrefix(V, '/p')[0]!.invalidated, 1, 'still purged');
 });
 
 t.test('an exact target changes that URL only, not the URLs it is a prefix of', async (t) => {
   const s = open(t);
   for (const u of ['/dir/', '/dir/x', '/dir/y']) await store(s, metaOf(k(u)), u);
-  t.equal((await runInvalidation(s, undefined, 'purge', targets(`${V}/dir/`))).Count, 1);
+  t.equal((await runInvalidation(s, 'purge', targets(`${V}/dir/`))).Count, 1);
   t.same(s.disk.listByPrefix(V, '/dir/').map((r) => [r.key.url, r.invalidated]), [['/dir/', 1], ['/dir/x', 0], ['/dir/y', 0]]);
 });
 
@@ -77,7 +77,7 @@ t.test('a queued command leaves alone copies cached after it was queued', async 
   const queuedAt = Date.now();
   await store(s, metaOf(k('/q/old'), '', { cachedAt: queuedAt - 1000 }), 'old');
   await store(s, metaOf(k('/q/new'), '', { cachedAt: queuedAt + 5 }), 'new');
-  const r = await runInvalidation(s, undefined, 'purge', targets(`${V}/q/*`), { before: queuedAt });
+  const r = await runInvalidation(s, 'purge', targets(`${V}/q/*`), { before: queuedAt });
   t.equal(r.Count, 1);
   t.same(s.disk.listByPrefix(V, '/q/').map((x) => [x.key.url, x.invalidated]), [['/q/new', 0], ['/q/old', 1]]);
 });
@@ -85,9 +85,9 @@ t.test('a queued command leaves alone copies cached after it was queued', async 
 t.test('purge does nothing for a host whose every origin address is excluded', async (t) => {
   const s = open(t);
   await store(s, metaOf(k('/x')), 'x');
-  t.equal((await runInvalidation(s, undefined, 'purge', targets(`${V}/x`), { allExcluded: () => true })).Count, 0);
+  t.equal((await runInvalidation(s, 'purge', targets(`${V}/x`), { allExcluded: () => true })).Count, 0);
   t.equal(s.disk.listByPrefix(V, '/x')[0]!.invalidated, 0);
-  t.equal((await runInvalidation(s, undefined, 'expire', targets(`${V}/x`), { allExcluded: () => true })).Count, 1, 'expire still works');
+  t.equal((await runInvalidation(s, 'expire', targets(`${V}/x`), { allExcluded: () => true })).Count, 1, 'expire still works');
 });
 
 t.test('a subtree purge, expire and expireafter over more rows than one page act on exactly the subtree', async (t) => {
@@ -101,20 +101,20 @@ t.test('a subtree purge, expire and expireafter over more rows than one page act
   for (const url of ['/tre', '/tree', '/tree0', '/trees/x']) metas.push(metaOf(k(url), '', fresh));
   // Stored 500 at a time straight into the disk store (the writer thread batches them).
   for (let i = 0; i < metas.length; i += 500) await Promise.all(metas.slice(i, i + 500).map((m) => store(s.disk, m, 'x'.repeat(10))));
-  const purged = await runInvalidation(s, undefined, 'purge', targets(`${V}/tree/*`));
+  const purged = await runInvalidation(s, 'purge', targets(`${V}/tree/*`));
   t.same([purged.Count, purged.Size], [5004, 50040], 'every variant under /tree/ counted with its bytes');
   const rows = s.disk.listByPrefix(V, '/tre');
   const under = rows.filter((r) => r.key.url.startsWith('/tree/'));
   t.ok(under.every((r) => r.invalidated === 1 && (r.flags & 1) === 1), 'each is purged and flagged Purge');
   t.ok(rows.filter((r) => !r.key.url.startsWith('/tree/')).every((r) => r.invalidated === 0 && r.flags === 0), 'the neighbours are untouched');
-  t.equal((await runInvalidation(s, undefined, 'purge', targets(`${V}/tree/*`))).Count, 0, 'an already purged subtree is not counted again');
+  t.equal((await runInvalidation(s, 'purge', targets(`${V}/tree/*`))).Count, 0, 'an already purged subtree is not counted again');
 
-  const expired = await runInvalidation(s, undefined, 'expire', targets(`${V}/tree/*`));
+  const expired = await runInvalidation(s, 'expire', targets(`${V}/tree/*`));
   t.equal(expired.Count, 5004);
   const after = s.disk.listByPrefix(V, '/tree/');
   t.ok(after.every((r) => r.invalidated === 1 && r.staleAt <= Date.now()), 'expired, and still purged (a 304 cannot restore them)');
 
-  const later = await runInvalidation(s, undefined, 'expireafter', targets(`${V}/trees/*`), { sec: 7200 });
+  const later = await runInvalidation(s, 'expireafter', targets(`${V}/trees/*`), { sec: 7200 });
   t.equal(later.Count, 1);
   const [x] = s.disk.listByPrefix(V, '/trees/');
   t.ok(x!.staleAt >= now + 7_100_000 && x!.deleteAt >= x!.staleAt, 'expireafter moved expiry and deletion');

@@ -2,10 +2,9 @@
 // (invalidated, re-fetched on next access, restored if the origin then fails), expire (next
 // access revalidates), expireafter (expiry = now + sec), hardpurge (body deleted for good; a
 // tombstone row shows HardPurge until the next fetch). The shared index is changed once by the
-// worker that runs the command; the invalidation log makes every other worker drop its memory
-// copies.
+// worker that runs the command, which drops its own memory copies; the caller has every other
+// worker drop theirs (the Invalidation items) before it answers.
 import type { PrefixRowView } from '../disk-store.js';
-import type { InvalidationLog } from '../invalidation-log.js';
 import type { MemoryObject } from '../memory-store.js';
 import { INVALIDATED_HARDPURGED, type PrefixMark } from '../prefix.js';
 import type { TieredStore } from '../tiered-store.js';
@@ -14,6 +13,19 @@ import type { Target } from './targets.js';
 export type InvalidateKind = 'purge' | 'expire' | 'expireafter' | 'hardpurge';
 
 export interface InvalidateResult { Count: number; Size: number; Time: number }
+
+/** What every worker drops from its memory tier after an invalidation. */
+export interface Invalidation {
+  vhost: string;
+  /** Exact URL, or a prefix when `prefix` is true (directory and wildcard targets). */
+  url: string;
+  prefix: boolean;
+}
+
+/** The memory copies a command on these targets concerns (a pattern's whole prefix: a superset). */
+export function memoryItems(targets: readonly Target[]): Invalidation[] {
+  return targets.map((t) => ({ vhost: t.vhost, url: t.prefix, prefix: t.wildcard }));
+}
 
 export interface InvalidateOptions {
   /** For expireafter: seconds from now. */
@@ -56,13 +68,12 @@ function planFor(kind: InvalidateKind, urlMatches: (url: string) => boolean, now
   }
 }
 
-export async function runInvalidation(store: TieredStore, log: InvalidationLog | undefined, kind: InvalidateKind,
+export async function runInvalidation(store: TieredStore, kind: InvalidateKind,
   targets: readonly Target[], opts: InvalidateOptions = {}): Promise<InvalidateResult> {
   const started = Date.now();
   let count = 0;
   let size = 0;
   const before = opts.before ?? Infinity;
-  const done: Target[] = [];
   for (const t of targets) {
     if (kind === 'purge' && opts.allExcluded?.(t.vhost)) continue;
     const urlMatches = selects(t);
@@ -84,8 +95,6 @@ export async function runInvalidation(store: TieredStore, log: InvalidationLog |
       if (m.volatile && (kind !== 'purge' || m.invalidated !== 1)) { count++; size += m.size; }
       store.memory.deleteSync(m.key, m.variantKey);
     }
-    done.push(t);
   }
-  log?.record(done.map((t) => ({ vhost: t.vhost, url: t.prefix, prefix: t.wildcard })));
   return { Count: count, Size: size, Time: Date.now() - started };
 }

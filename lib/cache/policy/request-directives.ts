@@ -49,6 +49,7 @@ function responseNoCache(cc: CacheDirectives, opts: CachePolicyOptions): true | 
  * - only-if-cached turns every outcome that needs the origin into 'only-if-cached-miss'.
  *
  * A request no-store does not stop serving a stored response; it stops storing (see isStorable).
+ * `req`: the request's directives when the caller parsed them already.
  */
 export function evaluateRequest(
   reqHeaders: HeaderMap,
@@ -56,8 +57,8 @@ export function evaluateRequest(
   now: number,
   opts: CachePolicyOptions = defaultPolicyOptions,
   resCc: ResponseDirectives = responseDirectives(entry.headers),
+  req: CacheDirectives = requestDirectives(reqHeaders),
 ): RequestEvaluation {
-  const req = requestDirectives(reqHeaders);
   const r = decide(req, resCc, entry, now, opts);
   if (req.onlyIfCached && (r === 'revalidate' || r === 'client-revalidate')) return 'only-if-cached-miss';
   return r;
@@ -65,8 +66,8 @@ export function evaluateRequest(
 
 function decide(req: CacheDirectives, res: ResponseDirectives, entry: EntryLike, now: number, opts: CachePolicyOptions): RequestEvaluation {
   if (req.noCache !== undefined) return 'client-revalidate';
-  const age = currentAge(entry, now);
-  if (req.maxAge !== undefined && age > req.maxAge) return 'client-revalidate';
+  // The age (a Date parse) only matters to a client that sent max-age.
+  if (req.maxAge !== undefined && currentAge(entry, now) > req.maxAge) return 'client-revalidate';
   if (responseNoCache(res, opts) === true) return 'revalidate';
   const remaining = (entry.staleAt - now) / 1000;
   if (remaining > 0) {

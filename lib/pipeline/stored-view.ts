@@ -1,0 +1,83 @@
+// What the cache stages derive from a stored object's fields, computed on its first use and kept
+// beside it. A stored object never changes (MemoryStore.updateMeta replaces it, a 304 merge makes
+// a new one), so its parsed Cache-Control, its initial age and the fields of a full answer hold
+// for every hit; per request only what depends on the time (Age) or the request is computed.
+import { fieldsToStrip, initialAge, responseDirectives, type ResponseDirectives } from '../cache/policy/index.js';
+import type { CacheEntryMeta } from '../cache/store.js';
+import { VIA } from './hop-by-hop.js';
+
+/** Opt-in (SVC_DEBUG_HEADERS=1): answers name the worker that sent them, for tracing. */
+export const DEBUG_WORKER = process.env.SVC_DEBUG_HEADERS === '1' ? String(process.env.SVC_WORKER_INDEX ?? '0') : undefined;
+
+export interface StoredView {
+  /** Cache-Control (or CDN-Cache-Control) as this cache applies it. */
+  readonly cc: ResponseDirectives;
+  /** Fields a `no-cache="..."` or `private="..."` names: not served without revalidation. */
+  readonly namedFields: readonly string[];
+  /** corrected_initial_age of RFC 9111 4.2.3, in seconds. */
+  readonly initialAge: number;
+  /**
+   * The fields of a full answer as writeHead takes them (name, value, name, value ...): the
+   * stored fields with Content-Length the body size (none for a 204) and our Via, then Age and
+   * X-Cache, whose values fullAnswerHead fills in.
+   */
+  readonly head: (string | string[])[];
+}
+
+// Keyed by the object itself: a copy read from disk for one request is collected with its view.
+const views = new WeakMap<CacheEntryMeta, StoredView>();
+
+export function viewOf(entry: CacheEntryMeta): StoredView {
+  let v = views.get(entry);
+  if (v === undefined) {
+    const cc = responseDirectives(entry.headers);
+    v = { cc, namedFields: fieldsToStrip(cc), initialAge: initialAge(entry), head: fullHeadOf(entry) };
+    views.set(entry, v);
+  }
+  return v;
+}
+
+/** Age in whole seconds (RFC 9111 4.2.3 current_age) at `now`. */
+export function ageAt(view: StoredView, entry: CacheEntryMeta, now: number): number {
+  return Math.max(0, Math.floor(view.initialAge + Math.max(0, (now - entry.cachedAt) / 1000)));
+}
+
+/** Our Via appended to the one received. */
+export function viaWith(via: string | string[] | undefined): string {
+  return via === undefined ? VIA : `${Array.isArray(via) ? via.join(', ') : via}, ${VIA}`;
+}
+
+function fullHeadOf(entry: CacheEntryMeta): (string | string[])[] {
+  const h = entry.headers;
+  const out: (string | string[])[] = [];
+  const withLength = entry.status !== 204; // RFC 9110 8.6
+  let lengthSeen = false;
+  for (const name in h) {
+    // Ours replace what the origin sent.
+    if (name === 'age' || name === 'via' || name === 'x-cache' || (name === 'x-svc-worker' && DEBUG_WORKER !== undefined)) continue;
+    if (name === 'content-length') {
+      lengthSeen = true;
+      if (withLength) out.push(name, String(entry.size));
+      continue;
+    }
+    out.push(name, h[name]!);
+  }
+  if (withLength && !lengthSeen) out.push('content-length', String(entry.size));
+  out.push('via', viaWith(h.via));
+  if (DEBUG_WORKER !== undefined) out.push('x-svc-worker', DEBUG_WORKER);
+  out.push('age', '0', 'x-cache', '');
+  return out;
+}
+
+/**
+ * The fields of a full answer with this answer's Age and cache result. writeHead has turned the
+ * fields into the header block before it returns, so the two value slots are simply rewritten
+ * for each answer: a hit allocates no field list.
+ */
+export function fullAnswerHead(view: StoredView, age: number, result: string): (string | string[])[] {
+  const head = view.head;
+  const n = head.length;
+  head[n - 3] = String(age);
+  head[n - 1] = result;
+  return head;
+}
