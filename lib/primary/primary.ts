@@ -67,7 +67,9 @@ export class Primary {
    * local process can reach those loopback ports). New at every start; replacement workers get
    * the same one, so old and new workers can hand off to each other during a rolling restart.
    */
-  private readonly siblingSecret = randomBytes(32).toString('base64url');
+  // One given in the primary's environment is taken as is (tests address a worker's internal
+  // port with it); only whoever starts the node can set it.
+  private readonly siblingSecret = process.env[SIBLING_SECRET_ENV] || randomBytes(32).toString('base64url');
   /** The node's session ids, handed to the workers in blocks. */
   private readonly sessionBlocks = new SessionBlocks();
   /** Sums of the workers' counters, system figures, the statistics collector. */

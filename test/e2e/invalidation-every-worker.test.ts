@@ -9,6 +9,8 @@ import { startServer } from '../helpers/server.js';
 
 const HOST = 'every.test';
 const ROUNDS = 50;
+// The internal ports take only requests marked with the node's sibling secret: the test fixes it.
+const SECRET = 'invalidation-test-secret';
 let version = 1;
 const origin = await new TestOrigin().start();
 origin.otherwise((req, res) => {
@@ -21,13 +23,13 @@ const port = await freePort();
 const server = await startServer([{
   name: HOST, listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] },
   functions: { network: { cache: { enablePurgeMethod: true } } },
-}], { workers: 2 });
+}], { workers: 2, env: { SVC_SIBLING_SECRET: SECRET } });
 t.teardown(async () => { await server.stop(); await origin.stop(); });
 
 const workerPorts = [server.basePort, server.basePort + 1];
 
 const send = async (toPort: number, path: string, method: 'GET' | 'POST' | 'PURGE' = 'GET') => {
-  const r = await request(`http://127.0.0.1:${toPort}${path}`, { method, headers: { host: HOST }, body: method === 'POST' ? 'x' : undefined });
+  const r = await request(`http://127.0.0.1:${toPort}${path}`, { method, headers: { host: HOST, 'x-svc-sibling': `test:${SECRET}` }, body: method === 'POST' ? 'x' : undefined });
   return { status: r.statusCode, body: await r.body.text(), cache: String(r.headers['x-cache']) };
 };
 
