@@ -24,6 +24,7 @@ import { openCache, type WorkerCache } from './worker-cache.js';
 import { StatsReporter } from './stats-reporter.js';
 import { ServiceServer, type ServerTimeouts } from './service-server.js';
 import { TlsServiceServer } from './tls-server.js';
+import type { H2Settings } from './h2-server.js';
 import { tlsPlan } from './tls/plan.js';
 import type { TlsPort } from './tls/sni.js';
 import { sendError } from '../pipeline/respond.js';
@@ -34,7 +35,7 @@ import { listenKey, VhostTable, type Listen } from '../routing/vhost-table.js';
 /** How long the origin client of a removed or rebuilt host stays open after the switch. */
 const RETIRE_GRACE_MS = 10_000;
 
-class RtWorker {
+export class RtWorker {
   private state: RuntimeState | undefined;
   /** Listening sockets by listenKey (plain) or `tls ` + listenKey. */
   private readonly servers = new Map<string, ServiceServer | TlsServiceServer>();
@@ -91,6 +92,12 @@ class RtWorker {
     // Certificates are read and checked before anything switches: a bad one refuses the setting.
     const tls = tlsPlan(setting, resolved);
     const table = new VhostTable([...nextHosts.values()], setting.meta.defaultHosting, (h) => tls.listens.get(h.name) ?? []);
+    const h2 = frontEnd.http2;
+    const h2Settings: H2Settings = {
+      enable: h2.enable, cleartext: h2.cleartext, maxConcurrentStreams: h2.maxConcurrentStreams, maxHeaderListSize: h2.maxHeaderListSize,
+      initialWindowSize: h2.initialWindowSize, settingsTimeoutMs: h2.settingsTimeout * 1000, idleMs: frontEnd.keepAliveTimeout * 1000,
+      maxHeaderCount: frontEnd.maxHeaderCount,
+    };
     const timeouts: ServerTimeouts = {
       keepAliveMs: frontEnd.keepAliveTimeout * 1000,
       headersMs: frontEnd.headersTimeout * 1000,
@@ -115,7 +122,7 @@ class RtWorker {
     const retired = [...this.hosts.values()].filter((h) => nextHosts.get(h.name)?.origin !== h.origin);
     this.hosts = nextHosts;
     this.logs?.writer.setHosts(nextHosts.values());
-    const failures = await this.openListeners(table.listens(), tls.ports, basePort, timeouts);
+    const failures = await this.openListeners(table.listens(), tls.ports, basePort, timeouts, h2Settings);
     // Origin clients of removed or rebuilt hosts close once requests routed before the switch
     // had time to reach them: a request that was still looking up the cache would otherwise
     // find its origin pool closed (502).
@@ -153,7 +160,7 @@ class RtWorker {
     }, t);
   }
 
-  private async openListeners(listens: Listen[], tlsPorts: TlsPort[], basePort: number, t: ServerTimeouts): Promise<string[]> {
+  private async openListeners(listens: Listen[], tlsPorts: TlsPort[], basePort: number, t: ServerTimeouts, h2: H2Settings): Promise<string[]> {
     const wanted = new Map<string, Listen | TlsPort>(listens.map((l) => [listenKey(l), l]));
     for (const p of tlsPorts) wanted.set(`tls ${listenKey(p.listen)}`, p);
     const failures: string[] = [];
@@ -161,7 +168,7 @@ class RtWorker {
       const running = this.servers.get(key);
       if (running instanceof TlsServiceServer) {
         // New certificates and options for the next handshakes; open connections go on.
-        running.update(l as TlsPort, t);
+        running.update(l as TlsPort, t, h2);
         retime(running.http1, t);
         continue;
       }
@@ -171,7 +178,7 @@ class RtWorker {
       }
       if ('options' in l) {
         const port = l.listen.port;
-        const s = new TlsServiceServer((req: IncomingMessage, res: ServerResponse) => this.handle(req, res, port), t, l);
+        const s = new TlsServiceServer((req: IncomingMessage, res: ServerResponse) => this.handle(req, res, port), t, l, h2);
         try {
           await s.listen(l.listen.host, port);
           this.servers.set(key, s);
