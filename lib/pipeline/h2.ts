@@ -52,7 +52,15 @@ export class TxH2Response extends Http2ServerResponse<TxH2Request> {
     if (fields !== undefined && !Array.isArray(fields)) {
       for (const name of CONNECTION_FIELDS) if (fields[name] !== undefined) delete fields[name];
     }
-    return super.writeHead(statusCode, fields);
+    try {
+      return super.writeHead(statusCode, fields);
+    } catch {
+      // A head HTTP/2 cannot carry (node refuses it: an invalid field, a late second head): the
+      // stream is reset rather than the error thrown into the stage that answered.
+      if (tx !== undefined) tx.aborted = true;
+      this.stream.close(constants.NGHTTP2_INTERNAL_ERROR);
+      return this;
+    }
   }
 
   override write(chunk: unknown, encoding?: unknown, cb?: unknown): boolean {

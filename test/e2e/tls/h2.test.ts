@@ -124,6 +124,7 @@ t.test('hop-by-hop fields never appear in HTTP/2 answers, from the origin or fro
   t.equal(bad.headers.connection, undefined);
   const next = await h2request(s, { ':path': '/obj' });
   t.equal(next.status, 200, 'the connection goes on serving');
+  t.notOk(n.server.logs.some((l) => /UnsupportedWarning|connection header/i.test(l)), 'node was never handed a connection field');
 });
 
 t.test('nghttp -v negotiates h2 and sees the SETTINGS of the setting and an answer', async (t) => {
@@ -226,4 +227,30 @@ t.test('an idle HTTP/2 connection is closed with GOAWAY after keepAliveTimeout',
   t.equal(goaway === undefined ? -1 : goawayCode(goaway), ERR.NO_ERROR);
   t.ok(Date.now() - started >= 2000, 'not before the timeout (3 s)');
   t.ok(await c.waitClosed(), 'the connection is closed');
+});
+
+// Last: it stops the node.
+t.test('stopping the node sends GOAWAY; a request in flight on the connection still completes', async (t) => {
+  let release!: () => void;
+  const held = new Promise<void>((r) => { release = r; });
+  let arrived = false;
+  n.origin.on('/slow', (_q, res) => {
+    arrived = true;
+    void held.then(() => {
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': 4, 'cache-control': 'no-store' });
+      res.end('done');
+    });
+  });
+  const s = await connect();
+  t.teardown(() => s.close());
+  const goaway = new Promise<number>((r) => s.once('goaway', (code: number) => r(code)));
+  const answer = h2request(s, { ':path': '/slow' });
+  await waitFor(() => arrived);
+  n.server.signal('SIGTERM');
+  t.equal(await goaway, ERR.NO_ERROR, 'GOAWAY without an error');
+  release();
+  const a = await answer;
+  t.equal(a.status, 200);
+  t.equal(a.body.toString(), 'done');
+  t.equal(await n.server.exited, 0, 'the node stopped cleanly');
 });
