@@ -25,6 +25,7 @@ import { StatsReporter } from './stats-reporter.js';
 import { ServiceServer, type ServerTimeouts } from './service-server.js';
 import { TlsServiceServer } from './tls-server.js';
 import type { H2Settings } from './h2-server.js';
+import { CleartextH2 } from './h2c.js';
 import { tlsPlan } from './tls/plan.js';
 import type { TlsPort } from './tls/sni.js';
 import { sendError } from '../pipeline/respond.js';
@@ -40,6 +41,8 @@ export class RtWorker {
   /** Listening sockets by listenKey (plain) or `tls ` + listenKey. */
   private readonly servers = new Map<string, ServiceServer | TlsServiceServer>();
   private internal: ServiceServer | undefined;
+  /** HTTP/2 cleartext (h2c) of the plain service ports that ever had it on. */
+  private readonly h2c = new Map<ServiceServer, CleartextH2>();
   private hosts = new Map<string, HostRuntime>();
   private readonly retiring = new Set<HostRuntime['origin']>();
   private siblings: Siblings | undefined;
@@ -174,6 +177,7 @@ export class RtWorker {
       }
       if (running !== undefined) {
         retime(running, t);
+        this.cleartext(running, (l as Listen).port, t, h2);
         continue;
       }
       if ('options' in l) {
@@ -191,6 +195,7 @@ export class RtWorker {
       try {
         await s.listen(l.host, l.port);
         this.servers.set(key, s);
+        this.cleartext(s, l.port, t, h2);
       } catch (err) {
         failures.push(`${key}: ${(err as Error).message}`);
       }
@@ -201,6 +206,7 @@ export class RtWorker {
       if (failures.length === 0 && !wanted.has(key)) {
         this.servers.delete(key);
         void s.drain(30_000);
+        if (s instanceof ServiceServer) void this.h2c.get(s)?.drain(30_000);
       }
     }
     if (this.internal !== undefined) retime(this.internal, t);
@@ -214,6 +220,17 @@ export class RtWorker {
       }
     }
     return failures;
+  }
+
+  /** frontEnd.http2.cleartext on a plain port: created the first time it is on, switched by reloads. */
+  private cleartext(s: ServiceServer, port: number, t: ServerTimeouts, h2: H2Settings): void {
+    let c = this.h2c.get(s);
+    if (c === undefined) {
+      if (!h2.cleartext) return;
+      c = new CleartextH2(s.server, (req: IncomingMessage, res: ServerResponse) => this.handle(req, res, port), h2);
+      this.h2c.set(s, c);
+    }
+    c.update(h2, t.headersMs);
   }
 
   /**
@@ -268,7 +285,7 @@ export class RtWorker {
   }
 
   async drain(timeoutMs: number): Promise<void> {
-    const all = [...this.servers.values()];
+    const all: Array<{ drain(ms: number): Promise<void> }> = [...this.servers.values(), ...this.h2c.values()];
     if (this.internal) all.push(this.internal);
     await Promise.all(all.map((s) => s.drain(timeoutMs)));
     await this.siblings?.close();
