@@ -63,6 +63,16 @@ export class TxH2Response extends Http2ServerResponse<TxH2Request> {
     }
   }
 
+  /**
+   * A stage cuts an answer short (an origin body broke, a file failed): HTTP/1 cuts the
+   * connection; here the stream is reset with INTERNAL_ERROR. (node would send NO_ERROR for a
+   * destroy without an error, which a client may take for a complete answer without a length.)
+   */
+  override destroy(err?: Error): this {
+    super.destroy(err ?? new Error('answer cut short'));
+    return this;
+  }
+
   override write(chunk: unknown, encoding?: unknown, cb?: unknown): boolean {
     // end(chunk) writes through here too.
     if (!this.stream.destroyed && !this.writableEnded && chunk !== null && chunk !== undefined) {

@@ -27,6 +27,12 @@ n.origin.on('/big', (_q, res) => {
   res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': big.length, 'cache-control': 'max-age=600', etag: '"big1"' });
   res.end(big);
 });
+// A chunked answer whose origin goes away in the middle.
+n.origin.on('/broken', (_q, res) => {
+  res.writeHead(200, { 'content-type': 'text/plain', 'cache-control': 'no-store' });
+  res.write('the first part, ');
+  setImmediate(() => res.socket?.destroy());
+});
 let release: () => void = () => undefined;
 n.origin.on('/shared', (_q, res) => {
   res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': big.length, 'cache-control': 'max-age=600' });
@@ -143,4 +149,34 @@ t.test('an upload slower than bodyMinRate gets 408 on its stream; the connection
   t.equal(slow.status, 408);
   const next = await request(s, { ':path': '/big' });
   t.equal(next.status, 200);
+});
+
+t.test('an answer the origin breaks off is reset with an error on its stream, never ended as if complete', async (t) => {
+  const s = await connect();
+  t.teardown(() => s.close());
+  const r = await request(s, { ':path': '/broken' });
+  t.equal(r.status, 200);
+  t.equal(r.body.toString(), 'the first part, ');
+  t.equal(r.rst, http2.constants.NGHTTP2_INTERNAL_ERROR);
+  const next = await request(s, { ':path': '/big' });
+  t.equal(next.status, 200, 'the connection goes on');
+});
+
+t.test('CONNECT over HTTP/2 is refused with 405', async (t) => {
+  const s = await connect();
+  t.teardown(() => s.close());
+  const r = await request(s, { ':method': 'CONNECT', ':authority': 'elsewhere.test:443' });
+  t.equal(r.status, 405);
+  t.match(String(r.headers.allow), /GET/);
+});
+
+t.test('with http2.enable false (after a reload) the TLS port offers HTTP/1.1 only', async (t) => {
+  const setting = JSON.parse(fs.readFileSync(n.server.settingPath, 'utf8')) as { functions?: Record<string, unknown> };
+  setting.functions = { network: { http: { frontEnd: { bodyMinRate: { bytesPerSecond: 100_000, period: 1 }, http2: { enable: false } } } } };
+  const before = n.server.logs.filter((l) => l.includes('setting reloaded')).length;
+  fs.writeFileSync(n.server.settingPath, JSON.stringify(setting));
+  n.server.signal('SIGHUP');
+  await waitFor(() => n.server.logs.filter((l) => l.includes('setting reloaded')).length > before);
+  const r = await curl(n.tlsPort, HOST, '/big', caFile, ['--http2', '-o', '/dev/null', '-w', '%{http_version}']);
+  t.equal(r.stdout, '1.1');
 });
