@@ -130,12 +130,20 @@ export function h2Head(req: IncomingMessage): H2Head {
 
 /**
  * After an error answer that HTTP/1 would follow with closing the connection (a body left
- * unread): the stream alone is closed once the answer is out (RST_STREAM NO_ERROR), so the client
- * stops sending; the other streams of the connection go on.
+ * unread): HTTP/2 ends only this stream, and only if the client is still sending. RFC 9113 8.1:
+ * RST_STREAM NO_ERROR once the complete answer (END_STREAM) is out. It must not be sent sooner:
+ * nghttp2 drops the stream's queued frames on a reset, and the client loses the end of the
+ * answer (curl then reports an empty reply). node writes a stream's frames on the next
+ * immediate after its writable side finishes; the reset waits one more.
  */
 export function closeStreamAfterAnswer(res: ServerResponse): void {
   const stream = (res as unknown as Http2ServerResponse).stream;
-  if (!stream.destroyed && !stream.closed) stream.close(constants.NGHTTP2_NO_ERROR);
+  if (stream.destroyed || stream.closed || stream.endAfterHeaders || stream.state.remoteClose === 1) return;
+  const reset = (): void => {
+    setImmediate(() => { if (!stream.destroyed && !stream.closed) stream.close(constants.NGHTTP2_NO_ERROR); });
+  };
+  if (stream.writableFinished) reset();
+  else stream.once('finish', reset);
 }
 
 /** Bytes of a head as HTTP/1 text: `HTTP/2 200` CRLF, `name: value` CRLF per field, CRLF. */

@@ -30,7 +30,7 @@ export function sendError(res: ServerResponse, status: number, extra?: Record<st
   if (close && !h2) headers.connection = 'close';
   res.writeHead(status, headers);
   res.end(res.req.method === 'HEAD' ? undefined : body);
-  if (h2 && !res.req.complete) closeStreamAfterAnswer(res);
+  if (h2) closeStreamAfterAnswer(res);
 }
 
 /** Raw answer for requests the parser refused: the socket has no ServerResponse. */

@@ -11,7 +11,7 @@ import { freePort } from '../helpers/ports.js';
 import { rawRequest, splitResponses } from '../helpers/raw-client.js';
 import { baseSetting, startServer, writeSetting } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
-import { ERR, FLAG, FRAME, RawH2, frame, getHeaders, goawayCode, rstStream } from './tls/h2-frames.js';
+import { ERR, FLAG, FRAME, RawH2, frame, getHeaders, goawayCode, literalField, rstStream } from './tls/h2-frames.js';
 
 const HOST = 'c.test';
 const recordDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-h2c-records-'));
@@ -103,6 +103,59 @@ t.test('rapid reset over h2c: GOAWAY and the connection closed; the port goes on
   t.match(after.stdout, /^HTTP\/2 200/);
 });
 
+/** A connection past the server's SETTINGS; `flood` is sent while this client does not read. */
+async function abuse(flood: Buffer, stopReading: boolean): Promise<{ goaway: number; closed: boolean; c: RawH2 }> {
+  const c = await RawH2.connect(port);
+  await c.waitFor((f) => f.type === FRAME.SETTINGS && (f.flags & FLAG.ACK) === 0);
+  // Not reading is what makes a flood of frames that need an answer (SETTINGS, PING) pile up.
+  if (stopReading) c.socket.pause();
+  c.send(flood);
+  if (stopReading) setImmediate(() => c.socket.resume());
+  const goaway = await c.waitFor((f) => f.type === FRAME.GOAWAY);
+  return { goaway: goaway === undefined ? -1 : goawayCode(goaway), closed: await c.waitClosed(), c };
+}
+
+t.test('SETTINGS, PING and CONTINUATION floods each get GOAWAY and the connection closed; the port goes on serving', async (t) => {
+  const settings = await abuse(Buffer.concat(Array.from({ length: 100_000 }, () => frame(FRAME.SETTINGS, 0, 0))), true);
+  t.not(settings.goaway, -1, 'SETTINGS flood: GOAWAY');
+  t.ok(settings.closed, 'SETTINGS flood: closed');
+  const ping = await abuse(Buffer.concat(Array.from({ length: 100_000 }, () => frame(FRAME.PING, 0, 0, Buffer.alloc(8)))), true);
+  t.not(ping.goaway, -1, 'PING flood: GOAWAY');
+  t.ok(ping.closed, 'PING flood: closed');
+  const field = literalField('x-a', 'abc', false);
+  const continuation = await abuse(Buffer.concat([frame(FRAME.HEADERS, 0, 1, getHeaders(HOST, '/obj', 'http')),
+    ...Array.from({ length: 10_000 }, () => frame(FRAME.CONTINUATION, 0, 1, field))]), false);
+  t.not(continuation.goaway, -1, 'CONTINUATION flood: GOAWAY');
+  t.ok(continuation.closed, 'CONTINUATION flood: closed');
+  const after = await curl(['--http2-prior-knowledge', '-H', `Host: ${HOST}`, `http://127.0.0.1:${port}/obj`]);
+  t.match(after.stdout, /^HTTP\/2 200/);
+});
+
+t.test('an HPACK bomb (one large table entry referenced many times) has its stream reset; the connection goes on', async (t) => {
+  // A 4000-byte field into the dynamic table, then 1000 one-byte references to it (index 62):
+  // 4 MB of fields from 5 KB on the wire, far past maxHeaderListSize (64 KiB).
+  const bomb = Buffer.concat([getHeaders(HOST, '/obj', 'http'), literalField('x-b', 'b'.repeat(4000), true), Buffer.alloc(1000, 0xbe)]);
+  const c = await RawH2.connect(port);
+  t.teardown(() => c.close());
+  // Once the client has acknowledged the SETTINGS (sent right after the server's arrive) node
+  // holds it to maxHeaderListSize.
+  await c.waitFor((f) => f.type === FRAME.SETTINGS && (f.flags & FLAG.ACK) === 0);
+  c.send(frame(FRAME.HEADERS, FLAG.END_STREAM | FLAG.END_HEADERS, 1, bomb));
+  const rst = await c.waitFor((f) => f.type === FRAME.RST_STREAM && f.stream === 1);
+  t.equal(rst?.payload.readUInt32BE(0), ERR.ENHANCE_YOUR_CALM);
+  c.send(frame(FRAME.HEADERS, FLAG.END_STREAM | FLAG.END_HEADERS, 3, getHeaders(HOST, '/obj', 'http')));
+  t.ok(await c.waitFor((f) => f.type === FRAME.HEADERS && f.stream === 3), 'the next stream on the connection is answered');
+
+  // Before the acknowledgement node applies only its own bounds (memory per connection, field
+  // count): the pipeline answers 431, whole (END_STREAM before anything else on the stream).
+  const early = await RawH2.connect(port, { autoAck: false });
+  t.teardown(() => early.close());
+  early.send(frame(FRAME.HEADERS, FLAG.END_STREAM | FLAG.END_HEADERS, 1, bomb));
+  const end = await early.waitFor((f) => f.stream === 1 && (f.type === FRAME.RST_STREAM || (f.flags & FLAG.END_STREAM) !== 0));
+  t.equal(end?.type, FRAME.DATA, 'the answer ends with END_STREAM');
+  t.match(Buffer.concat(early.frames.filter((f) => f.type === FRAME.DATA && f.stream === 1).map((f) => f.payload)).toString(), /^431 /);
+});
+
 t.test('a reload turns h2c off (the preface gets an HTTP/1 answer) and on again, with the port open', async (t) => {
   await reload(false);
   const off = await rawRequest(port, 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
@@ -111,5 +164,5 @@ t.test('a reload turns h2c off (the preface gets an HTTP/1 answer) and on again,
   t.match(h1.stdout, /^HTTP\/1\.1 200/);
   await reload(true);
   const on = await curl(['--http2-prior-knowledge', '-H', `Host: ${HOST}`, `http://127.0.0.1:${port}/obj`]);
-  t.match(on.stdout, /^HTTP\/2 200/);
+  t.match(on.stdout, /^HTTP\/2 200/, on.stderr + server.logs.slice(-6).join('\n'));
 });

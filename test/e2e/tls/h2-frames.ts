@@ -6,7 +6,7 @@ import tls from 'node:tls';
 
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 
-export const FRAME = { DATA: 0, HEADERS: 1, RST_STREAM: 3, SETTINGS: 4, PING: 6, GOAWAY: 7, WINDOW_UPDATE: 8 } as const;
+export const FRAME = { DATA: 0, HEADERS: 1, RST_STREAM: 3, SETTINGS: 4, PING: 6, GOAWAY: 7, WINDOW_UPDATE: 8, CONTINUATION: 9 } as const;
 export const FLAG = { END_STREAM: 1, ACK: 1, END_HEADERS: 4 } as const;
 /** RFC 9113 7: error codes. */
 export const ERR = { NO_ERROR: 0, PROTOCOL_ERROR: 1, SETTINGS_TIMEOUT: 4, CANCEL: 8, ENHANCE_YOUR_CALM: 11 } as const;
@@ -33,6 +33,21 @@ export function getHeaders(authority: string, path: string, scheme: 'https' | 'h
     return Buffer.concat([Buffer.from([index, v.length]), v]);
   };
   return Buffer.concat([Buffer.from([0x82, scheme === 'https' ? 0x87 : 0x86]), literal(0x04, path), literal(0x01, authority)]);
+}
+
+/**
+ * HPACK literal field `name: value` (RFC 7541 6.2), new name, no Huffman; `index` true adds it to
+ * the dynamic table (6.2.1), false leaves the table alone (6.2.2).
+ */
+export function literalField(name: string, value: string, index: boolean): Buffer {
+  const int7 = (n: number): Buffer => {
+    if (n < 127) return Buffer.from([n]);
+    const out = [127];
+    for (n -= 127; n >= 128; n >>= 7) out.push((n & 0x7f) | 0x80);
+    out.push(n);
+    return Buffer.from(out);
+  };
+  return Buffer.concat([Buffer.from([index ? 0x40 : 0x00]), int7(name.length), Buffer.from(name, 'latin1'), int7(value.length), Buffer.from(value, 'latin1')]);
 }
 
 export function rstStream(stream: number, code: number): Buffer {
