@@ -77,11 +77,11 @@ export class RawH2 {
    * Connects (TLS with ALPN h2 trusting `ca`, or plain for h2c), sends the preface and an empty
    * SETTINGS. `autoAck`: acknowledge the server's SETTINGS as a client must.
    */
-  static connect(port: number, o: { tls?: { servername: string; ca: Buffer }; autoAck?: boolean } = {}): Promise<RawH2> {
+  static connect(port: number, o: { tls?: { servername: string; ca: Buffer; options?: tls.ConnectionOptions }; autoAck?: boolean } = {}): Promise<RawH2> {
     return new Promise((resolve, reject) => {
       const socket: net.Socket = o.tls === undefined
         ? net.connect(port, '127.0.0.1')
-        : tls.connect({ port, host: '127.0.0.1', servername: o.tls.servername, ca: o.tls.ca, ALPNProtocols: ['h2'] });
+        : tls.connect({ port, host: '127.0.0.1', servername: o.tls.servername, ca: o.tls.ca, ALPNProtocols: ['h2'], ...o.tls.options });
       socket.once(o.tls === undefined ? 'connect' : 'secureConnect', () => {
         socket.off('error', reject);
         if (o.tls !== undefined && (socket as tls.TLSSocket).alpnProtocol !== 'h2') { socket.destroy(); reject(new Error('h2 not negotiated')); return; }

@@ -10,6 +10,7 @@ import path from 'node:path';
 import t from 'tap';
 import { curl, makeCert, tlsNode } from './helpers.js';
 import { waitFor } from '../../helpers/wait.js';
+import { FRAME, RawH2, goawayCode } from './h2-frames.js';
 
 const HOST = 'p2.test';
 const recordDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-h2p-records-'));
@@ -179,4 +180,16 @@ t.test('with http2.enable false (after a reload) the TLS port offers HTTP/1.1 on
   await waitFor(() => n.server.logs.filter((l) => l.includes('setting reloaded')).length > before);
   const r = await curl(n.tlsPort, HOST, '/big', caFile, ['--http2', '-o', '/dev/null', '-w', '%{http_version}']);
   t.equal(r.stdout, '1.1');
+});
+
+t.test('HTTP/2 over TLS 1.1 (on a port that enables it) gets GOAWAY INADEQUATE_SECURITY', async (t) => {
+  const old = await tlsNode(t, [{ name: 'old.test', https: [{ cert: 'o.crt', key: 'o.key' }], httpsOptions: { enableTls11: true } }],
+    (dir) => makeCert(dir, 'o', 'old.test'));
+  const c = await RawH2.connect(old.tlsPort, {
+    tls: { servername: 'old.test', ca: fs.readFileSync(path.join(old.dir, 'o.crt')), options: { minVersion: 'TLSv1.1', maxVersion: 'TLSv1.1', ciphers: 'DEFAULT@SECLEVEL=0' } },
+  });
+  t.teardown(() => c.close());
+  const goaway = await c.waitFor((f) => f.type === FRAME.GOAWAY);
+  t.equal(goaway === undefined ? -1 : goawayCode(goaway), http2.constants.NGHTTP2_INADEQUATE_SECURITY);
+  t.ok(await c.waitClosed(), 'the connection is closed');
 });
