@@ -10,6 +10,7 @@ import type { Socket } from 'node:net';
 import { TCP_NONE } from '../cache/policy/results.js';
 import { onTraceDone, type OriginTrace } from '../origin/index.js';
 import { workerCounters } from './counters.js';
+import { h2Bytes, isH2 } from './h2.js';
 import type { TransactionRecord, TxResponse } from './transaction.js';
 
 export type RecordSink = (tx: TransactionRecord) => void;
@@ -93,23 +94,9 @@ function finish(tx: TransactionRecord): void {
   tx.totalMs = performance.now() - tx.startMono;
   const res = tx.res;
   const req = tx.req;
-  // Bytes from the connection's own counters since the previous transaction on it ended: what
-  // really crossed, for every way a transaction can end. (A pipelining client whose next
-  // request was read before this one ended has those bytes counted here.)
-  const socket = req.socket as ConnectionMarks;
-  const read = socket.bytesRead;
-  const written = socket._bytesDispatched ?? socket.bytesWritten ?? 0;
-  const got = read - (socket.svcReadMark ?? 0);
-  const sent = written - (socket.svcWriteMark ?? 0);
-  socket.svcReadMark = read;
-  socket.svcWriteMark = written;
-  const head = tx.requestHeadBytes;
-  // Beyond the head only a request with a body has more (a bodiless one: a client's odd spacing).
-  tx.requestBodyBytes = got > head && hasBody(req.headers) ? got - head : 0;
-  const header = (res as unknown as { _header: string | null })._header;
-  const headBytes = header === null || header === undefined ? 0 : header.length; // latin1: chars are bytes
-  tx.responseHeadBytes = headBytes < sent ? headBytes : sent;
-  tx.responseBodyBytes = sent - tx.responseHeadBytes;
+  // An HTTP/2 connection carries many transactions at once: its streams count their own bytes.
+  // (The version alone could be an HTTP/1 request line claiming 2.0, answered 505.)
+  const sent = req.httpVersionMajor === 2 && isH2(req) ? h2Bytes(tx) : connectionBytes(tx);
   tx.completed = res.writableFinished && !tx.aborted;
   // An answer started when a byte of it went out (document 3: a connection that ends before the
   // response starts logs status 0).
@@ -124,6 +111,30 @@ function finish(tx: TransactionRecord): void {
       // A broken sink must not break the transaction's end or the other sinks.
     }
   }
+}
+
+/**
+ * Bytes from the connection's own counters since the previous transaction on it ended: what
+ * really crossed, for every way a transaction can end. (A pipelining client whose next request
+ * was read before this one ended has those bytes counted here.) Returns the bytes sent.
+ */
+function connectionBytes(tx: TransactionRecord): number {
+  const req = tx.req;
+  const socket = req.socket as ConnectionMarks;
+  const read = socket.bytesRead;
+  const written = socket._bytesDispatched ?? socket.bytesWritten ?? 0;
+  const got = read - (socket.svcReadMark ?? 0);
+  const sent = written - (socket.svcWriteMark ?? 0);
+  socket.svcReadMark = read;
+  socket.svcWriteMark = written;
+  const head = tx.requestHeadBytes;
+  // Beyond the head only a request with a body has more (a bodiless one: a client's odd spacing).
+  tx.requestBodyBytes = got > head && hasBody(req.headers) ? got - head : 0;
+  const header = (tx.res as unknown as { _header: string | null })._header;
+  const headBytes = header === null || header === undefined ? 0 : header.length; // latin1: chars are bytes
+  tx.responseHeadBytes = headBytes < sent ? headBytes : sent;
+  tx.responseBodyBytes = sent - tx.responseHeadBytes;
+  return sent;
 }
 
 function hasBody(headers: Record<string, string | string[] | undefined>): boolean {

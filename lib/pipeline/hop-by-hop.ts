@@ -36,9 +36,12 @@ function connectionListed(value: string | string[] | undefined): Set<string> | n
  */
 export function endToEndRequestHeaders(headers: IncomingHttpHeaders): Record<string, string | string[]> {
   const listed = connectionListed(headers.connection);
+  // An HTTP/2 request's fields include its pseudo-headers (`:path` ...): the request line, not fields.
+  const h2 = headers[':method'] !== undefined;
   const out: Record<string, string | string[]> = {};
   for (const name in headers) {
     if (name === 'host' || name === 'expect' || HOP_BY_HOP.has(name) || (listed !== null && listed.has(name))) continue;
+    if (h2 && name.charCodeAt(0) === 58) continue;
     const value = headers[name];
     if (value !== undefined) out[name] = value;
   }

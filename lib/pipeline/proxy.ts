@@ -3,8 +3,10 @@
 // both ways: undici reads the client body only as fast as the origin takes it, and pipeBody()
 // pauses the origin body while the client socket is full.
 import type { IncomingMessage } from 'node:http';
+import type { Http2ServerRequest } from 'node:http2';
 import type { Readable } from 'node:stream';
 import { pipeBody } from './pipe-body.js';
+import { isH2 } from './h2.js';
 import type { OriginResponse } from '../origin/index.js';
 import { originNote } from '../log/host-logs.js';
 import { OriginError, OriginTrace, traceAnswered, traceFailed } from '../origin/index.js';
@@ -18,8 +20,12 @@ import { TCP_ERROR, TCP_MISS } from '../cache/policy/results.js';
 /** Opt-in (SVC_DEBUG_HEADERS=1): name the worker on origin requests and answers, for tracing. */
 const DEBUG_WORKER = process.env.SVC_DEBUG_HEADERS === '1' ? String(process.env.SVC_WORKER_INDEX ?? '0') : undefined;
 
-/** True when the client message carries a body (RFC 9112 6.3: Transfer-Encoding or Content-Length). */
+/**
+ * True when the client message carries a body (RFC 9112 6.3: Transfer-Encoding or Content-Length;
+ * HTTP/2: DATA frames follow, the stream did not end with its head, with or without a length).
+ */
 export function hasRequestBody(req: IncomingMessage): boolean {
+  if (req.httpVersionMajor === 2 && isH2(req)) return !(req as unknown as Http2ServerRequest).stream.endAfterHeaders;
   if (req.headers['transfer-encoding'] !== undefined) return true;
   const cl = req.headers['content-length'];
   return cl !== undefined && cl !== '0';

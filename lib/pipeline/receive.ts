@@ -13,6 +13,7 @@ import { parseTarget } from './target.js';
 import { TransactionRecord, type Transaction } from './transaction.js';
 import { track } from './finish.js';
 import { SessionIds } from './session-ids.js';
+import { h2Head, isH2 } from './h2.js';
 import type { VhostTable } from '../routing/vhost-table.js';
 
 const ALLOW = 'GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS';
@@ -42,8 +43,8 @@ export interface RuntimeState {
  * one we implement, in one pass over rawHeaders (every field: the server keeps them all).
  * `coding`: 0 no Transfer-Encoding, 1 exactly `chunked`, 2 anything else.
  */
-interface HeadShape { bytes: number; hosts: number; coding: 0 | 1 | 2 }
-const shape: HeadShape = { bytes: 0, hosts: 0, coding: 0 };
+interface HeadShape { bytes: number; fieldCount: number; hosts: number; coding: 0 | 1 | 2 }
+const shape: HeadShape = { bytes: 0, fieldCount: 0, hosts: 0, coding: 0 };
 
 function measureHead(raw: string[]): HeadShape {
   let bytes = 0;
@@ -60,8 +61,22 @@ function measureHead(raw: string[]): HeadShape {
   }
   // One shared object: the handler reads it before anything else can run.
   shape.bytes = bytes;
+  shape.fieldCount = raw.length >> 1;
   shape.hosts = hosts;
   shape.coding = coding;
+  return shape;
+}
+
+/**
+ * The same shape for an HTTP/2 stream (h2.ts): pseudo-headers are not fields, the host is
+ * `:authority`, and `coding` 1 stands for content in DATA frames (there is no transfer coding).
+ */
+function h2Shape(req: IncomingMessage): HeadShape {
+  const h = h2Head(req);
+  shape.bytes = h.bytes;
+  shape.fieldCount = h.fieldCount;
+  shape.hosts = h.host === null ? 2 : 1;
+  shape.coding = h.hasContent ? 1 : 0;
   return shape;
 }
 
@@ -104,17 +119,20 @@ export function createHandler(getState: () => RuntimeState, sessionIds: SessionI
     const tx = new TransactionRecord(req, res, sessionIds.take());
     track(tx);
     const rawUrl = tx.urlReceived;
+    let head: HeadShape;
+    if (req.httpVersionMajor === 1) head = measureHead(req.rawHeaders);
+    else if (isH2(req)) head = h2Shape(req);
     // llhttp reads HTTP/0.9 (no version: a request line with fields after it reaches us) and 2.0
     // request lines as HTTP/1.x. 0.9 is a malformed line for HTTP/1.1 (RFC 9112 3); another major
-    // version is one we do not speak (RFC 9110 15.6.6).
-    if (req.httpVersionMajor !== 1) return sendError(res, req.httpVersionMajor === 0 ? 400 : 505, undefined, true);
-    const head = measureHead(req.rawHeaders);
+    // version is one we do not speak (RFC 9110 15.6.6). HTTP/2 comes as streams, not as a line.
+    else return sendError(res, req.httpVersionMajor === 0 ? 400 : 505, undefined, true);
     const headBytes = head.bytes;
-    const fieldCount = req.rawHeaders.length >> 1;
+    const fieldCount = head.fieldCount;
     // Request line (method SP target SP HTTP/x.y CRLF) and the empty line after the fields.
     tx.requestHeadBytes = headBytes + tx.method.length + rawUrl.length + 14;
     // RFC 9112 3.2: more than one Host, or an invalid one, is a 400 (node keeps the first silently,
-    // and two parties reading different Hosts is a cache-poisoning vector).
+    // and two parties reading different Hosts is a cache-poisoning vector). HTTP/2: a Host that
+    // differs from :authority counts as a second one (h2Shape).
     if (head.hosts > 1) return sendError(res, 400, undefined, true);
     const hostHeader = req.headers.host;
     if (hostHeader !== undefined && !validHostValue(hostHeader)) return sendError(res, 400, undefined, true);

@@ -2,6 +2,7 @@
 // so a client never waits for more.
 import type { ServerResponse } from 'node:http';
 import { STATUS_CODES } from 'node:http';
+import { closeStreamAfterAnswer, isH2 } from './h2.js';
 
 const bodies = new Map<number, Buffer>();
 
@@ -24,9 +25,12 @@ export function sendError(res: ServerResponse, status: number, extra?: Record<st
     'cache-control': 'no-store',
     ...extra,
   };
-  if (close) headers.connection = 'close';
+  // HTTP/2 has no Connection field: the stream is closed instead, the connection goes on.
+  const h2 = close && isH2(res.req);
+  if (close && !h2) headers.connection = 'close';
   res.writeHead(status, headers);
   res.end(res.req.method === 'HEAD' ? undefined : body);
+  if (h2) closeStreamAfterAnswer(res);
 }
 
 /** Raw answer for requests the parser refused: the socket has no ServerResponse. */

@@ -8,6 +8,7 @@ import type { Socket } from 'node:net';
 import type { HostRuntime } from './host-runtime.js';
 import type { CacheResult } from '../cache/policy/results.js';
 import type { OriginTrace } from '../origin/index.js';
+import { isH2 } from './h2.js';
 
 export type Protocol = 'http' | 'https' | 'http2';
 
@@ -102,7 +103,7 @@ export class TransactionRecord {
    * sockets to node:http, which keeps the TLSSocket), or plain. Read when asked, like the rest.
    */
   get protocol(): Protocol {
-    if (this.req.httpVersionMajor === 2) return 'http2';
+    if (this.req.httpVersionMajor === 2 && isH2(this.req)) return 'http2';
     return (this.req.socket as { encrypted?: boolean } | null)?.encrypted === true ? 'https' : 'http';
   }
   get clientAddress(): string { return this.connection.clientAddress; }

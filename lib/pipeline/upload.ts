@@ -6,7 +6,9 @@
 // - the upload has a minimum rate (frontEnd.bodyMinRate): a client that sends fewer than
 //   bytesPerSecond x period bytes in a period while we wait for them gets 408 and its connection
 //   closed, instead of holding a slot for the whole requestTimeout (300 s).
+import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
+import { h2BodyBytesIn, isH2 } from './h2.js';
 import { sendError } from './respond.js';
 import type { Transaction } from './transaction.js';
 
@@ -26,6 +28,14 @@ export interface UploadLimits {
  */
 export type TakenBody = Buffer | Readable;
 
+/**
+ * Bytes the client has sent so far: the connection's (HTTP/1 carries one request at a time), or
+ * an HTTP/2 stream's own (its connection carries other requests too).
+ */
+function bytesIn(req: IncomingMessage): number {
+  return req.httpVersionMajor === 2 && isH2(req) ? h2BodyBytesIn(req) : req.socket?.bytesRead ?? 0;
+}
+
 export class Upload {
   /** Set while the body streams on: ends that request (its client was too slow). */
   onStall: (() => void) | null = null;
@@ -36,7 +46,7 @@ export class Upload {
   constructor(private readonly tx: Transaction, private readonly limits: UploadLimits) {
     const req = tx.req;
     if (limits.minBytesPerPeriod > 0 && !req.complete) {
-      this.seen = req.socket?.bytesRead ?? 0;
+      this.seen = bytesIn(req);
       this.timer = setTimeout(this.check, limits.periodMs);
       tx.res.once('close', this.stop);
     }
@@ -96,7 +106,7 @@ export class Upload {
     const tx = this.tx;
     const req = tx.req;
     if (req.complete || tx.res.destroyed) { this.stop(); return; }
-    const now = req.socket?.bytesRead ?? this.seen;
+    const now = bytesIn(req);
     const got = now - this.seen;
     this.seen = now;
     // With the request's buffer full we are the ones not reading (the origin takes the body

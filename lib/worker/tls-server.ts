@@ -1,11 +1,15 @@
 // A TLS service socket. Each connection's ClientHello is read first and its server name picks
 // the host's secure context (sni.ts; client-hello.ts says why node's SNICallback is not used),
-// then node:tls runs the handshake on that context. After the handshake the connection is handed
-// to a ServiceServer that never listens itself, so HTTP/1.1 over TLS runs the very same parser
-// settings, timeouts, client-error answers, connection tracking and drain as the plain ports.
+// then node:tls runs the handshake on that context. ALPN offers `h2` and `http/1.1` (HTTP/1.1
+// only when frontEnd.http2.enable is false); a client offering neither, or no ALPN at all, gets
+// HTTP/1.1. After the handshake the connection is handed to a server that never listens itself:
+// HTTP/1.1 to a ServiceServer, so it runs the very same parser settings, timeouts, client-error
+// answers, connection tracking and drain as the plain ports; `h2` to the HTTP/2 side
+// (h2-server.ts), whose streams reach the same handler.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import net, { type Socket } from 'node:net';
 import tls from 'node:tls';
+import { H2Service, type H2Settings } from './h2-server.js';
 import { ServiceServer, type ServerTimeouts } from './service-server.js';
 import { helloName, MAX_HELLO } from './tls/client-hello.js';
 import { SniContexts, type TlsPort } from './tls/sni.js';
@@ -14,14 +18,18 @@ export class TlsServiceServer {
   readonly server: net.Server;
   /** The HTTP/1.1 side; exposed so a reload can retime it like a plain server. */
   readonly http1: ServiceServer;
+  readonly h2: H2Service;
   private sni: SniContexts;
   private handshakeMs: number;
+  private alpn: string[];
 
-  constructor(handler: (req: IncomingMessage, res: ServerResponse) => void, t: ServerTimeouts, port: TlsPort) {
+  constructor(handler: (req: IncomingMessage, res: ServerResponse) => void, t: ServerTimeouts, port: TlsPort, h2: H2Settings) {
     this.http1 = new ServiceServer(handler, t);
     this.http1.serveHandedOver();
+    this.h2 = new H2Service(handler, h2);
     this.sni = new SniContexts(port);
     this.handshakeMs = t.headersMs;
+    this.alpn = alpnOf(h2);
     this.server = net.createServer({ noDelay: true }, (raw) => this.accept(raw));
   }
 
@@ -51,16 +59,16 @@ export class TlsServiceServer {
     const socket = new tls.TLSSocket(raw, {
       isServer: true,
       secureContext: this.sni.find(name, raw.localAddress),
-      // Offered for HTTP/1.1 only until HTTP/2 is served: a client offering h2 and http/1.1
-      // settles on HTTP/1.1.
-      ALPNProtocols: ['http/1.1'],
+      // The server's order wins: a client offering both gets h2.
+      ALPNProtocols: this.alpn,
     });
     raw.off('error', onRawError);
     // A failed handshake (no shared version or suite, reset) is the client's: nothing to answer.
     socket.on('error', () => { clearTimeout(timer); socket.destroy(); });
     socket.once('secure', () => {
       clearTimeout(timer);
-      this.http1.adopt(socket);
+      if (socket.alpnProtocol === 'h2') this.h2.adopt(socket);
+      else this.http1.adopt(socket);
     });
   }
 
@@ -68,9 +76,11 @@ export class TlsServiceServer {
    * New certificates or options for the next handshakes; connections already open keep the
    * context they negotiated and go on (a certificate swap drops nothing).
    */
-  update(port: TlsPort, t: ServerTimeouts): void {
+  update(port: TlsPort, t: ServerTimeouts, h2: H2Settings): void {
     this.sni = new SniContexts(port);
     this.handshakeMs = t.headersMs;
+    this.h2.update(h2);
+    this.alpn = alpnOf(h2);
   }
 
   listen(host: string | null, port: number): Promise<void> {
@@ -85,13 +95,17 @@ export class TlsServiceServer {
   }
 
   get connections(): number {
-    return this.http1.connections;
+    return this.http1.connections + this.h2.connections;
   }
 
-  /** Stops accepting, then drains the HTTP side as a plain server does. */
+  /** Stops accepting, then drains both sides: HTTP/1.1 as a plain server does, HTTP/2 by GOAWAY. */
   async drain(timeoutMs: number): Promise<void> {
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
-    await this.http1.drain(timeoutMs);
+    await Promise.all([this.http1.drain(timeoutMs), this.h2.drain(timeoutMs)]);
     await closed;
   }
+}
+
+function alpnOf(h2: H2Settings): string[] {
+  return h2.enable ? ['h2', 'http/1.1'] : ['http/1.1'];
 }

@@ -25,6 +25,8 @@ import { openCache, type WorkerCache } from './worker-cache.js';
 import { StatsReporter } from './stats-reporter.js';
 import { ServiceServer, type ServerTimeouts } from './service-server.js';
 import { TlsServiceServer } from './tls-server.js';
+import type { H2Settings } from './h2-server.js';
+import { CleartextH2 } from './h2c.js';
 import { tlsPlan } from './tls/plan.js';
 import type { TlsPort } from './tls/sni.js';
 import { sendError } from '../pipeline/respond.js';
@@ -42,6 +44,8 @@ export class RtWorker {
   /** Listening sockets by listenKey (plain) or `tls ` + listenKey. */
   private readonly servers = new Map<string, ServiceServer | TlsServiceServer>();
   private internal: ServiceServer | undefined;
+  /** HTTP/2 cleartext (h2c) of the plain service ports that ever had it on. */
+  private readonly h2c = new Map<ServiceServer, CleartextH2>();
   private hosts = new Map<string, HostRuntime>();
   private readonly retiring = new Set<HostRuntime['origin']>();
   private siblings: Siblings | undefined;
@@ -95,6 +99,12 @@ export class RtWorker {
     // Certificates are read and checked before anything switches: a bad one refuses the setting.
     const tls = tlsPlan(setting, resolved);
     const table = new VhostTable([...nextHosts.values()], setting.meta.defaultHosting, (h) => tls.listens.get(h.name) ?? []);
+    const h2 = frontEnd.http2;
+    const h2Settings: H2Settings = {
+      enable: h2.enable, cleartext: h2.cleartext, maxConcurrentStreams: h2.maxConcurrentStreams, maxHeaderListSize: h2.maxHeaderListSize,
+      initialWindowSize: h2.initialWindowSize, settingsTimeoutMs: h2.settingsTimeout * 1000, idleMs: frontEnd.keepAliveTimeout * 1000,
+      maxHeaderCount: frontEnd.maxHeaderCount,
+    };
     const timeouts: ServerTimeouts = {
       keepAliveMs: frontEnd.keepAliveTimeout * 1000,
       headersMs: frontEnd.headersTimeout * 1000,
@@ -119,7 +129,7 @@ export class RtWorker {
     const retired = [...this.hosts.values()].filter((h) => nextHosts.get(h.name)?.origin !== h.origin);
     this.hosts = nextHosts;
     this.logs?.writer.setHosts(nextHosts.values());
-    const failures = await this.openListeners(table.listens(), tls.ports, basePort, timeouts);
+    const failures = await this.openListeners(table.listens(), tls.ports, basePort, timeouts, h2Settings);
     // Origin clients of removed or rebuilt hosts close once requests routed before the switch
     // had time to reach them: a request that was still looking up the cache would otherwise
     // find its origin pool closed (502).
@@ -157,7 +167,7 @@ export class RtWorker {
     }, t);
   }
 
-  private async openListeners(listens: Listen[], tlsPorts: TlsPort[], basePort: number, t: ServerTimeouts): Promise<string[]> {
+  private async openListeners(listens: Listen[], tlsPorts: TlsPort[], basePort: number, t: ServerTimeouts, h2: H2Settings): Promise<string[]> {
     const wanted = new Map<string, Listen | TlsPort>(listens.map((l) => [listenKey(l), l]));
     for (const p of tlsPorts) wanted.set(`tls ${listenKey(p.listen)}`, p);
     const failures: string[] = [];
@@ -165,17 +175,18 @@ export class RtWorker {
       const running = this.servers.get(key);
       if (running instanceof TlsServiceServer) {
         // New certificates and options for the next handshakes; open connections go on.
-        running.update(l as TlsPort, t);
+        running.update(l as TlsPort, t, h2);
         retime(running.http1, t);
         continue;
       }
       if (running !== undefined) {
         retime(running, t);
+        this.cleartext(running, (l as Listen).port, t, h2);
         continue;
       }
       if ('options' in l) {
         const port = l.listen.port;
-        const s = new TlsServiceServer((req: IncomingMessage, res: ServerResponse) => this.handle(req, res, port), t, l);
+        const s = new TlsServiceServer((req: IncomingMessage, res: ServerResponse) => this.handle(req, res, port), t, l, h2);
         try {
           await s.listen(l.listen.host, port);
           this.servers.set(key, s);
@@ -188,6 +199,7 @@ export class RtWorker {
       try {
         await s.listen(l.host, l.port);
         this.servers.set(key, s);
+        this.cleartext(s, l.port, t, h2);
       } catch (err) {
         failures.push(`${key}: ${(err as Error).message}`);
       }
@@ -198,6 +210,7 @@ export class RtWorker {
       if (failures.length === 0 && !wanted.has(key)) {
         this.servers.delete(key);
         void s.drain(30_000);
+        if (s instanceof ServiceServer) void this.h2c.get(s)?.drain(30_000);
       }
     }
     if (this.internal !== undefined) retime(this.internal, t);
@@ -211,6 +224,17 @@ export class RtWorker {
       }
     }
     return failures;
+  }
+
+  /** frontEnd.http2.cleartext on a plain port: created the first time it is on, switched by reloads. */
+  private cleartext(s: ServiceServer, port: number, t: ServerTimeouts, h2: H2Settings): void {
+    let c = this.h2c.get(s);
+    if (c === undefined) {
+      if (!h2.cleartext) return;
+      c = new CleartextH2(s.server, (req: IncomingMessage, res: ServerResponse) => this.handle(req, res, port), h2);
+      this.h2c.set(s, c);
+    }
+    c.update(h2, t.headersMs);
   }
 
   /**
@@ -265,7 +289,7 @@ export class RtWorker {
   }
 
   async drain(timeoutMs: number): Promise<void> {
-    const all = [...this.servers.values()];
+    const all: Array<{ drain(ms: number): Promise<void> }> = [...this.servers.values(), ...this.h2c.values()];
     if (this.internal) all.push(this.internal);
     await Promise.all(all.map((s) => s.drain(timeoutMs)));
     await this.siblings?.close();

@@ -18,3 +18,8 @@ t.test('Expect is not forwarded to the origin (the client already got its 100 Co
   const out = endToEndRequestHeaders({ host: 'a.com', expect: '100-continue', 'content-length': '3' });
   t.same(out, { 'content-length': '3' });
 });
+
+t.test('an HTTP/2 request\'s pseudo-headers are never forwarded as fields', async (t) => {
+  const out = endToEndRequestHeaders({ ':method': 'GET', ':path': '/x', ':scheme': 'https', ':authority': 'a.com', host: 'a.com', accept: '*/*' });
+  t.same(out, { accept: '*/*' });
+});

@@ -87,6 +87,7 @@ t.test('functions get the network, cache, hook, log and pagedesk defaults', asyn
   t.strictSame(f.network.http.frontEnd, {
     maxUrlLength: 8192, maxHeaderSize: 16384, maxHeaderCount: 2000, keepAliveTimeout: 60, headersTimeout: 10, requestTimeout: 300,
     bufferBodyUpTo: 65536, bodyMinRate: { bytesPerSecond: 500, period: 20 },
+    http2: { enable: true, cleartext: false, maxConcurrentStreams: 128, maxHeaderListSize: 65536, initialWindowSize: 65535, settingsTimeout: 10 },
     bypass: { postMethod: { enable: true } },
   });
   t.strictSame(f.network.http.backEnd, {

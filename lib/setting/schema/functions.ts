@@ -21,6 +21,22 @@ const FrontEnd = Section({
     bytesPerSecond: Int(500, { minimum: 0, description: 'slowest accepted request body upload; 0: no minimum' }),
     period: Num(20, { minimum: 1, description: 'seconds over which the upload rate is measured; a client below it for a whole period gets 408' }),
   }, 'minimum upload rate of request bodies'),
+  http2: Section({
+    enable: Bool(true, 'offer HTTP/2 (ALPN h2) beside HTTP/1.1 on the TLS service ports; false: HTTP/1.1 only'),
+    cleartext: Bool(false, 'HTTP/2 with prior knowledge (h2c) on the plain service ports, beside HTTP/1.x'),
+    maxConcurrentStreams: Int(128, { minimum: 1, maximum: 2 ** 31 - 1, description: 'SETTINGS_MAX_CONCURRENT_STREAMS: requests open at once on one connection' }),
+    maxHeaderListSize: Int(65536, {
+      minimum: 1024,
+      maximum: 2 ** 31 - 1,
+      description: 'SETTINGS_MAX_HEADER_LIST_SIZE: bytes of a request header list as HTTP/2 counts it (name + value + 32 per field, pseudo-headers too); larger: the stream is reset',
+    }),
+    initialWindowSize: Int(65535, {
+      minimum: 1024,
+      maximum: 2 ** 31 - 1,
+      description: 'SETTINGS_INITIAL_WINDOW_SIZE: request body bytes a client may send on a stream ahead of what the server has read',
+    }),
+    settingsTimeout: Secs(10, 'seconds a client has to acknowledge the server\'s SETTINGS; then GOAWAY SETTINGS_TIMEOUT'),
+  }, 'HTTP/2 on the client side; per connection, so only the global values apply'),
   bypass: Section({
     postMethod: Section({ enable: Bool(true, 'POST requests go to the origin without the cache') }),
   }, 'requests passed to the origin without the cache'),

@@ -34,14 +34,15 @@ t.test('two hosts on one TLS port', async (t) => {
       res.writeHead(200, { 'content-type': 'text/plain', 'cache-control': 'max-age=60', 'content-length': Buffer.byteLength(body) });
       res.end(body);
     });
-    const first = await curl(n.tlsPort, 'a.test', '/hello.txt', path.join(n.dir, 'a.crt'));
+    // HTTP/1.1 over TLS here (curl would take h2, which h2.test.ts covers).
+    const first = await curl(n.tlsPort, 'a.test', '/hello.txt', path.join(n.dir, 'a.crt'), ['--http1.1']);
     t.equal(first.code, 0, first.stderr);
     t.match(first.stdout, /^HTTP\/1\.1 200/);
     t.match(first.stdout, /origin:GET \/hello\.txt$/);
-    const second = await curl(n.tlsPort, 'a.test', '/hello.txt', path.join(n.dir, 'a.crt'));
+    const second = await curl(n.tlsPort, 'a.test', '/hello.txt', path.join(n.dir, 'a.crt'), ['--http1.1']);
     t.match(second.stdout, /origin:GET \/hello\.txt$/);
     t.equal(n.origin.count('/hello.txt'), 1, 'the second request is a cache hit');
-    const wild = await curl(n.tlsPort, 'x.b.test', '/w', path.join(n.dir, 'b.crt'));
+    const wild = await curl(n.tlsPort, 'x.b.test', '/w', path.join(n.dir, 'b.crt'), ['--http1.1']);
     t.equal(wild.code, 0, wild.stderr);
     t.match(wild.stdout, /^HTTP\/1\.1 200/);
   });

@@ -1,0 +1,175 @@
+// Black-box: cleartext HTTP/2 with prior knowledge (frontEnd.http2.cleartext) on a plain service
+// port, beside HTTP/1.x on the same port; a reload switches it off and on with the port open.
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import http2 from 'node:http2';
+import os from 'node:os';
+import path from 'node:path';
+import t from 'tap';
+import { TestOrigin } from '../helpers/origin.js';
+import { freePort } from '../helpers/ports.js';
+import { rawRequest, splitResponses } from '../helpers/raw-client.js';
+import { baseSetting, startServer, writeSetting } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
+import { ERR, FLAG, FRAME, RawH2, frame, getHeaders, goawayCode, literalField, rstStream } from './tls/h2-frames.js';
+
+const HOST = 'c.test';
+const recordDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-h2c-records-'));
+const origin = await new TestOrigin().start();
+origin.on('/obj', (_q, res) => {
+  res.writeHead(200, { 'content-type': 'text/plain', 'cache-control': 'max-age=600', 'content-length': 5 });
+  res.end('hello');
+});
+const port = await freePort();
+const hosts = [{ name: HOST, listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }];
+const h2cOn = (on: boolean): Record<string, unknown> => ({ functions: { network: { http: { frontEnd: { http2: { cleartext: on } } } } } });
+const server = await startServer(hosts, { extra: h2cOn(true), env: { SVC_TEST_RECORD_DIR: recordDir } });
+t.teardown(async () => { await server.stop(); await origin.stop(); fs.rmSync(recordDir, { recursive: true, force: true }); });
+
+function curl(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = execFile('curl', ['-sS', '-i', '--max-time', '10', ...args], (err, stdout, stderr) => {
+      resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr });
+    });
+    child.stdin?.on('error', () => undefined);
+    child.stdin?.end();
+  });
+}
+
+/**
+ * Rewrites setting.json and reloads (SIGHUP). A reload ends by rewriting setting.json as the
+ * running setting, after its log line: the next file is written only once the API shows this
+ * one as running, or that late rewrite would put the previous setting back.
+ */
+async function reload(cleartext: boolean): Promise<void> {
+  const before = server.logs.filter((l) => l.includes('setting reloaded')).length;
+  await writeSetting(server.dir, baseSetting(hosts, server.basePort, { extra: h2cOn(cleartext) }, server.apiPort));
+  const text = fs.readFileSync(server.settingPath, 'utf8');
+  server.signal('SIGHUP');
+  await waitFor(() => server.logs.filter((l) => l.includes('setting reloaded')).length > before);
+  await waitFor(async () => (await (await fetch(`http://127.0.0.1:${server.apiPort}/setting/setting.json`)).text()) === text);
+}
+
+t.test('curl --http2-prior-knowledge gets HTTP/2 on a plain port: a miss, then a cached hit', async (t) => {
+  const url = `http://${HOST}:${port}/obj`;
+  const resolve = ['--resolve', `${HOST}:${port}:127.0.0.1`];
+  const first = await curl(['--http2-prior-knowledge', ...resolve, url]);
+  t.equal(first.code, 0, first.stderr);
+  t.match(first.stdout, /^HTTP\/2 200/);
+  const second = await curl(['--http2-prior-knowledge', ...resolve, url]);
+  t.match(second.stdout, /^HTTP\/2 200/);
+  t.match(second.stdout, /\r\nx-cache: TCP_HIT\r\n/);
+  t.ok(second.stdout.endsWith('\r\n\r\nhello'));
+  t.equal(origin.count('/obj'), 1);
+});
+
+t.test('HTTP/1.x on the same port is served as before, pipelined requests and bodies included', async (t) => {
+  const one = await curl(['--http1.1', '-H', `Host: ${HOST}`, `http://127.0.0.1:${port}/obj`]);
+  t.match(one.stdout, /^HTTP\/1\.1 200/);
+  const pipelined = await rawRequest(port, `GET /obj HTTP/1.1\r\nHost: ${HOST}\r\n\r\nPOST /post HTTP/1.1\r\nHost: ${HOST}\r\nContent-Length: 3\r\n\r\nabcGET /obj HTTP/1.1\r\nHost: ${HOST}\r\nConnection: close\r\n\r\n`);
+  const answers = splitResponses(pipelined.text);
+  t.same(answers.map((a) => a.status), [200, 200, 200]);
+  t.equal(answers[1]?.body, 'origin:POST /post');
+  t.equal(origin.seen.find((s) => s.url === '/post')?.body.toString(), 'abc');
+  // An Upgrade to h2c is not taken up: answered as HTTP/1.1.
+  const upgrade = await curl(['--http2', '-H', `Host: ${HOST}`, `http://127.0.0.1:${port}/obj`]);
+  t.match(upgrade.stdout, /^HTTP\/1\.1 200/);
+});
+
+t.test('the record of an h2c transaction says http2', async (t) => {
+  const s = http2.connect(`http://127.0.0.1:${port}`);
+  s.on('error', () => undefined);
+  t.teardown(() => s.close());
+  const status = await new Promise<number>((resolve) => {
+    const r = s.request({ ':path': '/obj?h2c', ':authority': HOST });
+    let st = 0;
+    r.on('response', (h) => { st = Number(h[':status']); });
+    r.resume();
+    r.on('close', () => resolve(st));
+  });
+  t.equal(status, 200);
+  const read = (): Array<{ urlReceived: string; protocol: string }> => fs.readdirSync(recordDir)
+    .flatMap((f) => fs.readFileSync(path.join(recordDir, f), 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l)));
+  await waitFor(() => read().some((r) => r.urlReceived === '/obj?h2c'));
+  t.equal(read().find((r) => r.urlReceived === '/obj?h2c')?.protocol, 'http2');
+});
+
+t.test('rapid reset over h2c: GOAWAY and the connection closed; the port goes on serving', async (t) => {
+  const c = await RawH2.connect(port);
+  t.teardown(() => c.close());
+  await c.waitFor((f) => f.type === FRAME.SETTINGS && (f.flags & FLAG.ACK) === 0);
+  const burst: Buffer[] = [];
+  for (let id = 1; id < 2 * 20_000; id += 2) {
+    burst.push(frame(FRAME.HEADERS, FLAG.END_STREAM | FLAG.END_HEADERS, id, getHeaders(HOST, '/obj', 'http')), rstStream(id, ERR.CANCEL));
+  }
+  c.send(Buffer.concat(burst));
+  const goaway = await c.waitFor((f) => f.type === FRAME.GOAWAY, 20_000);
+  t.equal(goaway === undefined ? -1 : goawayCode(goaway), ERR.ENHANCE_YOUR_CALM, 'GOAWAY ENHANCE_YOUR_CALM');
+  t.ok(await c.waitClosed(), 'the connection is closed');
+  const after = await curl(['--http2-prior-knowledge', '-H', `Host: ${HOST}`, `http://127.0.0.1:${port}/obj`]);
+  t.match(after.stdout, /^HTTP\/2 200/);
+});
+
+/** A connection past the server's SETTINGS; `flood` is sent while this client does not read. */
+async function abuse(flood: Buffer, stopReading: boolean): Promise<{ goaway: number; closed: boolean; c: RawH2 }> {
+  const c = await RawH2.connect(port);
+  await c.waitFor((f) => f.type === FRAME.SETTINGS && (f.flags & FLAG.ACK) === 0);
+  // Not reading is what makes a flood of frames that need an answer (SETTINGS, PING) pile up.
+  if (stopReading) c.socket.pause();
+  c.send(flood);
+  if (stopReading) setImmediate(() => c.socket.resume());
+  const goaway = await c.waitFor((f) => f.type === FRAME.GOAWAY);
+  return { goaway: goaway === undefined ? -1 : goawayCode(goaway), closed: await c.waitClosed(), c };
+}
+
+t.test('SETTINGS, PING and CONTINUATION floods each get GOAWAY and the connection closed; the port goes on serving', async (t) => {
+  const settings = await abuse(Buffer.concat(Array.from({ length: 100_000 }, () => frame(FRAME.SETTINGS, 0, 0))), true);
+  t.not(settings.goaway, -1, 'SETTINGS flood: GOAWAY');
+  t.ok(settings.closed, 'SETTINGS flood: closed');
+  const ping = await abuse(Buffer.concat(Array.from({ length: 100_000 }, () => frame(FRAME.PING, 0, 0, Buffer.alloc(8)))), true);
+  t.not(ping.goaway, -1, 'PING flood: GOAWAY');
+  t.ok(ping.closed, 'PING flood: closed');
+  const field = literalField('x-a', 'abc', false);
+  const continuation = await abuse(Buffer.concat([frame(FRAME.HEADERS, 0, 1, getHeaders(HOST, '/obj', 'http')),
+    ...Array.from({ length: 10_000 }, () => frame(FRAME.CONTINUATION, 0, 1, field))]), false);
+  t.not(continuation.goaway, -1, 'CONTINUATION flood: GOAWAY');
+  t.ok(continuation.closed, 'CONTINUATION flood: closed');
+  const after = await curl(['--http2-prior-knowledge', '-H', `Host: ${HOST}`, `http://127.0.0.1:${port}/obj`]);
+  t.match(after.stdout, /^HTTP\/2 200/);
+});
+
+t.test('an HPACK bomb (one large table entry referenced many times) has its stream reset; the connection goes on', async (t) => {
+  // A 4000-byte field into the dynamic table, then 1000 one-byte references to it (index 62):
+  // 4 MB of fields from 5 KB on the wire, far past maxHeaderListSize (64 KiB).
+  const bomb = Buffer.concat([getHeaders(HOST, '/obj', 'http'), literalField('x-b', 'b'.repeat(4000), true), Buffer.alloc(1000, 0xbe)]);
+  const c = await RawH2.connect(port);
+  t.teardown(() => c.close());
+  // Once the client has acknowledged the SETTINGS (sent right after the server's arrive) node
+  // holds it to maxHeaderListSize.
+  await c.waitFor((f) => f.type === FRAME.SETTINGS && (f.flags & FLAG.ACK) === 0);
+  c.send(frame(FRAME.HEADERS, FLAG.END_STREAM | FLAG.END_HEADERS, 1, bomb));
+  const rst = await c.waitFor((f) => f.type === FRAME.RST_STREAM && f.stream === 1);
+  t.equal(rst?.payload.readUInt32BE(0), ERR.ENHANCE_YOUR_CALM);
+  c.send(frame(FRAME.HEADERS, FLAG.END_STREAM | FLAG.END_HEADERS, 3, getHeaders(HOST, '/obj', 'http')));
+  t.ok(await c.waitFor((f) => f.type === FRAME.HEADERS && f.stream === 3), 'the next stream on the connection is answered');
+
+  // Before the acknowledgement node applies only its own bounds (memory per connection, field
+  // count): the pipeline answers 431, whole (END_STREAM before anything else on the stream).
+  const early = await RawH2.connect(port, { autoAck: false });
+  t.teardown(() => early.close());
+  early.send(frame(FRAME.HEADERS, FLAG.END_STREAM | FLAG.END_HEADERS, 1, bomb));
+  const end = await early.waitFor((f) => f.stream === 1 && (f.type === FRAME.RST_STREAM || (f.flags & FLAG.END_STREAM) !== 0));
+  t.equal(end?.type, FRAME.DATA, 'the answer ends with END_STREAM');
+  t.match(Buffer.concat(early.frames.filter((f) => f.type === FRAME.DATA && f.stream === 1).map((f) => f.payload)).toString(), /^431 /);
+});
+
+t.test('a reload turns h2c off (the preface gets an HTTP/1 answer) and on again, with the port open', async (t) => {
+  await reload(false);
+  const off = await rawRequest(port, 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
+  t.match(off.text, /^HTTP\/1\.1 4\d\d /, 'HTTP/1 refuses the preface');
+  const h1 = await curl(['--http1.1', '-H', `Host: ${HOST}`, `http://127.0.0.1:${port}/obj`]);
+  t.match(h1.stdout, /^HTTP\/1\.1 200/);
+  await reload(true);
+  const on = await curl(['--http2-prior-knowledge', '-H', `Host: ${HOST}`, `http://127.0.0.1:${port}/obj`]);
+  t.match(on.stdout, /^HTTP\/2 200/, on.stderr);
+});
