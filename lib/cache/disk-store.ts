@@ -52,7 +52,7 @@ export interface DiskStoreOptions {
   now?: () => number;
 }
 
-type DiskStatus = 'Normal' | 'Invalid';
+export type DiskStatus = 'Normal' | 'Invalid';
 
 export interface DiskInfo {
   path: string;
@@ -325,6 +325,16 @@ export class DiskStore implements CacheStore {
     });
     await this.unlinkAll(released);
     return n;
+  }
+
+  /** Files and index changes waiting for the writer thread (System.WaitingFiles2Write). */
+  get waitingWrites(): number {
+    return this.writer.operations;
+  }
+
+  /** This process's view of each disk's status, without reading the index (once a second). */
+  statuses(): DiskStatus[] {
+    return this.disks.map((d) => d.status);
   }
 
   diskStatus(): DiskInfo[] {

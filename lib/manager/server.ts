@@ -26,6 +26,11 @@ function plainHost(api: Pick<ManagementApiSetting, 'allowList'>): string {
 
 export class ManagementApi {
   private readonly dispatcher: Dispatcher;
+
+  /** Management requests the ACL let through and refused since the start. */
+  get serviceAccess(): { Allow: number; Deny: number } {
+    return this.dispatcher.serviceAccess;
+  }
   private plain: PlainServer | undefined;
   private tlsServer: https.Server | undefined;
 

@@ -42,6 +42,21 @@ export const COUNTER_FIELDS = [
   'originFirstByteMs', 'originCompleteMs',
   'originFirstByteMs1xx', 'originFirstByteMs2xx', 'originFirstByteMs3xx', 'originFirstByteMs4xx', 'originFirstByteMs5xx',
   'originCompleteMs1xx', 'originCompleteMs2xx', 'originCompleteMs3xx', 'originCompleteMs4xx', 'originCompleteMs5xx',
+  // Added for the members of issue 12 (sessions, sockets, rewrites, bypass).
+  /** Client connections accepted and closed (row 0: a connection has no host). */
+  'clientAccepted', 'clientClosed',
+  /** Origin connections opened and closed (row 0: undici's pools do not say for which host). */
+  'originConnected', 'originClosed',
+  /** URLs changed by hosting[].urlRewrites (URLRewrite); see countUrlRewrite. */
+  'urlRewrites',
+  /** Passed to the origin without the cache (TCP_NONE with an origin exchange), and their bytes. */
+  'bypassed', 'bypassInBytes', 'bypassOutBytes',
+  /** Bytes received from and sent to clients over TLS (ClientTraffic SSL). */
+  'tlsInBytes', 'tlsOutBytes',
+  /** Answers that went out whole, every class (ResTotal.Completed). */
+  'completed',
+  /** Bytes and objects the memory cache evicted to make room (SecuredMemory). */
+  'memoryEvictedBytes', 'memoryEvictedObjects',
 ] as const;
 
 /**
@@ -70,6 +85,10 @@ const FROM_SIBLING = F.fromSibling;
 const FIRST_BYTE_1XX = F.firstByteMs1xx;
 const TOTAL_1XX = F.totalMs1xx;
 const COMPLETED_1XX = F.completed1xx;
+const COMPLETED = F.completed;
+const BYPASSED = F.bypassed;
+const TLS_IN = F.tlsInBytes;
+const TCP_NONE_AT = CACHE_RESULT_INDEX.TCP_NONE;
 const RESULTS_AT = COUNTER_FIELDS.length;
 /** Where the client and origin time histograms start in a row. */
 export const CLIENT_HISTOGRAM_AT = RESULTS_AT + CACHE_RESULTS.length;
@@ -93,6 +112,24 @@ export function cacheResultIndex(result: (typeof CACHE_RESULTS)[number]): number
   return RESULTS_AT + CACHE_RESULT_INDEX[result];
 }
 
+/**
+ * Gauges of a row, sent as they are (not as deltas): client transactions in progress (received,
+ * not finished) and, of those, the ones whose answer has started (ClientSession,
+ * ClientActiveSession). Kept by increments at receive, routing, the status line and finish.
+ */
+export const GAUGE_FIELDS = ['clientSessions', 'clientActive'] as const;
+export const GAUGE_STRIDE = GAUGE_FIELDS.length;
+
+/**
+ * The gauges a worker sends per host row: GAUGE_FIELDS, then what the statistics reporter reads
+ * from the host's runtime once a second: origin connections open and carrying an exchange,
+ * origin requests queued for a connection, memory cache bytes and objects of the host.
+ */
+export const HOST_GAUGES = [...GAUGE_FIELDS, 'originSessions', 'originActive', 'originQueued', 'memoryBytes', 'memoryObjects'] as const;
+export type HostGauge = (typeof HOST_GAUGES)[number];
+export const HOST_GAUGE_STRIDE = HOST_GAUGES.length;
+export const HOST_GAUGE_INDEX = Object.fromEntries(HOST_GAUGES.map((g, i) => [g, i])) as Record<HostGauge, number>;
+
 interface CounterDeltas {
   /** Host name of each row; row 0 ('') is the transactions no virtual host took. */
   hosts: string[];
@@ -101,10 +138,14 @@ interface CounterDeltas {
   values: Float64Array;
   /** The sum of the rows: the worker's total of each field. */
   total: Float64Array;
+  /** Row r, gauge g: gauges[r * GAUGE_STRIDE + g]; the values now. */
+  gauges: Float64Array;
 }
 
 export class Counters {
   values: Float64Array;
+  /** GAUGE_FIELDS per row. */
+  gauges: Float64Array;
   private shipped: Float64Array;
   private readonly slots = new Map<string, number>();
   private readonly names: string[] = [''];
@@ -112,6 +153,7 @@ export class Counters {
   constructor(rows = 16) {
     this.values = new Float64Array(rows * STRIDE);
     this.shipped = new Float64Array(rows * STRIDE);
+    this.gauges = new Float64Array(rows * GAUGE_STRIDE);
   }
 
   /**
@@ -132,8 +174,40 @@ export class Counters {
       const shipped = new Float64Array(grown.length);
       shipped.set(this.shipped);
       this.shipped = shipped;
+      const gauges = new Float64Array(this.gauges.length * 2);
+      gauges.set(this.gauges);
+      this.gauges = gauges;
     }
     return slot;
+  }
+
+  /** The host name of each row (row 0: ''), in row order. */
+  hostNames(): readonly string[] {
+    return this.names;
+  }
+
+  /** A client transaction was received (no host yet: row 0). */
+  begin(): void {
+    this.gauges[0]++;
+  }
+
+  /** It was routed to the host of counter row `slot`. */
+  routed(slot: number): void {
+    if (slot <= 0) return;
+    this.gauges[0]--;
+    this.gauges[slot * GAUGE_STRIDE]++;
+  }
+
+  /** Its status line went out: it is sending its answer. */
+  answering(tx: TransactionRecord): void {
+    this.gauges[gaugeRow(tx) + 1]++;
+  }
+
+  /** It finished; `answered`: answering() was called for it. */
+  end(tx: TransactionRecord, answered: boolean): void {
+    const at = gaugeRow(tx);
+    this.gauges[at]--;
+    if (answered) this.gauges[at + 1]--;
   }
 
   /** One ended client transaction, into its host's row (row 0 without a host). */
@@ -190,8 +264,13 @@ export class Counters {
       total[i % STRIDE] += d;
       s[i] = v[i]!;
     }
-    return { hosts: this.names.slice(), stride: STRIDE, values: out, total };
+    return { hosts: this.names.slice(), stride: STRIDE, values: out, total, gauges: this.gauges.slice(0, rows * GAUGE_STRIDE) };
   }
+}
+
+function gaugeRow(tx: TransactionRecord): number {
+  const slot = tx.host === undefined ? 0 : tx.host.counterSlot;
+  return slot > 0 ? slot * GAUGE_STRIDE : 0;
 }
 
 function countRow(v: Float64Array, base: number, tx: TransactionRecord): void {
@@ -211,6 +290,19 @@ function countRow(v: Float64Array, base: number, tx: TransactionRecord): void {
     v[base + UNANSWERED]++;
   }
   if (!tx.completed) v[base + INCOMPLETE]++;
+  else v[base + COMPLETED]++;
+  const bytesIn = tx.requestHeadBytes + tx.requestBodyBytes;
+  const bytesOut = tx.responseHeadBytes + tx.responseBodyBytes;
+  if (tx.cacheResult === CACHE_RESULTS[TCP_NONE_AT] && tx.origin !== undefined) {
+    v[base + BYPASSED]++;
+    v[base + BYPASSED + 1] += bytesIn;
+    v[base + BYPASSED + 2] += bytesOut;
+  }
+  // An HTTP/2 request's socket is node's proxy of the session's socket: TLS unless h2c.
+  if ((tx.req.socket as { encrypted?: boolean } | null)?.encrypted === true) {
+    v[base + TLS_IN] += bytesIn;
+    v[base + TLS_IN + 1] += bytesOut;
+  }
   v[base + CLIENT_HISTOGRAM_AT + bucketOf(total)]++;
   v[base + REQUEST_HEAD] += tx.requestHeadBytes;
   v[base + REQUEST_BODY] += tx.requestBodyBytes;
@@ -219,6 +311,18 @@ function countRow(v: Float64Array, base: number, tx: TransactionRecord): void {
   v[base + TOTAL] += total;
   if (tx.handedTo >= 0) v[base + HANDED_OFF]++;
   if (tx.cacheResult !== undefined) v[base + RESULTS_AT + CACHE_RESULT_INDEX[tx.cacheResult]]++;
+}
+
+/**
+ * The counter index of URLRewrite (document 1): the rules stage adds one per URL that
+ * hosting[].urlRewrites changed, through countUrlRewrite, into the host's row (row 0 before a
+ * host is chosen: rewrites run before routing).
+ */
+export const URL_REWRITE_COUNTER = F.urlRewrites;
+
+/** One URL changed by a rewrite rule; `slot` is the host's counter row (0: no host yet). */
+export function countUrlRewrite(slot = 0, counters: Counters = workerCounters): void {
+  counters.values[(slot > 0 ? slot * STRIDE : 0) + URL_REWRITE_COUNTER]++;
 }
 
 /** The counters of this worker process. */

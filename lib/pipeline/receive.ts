@@ -13,6 +13,7 @@ import { parseTarget } from './target.js';
 import { TransactionRecord, type Transaction } from './transaction.js';
 import { track } from './finish.js';
 import { SessionIds } from './session-ids.js';
+import { workerCounters } from './counters.js';
 import { h2Head, isH2 } from './h2.js';
 import type { VhostTable } from '../routing/vhost-table.js';
 
@@ -151,6 +152,7 @@ export function createHandler(getState: () => RuntimeState, sessionIds: SessionI
     // default host can serve it.
     const host = state.table.route(target.host, port, port === undefined ? undefined : req.socket.localAddress);
     tx.host = host;
+    if (host !== undefined) workerCounters.routed(host.counterSlot);
     tx.url = target.url;
     // The URL and header limits are the routed host's own (functions inside a host override the
     // global ones); with no host, the global ones.

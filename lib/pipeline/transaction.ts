@@ -9,6 +9,7 @@ import type { HostRuntime } from './host-runtime.js';
 import type { CacheResult } from '../cache/policy/results.js';
 import type { OriginTrace } from '../origin/index.js';
 import { isH2 } from './h2.js';
+import { workerCounters } from './counters.js';
 
 export type Protocol = 'http' | 'https' | 'http2';
 
@@ -161,7 +162,10 @@ export class TxResponse extends ServerResponse {
   override writeHead(statusCode: number, reason?: string | OutgoingHttpHeaders | OutgoingHttpHeader[],
     headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
     const tx = this.tx;
-    if (tx !== undefined && tx.firstByteMs < 0) tx.firstByteMs = performance.now() - tx.startMono;
+    if (tx !== undefined && tx.firstByteMs < 0) {
+      tx.firstByteMs = performance.now() - tx.startMono;
+      workerCounters.answering(tx);
+    }
     // node's writeHead sorts (code, reason, headers) from (code, headers) itself.
     return super.writeHead(statusCode, reason as string | undefined, headers);
   }

@@ -4,8 +4,8 @@
 // and bytes are per-second values in both. Times are means of the interval in 0.01 ms, ratios in
 // 0.01 %.
 import { CACHE_RESULTS } from '../cache/policy/results.js';
-import { cacheResultIndex, fieldIndex, type CounterField } from '../pipeline/counters.js';
-import type { Series, StatsAggregator } from './aggregate.js';
+import { cacheResultIndex, fieldIndex, HOST_GAUGE_INDEX, type CounterField, type HostGauge } from '../pipeline/counters.js';
+import type { NodeGauges, Series, StatsAggregator } from './aggregate.js';
 import type { SystemFigures } from './system.js';
 
 export type Interval = 'realtime' | 'min1' | 'min5';
@@ -20,6 +20,8 @@ export interface ViewSource {
   /** The hosts served now, in hosting[] order. */
   hosts(): string[];
   system(): SystemFigures;
+  /** Management requests the ACL let through and refused since the start. */
+  serviceAccess(): { Allow: number; Deny: number };
   now?: () => number;
 }
 
@@ -51,8 +53,11 @@ function reading(s: Series, interval: Interval): Reading {
 }
 
 /** The Origin* and Client* members, RequestHitRatio and ByteHitRatio (Host and VirtualHost). */
-function traffic(r: Reading): Record<string, number> {
+function traffic(r: Reading, g: Float64Array): Record<string, number> {
+  const gauge = (n: HostGauge): number => g[HOST_GAUGE_INDEX[n]]!;
   const out: Record<string, number> = {};
+  out.OriginSession = gauge('originSessions');
+  out.OriginActiveSession = gauge('originActive');
   out.OriginInbound = r.rate('originBytesReceived');
   out.OriginOutbound = r.rate('originBytesSent');
   out.OriginReqCount = r.rate('originRequests');
@@ -66,6 +71,8 @@ function traffic(r: Reading): Record<string, number> {
     out[`OriginRes${c}TimeRes`] = r.time(`originFirstByteMs${c}`, n);
     out[`OriginRes${c}TimeComplete`] = r.time(`originCompleteMs${c}`, n);
   }
+  out.ClientSession = gauge('clientSessions');
+  out.ClientActiveSession = gauge('clientActive');
   out.ClientInbound = round((r.raw('requestHeadBytes') + r.raw('requestBodyBytes')) / r.seconds);
   const clientOut = r.raw('responseHeadBytes') + r.raw('responseBodyBytes');
   out.ClientOutbound = round(clientOut / r.seconds);
@@ -114,8 +121,8 @@ function trafficEntry(s: Series, r: Reading): Record<string, unknown> {
   const group = (count: CounterField, completed: CounterField | undefined, timeRes: CounterField, timeComplete: CounterField, n: number) => ({
     CountSum: sum[fieldIndex(count)]!,
     Count: r.rate(count),
-    CompletedSum: completed === undefined ? sum[fieldIndex('requests')]! - sum[fieldIndex('incomplete')]! : sum[fieldIndex(completed)]!,
-    Completed: completed === undefined ? round((r.raw('requests') - r.raw('incomplete')) / r.seconds) : r.rate(completed),
+    CompletedSum: sum[fieldIndex(completed ?? 'completed')]!,
+    Completed: r.rate(completed ?? 'completed'),
     TimeRes: r.time(timeRes, n),
     TimeComplete: r.time(timeComplete, n),
   });
@@ -141,23 +148,76 @@ function trafficEntry(s: Series, r: Reading): Record<string, unknown> {
     HttpResHeaderSize: r.rate('responseHeadBytes'),
     HttpResBodySize: r.rate('responseBodyBytes'),
     Response: response,
-    // TLS is not served yet (the TLS work): nothing is received or sent over it.
-    SSL: { RecvSize: 0, SendSize: 0 },
+    SSL: { RecvSize: r.rate('tlsInBytes'), SendSize: r.rate('tlsOutBytes') },
     RequestHit: hitNow,
     RequestHitSum: hitSum,
   };
 }
 
-function virtualHost(name: string, s: Series, interval: Interval, now: number): Record<string, unknown> {
+function virtualHost(name: string, s: Series, g: Float64Array, interval: Interval, now: number): Record<string, unknown> {
   const r = reading(s, interval);
-  const vh: Record<string, unknown> = { Name: name, Uptime: Math.floor((now - s.since) / 1000), ...traffic(r) };
+  const gauge = (n: HostGauge): number => g[HOST_GAUGE_INDEX[n]]!;
+  const denied = r.result('TCP_DENIED');
+  const vh: Record<string, unknown> = {
+    Name: name, Uptime: Math.floor((now - s.since) / 1000), ...traffic(r, g),
+    Memory: gauge('memoryBytes'),
+    SecuredMemory: r.rate('memoryEvictedBytes'),
+    FileInstance: gauge('memoryObjects'),
+    ClientHttpReqBypass: r.rate('bypassed'),
+    ClientHttpReqDenied: round(denied / r.seconds),
+  };
+  if (interval === 'min5') {
+    vh.ClientHttpReqBypassSum = s.min5.sum[fieldIndex('bypassed')]!;
+    vh.ClientHttpReqDeniedSum = s.min5.sum[cacheResultIndex('TCP_DENIED')]!;
+  }
+  let hits = 0;
+  for (const h of HITS) hits += r.result(h);
   return {
     ...vh,
+    Session: {
+      Client: gauge('clientSessions'), ClientActive: gauge('clientActive'),
+      Origin: gauge('originSessions'), OriginActive: gauge('originActive'), OriginQueued: gauge('originQueued'),
+    },
+    Cached: {
+      MemoryBytes: gauge('memoryBytes'), MemoryObjects: gauge('memoryObjects'),
+      HitCount: round(hits / r.seconds), MissCount: round((r.raw('requests') - r.raw('unanswered') - hits - r.result('TCP_NONE') - denied) / r.seconds),
+    },
+    CacheFileEvent: { Swap: r.rate('memoryEvictedObjects'), SwapBytes: r.rate('memoryEvictedBytes') },
+    OriginTraffic: {
+      Inbound: r.rate('originBytesReceived'), Outbound: r.rate('originBytesSent'), ReqCount: r.rate('originRequests'),
+      Failed: r.rate('originErrors'), Retried: r.rate('originRetried'),
+    },
     ClientTraffic: {
       // Directory statistics are not configurable yet: one entry, `/`, at depth 0, not accumulated.
-      Depth: 0, Accum: 0, HttpsTraffic: 0, TrafficCount: 1,
+      Depth: 0, Accum: 0, HttpsTraffic: round((r.raw('tlsInBytes') + r.raw('tlsOutBytes')) / r.seconds), TrafficCount: 1,
       Traffic: [trafficEntry(s, r)],
     },
+    UrlBypass: { Count: r.rate('bypassed'), Inbound: r.rate('bypassInBytes'), Outbound: r.rate('bypassOutBytes') },
+  };
+}
+
+/** The System member: the kernel's figures (sampled) with the workers' gauges and the node's counts. */
+function systemMembers(src: ViewSource, r: Reading, g: NodeGauges): Record<string, unknown> {
+  const k = src.system();
+  const all = (n: HostGauge): number => g.all[HOST_GAUGE_INDEX[n]]!;
+  const disks = k.Storage.Disk.map((d, i) => {
+    // The directory is there but a worker's store excluded the disk after write failures.
+    const invalid = d.Status === 'Normal' && (g.disks[i] ?? []).some((st) => st === 'Invalid');
+    return invalid ? { ...d, Status: 'Invalid' } : d;
+  });
+  return {
+    CPU: k.CPU,
+    Mem: k.Mem,
+    Storage: { Disk: disks },
+    ServerSocket: { Total: g.serverSockets, Established: g.serverBusy, Accepted: r.rate('clientAccepted'), Closed: r.rate('clientClosed') },
+    ClientSocket: { Total: all('originSessions'), Established: all('originActive'), Connected: r.rate('originConnected'), Closed: r.rate('originClosed') },
+    TCPSocket: k.TCPSocket,
+    EQ: Math.max(k.EQ, g.eventLoopLag),
+    RQ: all('originQueued'),
+    WaitingFiles2Write: g.waitingWrites,
+    ServiceAccess: src.serviceAccess(),
+    SystemLoadAverage: k.SystemLoadAverage,
+    URLRewrite: r.rate('urlRewrites'),
   };
 }
 
@@ -165,15 +225,17 @@ function virtualHost(name: string, s: Series, interval: Interval, now: number): 
 export function hostDocument(src: ViewSource, interval: Interval): Record<string, unknown> {
   const now = (src.now ?? Date.now)();
   const node = src.stats.node;
+  const gauges = src.stats.nodeGauges();
+  const r = reading(node, interval);
   const host: Record<string, unknown> = {
     Version: src.version,
     Name: src.name,
     State: src.state(),
     Uptime: Math.floor((now - src.stats.startedAt) / 1000),
-    ...traffic(reading(node, interval)),
+    ...traffic(r, gauges.all),
   };
   if (interval === 'min5') Object.assign(host, sums(node));
-  host.System = src.system();
-  host.VirtualHost = src.hosts().map((h) => virtualHost(h, src.stats.series(h), interval, now));
+  host.System = systemMembers(src, r, gauges);
+  host.VirtualHost = src.hosts().map((h) => virtualHost(h, src.stats.series(h), src.stats.hostGauges(h), interval, now));
   return { Host: host };
 }

@@ -23,6 +23,8 @@ export interface StatsServiceDeps {
   licenseState(): 'Healthy' | 'Inactive';
   /** True while a worker slot keeps dying at start (a crash loop). */
   crashLooping(): boolean;
+  /** Management requests the ACL let through and refused since the start. */
+  serviceAccess(): { Allow: number; Deny: number };
 }
 
 export class StatsService {
@@ -41,6 +43,7 @@ export class StatsService {
       state: () => this.state(),
       hosts: () => deps.setting().hosting.filter((h) => h.enable !== false).map((h) => h.name),
       system: () => this.system.get(),
+      serviceAccess: () => deps.serviceAccess(),
       metricsGroup: () => {
         const meta = deps.setting().meta;
         return meta.labelGroupToMetrics && meta.group !== '' ? meta.group : undefined;
@@ -54,12 +57,18 @@ export class StatsService {
    */
   state(): NodeState {
     const disks = this.system.get().Storage.Disk;
-    if (this.deps.crashLooping() || (disks.length > 0 && disks.every((d) => d.Status !== 'Normal'))) return 'Emergency';
+    const seen = this.stats.nodeGauges().disks;
+    const usable = (i: number): boolean => disks[i]!.Status === 'Normal' && !(seen[i] ?? []).includes('Invalid');
+    if (this.deps.crashLooping() || (disks.length > 0 && !disks.some((_d, i) => usable(i)))) return 'Emergency';
     return this.deps.licenseState();
   }
 
-  onDeltas(m: StatsDeltasMessage): void {
-    this.stats.onDeltas(m);
+  onDeltas(m: StatsDeltasMessage, from: number): void {
+    this.stats.onDeltas(m, from);
+  }
+
+  workerGone(from: number): void {
+    this.stats.workerGone(from);
   }
 
   /** Starts the 1-second clock and, when enabled, the collector; rejects when it cannot listen. */

@@ -22,7 +22,7 @@ import { HostLogWriter } from '../log/host-logs.js';
 import { LogShipper } from '../log/ship.js';
 import { buildHostRuntime, cacheFields, sameOrigin, type HostRuntime } from '../pipeline/host-runtime.js';
 import { openCache, type WorkerCache } from './worker-cache.js';
-import { StatsReporter } from './stats-reporter.js';
+import { StatsReporter, type WorkerProbe } from './stats-reporter.js';
 import { ServiceServer, type ServerTimeouts } from './service-server.js';
 import { TlsServiceServer } from './tls-server.js';
 import type { H2Settings } from './h2-server.js';
@@ -263,6 +263,22 @@ export class RtWorker {
   }
 
   /** What the management commands read of this worker. */
+  /** What the statistics reporter reads once a second (the gauges of document 1). */
+  statsProbe(): WorkerProbe {
+    return {
+      origin: (host) => this.hosts.get(host)?.origin.sessions(),
+      memory: (host) => this.cache?.store.memory.hostUsage(host),
+      busyConnections: () => {
+        let n = this.internal?.busy ?? 0;
+        for (const s of this.servers.values()) n += s.busy;
+        for (const c of this.h2c.values()) n += c.h2.busy;
+        return n;
+      },
+      waitingWrites: () => this.cache?.store.disk.waitingWrites ?? 0,
+      disks: () => this.cache?.store.disk.statuses() ?? [],
+    };
+  }
+
   controlSource(): ControlSource {
     return {
       hosts: () => this.hosts,
@@ -339,7 +355,7 @@ export function runWorker(): void {
   worker.attachLogs((b) => send({ type: 'log', ...b }));
   let applying: Promise<void> = Promise.resolve();
   let ready = false;
-  const stats = new StatsReporter((m, done) => { if (process.connected) process.send!(m, undefined, {}, () => done?.()); else done?.(); });
+  const stats = new StatsReporter((m, done) => { if (process.connected) process.send!(m, undefined, {}, () => done?.()); else done?.(); }, worker.statsProbe());
   stats.start();
   const rpc = serveRpc({
     ...controlHandlers(worker.controlSource()),

@@ -2,7 +2,8 @@
 // up across workers, across a worker restart, and over the averaging windows (manual ticks
 // stand for the primary's 1-second clock; the wall clock is injected).
 import t from 'tap';
-import { Counters, cacheResultIndex, fieldIndex } from '../../lib/pipeline/counters.js';
+import { Counters, cacheResultIndex, fieldIndex, HOST_GAUGE_INDEX } from '../../lib/pipeline/counters.js';
+import type { StatsDeltasMessage } from '../../lib/ipc/messages.js';
 import type { TransactionRecord } from '../../lib/pipeline/transaction.js';
 import { StatsAggregator } from '../../lib/stats/aggregate.js';
 import { hostDocument, type ViewSource } from '../../lib/stats/realtime-view.js';
@@ -10,17 +11,20 @@ import { metricsText } from '../../lib/stats/prometheus.js';
 import { StatsReporter } from '../../lib/worker/stats-reporter.js';
 import type { SystemFigures } from '../../lib/stats/system.js';
 
+let nextWorker = 1;
+
 /** A worker: its counters and the reporter that hands their deltas to the primary. */
 function worker(agg: StatsAggregator): { counters: Counters; slot: number; report(): void } {
   const counters = new Counters();
   const slot = counters.slotOf('a.test');
-  const reporter = new StatsReporter((m) => agg.onDeltas(m), counters);
+  const id = nextWorker++;
+  const reporter = new StatsReporter((m) => agg.onDeltas(m, id), undefined, counters);
   return { counters, slot, report: () => reporter.report() };
 }
 
 function tx(slot: number, status: number, result: TransactionRecord['cacheResult'], bytes: number, totalMs = 4): TransactionRecord {
   return {
-    host: { counterSlot: slot }, fromSibling: false, status, firstByteMs: 1, totalMs, completed: true,
+    req: { socket: {} }, host: { counterSlot: slot }, fromSibling: false, status, firstByteMs: 1, totalMs, completed: true,
     requestHeadBytes: 50, requestBodyBytes: 0, responseHeadBytes: 100, responseBodyBytes: bytes, handedTo: -1, cacheResult: result,
   } as unknown as TransactionRecord;
 }
@@ -28,7 +32,7 @@ function tx(slot: number, status: number, result: TransactionRecord['cacheResult
 const system = { CPU: {}, Mem: {}, Storage: { Disk: [] }, TCPSocket: {}, EQ: 0, SystemLoadAverage: {} } as unknown as SystemFigures;
 
 function source(agg: StatsAggregator, now: () => number): ViewSource {
-  return { stats: agg, version: 't', name: 'node', state: () => 'Healthy', hosts: () => ['a.test'], system: () => system, now };
+  return { stats: agg, version: 't', name: 'node', state: () => 'Healthy', hosts: () => ['a.test'], system: () => system, serviceAccess: () => ({ Allow: 0, Deny: 0 }), now };
 }
 
 type Doc = { Host: Record<string, number> & { VirtualHost: Array<Record<string, number>>; HttpCountSum: Record<string, number>; HttpRequestHitSum: Record<string, number> } };
@@ -109,11 +113,16 @@ t.test('a restarted worker never makes a counter go backwards or double', async 
   t.equal(agg.series('a.test').total[fieldIndex('requests')], 7, 'the host row too');
 });
 
-t.test('a reporter sends nothing when nothing was counted', async (t) => {
-  const sent: unknown[] = [];
-  const r = new StatsReporter((m) => sent.push(m), new Counters());
+t.test('a reporter with nothing counted sends zero deltas and the gauges as they are', async (t) => {
+  const sent: StatsDeltasMessage[] = [];
+  const counters = new Counters();
+  counters.slotOf('a.test');
+  counters.begin();
+  const r = new StatsReporter((m) => sent.push(m), undefined, counters);
   r.report();
-  t.equal(sent.length, 0);
+  t.equal(sent.length, 1);
+  t.ok(sent[0]!.values.every((v) => v === 0), 'no deltas');
+  t.equal(sent[0]!.gauges[HOST_GAUGE_INDEX.clientSessions], 1, 'one transaction in progress, not routed yet (row 0)');
   await r.flush();
-  t.equal(sent.length, 0);
+  t.equal(sent.length, 2, 'the flush sends the last one');
 });

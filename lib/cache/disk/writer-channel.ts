@@ -66,6 +66,11 @@ export class WriterChannel {
     this.init = { ...init, ring };
   }
 
+  /** Operations (object writes, index changes) handed to the thread and not yet settled. */
+  get operations(): number {
+    return this.pending.size;
+  }
+
   open(meta: CacheEntryMeta, settle: Settle, ack: Ack): number {
     const id = this.nextId++;
     this.pending.set(id, { settle, ack, waiting: false });
