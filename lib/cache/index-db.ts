@@ -60,7 +60,7 @@ export class IndexDb {
       dropRowsFrom: p(`DELETE FROM entries WHERE disk >= ?`),
       rangeAll: p(`SELECT * FROM entries WHERE vhost = ? AND (url, variant) > (?, ?) ORDER BY url, variant LIMIT ?`),
       rangeTo: p(`SELECT * FROM entries WHERE vhost = ? AND (url, variant) > (?, ?) AND url < ? ORDER BY url, variant LIMIT ?`),
-      expired: p(`SELECT id, path, size, disk FROM entries WHERE delete_at > 0 AND delete_at < ? LIMIT ?`),
+      expired: p(`SELECT id, vhost, path, size, disk, invalidated FROM entries WHERE delete_at > 0 AND delete_at < ? LIMIT ?`),
       keyRow: p(`SELECT id, path, size, disk FROM entries WHERE vhost = ? AND url = ? AND variant = ?`),
       latestInvalidation: p(`SELECT MAX(at) FROM cache_invalidations WHERE vhost = ?`).pluck(),
       setUsed: p(`UPDATE disks SET used = ? WHERE idx = ?`),
@@ -326,8 +326,8 @@ export class IndexDb {
     }
   }
 
-  expiredRows(now: number, limit: number): Pick<IndexRow, 'id' | 'path' | 'size' | 'disk'>[] {
-    return this.s.expired.all(now, limit) as Pick<IndexRow, 'id' | 'path' | 'size' | 'disk'>[];
+  expiredRows(now: number, limit: number): Pick<IndexRow, 'id' | 'vhost' | 'path' | 'size' | 'disk' | 'invalidated'>[] {
+    return this.s.expired.all(now, limit) as Pick<IndexRow, 'id' | 'vhost' | 'path' | 'size' | 'disk' | 'invalidated'>[];
   }
 
   /** Invalidations older than any fetch still in flight can be forgotten (see insertRow). */

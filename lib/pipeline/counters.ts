@@ -57,6 +57,8 @@ export const COUNTER_FIELDS = [
   'completed',
   /** Bytes and objects the memory cache evicted to make room (SecuredMemory). */
   'memoryEvictedBytes', 'memoryEvictedObjects',
+  /** Cached objects written to disk, erased, purged, expired (CacheFileEvent; lib/cache/events.ts). */
+  'fileCreated', 'fileErased', 'filePurged', 'fileExpired',
 ] as const;
 
 /**
@@ -123,9 +125,10 @@ export const GAUGE_STRIDE = GAUGE_FIELDS.length;
 /**
  * The gauges a worker sends per host row: GAUGE_FIELDS, then what the statistics reporter reads
  * from the host's runtime once a second: origin connections open and carrying an exchange,
- * origin requests queued for a connection, memory cache bytes and objects of the host.
+ * origin requests queued for a connection, memory cache bytes and objects of the host, and its
+ * body files open for reading or being written.
  */
-export const HOST_GAUGES = [...GAUGE_FIELDS, 'originSessions', 'originActive', 'originQueued', 'memoryBytes', 'memoryObjects'] as const;
+export const HOST_GAUGES = [...GAUGE_FIELDS, 'originSessions', 'originActive', 'originQueued', 'memoryBytes', 'memoryObjects', 'filesOpen'] as const;
 export type HostGauge = (typeof HOST_GAUGES)[number];
 export const HOST_GAUGE_STRIDE = HOST_GAUGES.length;
 export const HOST_GAUGE_INDEX = Object.fromEntries(HOST_GAUGES.map((g, i) => [g, i])) as Record<HostGauge, number>;

@@ -7,6 +7,7 @@ import { CACHE_RESULTS } from '../cache/policy/results.js';
 import { cacheResultIndex, fieldIndex, HOST_GAUGE_INDEX, type CounterField, type HostGauge } from '../pipeline/counters.js';
 import type { NodeGauges, Series, StatsAggregator } from './aggregate.js';
 import type { SystemFigures } from './system.js';
+import type { HostCensus } from './census.js';
 
 export type Interval = 'realtime' | 'min1' | 'min5';
 
@@ -22,6 +23,8 @@ export interface ViewSource {
   system(): SystemFigures;
   /** Management requests the ACL let through and refused since the start. */
   serviceAccess(): { Allow: number; Deny: number };
+  /** What the disk cache index holds for a host (a few seconds old); undefined before the first count. */
+  census(name: string): HostCensus | undefined;
   now?: () => number;
 }
 
@@ -154,15 +157,29 @@ function trafficEntry(s: Series, r: Reading): Record<string, unknown> {
   };
 }
 
-function virtualHost(name: string, s: Series, g: Float64Array, interval: Interval, now: number): Record<string, unknown> {
+/** The host's Disk group: its objects in the disk cache, in all and per cache disk. */
+function diskGroup(c: HostCensus | undefined, paths: string[]): Record<string, unknown> {
+  return {
+    FileCount: c?.files ?? 0, Size: c?.bytes ?? 0,
+    Purged: c?.purged ?? 0, Expired: c?.expired ?? 0, HardPurged: c?.hardPurged ?? 0,
+    Storage: paths.map((p, i) => ({ Index: i, Path: p, FileCount: c?.disks.get(i)?.files ?? 0, Size: c?.disks.get(i)?.bytes ?? 0 })),
+  };
+}
+
+function virtualHost(src: ViewSource, name: string, g: Float64Array, interval: Interval, now: number): Record<string, unknown> {
+  const s = src.stats.series(name);
   const r = reading(s, interval);
+  const census = src.census(name);
   const gauge = (n: HostGauge): number => g[HOST_GAUGE_INDEX[n]]!;
   const denied = r.result('TCP_DENIED');
   const vh: Record<string, unknown> = {
     Name: name, Uptime: Math.floor((now - s.since) / 1000), ...traffic(r, g),
     Memory: gauge('memoryBytes'),
     SecuredMemory: r.rate('memoryEvictedBytes'),
+    FileTotal: census?.files ?? 0,
+    FileOpened: gauge('filesOpen'),
     FileInstance: gauge('memoryObjects'),
+    WaitingFiles2Delete: census?.waitingDelete ?? 0,
     ClientHttpReqBypass: r.rate('bypassed'),
     ClientHttpReqDenied: round(denied / r.seconds),
   };
@@ -174,6 +191,7 @@ function virtualHost(name: string, s: Series, g: Float64Array, interval: Interva
   for (const h of HITS) hits += r.result(h);
   return {
     ...vh,
+    Disk: diskGroup(census, src.system().Storage.Disk.map((d) => d.Path)),
     Session: {
       Client: gauge('clientSessions'), ClientActive: gauge('clientActive'),
       Origin: gauge('originSessions'), OriginActive: gauge('originActive'), OriginQueued: gauge('originQueued'),
@@ -182,7 +200,10 @@ function virtualHost(name: string, s: Series, g: Float64Array, interval: Interva
       MemoryBytes: gauge('memoryBytes'), MemoryObjects: gauge('memoryObjects'),
       HitCount: round(hits / r.seconds), MissCount: round((r.raw('requests') - r.raw('unanswered') - hits - r.result('TCP_NONE') - denied) / r.seconds),
     },
-    CacheFileEvent: { Swap: r.rate('memoryEvictedObjects'), SwapBytes: r.rate('memoryEvictedBytes') },
+    CacheFileEvent: {
+      Create: r.rate('fileCreated'), Swap: r.rate('memoryEvictedObjects'), Erase: r.rate('fileErased'),
+      Purge: r.rate('filePurged'), Expire: r.rate('fileExpired'), SwapBytes: r.rate('memoryEvictedBytes'),
+    },
     OriginTraffic: {
       Inbound: r.rate('originBytesReceived'), Outbound: r.rate('originBytesSent'), ReqCount: r.rate('originRequests'),
       Failed: r.rate('originErrors'), Retried: r.rate('originRetried'),
@@ -236,6 +257,6 @@ export function hostDocument(src: ViewSource, interval: Interval): Record<string
   };
   if (interval === 'min5') Object.assign(host, sums(node));
   host.System = systemMembers(src, r, gauges);
-  host.VirtualHost = src.hosts().map((h) => virtualHost(h, src.stats.series(h), src.stats.hostGauges(h), interval, now));
+  host.VirtualHost = src.hosts().map((h) => virtualHost(src, h, src.stats.hostGauges(h), interval, now));
   return { Host: host };
 }

@@ -9,6 +9,7 @@ import { StatsAggregator } from './aggregate.js';
 import { StatsCollector } from './collector.js';
 import type { StatisticsSource } from './documents.js';
 import { SystemSampler } from './system.js';
+import { Census } from './census.js';
 
 export type NodeState = 'Healthy' | 'Inactive' | 'Emergency';
 
@@ -25,6 +26,8 @@ export interface StatsServiceDeps {
   crashLooping(): boolean;
   /** Management requests the ACL let through and refused since the start. */
   serviceAccess(): { Allow: number; Deny: number };
+  /** The cache index file (absolute). */
+  indexPath(): string;
 }
 
 export class StatsService {
@@ -32,10 +35,12 @@ export class StatsService {
   private readonly system: SystemSampler;
   private timer: NodeJS.Timeout | undefined;
   private collector: StatsCollector | undefined;
+  private readonly census: Census;
   readonly source: StatisticsSource;
 
   constructor(private readonly deps: StatsServiceDeps) {
     this.system = new SystemSampler(deps.pids, deps.disks);
+    this.census = new Census(deps.indexPath);
     this.source = {
       stats: this.stats,
       version: deps.version,
@@ -44,6 +49,7 @@ export class StatsService {
       hosts: () => deps.setting().hosting.filter((h) => h.enable !== false).map((h) => h.name),
       system: () => this.system.get(),
       serviceAccess: () => deps.serviceAccess(),
+      census: (name) => this.census.host(name),
       metricsGroup: () => {
         const meta = deps.setting().meta;
         return meta.labelGroupToMetrics && meta.group !== '' ? meta.group : undefined;
@@ -77,6 +83,7 @@ export class StatsService {
       this.stats.tick();
       this.system.sample();
     }, 1000).unref();
+    this.census.start();
     const cfg = this.deps.setting().env.management.cluster.stats;
     if (!cfg.enable) return;
     const listen = parseListen(cfg.listen);
@@ -101,6 +108,7 @@ export class StatsService {
   async close(): Promise<void> {
     if (this.timer !== undefined) clearInterval(this.timer);
     this.system.close();
+    await this.census.close();
     await this.collector?.close();
   }
 }

@@ -5,6 +5,7 @@
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import type { StatsDeltasMessage, WorkerGauges } from '../ipc/messages.js';
 import type { HostMemory } from '../cache/memory-store.js';
+import { cacheEvents } from '../cache/events.js';
 import { originSockets } from '../origin/trace.js';
 import {
   fieldIndex, GAUGE_STRIDE, HOST_GAUGE_INDEX, HOST_GAUGE_STRIDE, STRIDE, workerCounters, type Counters,
@@ -16,6 +17,8 @@ const ORIGIN_CONNECTED = fieldIndex('originConnected');
 const ORIGIN_CLOSED = fieldIndex('originClosed');
 const EVICTED_BYTES = fieldIndex('memoryEvictedBytes');
 const EVICTED_OBJECTS = fieldIndex('memoryEvictedObjects');
+const EVENTS = [['create', fieldIndex('fileCreated')], ['erase', fieldIndex('fileErased')],
+  ['purge', fieldIndex('filePurged')], ['expire', fieldIndex('fileExpired')]] as const;
 
 /** What the reporter reads from the worker (RtWorker.statsProbe). */
 export interface WorkerProbe {
@@ -23,6 +26,8 @@ export interface WorkerProbe {
   origin(host: string): { open: number; busy: number; queued: number } | undefined;
   /** The host's share of the memory cache; undefined before the cache is open. */
   memory(host: string): HostMemory | undefined;
+  /** Body files of the host open for reading or being written. */
+  filesOpen(host: string): number;
   /** Client connections with a request in progress, over every service server. */
   busyConnections(): number;
   waitingWrites(): number;
@@ -30,7 +35,7 @@ export interface WorkerProbe {
 }
 
 const NO_PROBE: WorkerProbe = {
-  origin: () => undefined, memory: () => undefined, busyConnections: () => 0, waitingWrites: () => 0, disks: () => [],
+  origin: () => undefined, memory: () => undefined, filesOpen: () => 0, busyConnections: () => 0, waitingWrites: () => 0, disks: () => [],
 };
 
 export class StatsReporter {
@@ -65,10 +70,13 @@ export class StatsReporter {
     this.catchUp('originClosed', ORIGIN_CLOSED, originSockets.closed);
     const names = c.hostNames();
     for (let r = 1; r < names.length; r++) {
-      const mem = this.probe.memory(names[r]!);
+      const name = names[r]!;
+      const ev = cacheEvents(name);
+      if (ev !== undefined) for (const [k, at] of EVENTS) this.catchUp(`${k} ${name}`, r * STRIDE + at, ev[k]);
+      const mem = this.probe.memory(name);
       if (mem === undefined) continue;
-      this.catchUp(`evictedBytes ${names[r]}`, r * STRIDE + EVICTED_BYTES, mem.evictedBytes);
-      this.catchUp(`evictedObjects ${names[r]}`, r * STRIDE + EVICTED_OBJECTS, mem.evictedObjects);
+      this.catchUp(`evictedBytes ${name}`, r * STRIDE + EVICTED_BYTES, mem.evictedBytes);
+      this.catchUp(`evictedObjects ${name}`, r * STRIDE + EVICTED_OBJECTS, mem.evictedObjects);
     }
     const d = c.takeDeltas();
     const rows = d.hosts.length;
@@ -88,6 +96,7 @@ export class StatsReporter {
         gauges[at + HOST_GAUGE_INDEX.memoryBytes] = mem.bytes;
         gauges[at + HOST_GAUGE_INDEX.memoryObjects] = mem.objects;
       }
+      gauges[at + HOST_GAUGE_INDEX.filesOpen] = this.probe.filesOpen(d.hosts[r]!);
     }
     const lag = this.loop.mean;
     this.loop.reset();

@@ -268,6 +268,7 @@ export class RtWorker {
     return {
       origin: (host) => this.hosts.get(host)?.origin.sessions(),
       memory: (host) => this.cache?.store.memory.hostUsage(host),
+      filesOpen: (host) => this.cache?.store.disk.filesOpen(host) ?? 0,
       busyConnections: () => {
         let n = this.internal?.busy ?? 0;
         for (const s of this.servers.values()) n += s.busy;
