@@ -105,6 +105,9 @@ function bucketOf(ms: number): number {
   return i;
 }
 
+/** Joins a host and a statistics directory in the name of a directory row (directory-stats.ts). */
+export const DIRECTORY_SEPARATOR = '\u0000';
+
 /** Where a named field sits in a row (for readers of a snapshot). */
 export function fieldIndex(name: CounterField): number {
   return F[name];
@@ -222,6 +225,11 @@ export class Counters {
     // worker that faced the client counts the transaction, so node sums count it once.
     if (tx.fromSibling) this.values[base + FROM_SIBLING]++;
     else countRow(this.values, base, tx);
+  }
+
+  /** An ended client transaction counted again in another row (a statistics directory's). */
+  countAt(slot: number, tx: TransactionRecord): void {
+    countRow(this.values, slot * STRIDE, tx);
   }
 
   /**

@@ -10,6 +10,7 @@ import type { Socket } from 'node:net';
 import { TCP_NONE } from '../cache/policy/results.js';
 import { onTraceDone, type OriginTrace } from '../origin/index.js';
 import { workerCounters } from './counters.js';
+import { countDirectories } from './directory-stats.js';
 import { h2Bytes, isH2 } from './h2.js';
 import type { TransactionRecord, TxResponse } from './transaction.js';
 
@@ -106,6 +107,8 @@ function finish(tx: TransactionRecord): void {
   if (tx.status === 0) tx.firstByteMs = -1;
   tx.cacheResult ??= TCP_NONE;
   workerCounters.count(tx);
+  const host = tx.host;
+  if (host?.directoryStats !== undefined && !tx.fromSibling) countDirectories(host.directoryStats, workerCounters, host.name, tx);
   for (let i = 0; i < sinks.length; i++) {
     try {
       sinks[i]!(tx);

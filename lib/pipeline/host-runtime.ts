@@ -6,6 +6,7 @@ import type { ResolvedHost } from '../setting/types.js';
 import { uploadLimits, type UploadLimits } from './upload.js';
 import type { Listen, RoutableHost } from '../routing/vhost-table.js';
 import { workerCounters } from './counters.js';
+import { directoryStatsOf, type DirectoryStats } from './directory-stats.js';
 import { hostLogsOf, type HostLogs } from '../log/host-logs.js';
 import { systemLog } from '../log/system-log.js';
 
@@ -29,6 +30,8 @@ export interface HostRuntime extends RoutableHost {
   counterSlot: number;
   /** What the host logs (access, origin); undefined when it logs nothing. */
   logs: HostLogs | undefined;
+  /** Directory statistics (functions.statistics.directory); undefined when off. */
+  directoryStats: DirectoryStats | undefined;
 }
 
 function cachePolicyOf(host: ResolvedHost): CachePolicyOptions {
@@ -69,8 +72,9 @@ export function buildHostRuntime(host: ResolvedHost): HostRuntime {
 }
 
 /** The members of a HostRuntime that follow the host setting without a new origin client. */
-export function cacheFields(host: ResolvedHost): Pick<HostRuntime, 'cachePolicy' | 'volatile' | 'nonVolatileSize' | 'connectTimeoutMs' | 'upload' | 'logs'> {
+export function cacheFields(host: ResolvedHost): Pick<HostRuntime, 'cachePolicy' | 'volatile' | 'nonVolatileSize' | 'connectTimeoutMs' | 'upload' | 'logs' | 'directoryStats'> {
   return {
+    directoryStats: directoryStatsOf(host.functions.statistics.directory),
     logs: hostLogsOf(host, (message) => systemLog.warn(message)),
     upload: uploadLimits(host.functions.network.http.frontEnd),
     cachePolicy: cachePolicyOf(host),

@@ -4,7 +4,7 @@
 // 1-minute and 5-minute windows (averages, 5-minute sums). Workers send deltas, so a worker that
 // restarts, counting from zero, adds only what it counted since: totals never go backwards or
 // double. What a crashed worker counted in its last second is lost (a drained one sends it).
-import { HOST_GAUGE_STRIDE, STRIDE } from '../pipeline/counters.js';
+import { DIRECTORY_SEPARATOR, HOST_GAUGE_STRIDE, STRIDE } from '../pipeline/counters.js';
 import type { StatsDeltasMessage, WorkerGauges } from '../ipc/messages.js';
 import { SlidingWindow } from './windows.js';
 
@@ -67,9 +67,11 @@ export class StatsAggregator {
     if (m.gaugeStride === HOST_GAUGE_STRIDE && m.gauges.length === m.hosts.length * HOST_GAUGE_STRIDE) this.latest.set(from, m);
     for (let r = 0; r < m.hosts.length; r++) {
       const at = r * STRIDE;
-      this.node.addRow(m.values, at);
+      const name = m.hosts[r]!;
+      // A directory row counts again what its host's row counted: not for the node.
+      if (!name.includes(DIRECTORY_SEPARATOR)) this.node.addRow(m.values, at);
       // Row 0 (no virtual host took the transaction) counts for the node only.
-      if (r > 0) this.series(m.hosts[r]!).addRow(m.values, at);
+      if (r > 0) this.series(name).addRow(m.values, at);
     }
   }
 
@@ -118,10 +120,24 @@ export class StatsAggregator {
     return s;
   }
 
-  /** Forgets hosts no longer served (their past stays in the node's figures). */
+  /** The statistics directories a host has figures for, sorted. */
+  directories(host: string): string[] {
+    const prefix = `${host}${DIRECTORY_SEPARATOR}`;
+    const out: string[] = [];
+    for (const n of this.hosts.keys()) if (n.startsWith(prefix)) out.push(n.slice(prefix.length));
+    return out.sort();
+  }
+
+  /** A statistics directory's figures (created empty when it has counted nothing yet). */
+  directory(host: string, dir: string): Series {
+    return this.series(`${host}${DIRECTORY_SEPARATOR}${dir}`);
+  }
+
+  /** Forgets hosts no longer served and their directories (their past stays in the node's figures). */
   retain(names: Iterable<string>): void {
     const keep = new Set(names);
-    for (const n of [...this.hosts.keys()]) if (!keep.has(n)) this.hosts.delete(n);
+    const hostOf = (n: string): string => n.split(DIRECTORY_SEPARATOR, 1)[0]!;
+    for (const n of [...this.hosts.keys()]) if (!keep.has(hostOf(n))) this.hosts.delete(n);
     for (const n of keep) this.series(n);
   }
 }

@@ -25,6 +25,8 @@ export interface ViewSource {
   serviceAccess(): { Allow: number; Deny: number };
   /** What the disk cache index holds for a host (a few seconds old); undefined before the first count. */
   census(name: string): HostCensus | undefined;
+  /** The host's functions.statistics.directory when enabled, else undefined. */
+  directoryStats(name: string): { depth: number; accum: boolean } | undefined;
   now?: () => number;
 }
 
@@ -118,8 +120,8 @@ function sums(s: Series): Record<string, Record<string, number>> {
   return { HttpCountSum: count, HttpRequestHitSum: hit };
 }
 
-/** The one statistics directory (`/`) of ClientTraffic.Traffic[]: the host's client side. */
-function trafficEntry(s: Series, r: Reading): Record<string, unknown> {
+/** One statistics directory of ClientTraffic.Traffic[]: `/` is the whole host. */
+function trafficEntry(path: string, s: Series, r: Reading): Record<string, unknown> {
   const sum = s.min5.sum;
   const group = (count: CounterField, completed: CounterField | undefined, timeRes: CounterField, timeComplete: CounterField, n: number) => ({
     CountSum: sum[fieldIndex(count)]!,
@@ -143,7 +145,7 @@ function trafficEntry(s: Series, r: Reading): Record<string, unknown> {
   for (const c of CLASSES) response[`Res${c}`] = group(`responses${c}`, `completed${c}`, `firstByteMs${c}`, `totalMs${c}`, r.raw(`responses${c}`));
   return {
     RequestHitRatio: requests > 0 ? Math.round((hits / requests) * 10000) : 0,
-    Path: '/',
+    Path: path,
     HttpReqCountSum: sum[fieldIndex('requests')]!,
     HttpReqCount: r.rate('requests'),
     HttpReqHeaderSize: r.rate('requestHeadBytes'),
@@ -208,12 +210,29 @@ function virtualHost(src: ViewSource, name: string, g: Float64Array, interval: I
       Inbound: r.rate('originBytesReceived'), Outbound: r.rate('originBytesSent'), ReqCount: r.rate('originRequests'),
       Failed: r.rate('originErrors'), Retried: r.rate('originRetried'),
     },
-    ClientTraffic: {
-      // Directory statistics are not configurable yet: one entry, `/`, at depth 0, not accumulated.
-      Depth: 0, Accum: 0, HttpsTraffic: round((r.raw('tlsInBytes') + r.raw('tlsOutBytes')) / r.seconds), TrafficCount: 1,
-      Traffic: [trafficEntry(s, r)],
-    },
+    ClientTraffic: clientTraffic(src, name, s, r, interval),
     UrlBypass: { Count: r.rate('bypassed'), Inbound: r.rate('bypassInBytes'), Outbound: r.rate('bypassOutBytes') },
+  };
+}
+
+/**
+ * ClientTraffic: `/` (the whole host) and, with directory statistics, each directory counted so
+ * far; Depth and Accum are the setting's (0 and 0 without it), HttpsTraffic the bytes over TLS.
+ */
+function clientTraffic(src: ViewSource, name: string, s: Series, r: Reading, interval: Interval): Record<string, unknown> {
+  const cfg = src.directoryStats(name);
+  const entries = [trafficEntry('/', s, r)];
+  if (cfg !== undefined) {
+    for (const dir of src.stats.directories(name)) {
+      const d = src.stats.directory(name, dir);
+      entries.push(trafficEntry(dir, d, reading(d, interval)));
+    }
+  }
+  return {
+    Depth: cfg?.depth ?? 0, Accum: cfg?.accum === true ? 1 : 0,
+    HttpsTraffic: round((r.raw('tlsInBytes') + r.raw('tlsOutBytes')) / r.seconds),
+    TrafficCount: entries.length,
+    Traffic: entries,
   };
 }
 

@@ -50,6 +50,11 @@ export class StatsService {
       system: () => this.system.get(),
       serviceAccess: () => deps.serviceAccess(),
       census: (name) => this.census.host(name),
+      directoryStats: (name) => {
+        const h = deps.setting().hosting.find((x) => x.name === name);
+        const d = { ...deps.setting().functions.statistics?.directory, ...h?.functions?.statistics?.directory };
+        return d.enable === true ? { depth: d.depth ?? 1, accum: d.accum === true } : undefined;
+      },
       metricsGroup: () => {
         const meta = deps.setting().meta;
         return meta.labelGroupToMetrics && meta.group !== '' ? meta.group : undefined;

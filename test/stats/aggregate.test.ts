@@ -32,7 +32,7 @@ function tx(slot: number, status: number, result: TransactionRecord['cacheResult
 const system = { CPU: {}, Mem: {}, Storage: { Disk: [] }, TCPSocket: {}, EQ: 0, SystemLoadAverage: {} } as unknown as SystemFigures;
 
 function source(agg: StatsAggregator, now: () => number): ViewSource {
-  return { stats: agg, version: 't', name: 'node', state: () => 'Healthy', hosts: () => ['a.test'], system: () => system, serviceAccess: () => ({ Allow: 0, Deny: 0 }), census: () => undefined, now };
+  return { stats: agg, version: 't', name: 'node', state: () => 'Healthy', hosts: () => ['a.test'], system: () => system, serviceAccess: () => ({ Allow: 0, Deny: 0 }), census: () => undefined, directoryStats: () => undefined, now };
 }
 
 type Doc = { Host: Record<string, number> & { VirtualHost: Array<Record<string, number>>; HttpCountSum: Record<string, number>; HttpRequestHitSum: Record<string, number> } };
