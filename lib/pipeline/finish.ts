@@ -57,7 +57,6 @@ interface ConnectionMarks extends Socket {
 export function track(tx: TransactionRecord): void {
   const res = tx.res as TxResponse;
   res.tx = tx;
-  workerCounters.begin();
   res.on('close', onResponseClose);
   // A pipelined request's response waits unassigned behind the one on the wire, and node never
   // emits its 'close' when the connection dies first: the connection's own 'close' ends it.
@@ -102,7 +101,7 @@ function finish(tx: TransactionRecord): void {
   tx.completed = res.writableFinished && !tx.aborted;
   // An answer started when a byte of it went out (document 3: a connection that ends before the
   // response starts logs status 0).
-  workerCounters.end(tx, tx.firstByteMs >= 0);
+  if (tx.inSessions) workerCounters.end(tx, tx.firstByteMs >= 0);
   tx.status = res.headersSent && (sent > 0 || tx.completed) ? res.statusCode : 0;
   if (tx.status === 0) tx.firstByteMs = -1;
   tx.cacheResult ??= TCP_NONE;

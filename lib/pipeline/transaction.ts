@@ -53,6 +53,8 @@ export class TransactionRecord {
   /** Path plus query as the cache and the origin see it (after the target form and rewrites). */
   url: string;
   readonly connection: Connection;
+  /** Counted in the session gauges (came in on a service port, not a sibling's hand-off). */
+  inSessions = false;
   /** Arrived from a sibling worker (hash balance): already counted and X-Forwarded-For set there. */
   fromSibling = false;
   /** Handed to this sibling worker index (hash balance), -1 when served here. */
@@ -164,7 +166,7 @@ export class TxResponse extends ServerResponse {
     const tx = this.tx;
     if (tx !== undefined && tx.firstByteMs < 0) {
       tx.firstByteMs = performance.now() - tx.startMono;
-      workerCounters.answering(tx);
+      if (tx.inSessions) workerCounters.answering(tx);
     }
     // node's writeHead sorts (code, reason, headers) from (code, headers) itself.
     return super.writeHead(statusCode, reason as string | undefined, headers);

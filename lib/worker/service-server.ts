@@ -85,7 +85,8 @@ export class ServiceServer {
   private readonly sockets = new Map<Socket, SocketUse>();
   private draining = false;
 
-  constructor(handler: (req: http.IncomingMessage, res: http.ServerResponse) => void, t: ServerTimeouts) {
+  /** `clients` false: the internal (sibling) port, whose connections are not client connections. */
+  constructor(handler: (req: http.IncomingMessage, res: http.ServerResponse) => void, t: ServerTimeouts, clients = true) {
     this.server = http.createServer({
       // Carries the transaction for the finish stage and stamps the time to first byte.
       ServerResponse: TxResponse,
@@ -123,7 +124,7 @@ export class ServiceServer {
     this.server.on('connection', (socket: TrackedSocket) => {
       // A socket handed back after an Upgrade request (ignoreUpgrade) keeps its record.
       if (this.sockets.has(socket)) return;
-      countClientSocket(socket);
+      if (clients) countClientSocket(socket);
       const use: SocketUse = { pending: new Set(), onAnswered: undefined, refused: false, lastUsed: Date.now() };
       socket[USE] = use;
       this.sockets.set(socket, use);

@@ -164,7 +164,7 @@ export class RtWorker {
     return new ServiceServer((req: IncomingMessage, res: ServerResponse) => {
       if (this.siblings?.trusts(req) !== true) { sendError(res, 403, undefined, true); return; }
       this.handle(req, res, undefined);
-    }, t);
+    }, t, false);
   }
 
   private async openListeners(listens: Listen[], tlsPorts: TlsPort[], basePort: number, t: ServerTimeouts, h2: H2Settings): Promise<string[]> {
@@ -270,7 +270,7 @@ export class RtWorker {
       memory: (host) => this.cache?.store.memory.hostUsage(host),
       filesOpen: (host) => this.cache?.store.disk.filesOpen(host) ?? 0,
       busyConnections: () => {
-        let n = this.internal?.busy ?? 0;
+        let n = 0;
         for (const s of this.servers.values()) n += s.busy;
         for (const c of this.h2c.values()) n += c.h2.busy;
         return n;
