@@ -122,7 +122,7 @@ export function cacheResultIndex(result: (typeof CACHE_RESULTS)[number]): number
  * not finished) and, of those, the ones whose answer has started (ClientSession,
  * ClientActiveSession). Kept by increments at receive, routing, the status line and finish.
  */
-export const GAUGE_FIELDS = ['clientSessions', 'clientActive'] as const;
+const GAUGE_FIELDS = ['clientSessions', 'clientActive'] as const;
 export const GAUGE_STRIDE = GAUGE_FIELDS.length;
 
 /**
@@ -131,7 +131,7 @@ export const GAUGE_STRIDE = GAUGE_FIELDS.length;
  * origin requests queued for a connection, memory cache bytes and objects of the host, and its
  * body files open for reading or being written.
  */
-export const HOST_GAUGES = [...GAUGE_FIELDS, 'originSessions', 'originActive', 'originQueued', 'memoryBytes', 'memoryObjects', 'filesOpen'] as const;
+const HOST_GAUGES = [...GAUGE_FIELDS, 'originSessions', 'originActive', 'originQueued', 'memoryBytes', 'memoryObjects', 'filesOpen'] as const;
 export type HostGauge = (typeof HOST_GAUGES)[number];
 export const HOST_GAUGE_STRIDE = HOST_GAUGES.length;
 export const HOST_GAUGE_INDEX = Object.fromEntries(HOST_GAUGES.map((g, i) => [g, i])) as Record<HostGauge, number>;

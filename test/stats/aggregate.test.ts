@@ -2,7 +2,7 @@
 // up across workers, across a worker restart, and over the averaging windows (manual ticks
 // stand for the primary's 1-second clock; the wall clock is injected).
 import t from 'tap';
-import { Counters, cacheResultIndex, fieldIndex, HOST_GAUGE_INDEX } from '../../lib/pipeline/counters.js';
+import { Counters, cacheResultIndex, countUrlRewrite, fieldIndex, HOST_GAUGE_INDEX, STRIDE, URL_REWRITE_COUNTER } from '../../lib/pipeline/counters.js';
 import type { StatsDeltasMessage } from '../../lib/ipc/messages.js';
 import type { TransactionRecord } from '../../lib/pipeline/transaction.js';
 import { StatsAggregator } from '../../lib/stats/aggregate.js';
@@ -125,4 +125,18 @@ t.test('a reporter with nothing counted sends zero deltas and the gauges as they
   t.equal(sent[0]!.gauges[HOST_GAUGE_INDEX.clientSessions], 1, 'one transaction in progress, not routed yet (row 0)');
   await r.flush();
   t.equal(sent.length, 2, 'the flush sends the last one');
+});
+
+t.test('a URL rewrite counted through countUrlRewrite shows as System.URLRewrite and in /metrics', async (t) => {
+  const agg = new StatsAggregator(() => 0);
+  const counters = new Counters();
+  const slot = counters.slotOf('a.test');
+  countUrlRewrite(slot, counters);
+  countUrlRewrite(0, counters);
+  t.equal(counters.values[slot * STRIDE + URL_REWRITE_COUNTER], 1, 'the host row has its slot');
+  new StatsReporter((m) => agg.onDeltas(m, 1), undefined, counters).report();
+  agg.tick();
+  const doc = hostDocument(source(agg, () => 1000), 'realtime') as unknown as { Host: { System: { URLRewrite: number } } };
+  t.equal(doc.Host.System.URLRewrite, 2, 'two rewrites in the last second');
+  t.match(metricsText(source(agg, () => 1000), undefined), /^svc_url_rewrites_total\{vhost="a\.test"\} 1$/m);
 });
