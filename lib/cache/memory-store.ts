@@ -362,9 +362,10 @@ export class MemoryStore implements CacheStore {
     return h;
   }
 
-  /** One host's share of the store (zeros for a host it never held). */
+  /** A copy of one host's share of the store now (zeros for a host it never held). */
   hostUsage(vhost: string): HostMemory {
-    return this.perHost.get(vhost) ?? { bytes: 0, objects: 0, evictedBytes: 0, evictedObjects: 0 };
+    const h = this.perHost.get(vhost);
+    return h === undefined ? { bytes: 0, objects: 0, evictedBytes: 0, evictedObjects: 0 } : { ...h };
   }
 }
 

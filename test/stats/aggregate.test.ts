@@ -8,7 +8,7 @@ import type { TransactionRecord } from '../../lib/pipeline/transaction.js';
 import { StatsAggregator } from '../../lib/stats/aggregate.js';
 import { hostDocument, type ViewSource } from '../../lib/stats/realtime-view.js';
 import { metricsText } from '../../lib/stats/prometheus.js';
-import { StatsReporter } from '../../lib/worker/stats-reporter.js';
+import { StatsReporter, type WorkerProbe } from '../../lib/worker/stats-reporter.js';
 import type { SystemFigures } from '../../lib/stats/system.js';
 
 let nextWorker = 1;
@@ -139,4 +139,56 @@ t.test('a URL rewrite counted through countUrlRewrite shows as System.URLRewrite
   const doc = hostDocument(source(agg, () => 1000), 'realtime') as unknown as { Host: { System: { URLRewrite: number } } };
   t.equal(doc.Host.System.URLRewrite, 2, 'two rewrites in the last second');
   t.match(metricsText(source(agg, () => 1000), undefined), /^svc_url_rewrites_total\{vhost="a\.test"\} 1$/m);
+});
+
+t.test('what the reporter reads from the worker reaches the document: sessions, connections, memory, files, writer queue, disks', async (t) => {
+  const agg = new StatsAggregator(() => 0);
+  const counters = new Counters();
+  const slot = counters.slotOf('a.test');
+  const probe: WorkerProbe = {
+    origin: (h) => (h === 'a.test' ? { open: 3, busy: 2, queued: 4 } : undefined),
+    memory: (h) => (h === 'a.test' ? { bytes: 5000, objects: 2, evictedBytes: 700, evictedObjects: 1 } : undefined),
+    filesOpen: () => 1, busyConnections: () => 1, waitingWrites: () => 6, disks: () => ['Normal'],
+  };
+  counters.begin();
+  counters.routed(slot);
+  const one = tx(slot, 200, 'TCP_HIT', 10);
+  counters.answering(one);
+  const r1 = new StatsReporter((m) => agg.onDeltas(m, 1), probe, counters);
+  const r2 = new StatsReporter((m) => agg.onDeltas(m, 2), probe, new Counters());
+  r1.report();
+  r2.report();
+  agg.tick();
+  const h = (hostDocument(source(agg, () => 0), 'realtime') as { Host: Record<string, any> }).Host;
+  const v = h.VirtualHost[0];
+  t.same([v.ClientSession, v.ClientActiveSession, v.OriginSession, v.OriginActiveSession], [1, 1, 3, 2], 'one worker has the host');
+  t.same([v.Memory, v.FileInstance, v.FileOpened, v.SecuredMemory], [5000, 2, 1, 700]);
+  t.same(v.Session, { Client: 1, ClientActive: 1, Origin: 3, OriginActive: 2, OriginQueued: 4 });
+  t.equal(h.System.RQ, 4, 'RQ: origin requests queued for a connection');
+  t.equal(h.System.WaitingFiles2Write, 12, 'both workers\' writer queues');
+  t.equal(h.System.ServerSocket.Established, 2);
+  t.same(h.System.ClientSocket.Total, 3);
+  counters.end(one, true);
+  r1.report();
+  agg.tick();
+  const later = (hostDocument(source(agg, () => 0), 'realtime') as { Host: Record<string, any> }).Host.VirtualHost[0];
+  t.same([later.ClientSession, later.ClientActiveSession], [0, 0], 'the transaction ended');
+  t.equal(later.SecuredMemory, 0, 'evictions are counted once, as they happen');
+  agg.workerGone(1);
+  t.equal((hostDocument(source(agg, () => 0), 'realtime') as { Host: Record<string, any> }).Host.VirtualHost[0].OriginSession, 0,
+    'a worker that exited takes its connections with it');
+});
+
+t.test('bytes over TLS count in SSL and HttpsTraffic', async (t) => {
+  const agg = new StatsAggregator(() => 0);
+  const counters = new Counters();
+  const slot = counters.slotOf('a.test');
+  const secure = { ...tx(slot, 200, 'TCP_HIT', 1000), req: { socket: { encrypted: true } } } as unknown as TransactionRecord;
+  counters.count(secure);
+  counters.count(tx(slot, 200, 'TCP_HIT', 1000));
+  new StatsReporter((m) => agg.onDeltas(m, 1), undefined, counters).report();
+  agg.tick();
+  const ct = (hostDocument(source(agg, () => 0), 'realtime') as { Host: Record<string, any> }).Host.VirtualHost[0].ClientTraffic;
+  t.same(ct.Traffic[0].SSL, { RecvSize: 50, SendSize: 1100 }, 'the one TLS transaction only');
+  t.equal(ct.HttpsTraffic, 1150);
 });
