@@ -175,7 +175,8 @@ function system(w: Writer, src: ViewSource): void {
   w.sample('svc_system_load_average', { period: '1m' }, s.SystemLoadAverage.Min1);
   w.sample('svc_system_load_average', { period: '5m' }, s.SystemLoadAverage.Min5);
   w.sample('svc_system_load_average', { period: '15m' }, s.SystemLoadAverage.Min15);
-  gauge('svc_event_loop_delay_seconds', 'Mean event-loop delay of the primary over the last second (EQ).', s.EQ / 100_000);
+  gauge('svc_event_loop_delay_seconds', 'Largest mean event-loop delay of the primary and the workers over the last second (EQ).',
+    Math.max(s.EQ, src.stats.nodeGauges().eventLoopLag) / 100_000);
   w.family('svc_system_tcp_sockets', 'gauge', 'TCP sockets of the machine by state (/proc/net/sockstat, /proc/net/snmp).');
   for (const [state, v] of Object.entries({ established: s.TCPSocket.Established, timewait: s.TCPSocket.Timewait, orphan: s.TCPSocket.Orphan, alloc: s.TCPSocket.Alloc })) {
     w.sample('svc_system_tcp_sockets', { state }, v);
