@@ -1,8 +1,8 @@
 // OriginSet.dispatch: the callback form of request() the cache miss path uses. Same failover,
 // same head; the body goes to callbacks, can be paused, turned into a Readable, or discarded.
 import t from 'tap';
-import { OriginError, OriginSet, type OriginBody, type OriginHead, type OriginOptions } from '../../lib/origin/index.js';
-import { deadPort, startOrigin } from './fixtures/origins.js';
+import { OriginError, OriginSet, type OriginBody, type OriginHead } from '../../lib/origin/index.js';
+import { deadPort, startOrigin, originSets } from './fixtures/origins.js';
 import { until } from '../helpers/wait.js';
 
 const big = Buffer.alloc(3 * 1024 * 1024, 7);
@@ -14,17 +14,7 @@ const origin = await startOrigin((req, res, body) => {
   res.writeHead(200, { 'content-type': 'text/plain', 'set-cookie': ['a=1', 'b=2'], 'X-Mixed-Case': 'v' });
   res.end(`${req.method} ${req.url}${body === '' ? '' : ` ${body}`}`);
 });
-const sets: OriginSet[] = [];
-t.teardown(async () => {
-  await Promise.all(sets.map((s) => s.close()));
-  await origin.stop();
-});
-
-function set(o: Partial<OriginOptions> & { address: string[] }): OriginSet {
-  const s = new OriginSet({ vhost: 'www.v.com', protocol: 'http', address2: [], ...o });
-  sets.push(s);
-  return s;
-}
+const set = originSets(origin, (fn) => t.teardown(fn));
 
 interface Got { head: OriginHead; body: Buffer; chunks: number }
 
