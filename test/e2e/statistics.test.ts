@@ -94,7 +94,8 @@ t.test('counts, bytes and hit ratios of a known mix match what was sent, in ever
   // A real Prometheus server scrapes the collector and answers a PromQL query with the count.
   const prom = await startPrometheus(dir, `127.0.0.1:${statsPort}`);
   t.teardown(() => prom.stop());
-  const scraped = await pollUntil(() => prom.query('sum(svc_client_requests_total{group="edge-a"})'), (v) => v === 12, { timeoutMs: 30_000, intervalMs: 200 });
+  const scraped = await pollUntil(() => prom.query('sum(svc_client_requests_total{group="edge-a"})'), (v) => v === 12,
+    { timeoutMs: 30_000, intervalMs: 200 });
   t.equal(scraped, 12, 'Prometheus answers sum(svc_client_requests_total) with the twelve requests');
   await prom.stop();
 
