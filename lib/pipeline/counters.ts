@@ -192,26 +192,28 @@ export class Counters {
     return this.names;
   }
 
-  /** A client transaction was received (no host yet: row 0). */
-  begin(): void {
+  /** A client transaction was received: counted in row 0 (no host yet); returns that row. */
+  begin(): number {
     this.gauges[0]++;
+    return 0;
   }
 
-  /** It was routed to the host of counter row `slot`. */
-  routed(slot: number): void {
-    if (slot <= 0) return;
+  /** It was routed to the host of counter row `slot`: moves it there; returns its row. */
+  routed(slot: number): number {
+    if (slot <= 0) return 0;
     this.gauges[0]--;
     this.gauges[slot * GAUGE_STRIDE]++;
+    return slot;
   }
 
-  /** Its status line went out: it is sending its answer. */
-  answering(tx: TransactionRecord): void {
-    this.gauges[gaugeRow(tx) + 1]++;
+  /** The transaction of gauge row `row` sent its status line: it is sending its answer. */
+  answering(row: number): void {
+    this.gauges[row * GAUGE_STRIDE + 1]++;
   }
 
-  /** It finished; `answered`: answering() was called for it. */
-  end(tx: TransactionRecord, answered: boolean): void {
-    const at = gaugeRow(tx);
+  /** The transaction of gauge row `row` finished; `answered`: answering() was called for it. */
+  end(row: number, answered: boolean): void {
+    const at = row * GAUGE_STRIDE;
     this.gauges[at]--;
     if (answered) this.gauges[at + 1]--;
   }
@@ -277,11 +279,6 @@ export class Counters {
     }
     return { hosts: this.names.slice(), stride: STRIDE, values: out, total, gauges: this.gauges.slice(0, rows * GAUGE_STRIDE) };
   }
-}
-
-function gaugeRow(tx: TransactionRecord): number {
-  const slot = tx.host === undefined ? 0 : tx.host.counterSlot;
-  return slot > 0 ? slot * GAUGE_STRIDE : 0;
 }
 
 function countRow(v: Float64Array, base: number, tx: TransactionRecord): void {

@@ -99,9 +99,9 @@ function finish(tx: TransactionRecord): void {
   // (The version alone could be an HTTP/1 request line claiming 2.0, answered 505.)
   const sent = req.httpVersionMajor === 2 && isH2(req) ? h2Bytes(tx) : connectionBytes(tx);
   tx.completed = res.writableFinished && !tx.aborted;
+  if (tx.sessionRow >= 0) workerCounters.end(tx.sessionRow, tx.firstByteMs >= 0);
   // An answer started when a byte of it went out (document 3: a connection that ends before the
   // response starts logs status 0).
-  if (tx.inSessions) workerCounters.end(tx, tx.firstByteMs >= 0);
   tx.status = res.headersSent && (sent > 0 || tx.completed) ? res.statusCode : 0;
   if (tx.status === 0) tx.firstByteMs = -1;
   tx.cacheResult ??= TCP_NONE;

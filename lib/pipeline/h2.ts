@@ -49,7 +49,7 @@ export class TxH2Response extends Http2ServerResponse<TxH2Request> {
     const tx = this.tx;
     if (tx !== undefined && tx.firstByteMs < 0) {
       tx.firstByteMs = performance.now() - tx.startMono;
-      if (tx.inSessions) workerCounters.answering(tx);
+      if (tx.sessionRow >= 0) workerCounters.answering(tx.sessionRow);
     }
     // HTTP/2 has no reason phrase (node warns about one once per process).
     const fields = typeof reason === 'object' ? reason : headers;

@@ -120,10 +120,7 @@ export function createHandler(getState: () => RuntimeState, sessionIds: SessionI
     const tx = new TransactionRecord(req, res, sessionIds.take());
     track(tx);
     // A sibling's hand-off (the internal port: no `port`) is in the sibling's sessions already.
-    if (port !== undefined) {
-      tx.inSessions = true;
-      workerCounters.begin();
-    }
+    if (port !== undefined) tx.sessionRow = workerCounters.begin();
     const rawUrl = tx.urlReceived;
     let head: HeadShape;
     if (req.httpVersionMajor === 1) head = measureHead(req.rawHeaders);
@@ -157,7 +154,7 @@ export function createHandler(getState: () => RuntimeState, sessionIds: SessionI
     // default host can serve it.
     const host = state.table.route(target.host, port, port === undefined ? undefined : req.socket.localAddress);
     tx.host = host;
-    if (host !== undefined && tx.inSessions) workerCounters.routed(host.counterSlot);
+    if (host !== undefined && tx.sessionRow === 0) tx.sessionRow = workerCounters.routed(host.counterSlot);
     tx.url = target.url;
     // The URL and header limits are the routed host's own (functions inside a host override the
     // global ones); with no host, the global ones.

@@ -53,8 +53,12 @@ export class TransactionRecord {
   /** Path plus query as the cache and the origin see it (after the target form and rewrites). */
   url: string;
   readonly connection: Connection;
-  /** Counted in the session gauges (came in on a service port, not a sibling's hand-off). */
-  inSessions = false;
+  /**
+   * The counter row whose session gauges count this transaction (0 until routed to a host); -1
+   * when it is not counted (a sibling's hand-off on the internal port). Kept so a later change of
+   * `host` cannot unbalance the gauges.
+   */
+  sessionRow = -1;
   /** Arrived from a sibling worker (hash balance): already counted and X-Forwarded-For set there. */
   fromSibling = false;
   /** Handed to this sibling worker index (hash balance), -1 when served here. */
@@ -179,7 +183,7 @@ export class TxResponse extends ServerResponse {
     const tx = this.tx;
     if (tx !== undefined && tx.firstByteMs < 0) {
       tx.firstByteMs = performance.now() - tx.startMono;
-      if (tx.inSessions) workerCounters.answering(tx);
+      if (tx.sessionRow >= 0) workerCounters.answering(tx.sessionRow);
     }
     // node's writeHead sorts (code, reason, headers) from (code, headers) itself.
     return super.writeHead(statusCode, reason as string | undefined, headers);
