@@ -306,8 +306,7 @@ function countRow(v: Float64Array, base: number, tx: TransactionRecord): void {
     v[base + BYPASSED + 1] += bytesIn;
     v[base + BYPASSED + 2] += bytesOut;
   }
-  // An HTTP/2 request's socket is node's proxy of the session's socket: TLS unless h2c.
-  if ((tx.req.socket as { encrypted?: boolean } | null)?.encrypted === true) {
+  if (tx.connection.tls) {
     v[base + TLS_IN] += bytesIn;
     v[base + TLS_IN + 1] += bytesOut;
   }

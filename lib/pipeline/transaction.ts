@@ -25,6 +25,8 @@ export interface Connection {
   readonly clientPort: number;
   readonly serverAddress: string;
   readonly serverPort: number;
+  /** The connection is TLS (an HTTP/2 request's socket is node's proxy of its session's socket). */
+  readonly tls: boolean;
 }
 
 interface NamedSocket extends Socket { svcConnection?: Connection }
@@ -39,6 +41,7 @@ function connectionOf(socket: NamedSocket): Connection {
     c = {
       clientAddress: plainAddress(socket.remoteAddress), clientPort: socket.remotePort ?? 0,
       serverAddress: plainAddress(socket.localAddress), serverPort: socket.localPort ?? 0,
+      tls: (socket as { encrypted?: boolean }).encrypted === true,
     };
     socket.svcConnection = c;
   }
