@@ -26,13 +26,13 @@ function plainHost(api: Pick<ManagementApiSetting, 'allowList'>): string {
 
 export class ManagementApi {
   private readonly dispatcher: Dispatcher;
+  private plain: PlainServer | undefined;
+  private tlsServer: https.Server | undefined;
 
   /** Management requests the ACL let through and refused since the start. */
   get serviceAccess(): { Allow: number; Deny: number } {
     return this.dispatcher.serviceAccess;
   }
-  private plain: PlainServer | undefined;
-  private tlsServer: https.Server | undefined;
 
   constructor(private readonly opts: ManagementApiOptions) {
     this.dispatcher = new Dispatcher([...allRoutes(), ...(opts.extraRoutes ?? [])], {
