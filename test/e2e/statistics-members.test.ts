@@ -4,6 +4,7 @@
 // management ACL's allow/deny, the disk census and cache file events, directory statistics, and
 // a cache disk whose directory is gone (Unmounted, State Emergency).
 import http from 'node:http';
+import net from 'node:net';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -196,9 +197,19 @@ t.test('every member document 1 lists is in the statistics, and each shows what 
   t.equal((await held).status, 200);
   const idle = await pollUntil(() => doc('/monitoring/realtime'), (h) => h.VirtualHost[0].ClientSession === 0, { timeoutMs: 10_000 });
   t.equal(idle.VirtualHost[0].ClientActiveSession, 0, 'nothing in progress once it ended');
+  // A client that leaves in the middle of its answer leaves nothing in progress behind.
+  release = undefined;
+  const leaving = net.connect(port, '127.0.0.1', () => leaving.write('GET /slow HTTP/1.1\r\nHost: m.test\r\n\r\n'));
+  leaving.on('error', () => undefined);
+  await pollUntil(() => doc('/monitoring/realtime'), (h) => h.VirtualHost[0].ClientActiveSession === 1, { timeoutMs: 10_000 });
+  leaving.destroy();
+  const left = await pollUntil(() => doc('/monitoring/realtime'),
+    (h) => h.VirtualHost[0].ClientSession === 0 && h.VirtualHost[0].ClientActiveSession === 0, { timeoutMs: 10_000 });
+  t.same([left.VirtualHost[0].ClientSession, left.VirtualHost[0].ClientActiveSession], [0, 0], 'the aborted transaction ended');
+  (release as (() => void) | undefined)?.();
   const totals = await metrics();
-  t.equal(sample(totals, 'svc_client_connections_accepted_total'), 4, 'four client connections accepted');
-  await pollUntil(metrics, (m) => sample(m, 'svc_client_connections_closed_total') === 4, { timeoutMs: 10_000 });
+  t.equal(sample(totals, 'svc_client_connections_accepted_total'), 5, 'five client connections accepted');
+  await pollUntil(metrics, (m) => sample(m, 'svc_client_connections_closed_total') === 5, { timeoutMs: 10_000 });
   t.ok((sample(totals, 'svc_origin_connections_opened_total') ?? 0) >= 1, 'origin connections opened are counted');
 
   // The cache disk's directory disappears: Unmounted, and with no disk left the node is in Emergency.
