@@ -1,7 +1,8 @@
 // Per-host counts of what happened to cached objects in this process since it started
-// (VirtualHost CacheFileEvent): objects written to disk, erased (expiry sweep, hard purge),
-// purged and expired by invalidation. Counted where each happens (the writer channel, the sweep,
-// runInvalidation), once per object event, never on a hit; the statistics reporter reads them.
+// (VirtualHost CacheFileEvent): objects written to disk, erased (expiry sweep, hard purge, quota
+// eviction by the writer thread), purged and expired by invalidation. Counted where each happens
+// (the writer channel, the sweep, runInvalidation), once per object event, never on a hit; the
+// statistics reporter reads them.
 
 export interface CacheEvents {
   create: number;

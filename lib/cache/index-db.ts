@@ -39,7 +39,7 @@ export class IndexDb {
       // key that is there already (a replacement) inserts nothing; insertRow handles that.
       insert: p(`INSERT INTO entries (${COLUMNS}) VALUES (${COLUMNS.split(', ').map(() => '?').join(', ')}) ON CONFLICT DO NOTHING`),
       deleteId: p(`DELETE FROM entries WHERE id = ?`),
-      lru: p(`SELECT id, path, size FROM entries WHERE disk = ? ORDER BY last_access LIMIT ?`),
+      lru: p(`SELECT id, vhost, path, size FROM entries WHERE disk = ? ORDER BY last_access LIMIT ?`),
       invalidatedSince: p(`SELECT MAX(at) FROM cache_invalidations WHERE vhost = ? AND at >= ?
         AND (url = ? OR (prefix = 1 AND substr(?, 1, length(url)) = url))`).pluck(),
       recordInvalidation: p('INSERT INTO cache_invalidations (vhost, url, prefix, at) VALUES (?, ?, 0, ?)'),
@@ -131,12 +131,13 @@ export class IndexDb {
     this.addUsed(row.size, row.disk, batch);
     let over = this.used(row.disk, batch) - quota;
     for (let rounds = 0; over > 0 && rounds < 10_000; rounds++) {
-      const victims = this.s.lru.all(row.disk, 64) as { id: number; path: string; size: number }[];
+      const victims = this.s.lru.all(row.disk, 64) as { id: number; vhost: string; path: string; size: number }[];
       let took = false;
       for (const v of victims) {
         if (over <= 0) break;
         if (v.id === id) continue;
         this.removeRow({ ...v, disk: row.disk }, released, batch);
+        released.evicted?.push(v.vhost);
         over -= v.size;
         took = true;
       }

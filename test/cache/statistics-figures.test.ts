@@ -65,3 +65,13 @@ t.test('the census counts each host\'s objects, bytes and rows past their delete
   t.equal(cacheEvents('f.example')!.erase, erased + 1, 'an Erase');
   t.match(census.take(clock).find((r) => r.vhost === 'f.example'), { files: 1, waitingDelete: 0 });
 });
+
+t.test('a row evicted to make room on a full disk is an Erase of its host', async (t) => {
+  const s = openDisk(t, { disks: [{ path: tempDir(t), quota: 10_000 }] });
+  const host = (url: string) => ({ vhost: 'e.example', url });
+  for (const u of ['/a', '/b', '/c']) await store(s, metaOf(host(u)), Buffer.alloc(3_000, 1));
+  t.equal(cacheEvents('e.example')?.erase ?? 0, 0);
+  await store(s, metaOf(host('/d')), Buffer.alloc(3_000, 2));
+  t.ok(await waitFor(() => (cacheEvents('e.example')?.erase ?? 0) === 1), 'the least recently used row went: one Erase');
+  t.equal(cacheEvents('e.example')!.create, 4);
+});

@@ -236,6 +236,7 @@ export class WriterChannel {
     if (r.freed !== undefined) this.inFlight = Math.max(0, this.inFlight - r.freed);
     if (r.ring !== undefined) this.ringTail = r.ring;
     if (r.disks !== undefined) for (const [idx, status] of r.disks) this.onDisk(idx, status);
+    if (r.evicted !== undefined) for (const vhost of r.evicted) countCacheEvent(vhost, 'erase');
     if (r.acked !== undefined) for (let i = 0; i < r.acked.length; i += 2) this.pending.get(r.acked[i]!)?.ack(r.acked[i + 1]!);
     if (r.ok !== undefined) {
       let vals: Map<number, number> | undefined;
