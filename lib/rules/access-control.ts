@@ -6,7 +6,8 @@ export interface AccessEntrySetting {
   pattern: string;
   action: 'allow' | 'deny' | 'redirect';
   location?: string | undefined;
-  status: number;
+  /** Absent in entries of a host's own functions (array items get no schema defaults there). */
+  status?: number | undefined;
 }
 
 export interface AccessControlSetting {
@@ -35,7 +36,7 @@ export function compileAccess(s: AccessControlSetting, geo: CountryLookup | unde
   const entries = s.matchingList.map((e) => {
     const pattern = compilePattern(e.pattern, { caseSensitive: s.caseSensitive, allowUrl: true, geo });
     const location = compileReplace(e.location ?? '');
-    return { pattern, action: e.action, location, status: e.status, entry: e };
+    return { pattern, action: e.action, location, status: e.status ?? 302, entry: e };
   });
   return { entries, denyByDefault: s.default === 'deny' };
 }
