@@ -186,7 +186,8 @@ export function createHandler(getState: () => RuntimeState, sessionIds: SessionI
       return sendError(res, 400, undefined, true);
     }
     // The request rules of the host (urlRewrites, then access control); none: one property test.
-    if (host.rules !== undefined) {
+    // A sibling's hand-off already went through them (its URL is the rewritten one).
+    if (host.rules !== undefined && !tx.fromSibling) {
       tx.ruleHost = target.host;
       const served = applyRewrites(tx, host, (name) => {
         const h = state.table.route(name, port, localAddress);
