@@ -2,7 +2,7 @@
 // matching entry of matchingList decides (allow, deny or redirect); none matching: `default`.
 import { compilePattern, compileReplace, type CompiledPattern, type CountryLookup } from './conditions.js';
 
-export interface AccessEntrySetting {
+interface AccessEntrySetting {
   pattern: string;
   action: 'allow' | 'deny' | 'redirect';
   location?: string | undefined;
@@ -17,7 +17,7 @@ export interface AccessControlSetting {
   matchingList: AccessEntrySetting[];
 }
 
-export interface CompiledAccessEntry {
+interface CompiledAccessEntry {
   readonly pattern: CompiledPattern;
   readonly action: 'allow' | 'deny' | 'redirect';
   readonly location: (captures: readonly string[]) => string;

@@ -5,7 +5,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { compileAddress, inRange, parseIp, type AddressRange, type ParsedIp } from '../access/ip.js';
 
-export type Protocol = 'http' | 'https' | 'http2';
+type Protocol = 'http' | 'https' | 'http2';
 
 /**
  * What a condition looks at. The pipeline fills one object per worker and reuses it (no
@@ -31,15 +31,13 @@ export interface CompileOptions {
   allowUrl: boolean;
   /** Where IP[<country>] looks addresses up; without it a country condition is refused. */
   geo?: CountryLookup | undefined;
-  /** Names a condition may take (all when absent): a rule kind that cannot honour one refuses it. */
-  names?: readonly ConditionName[];
 }
 
-export const CONDITION_NAMES = ['URL', 'URLMATCH', 'IP', 'METHOD', 'HEADER', 'PROTOCOL', 'FUNCTION'] as const;
-export type ConditionName = typeof CONDITION_NAMES[number];
+const CONDITION_NAMES = ['URL', 'URLMATCH', 'IP', 'METHOD', 'HEADER', 'PROTOCOL', 'FUNCTION'] as const;
+type ConditionName = typeof CONDITION_NAMES[number];
 
 /** A pattern the setting cannot use: the message is shown at the JSON path of the pattern. */
-export class PatternError extends Error {}
+class PatternError extends Error {}
 
 type Test = (input: RuleInput) => boolean;
 
@@ -200,7 +198,6 @@ export function compilePattern(pattern: string, opts: CompileOptions): CompiledP
   let url: RegExp | undefined;
   const tests: Test[] = [];
   for (const c of raw) {
-    if (opts.names !== undefined && !opts.names.includes(c.name)) throw new PatternError(`${c.name}[...] cannot be used here (allowed: ${opts.names.join(', ')})`);
     if (c.name === 'URL') {
       if (!opts.allowUrl) throw new PatternError('URL[...] cannot be used here: use URLMATCH[...]');
       if (c.negated) throw new PatternError('URL[...] cannot be negated: use !URLMATCH[...]');
