@@ -9,11 +9,13 @@ type Protocol = 'http' | 'https' | 'http2';
 
 /**
  * What a condition looks at. The pipeline fills one object per worker and reuses it (no
- * allocation per request); `subject` is the host and the URL as URL/URLMATCH see them
- * (`example.com/path?query`).
+ * allocation per request). URL/URLMATCH see the host and the URL joined
+ * (`example.com/path?query`): `subject`, made when a regex first needs it (undefined until then).
  */
 export interface RuleInput {
-  subject: string;
+  host: string;
+  url: string;
+  subject: string | undefined;
   method: string;
   headers: IncomingHttpHeaders;
   protocol: Protocol;
@@ -93,6 +95,56 @@ function split(pattern: string): RawCondition[] {
   }
 }
 
+/** The joined subject, made once per input. */
+export function subjectOf(input: RuleInput): string {
+  return (input.subject ??= input.host + input.url);
+}
+
+const LITERAL = /[A-Za-z0-9/_~%:=,;'"<>@#&-]/;
+
+/**
+ * The literal text every match of an anchored regex starts with (`^example\.com/img/(.*)` ->
+ * `example.com/img/`), '' when there is none to rely on. It lets a request be turned down
+ * with a few character comparisons, without joining host and URL or running the regex.
+ */
+function literalPrefix(source: string): string {
+  if (source[0] !== '^') return '';
+  let out = '';
+  for (let i = 1; i < source.length; i++) {
+    let c = source[i]!;
+    if (c === '\\') {
+      const next = source[i + 1];
+      if (next === undefined || !/[.\/\-?*+()[\]{}|^$\\]/.test(next)) break;
+      c = next;
+      i++;
+    } else if (!LITERAL.test(c)) {
+      // A quantifier makes the character before it optional or repeated; an alternation makes
+      // the whole prefix uncertain.
+      if (c === '?' || c === '*' || c === '{') out = out.slice(0, -1);
+      if (c === '|') return '';
+      break;
+    }
+    out += c;
+  }
+  // An alternation later in the source (`^a|b`) spans the whole regex.
+  return source.includes('|') ? '' : out;
+}
+
+type PrefixTest = (input: RuleInput) => boolean;
+
+/**
+ * Whether host + url starts with `prefix`, without joining them. The URL starts with `/` and a
+ * host has none, so a prefix with a `/` names the whole host before it.
+ */
+function prefixTest(prefix: string): PrefixTest | undefined {
+  if (prefix === '') return undefined;
+  const slash = prefix.indexOf('/');
+  if (slash < 0) return (input) => input.host.startsWith(prefix);
+  const host = prefix.slice(0, slash);
+  const path = prefix.slice(slash);
+  return (input) => input.host === host && input.url.startsWith(path);
+}
+
 function regex(source: string, name: string, caseSensitive: boolean): RegExp {
   try {
     return new RegExp(source, caseSensitive ? '' : 'i');
@@ -166,7 +218,9 @@ function conditionTest(c: RawCondition, opts: CompileOptions): Test {
   switch (c.name) {
     case 'URLMATCH': {
       const re = regex(c.value, c.name, opts.caseSensitive);
-      return (input) => re.test(input.subject);
+      const prefix = opts.caseSensitive ? prefixTest(literalPrefix(c.value)) : undefined;
+      if (prefix !== undefined) return (input) => prefix(input) && re.test(subjectOf(input));
+      return (input) => re.test(subjectOf(input));
     }
     case 'IP': return ipTest(c.value, opts.geo);
     case 'METHOD': {
@@ -196,6 +250,7 @@ function conditionTest(c: RawCondition, opts: CompileOptions): Test {
 export function compilePattern(pattern: string, opts: CompileOptions): CompiledPattern {
   const raw = split(pattern);
   let url: RegExp | undefined;
+  let urlPrefix: PrefixTest | undefined;
   const tests: Test[] = [];
   for (const c of raw) {
     if (c.name === 'URL') {
@@ -203,6 +258,7 @@ export function compilePattern(pattern: string, opts: CompileOptions): CompiledP
       if (c.negated) throw new PatternError('URL[...] cannot be negated: use !URLMATCH[...]');
       if (url !== undefined) throw new PatternError('at most one URL[...] condition is allowed');
       url = regex(c.value, c.name, opts.caseSensitive);
+      if (opts.caseSensitive) urlPrefix = prefixTest(literalPrefix(c.value));
       continue;
     }
     const t = conditionTest(c, opts);
@@ -214,9 +270,10 @@ export function compilePattern(pattern: string, opts: CompileOptions): CompiledP
     entries,
     hasUrl: url !== undefined,
     match(input) {
+      if (urlPrefix !== undefined && !urlPrefix(input)) return undefined;
       for (let k = 0; k < n; k++) if (!tests[k]!(input)) return undefined;
       if (url === undefined) return MATCHED;
-      return url.exec(input.subject) ?? undefined;
+      return url.exec(subjectOf(input)) ?? undefined;
     },
   };
 }
