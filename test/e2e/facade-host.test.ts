@@ -6,21 +6,23 @@ import t from 'tap';
 import { request } from 'undici';
 import { TestOrigin } from '../helpers/origin.js';
 import { freePort } from '../helpers/ports.js';
-import { startServer } from '../helpers/server.js';
-import { pollUntil } from '../helpers/wait.js';
+import { baseSetting, startServer, writeSetting } from '../helpers/server.js';
+import { pollUntil, waitFor } from '../helpers/wait.js';
 
 const origin = await new TestOrigin().start();
 origin.on('/real/obj', (_q, res) => { res.writeHead(200, { 'cache-control': 'max-age=600', 'content-length': 3 }); res.end('obj'); });
 const port = await freePort();
 const logs = { operations: { log: { access: { loopback: true } } } };
-const server = await startServer([
+const hosts = (replace: string): unknown[] => [
   {
     name: 'real.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}/real`] },
-    urlRewrites: [{ pattern: '$URL[^[a-z.]+/r/(.*)]', replace: '/rewritten/#1' }],
+    urlRewrites: [{ pattern: '$URL[^[a-z.]+/r/(.*)]', replace }],
     functions: logs,
   },
   { name: 'face.com', listen: `127.0.0.1:${port}`, mode: { facadeHost: 'real.com' }, origin: { address: [`127.0.0.1:${origin.port}/face`] }, functions: logs },
-], { extra: { functions: { operations: { log: { meta: { dir: 'logs' } } } } } });
+];
+const extra = { functions: { operations: { log: { meta: { dir: 'logs' } } } } };
+const server = await startServer(hosts('/rewritten/#1'), { extra });
 t.teardown(async () => { await server.stop(); await origin.stop(); });
 
 const get = async (p: string, host: string): Promise<{ status: number; body: string }> => {
@@ -58,4 +60,12 @@ t.test('statistics and access log lines stay with the facade', async (t) => {
   t.equal(entries('real.com').length, 1, 'real.com logged only its own request');
   t.equal(entries('face.com').length, 3);
   t.ok(entries('face.com').every((l) => / face\.com face\.com$/.test(l)), 'x-vhost is the facade');
+});
+
+t.test('a reload recompiles the rules the facade runs', async (t) => {
+  const before = server.logs.filter((l) => l.includes('setting reloaded')).length;
+  await writeSetting(server.dir, baseSetting(hosts('/reloaded/#1'), server.basePort, { extra }, server.apiPort));
+  server.signal('SIGHUP');
+  t.ok(await waitFor(() => server.logs.filter((l) => l.includes('setting reloaded')).length > before), 'reloaded');
+  t.equal((await get('/r/2', 'face.com')).body, 'origin:GET /real/reloaded/2');
 });
