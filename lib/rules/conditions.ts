@@ -103,14 +103,12 @@ export function subjectOf(input: RuleInput): string {
 const LITERAL = /[A-Za-z0-9/_~%:=,;'"<>@#&-]/;
 
 /**
- * The literal text every match of an anchored regex starts with (`^example\.com/img/(.*)` ->
- * `example.com/img/`), '' when there is none to rely on. It lets a request be turned down
- * with a few character comparisons, without joining host and URL or running the regex.
+ * The literal run every match of a regex starts with, read from `from` (`example\.com/img/(.*)`
+ * -> `example.com/img/`); it stops at the first character that is not plainly itself.
  */
-function literalPrefix(source: string): string {
-  if (source[0] !== '^') return '';
+function leadingLiteral(source: string, from: number): string {
   let out = '';
-  for (let i = 1; i < source.length; i++) {
+  for (let i = from; i < source.length; i++) {
     let c = source[i]!;
     if (c === '\\') {
       const next = source[i + 1];
@@ -118,31 +116,58 @@ function literalPrefix(source: string): string {
       c = next;
       i++;
     } else if (!LITERAL.test(c)) {
-      // A quantifier makes the character before it optional or repeated; an alternation makes
-      // the whole prefix uncertain.
+      // A quantifier makes the character before it optional or repeated.
       if (c === '?' || c === '*' || c === '{') out = out.slice(0, -1);
-      if (c === '|') return '';
       break;
     }
     out += c;
   }
-  // An alternation later in the source (`^a|b`) spans the whole regex.
-  return source.includes('|') ? '' : out;
+  return out;
 }
 
-type PrefixTest = (input: RuleInput) => boolean;
+type Prefilter = (input: RuleInput) => boolean;
+
+const lowerAscii = (c: number): number => (c >= 65 && c <= 90 ? c | 0x20 : c);
+
+/** `s` starts with the lower-case ASCII `lower`, ignoring ASCII case (as the `i` flag does for ASCII). */
+function startsWithFolded(s: string, lower: string, at = 0): boolean {
+  if (s.length - at < lower.length) return false;
+  for (let i = 0; i < lower.length; i++) if (lowerAscii(s.charCodeAt(at + i)) !== lower.charCodeAt(i)) return false;
+  return true;
+}
 
 /**
- * Whether host + url starts with `prefix`, without joining them. The URL starts with `/` and a
- * host has none, so a prefix with a `/` names the whole host before it.
+ * A cheap test every subject a regex can match passes, so most requests are turned down with a
+ * few character comparisons, without joining host and URL or running the regex. The URL starts
+ * with `/` and a host has none, which splits a literal at its first `/`. An alternation anywhere
+ * (`^a|b`) makes the literal unreliable: no prefilter.
  */
-function prefixTest(prefix: string): PrefixTest | undefined {
-  if (prefix === '') return undefined;
-  const slash = prefix.indexOf('/');
-  if (slash < 0) return (input) => input.host.startsWith(prefix);
-  const host = prefix.slice(0, slash);
-  const path = prefix.slice(slash);
-  return (input) => input.host === host && input.url.startsWith(path);
+function prefilter(source: string, caseSensitive: boolean): Prefilter | undefined {
+  if (source.includes('|')) return undefined;
+  if (source[0] === '^') {
+    const lit = leadingLiteral(source, 1);
+    if (lit === '') return undefined;
+    const slash = lit.indexOf('/');
+    if (caseSensitive) {
+      if (slash < 0) return (input) => input.host.startsWith(lit);
+      const host = lit.slice(0, slash);
+      const path = lit.slice(slash);
+      return (input) => input.host === host && input.url.startsWith(path);
+    }
+    const lower = lit.toLowerCase();
+    if (slash < 0) return (input) => startsWithFolded(input.host, lower);
+    const host = lower.slice(0, slash);
+    const path = lower.slice(slash);
+    return (input) => input.host.length === host.length && startsWithFolded(input.host, host) && startsWithFolded(input.url, path);
+  }
+  // Unanchored: the subject must contain the literal, in the URL, in the host, or across them.
+  const lit = leadingLiteral(source, 0);
+  if (!caseSensitive || lit.length < 3) return undefined;
+  const slash = lit.indexOf('/');
+  if (slash < 0) return (input) => input.url.includes(lit) || input.host.includes(lit);
+  const hostEnd = lit.slice(0, slash);
+  const path = lit.slice(slash);
+  return (input) => input.url.includes(lit) || (input.host.endsWith(hostEnd) && input.url.startsWith(path));
 }
 
 function regex(source: string, name: string, caseSensitive: boolean): RegExp {
@@ -218,7 +243,7 @@ function conditionTest(c: RawCondition, opts: CompileOptions): Test {
   switch (c.name) {
     case 'URLMATCH': {
       const re = regex(c.value, c.name, opts.caseSensitive);
-      const prefix = opts.caseSensitive ? prefixTest(literalPrefix(c.value)) : undefined;
+      const prefix = prefilter(c.value, opts.caseSensitive);
       if (prefix !== undefined) return (input) => prefix(input) && re.test(subjectOf(input));
       return (input) => re.test(subjectOf(input));
     }
@@ -250,7 +275,7 @@ function conditionTest(c: RawCondition, opts: CompileOptions): Test {
 export function compilePattern(pattern: string, opts: CompileOptions): CompiledPattern {
   const raw = split(pattern);
   let url: RegExp | undefined;
-  let urlPrefix: PrefixTest | undefined;
+  let urlPrefilter: Prefilter | undefined;
   const tests: Test[] = [];
   for (const c of raw) {
     if (c.name === 'URL') {
@@ -258,7 +283,7 @@ export function compilePattern(pattern: string, opts: CompileOptions): CompiledP
       if (c.negated) throw new PatternError('URL[...] cannot be negated: use !URLMATCH[...]');
       if (url !== undefined) throw new PatternError('at most one URL[...] condition is allowed');
       url = regex(c.value, c.name, opts.caseSensitive);
-      if (opts.caseSensitive) urlPrefix = prefixTest(literalPrefix(c.value));
+      urlPrefilter = prefilter(c.value, opts.caseSensitive);
       continue;
     }
     const t = conditionTest(c, opts);
@@ -270,7 +295,7 @@ export function compilePattern(pattern: string, opts: CompileOptions): CompiledP
     entries,
     hasUrl: url !== undefined,
     match(input) {
-      if (urlPrefix !== undefined && !urlPrefix(input)) return undefined;
+      if (urlPrefilter !== undefined && !urlPrefilter(input)) return undefined;
       for (let k = 0; k < n; k++) if (!tests[k]!(input)) return undefined;
       if (url === undefined) return MATCHED;
       return url.exec(subjectOf(input)) ?? undefined;

@@ -105,3 +105,18 @@ t.test('an anchored regex turns a request down by its literal start, and still m
   t.notOk(compilePattern('$URLMATCH[^example\\.com/a]', cs).match(input({ url: '/b' })));
   t.ok(compilePattern('$URL[^EXAMPLE\\.com/a]', { ...cs, caseSensitive: false }).match(input({ url: '/a' })), 'case-insensitive regexes are not cut');
 });
+
+t.test('the prefilters of unanchored and case-insensitive patterns never turn down a real match', async (t) => {
+  const m = (re: string, host: string, url: string, caseSensitive = true): boolean =>
+    compilePattern(`$URL[${re}]`, { caseSensitive, allowUrl: true }).match(input({ host, url })) !== undefined;
+  t.ok(m('/legacy/(.*)\\.html$', 'example.com', '/a/legacy/x.html'));
+  t.notOk(m('/legacy/(.*)\\.html$', 'example.com', '/a/legac/x.html'));
+  t.ok(m('ample\\.com/leg', 'example.com', '/legacy'), 'a literal across host and URL');
+  t.notOk(m('ample\\.com/leg', 'example.co', '/legacy'));
+  t.ok(m('xampl', 'example.com', '/'), 'a literal inside the host');
+  t.ok(m('amp', 'x.com', '/example'), 'a literal inside the URL');
+  t.ok(m('^Example\\.COM/Legacy/', 'example.com', '/LEGACY/x', false), 'case-insensitive anchored');
+  t.notOk(m('^Example\\.COM/Legacy/', 'example.com', '/LEGACZ/x', false));
+  t.notOk(m('^example\\.co/', 'example.com', '/', false), 'the whole host must match');
+  t.ok(m('LEGACY', 'example.com', '/legacy', false), 'case-insensitive unanchored regexes run as they are');
+});
