@@ -18,6 +18,16 @@ function mmdbFiles(dir: string): string[] {
   return readdirSync(dir).filter((n) => n.toLowerCase().endsWith('.mmdb')).sort();
 }
 
+/**
+ * Checks every database of the directory opens, keeping none (the primary validates settings
+ * and never looks an address up). Returns the file names; throws like openGeoIp.
+ */
+export function checkGeoIp(dir: string): string[] {
+  const files = mmdbFiles(dir);
+  readAll(dir, files);
+  return files;
+}
+
 /** The databases last opened, kept while the directory's files keep their names, sizes and times. */
 let cached: { dir: string; signature: string; geo: GeoIp } | undefined;
 
