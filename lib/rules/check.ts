@@ -61,6 +61,9 @@ export function checkRules(setting: Setting, indices: number[], issues: SettingI
       } catch (err) {
         issues.push({ path: `${base}.urlRewrites[${k}].pattern`, message: (err as Error).message });
       }
+      if (!/^[\x21-\x7e]+$/.test(r.replace)) {
+        issues.push({ path: `${base}.urlRewrites[${k}].replace`, message: 'must be a URL of visible ASCII characters (percent-encode the others)' });
+      }
     });
     checkAccess(h.functions, `${base}.functions`, geo, issues);
   });
