@@ -13,13 +13,13 @@ const origin = await new TestOrigin().start();
 origin.on('/real/obj', (_q, res) => { res.writeHead(200, { 'cache-control': 'max-age=600', 'content-length': 3 }); res.end('obj'); });
 const port = await freePort();
 const logs = { operations: { log: { access: { loopback: true } } } };
-const hosts = (replace: string): unknown[] => [
+const hosts = (replace: string, on = port): unknown[] => [
   {
-    name: 'real.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}/real`] },
+    name: 'real.com', listen: `127.0.0.1:${on}`, origin: { address: [`127.0.0.1:${origin.port}/real`] },
     urlRewrites: [{ pattern: '$URL[^[a-z.]+/r/(.*)]', replace }],
     functions: logs,
   },
-  { name: 'face.com', listen: `127.0.0.1:${port}`, mode: { facadeHost: 'real.com' }, origin: { address: [`127.0.0.1:${origin.port}/face`] }, functions: logs },
+  { name: 'face.com', listen: `127.0.0.1:${on}`, mode: { facadeHost: 'real.com' }, origin: { address: [`127.0.0.1:${origin.port}/face`] }, functions: logs },
 ];
 const extra = { functions: { operations: { log: { meta: { dir: 'logs' } } } } };
 const server = await startServer(hosts('/rewritten/#1'), { extra });
@@ -68,4 +68,24 @@ t.test('a reload recompiles the rules the facade runs', async (t) => {
   server.signal('SIGHUP');
   t.ok(await waitFor(() => server.logs.filter((l) => l.includes('setting reloaded')).length > before), 'reloaded');
   t.equal((await get('/r/2', 'face.com')).body, 'origin:GET /real/reloaded/2');
+});
+
+t.test('with hash balance a miss handed to its owner worker stays the facade\'s', async (t) => {
+  const hashedPort = await freePort();
+  const hashed = await startServer(hosts('/rewritten/#1', hashedPort), { extra, workers: 2, balance: 'hash' });
+  t.teardown(() => hashed.stop());
+  const metrics = (): Promise<string> => fetch(`http://127.0.0.1:${hashed.apiPort}/metrics`).then((r) => r.text());
+  const value = (s: string, name: string, vhost: string): number => Number(new RegExp(`^${name}\\{vhost="${vhost}"\\} (\\d+)$`, 'm').exec(s)?.[1] ?? -1);
+  // Twenty URLs: some are owned by the other worker (all on one worker: 2 in a million).
+  for (let i = 0; i < 20; i++) {
+    const r = await request(`http://127.0.0.1:${hashedPort}/h${i}`, { headers: { host: 'face.com' } });
+    t.equal(await r.body.text(), `origin:GET /real/h${i}`);
+  }
+  // Origin exchanges are counted when they end, after the answers: wait for both.
+  const m = await pollUntil(metrics, (s) => value(s, 'svc_client_requests_total', 'face.com') === 20 && value(s, 'svc_origin_requests_total', 'face.com') === 20);
+  t.equal(value(m, 'svc_client_requests_total', 'face.com'), 20);
+  t.ok(value(m, 'svc_client_handed_off_total', 'face.com') > 0, 'some were handed off');
+  t.equal(value(m, 'svc_client_requests_total', 'real.com'), 0);
+  t.equal(value(m, 'svc_origin_requests_total', 'real.com'), 0, 'the owners fetched for the facade');
+  t.equal(value(m, 'svc_origin_requests_total', 'face.com'), 20);
 });
