@@ -178,6 +178,16 @@ function regex(source: string, name: string, caseSensitive: boolean): RegExp {
   }
 }
 
+/**
+ * Document 2 gives URL and URLMATCH a regex but a HEADER value "a pattern": the wildcard form
+ * operators write (`User-Agent: *Mobile*`), `*` any run of characters, the rest literal, matched
+ * against the whole value.
+ */
+function wildcard(pattern: string, caseSensitive: boolean): RegExp {
+  const body = pattern.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('.*');
+  return new RegExp(`^${body}$`, caseSensitive ? 's' : 'is');
+}
+
 function list(value: string, name: string): string[] {
   const items = value.split(/[;|,]/).map((s) => s.trim()).filter((s) => s !== '');
   if (items.length === 0) throw new PatternError(`${name}[] lists nothing`);
@@ -197,7 +207,7 @@ function headerTest(value: string, caseSensitive: boolean): Test {
   if (colon < 0) return (input) => input.headers[name] !== undefined;
   const want = value.slice(colon + 1).trim();
   if (want === '') return (input) => headerValue(input.headers, name) === '';
-  const re = regex(want, 'HEADER', caseSensitive);
+  const re = wildcard(want, caseSensitive);
   return (input) => {
     const v = headerValue(input.headers, name);
     return v !== undefined && re.test(v);
