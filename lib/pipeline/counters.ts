@@ -42,6 +42,8 @@ export const COUNTER_FIELDS = [
   'originFirstByteMs', 'originCompleteMs',
   'originFirstByteMs1xx', 'originFirstByteMs2xx', 'originFirstByteMs3xx', 'originFirstByteMs4xx', 'originFirstByteMs5xx',
   'originCompleteMs1xx', 'originCompleteMs2xx', 'originCompleteMs3xx', 'originCompleteMs4xx', 'originCompleteMs5xx',
+  /** Sent to the origin by a bypass rule (pattern or no-cache request), nothing stored: UrlBypass. */
+  'urlBypass',
 ] as const;
 
 /**
@@ -70,6 +72,7 @@ const FROM_SIBLING = F.fromSibling;
 const FIRST_BYTE_1XX = F.firstByteMs1xx;
 const TOTAL_1XX = F.totalMs1xx;
 const COMPLETED_1XX = F.completed1xx;
+const URL_BYPASS = F.urlBypass;
 const RESULTS_AT = COUNTER_FIELDS.length;
 /** Where the client and origin time histograms start in a row. */
 export const CLIENT_HISTOGRAM_AT = RESULTS_AT + CACHE_RESULTS.length;
@@ -196,6 +199,7 @@ export class Counters {
 
 function countRow(v: Float64Array, base: number, tx: TransactionRecord): void {
   v[base + REQUESTS]++;
+  if (tx.bypass !== 0) v[base + URL_BYPASS]++;
   const status = tx.status;
   const total = tx.totalMs;
   if (status > 0) {

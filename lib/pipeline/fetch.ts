@@ -15,6 +15,7 @@ import type { CacheEntryMeta, CacheKey, StoredHeaders } from '../cache/store.js'
 import type { StoreSink } from '../cache/tiered-sink.js';
 import type { CacheContext } from './context.js';
 import { answerHeaders } from './deliver.js';
+import { modifyOriginResponse } from './modify.js';
 import type { SharedFetch } from './inflight.js';
 import { entryTimes, fieldsToStore, storableResponse, variantMatches, variantOf, varyOf } from './rules.js';
 import { TCP_ERROR, type CacheResult } from '../cache/policy/results.js';
@@ -35,7 +36,7 @@ export function refreshKey(key: CacheKey, variantKey: string, purged: boolean): 
 function newEntryMeta(key: CacheKey, status: number, originHeaders: StoredHeaders, reqHeaders: IncomingHttpHeaders,
   requestTime: number, cachedAt: number, host: HostRuntime): CacheEntryMeta {
   const headers = fieldsToStore(originHeaders, cachedAt, host.cachePolicy);
-  const vary = varyOf(headers);
+  const vary = withKeyHeaders(varyOf(headers), host.net?.key?.headers);
   const times = entryTimes(status, headers, requestTime, cachedAt, host.cachePolicy);
   const contentLength = Number(headers['content-length'] ?? -1);
   return {
@@ -47,6 +48,17 @@ function newEntryMeta(key: CacheKey, status: number, originHeaders: StoredHeader
     volatile: host.volatile && (host.nonVolatileSize <= 0 || contentLength < 0 || contentLength < host.nonVolatileSize),
     ...(host.volatile && host.nonVolatileSize > 0 && contentLength < 0 ? { volatileUpTo: host.nonVolatileSize } : {}),
   };
+}
+
+/**
+ * cachingKey.headers key the stored variants as if the origin had named them in Vary (the
+ * answer's own Vary is sent unchanged); `*` stays alone, it matches nothing anyway.
+ */
+function withKeyHeaders(vary: string[], keyHeaders: readonly string[] | undefined): string[] {
+  if (keyHeaders === undefined || keyHeaders.length === 0 || vary[0] === '*') return vary;
+  const out = [...vary];
+  for (const h of keyHeaders) if (!out.includes(h)) out.push(h);
+  return out;
 }
 
 export interface FetchPlan {
@@ -111,12 +123,14 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
   if (plan.conditional !== undefined) Object.assign(headers, plan.conditional);
   const requestTime = Date.now();
   const trace = tx.origin = new OriginTrace(tx.host.counterSlot);
-  if (tx.host.logs !== undefined) trace.note = originNote(tx, 'GET', false);
+  if (tx.host.logs !== undefined) trace.note = originNote(tx, tx.postBody === undefined ? 'GET' : 'POST', false);
   // dispatch, not request(): no promise, stream or async resource per fetch (OriginSet.dispatch).
-  tx.host.origin.dispatch({ method: 'GET', url: tx.url, headers, body: null, trace }, { onHead: (upstream, body) => {
+  const postBody = tx.postBody ?? null;
+  tx.host.origin.dispatch({ method: postBody === null ? 'GET' : 'POST', url: tx.url, headers, body: postBody, trace }, { onHead: (upstream, body) => {
     traceAnswered(trace, upstream.statusCode);
     const cachedAt = Date.now();
     const resHeaders = endToEndResponseHeaders(upstream.headers);
+    if (tx.host.net?.backModify !== undefined) modifyOriginResponse(tx, resHeaders);
     if (plan.intercept !== undefined && plan.intercept(upstream.statusCode, resHeaders, f)) {
       body.discard();
       ctx.inflight.finish(f);

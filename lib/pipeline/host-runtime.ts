@@ -8,6 +8,7 @@ import type { Listen, RoutableHost } from '../routing/vhost-table.js';
 import { workerCounters } from './counters.js';
 import { hostLogsOf, type HostLogs } from '../log/host-logs.js';
 import { systemLog } from '../log/system-log.js';
+import { compileNetwork, type NetworkRules } from '../network/rules.js';
 
 export interface HostRuntime extends RoutableHost {
   name: string;
@@ -29,6 +30,8 @@ export interface HostRuntime extends RoutableHost {
   counterSlot: number;
   /** What the host logs (access, origin); undefined when it logs nothing. */
   logs: HostLogs | undefined;
+  /** Bypass, header edits and cache key rules; undefined when the host has none (the usual case). */
+  net: NetworkRules | undefined;
 }
 
 function cachePolicyOf(host: ResolvedHost): CachePolicyOptions {
@@ -69,8 +72,10 @@ export function buildHostRuntime(host: ResolvedHost): HostRuntime {
 }
 
 /** The members of a HostRuntime that follow the host setting without a new origin client. */
-export function cacheFields(host: ResolvedHost): Pick<HostRuntime, 'cachePolicy' | 'volatile' | 'nonVolatileSize' | 'connectTimeoutMs' | 'upload' | 'logs'> {
+export function cacheFields(host: ResolvedHost): Pick<HostRuntime, 'cachePolicy' | 'volatile' | 'nonVolatileSize' | 'connectTimeoutMs' | 'upload' | 'logs' | 'net'> {
   return {
+    // Validated with the setting: a rule that does not compile never reaches a worker.
+    net: compileNetwork(host.functions.network, 'functions'),
     logs: hostLogsOf(host, (message) => systemLog.warn(message)),
     upload: uploadLimits(host.functions.network.http.frontEnd),
     cachePolicy: cachePolicyOf(host),

@@ -15,6 +15,8 @@ import { track } from './finish.js';
 import { SessionIds } from './session-ids.js';
 import { h2Head, isH2 } from './h2.js';
 import type { VhostTable } from '../routing/vhost-table.js';
+import { modifyFront } from './modify.js';
+import { bypass } from './bypass.js';
 
 const ALLOW = 'GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS';
 
@@ -176,6 +178,13 @@ export function createHandler(getState: () => RuntimeState, sessionIds: SessionI
         return;
       }
       return sendError(res, 400, undefined, true);
+    }
+    // The network rules (front header edits, bypass); a sibling's hand-off had them applied by
+    // the worker its client talked to. A host without rules reads one undefined member.
+    const net = host.net;
+    if (net !== undefined && !tx.fromSibling) {
+      if (net.frontModify !== undefined) modifyFront(tx as Transaction, net.frontModify);
+      if ((net.bypass !== undefined || net.bypassNoCache) && bypass(tx as Transaction, net)) return;
     }
     // In hash balance the cache stage serves hits itself and hands misses to the URL's owner.
     state.serve(tx as Transaction);

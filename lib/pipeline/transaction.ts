@@ -9,6 +9,8 @@ import type { HostRuntime } from './host-runtime.js';
 import type { CacheResult } from '../cache/policy/results.js';
 import type { OriginTrace } from '../origin/index.js';
 import { isH2 } from './h2.js';
+import type { HeaderEdit } from '../network/header-edit.js';
+import { editOutgoing } from './modify.js';
 
 export type Protocol = 'http' | 'https' | 'http2';
 
@@ -83,6 +85,12 @@ export class TransactionRecord {
    * object is still stored after the client left): `origin.done` says whether it ended.
    */
   origin: OriginTrace | undefined = undefined;
+  /** Bypassed to the origin (bypass.ts): 0 no, 1 `Bypass`, 2 `Bypass/instant`. */
+  bypass: 0 | 1 | 2 = 0;
+  /** Edits of the answer's fields by the front modify rules the request matched (modify.ts). */
+  responseEdits: HeaderEdit[] | undefined = undefined;
+  /** A cacheable POST's body, read whole (post-cache.ts): what its origin request sends. */
+  postBody: Buffer | undefined = undefined;
   private ctx: string | undefined = undefined;
 
   constructor(readonly req: IncomingMessage, readonly res: ServerResponse, sessionId: number) {
@@ -162,6 +170,11 @@ export class TxResponse extends ServerResponse {
     headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
     const tx = this.tx;
     if (tx !== undefined && tx.firstByteMs < 0) tx.firstByteMs = performance.now() - tx.startMono;
+    const edits = tx?.responseEdits;
+    if (edits !== undefined) {
+      const fields = editOutgoing(this, typeof reason === 'object' ? reason : headers, edits);
+      return super.writeHead(statusCode, typeof reason === 'string' ? reason : undefined, fields);
+    }
     // node's writeHead sorts (code, reason, headers) from (code, headers) itself.
     return super.writeHead(statusCode, reason as string | undefined, headers);
   }

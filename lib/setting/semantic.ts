@@ -7,6 +7,7 @@ import { checkHttpsOptions, sameTlsOptions } from '../worker/tls/options.js';
 import { TLS_VERSIONS } from './schema/management.js';
 import { checkTagged } from './tagged.js';
 import { checkNotImplemented } from './not-implemented.js';
+import { compileNetwork, RuleError } from '../network/rules.js';
 import type { DeepPartial, Functions, HostSetting, Setting } from './types.js';
 
 function checkApi(setting: Setting, issues: SettingIssue[]): void {
@@ -76,6 +77,17 @@ function checkFunctions(own: DeepPartial<Functions> | undefined, effective: Func
   }
 }
 
+/** The network rules (bypass, modify, cachingKey) compile as the workers will compile them. */
+function checkNetwork(own: DeepPartial<Functions> | undefined, effective: Functions, base: string, issues: SettingIssue[]): void {
+  if (own?.network === undefined) return;
+  try {
+    compileNetwork(effective.network, base);
+  } catch (err) {
+    if (!(err instanceof RuleError)) throw err;
+    issues.push({ path: err.path, message: err.message });
+  }
+}
+
 const SERVICE_CODE_WORDS = ['#LAST', '#FIRST', '#BEFORE'];
 
 function checkHost(h: HostSetting, i: number, names: Set<string>, setting: Setting, issues: SettingIssue[]): void {
@@ -110,7 +122,9 @@ function checkHost(h: HostSetting, i: number, names: Set<string>, setting: Setti
       message: `port ${listen.port} is reserved for the management API (${api}) and the RT control port (${api - 1})`,
     });
   }
-  checkFunctions(h.functions, deepMerge(setting.functions, h.functions), `${base}.functions`, issues);
+  const effective = deepMerge(setting.functions, h.functions);
+  checkFunctions(h.functions, effective, `${base}.functions`, issues);
+  checkNetwork(h.functions, effective, `${base}.functions`, issues);
 }
 
 const URL_SOURCE = /^[a-z][a-z0-9+.-]*:\/\//i;
@@ -172,6 +186,7 @@ export function checkSemantics(setting: Setting, hosts: { indices: number[]; nam
     () => checkLogBackups(setting, hosts.indices, issues),
     () => { if (refuseNotImplemented) checkNotImplemented(setting, hosts.indices, issues); },
     () => checkFunctions(setting.functions, setting.functions, 'functions', issues),
+    () => checkNetwork(setting.functions, setting.functions, 'functions', issues),
     () => checkTls(setting, hosts.indices, issues),
   ];
   setting.hosting.forEach((h, i) => rules.push(() => checkHost(h, hosts.indices[i]!, hosts.names, setting, issues)));
