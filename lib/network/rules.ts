@@ -8,14 +8,19 @@ import { compileEdit, type EditMode, type HeaderEdit } from './header-edit.js';
 
 const REQUEST_CONDITIONS: readonly ConditionName[] = ['URL', 'URLMATCH', 'HEADER', 'METHOD', 'PROTOCOL', 'IP'];
 
-interface EditSetting { key: string; mode: EditMode; value: string; match?: string | undefined }
-interface ModifySetting { matchingList: { pattern?: string | undefined; caseSensitive: boolean; headers: EditSetting[]; responseHeaders: EditSetting[] }[] }
+// List items of a host's own functions come without the schema's defaults (a host's functions
+// are a partial object merged over the global ones, and a list replaces the global list whole):
+// the defaults of an item's members are applied here.
+interface EditSetting { key: string; mode?: EditMode; value?: string; match?: string | undefined }
+interface ModifySetting {
+  matchingList: { pattern?: string | undefined; caseSensitive?: boolean; headers?: EditSetting[]; responseHeaders?: EditSetting[] }[];
+}
 
 /** What this module reads of `functions.network`. */
 export interface NetworkSetting {
   http: {
     frontEnd: {
-      bypass: { postMethod: { enable: boolean }; noCacheRequest: { enable: boolean }; matchingList: { pattern: string; caseSensitive: boolean; instant: boolean }[] };
+      bypass: { postMethod: { enable: boolean }; noCacheRequest: { enable: boolean }; matchingList: { pattern: string; caseSensitive?: boolean; instant?: boolean }[] };
       modify: ModifySetting;
     };
     backEnd: { modify: ModifySetting };
@@ -62,6 +67,10 @@ function at<T>(path: string, make: () => T): T {
   }
 }
 
+function editDefaults(h: EditSetting): { key: string; mode: EditMode; value: string; match?: string | undefined } {
+  return { key: h.key, mode: h.mode ?? 'set', value: h.value ?? '', match: h.match };
+}
+
 function compileModify(m: ModifySetting, base: string): ModifyRule[] | undefined {
   if (m.matchingList.length === 0) return undefined;
   return m.matchingList.map((e, index) => {
@@ -69,9 +78,9 @@ function compileModify(m: ModifySetting, base: string): ModifyRule[] | undefined
     return {
       index,
       pattern: e.pattern === undefined || e.pattern.trim() === '' ? undefined
-        : at(`${path}.pattern`, () => compilePattern(e.pattern!, e.caseSensitive, REQUEST_CONDITIONS)),
-      headers: e.headers.map((h, k) => at(`${path}.headers[${k}]`, () => compileEdit(h))),
-      responseHeaders: e.responseHeaders.map((h, k) => at(`${path}.responseHeaders[${k}]`, () => compileEdit(h))),
+        : at(`${path}.pattern`, () => compilePattern(e.pattern!, e.caseSensitive ?? true, REQUEST_CONDITIONS)),
+      headers: (e.headers ?? []).map((h, k) => at(`${path}.headers[${k}]`, () => compileEdit(editDefaults(h)))),
+      responseHeaders: (e.responseHeaders ?? []).map((h, k) => at(`${path}.responseHeaders[${k}]`, () => compileEdit(editDefaults(h)))),
     };
   });
 }
@@ -81,8 +90,8 @@ export function compileNetwork(n: NetworkSetting, base: string): NetworkRules | 
   const front = n.http.frontEnd;
   const bypassList = front.bypass.matchingList.map((e, index) => ({
     index,
-    instant: e.instant,
-    pattern: at(`${base}.network.http.frontEnd.bypass.matchingList[${index}].pattern`, () => compilePattern(e.pattern, e.caseSensitive, REQUEST_CONDITIONS)),
+    instant: e.instant ?? false,
+    pattern: at(`${base}.network.http.frontEnd.bypass.matchingList[${index}].pattern`, () => compilePattern(e.pattern, e.caseSensitive ?? true, REQUEST_CONDITIONS)),
   }));
   const ck = n.cache.cachingKey;
   const keyPath = `${base}.network.cache.cachingKey`;
