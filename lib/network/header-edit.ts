@@ -2,11 +2,18 @@
 // backEnd.modify) and their modes: set, add, append, unset, rewrite. The hook protocol's
 // request.headers[] modes are the same but rewrite. Compiled once per setting load; applied to a
 // plain header object in place (lower-case names, a repeated field as an array).
-import { PatternError, substitute } from './conditions.js';
+import { compileReplace, PatternError } from '../rules/conditions.js';
 
 export type EditMode = 'set' | 'add' | 'append' | 'unset' | 'rewrite';
 
-export interface HeaderEdit { key: string; mode: EditMode; value: string; match: RegExp | undefined }
+export interface HeaderEdit {
+  key: string;
+  mode: EditMode;
+  value: string;
+  match: RegExp | undefined;
+  /** rewrite: the replacement with the match's captures (#0..#9). */
+  replace: ((captures: readonly string[]) => string) | undefined;
+}
 
 /** Fields nobody may edit: they frame the message, and a wrong value desynchronises the connection. */
 const FRAMING = new Set(['content-length', 'transfer-encoding', 'connection', 'host', 'upgrade', 'te', 'trailer', 'keep-alive']);
@@ -24,10 +31,10 @@ export function compileEdit(e: { key: string; mode: EditMode; value: string; mat
     } catch (err) {
       throw new PatternError(`match: invalid regular expression ${JSON.stringify(e.match)} (${(err as Error).message})`);
     }
-    return { key, mode: e.mode, value: e.value, match };
+    return { key, mode: e.mode, value: e.value, match, replace: compileReplace(e.value) };
   }
   if (e.match !== undefined) throw new PatternError(`match is for mode rewrite only, not ${e.mode}`);
-  return { key, mode: e.mode, value: e.value, match: undefined };
+  return { key, mode: e.mode, value: e.value, match: undefined, replace: undefined };
 }
 
 type Fields = Record<string, string | string[] | number | undefined>;
@@ -48,7 +55,12 @@ export function applyEdits(h: Fields, edits: readonly HeaderEdit[]): void {
       case 'rewrite': {
         if (cur === undefined) break;
         const re = e.match!;
-        const one = (v: string): string => v.replace(re, (...m: unknown[]) => substitute(e.value, m.slice(0, -2) as string[]));
+        const replace = e.replace!;
+        // The callback gets the match and its groups, then the offset (the first number).
+        const one = (v: string): string => v.replace(re, (...m: unknown[]) => {
+          const groups = m.slice(0, m.findIndex((x) => typeof x === 'number'));
+          return replace(groups.map((x) => (typeof x === 'string' ? x : '')));
+        });
         h[e.key] = Array.isArray(cur) ? cur.map(one) : one(String(cur));
         break;
       }

@@ -3,10 +3,9 @@
 // gets `undefined`, so a request there pays one property read. `compileNetwork` throws a
 // RuleError naming the JSON path of the first bad member; setting validation runs it too.
 import { compileKeyRule, type CachingKeySetting, type KeyRule } from '../cache/key.js';
-import { compilePattern, PatternError, type ConditionName, type Pattern } from './conditions.js';
+import { compilePattern, PatternError, type CompiledPattern, type CountryLookup } from '../rules/conditions.js';
 import { compileEdit, type EditMode, type HeaderEdit } from './header-edit.js';
 
-const REQUEST_CONDITIONS: readonly ConditionName[] = ['URL', 'URLMATCH', 'HEADER', 'METHOD', 'PROTOCOL', 'IP'];
 
 // List items of a host's own functions come without the schema's defaults (a host's functions
 // are a partial object merged over the global ones, and a list replaces the global list whole):
@@ -31,12 +30,12 @@ export interface NetworkSetting {
 export interface ModifyRule {
   /** Its index in matchingList (the setting trace names it). */
   index: number;
-  pattern: Pattern | undefined;
+  pattern: CompiledPattern | undefined;
   headers: HeaderEdit[];
   responseHeaders: HeaderEdit[];
 }
 
-export interface BypassRule { index: number; pattern: Pattern; instant: boolean }
+export interface BypassRule { index: number; pattern: CompiledPattern; instant: boolean }
 
 export interface NetworkRules {
   frontModify: ModifyRule[] | undefined;
@@ -71,14 +70,14 @@ function editDefaults(h: EditSetting): { key: string; mode: EditMode; value: str
   return { key: h.key, mode: h.mode ?? 'set', value: h.value ?? '', match: h.match };
 }
 
-function compileModify(m: ModifySetting, base: string): ModifyRule[] | undefined {
+function compileModify(m: ModifySetting, base: string, geo: CountryLookup | undefined): ModifyRule[] | undefined {
   if (m.matchingList.length === 0) return undefined;
   return m.matchingList.map((e, index) => {
     const path = `${base}.matchingList[${index}]`;
     return {
       index,
       pattern: e.pattern === undefined || e.pattern.trim() === '' ? undefined
-        : at(`${path}.pattern`, () => compilePattern(e.pattern!, e.caseSensitive ?? true, REQUEST_CONDITIONS)),
+        : at(`${path}.pattern`, () => compilePattern(e.pattern!, { caseSensitive: e.caseSensitive ?? true, allowUrl: true, geo })),
       headers: (e.headers ?? []).map((h, k) => at(`${path}.headers[${k}]`, () => compileEdit(editDefaults(h)))),
       responseHeaders: (e.responseHeaders ?? []).map((h, k) => at(`${path}.responseHeaders[${k}]`, () => compileEdit(editDefaults(h)))),
     };
@@ -86,12 +85,12 @@ function compileModify(m: ModifySetting, base: string): ModifyRule[] | undefined
 }
 
 /** `base`: the JSON path of the functions object (`functions` or `hosting[i].functions`). */
-export function compileNetwork(n: NetworkSetting, base: string): NetworkRules | undefined {
+export function compileNetwork(n: NetworkSetting, base: string, geo: CountryLookup | undefined): NetworkRules | undefined {
   const front = n.http.frontEnd;
   const bypassList = front.bypass.matchingList.map((e, index) => ({
     index,
     instant: e.instant ?? false,
-    pattern: at(`${base}.network.http.frontEnd.bypass.matchingList[${index}].pattern`, () => compilePattern(e.pattern, e.caseSensitive ?? true, REQUEST_CONDITIONS)),
+    pattern: at(`${base}.network.http.frontEnd.bypass.matchingList[${index}].pattern`, () => compilePattern(e.pattern, { caseSensitive: e.caseSensitive ?? true, allowUrl: true, geo })),
   }));
   const ck = n.cache.cachingKey;
   const keyPath = `${base}.network.cache.cachingKey`;
@@ -107,8 +106,8 @@ export function compileNetwork(n: NetworkSetting, base: string): NetworkRules | 
     if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(h)) throw new PatternError(`"${h}" is not a header field name`);
   }));
   const rules: NetworkRules = {
-    frontModify: compileModify(front.modify, `${base}.network.http.frontEnd.modify`),
-    backModify: compileModify(n.http.backEnd.modify, `${base}.network.http.backEnd.modify`),
+    frontModify: compileModify(front.modify, `${base}.network.http.frontEnd.modify`, geo),
+    backModify: compileModify(n.http.backEnd.modify, `${base}.network.http.backEnd.modify`, geo),
     bypass: bypassList.length === 0 ? undefined : bypassList,
     bypassNoCache: front.bypass.noCacheRequest.enable,
     key: compileKeyRule(ck),

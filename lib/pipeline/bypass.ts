@@ -5,7 +5,7 @@
 // cache stage's: it keeps the unsafe-method invalidation of RFC 9111 4.4.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { NetworkRules } from '../network/rules.js';
-import { matchInput } from './modify.js';
+import { ruleInput } from './rule-input.js';
 import { proxyToOrigin } from './proxy.js';
 import type { Transaction } from './transaction.js';
 import { TCP_MISS } from '../cache/policy/results.js';
@@ -22,9 +22,9 @@ function asksNoCache(h: IncomingHttpHeaders): boolean {
 export function bypass(tx: Transaction, net: NetworkRules): boolean {
   const list = net.bypass;
   if (list !== undefined) {
-    const input = matchInput(tx);
+    const input = ruleInput(tx);
     for (const r of list) {
-      if (r.pattern.match(input) === null) continue;
+      if (r.pattern.match(input) === undefined) continue;
       tx.bypass = r.instant ? 2 : 1;
       break;
     }

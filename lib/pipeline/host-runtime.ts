@@ -9,6 +9,13 @@ import { workerCounters } from './counters.js';
 import { hostLogsOf, type HostLogs } from '../log/host-logs.js';
 import { systemLog } from '../log/system-log.js';
 import { compileNetwork, type NetworkRules } from '../network/rules.js';
+import { compileHostRules, type HostRules } from '../rules/host-rules.js';
+import type { CountryLookup } from '../rules/conditions.js';
+
+/** This host's runtime as a facade of `target` (mode.facadeHost): its statistics and logs kept. */
+export function facadeOf(own: HostRuntime, target: HostRuntime | undefined): HostRuntime | undefined {
+  return target === undefined ? undefined : { ...target, counterSlot: own.counterSlot, logs: own.logs, facade: undefined };
+}
 
 export interface HostRuntime extends RoutableHost {
   name: string;
@@ -32,6 +39,13 @@ export interface HostRuntime extends RoutableHost {
   logs: HostLogs | undefined;
   /** Bypass, header edits and cache key rules; undefined when the host has none (the usual case). */
   net: NetworkRules | undefined;
+  /** urlRewrites and access control compiled; undefined when the host has neither. */
+  rules: HostRules | undefined;
+  /**
+   * mode.facadeHost: the named host's runtime with this host's counter row and logs, which
+   * receive serves in its place. Set by the worker once every host of a load is built.
+   */
+  facade?: HostRuntime | undefined;
 }
 
 function cachePolicyOf(host: ResolvedHost): CachePolicyOptions {
@@ -43,7 +57,7 @@ function cachePolicyOf(host: ResolvedHost): CachePolicyOptions {
   };
 }
 
-export function buildHostRuntime(host: ResolvedHost): HostRuntime {
+export function buildHostRuntime(host: ResolvedHost, geo: CountryLookup | undefined): HostRuntime {
   const backEnd = host.functions.network.http.backEnd;
   const origin = new OriginSet({
     vhost: host.name,
@@ -67,15 +81,17 @@ export function buildHostRuntime(host: ResolvedHost): HostRuntime {
     origin,
     setting: host,
     counterSlot: workerCounters.slotOf(host.name),
-    ...cacheFields(host),
+    ...cacheFields(host, geo),
   };
 }
 
 /** The members of a HostRuntime that follow the host setting without a new origin client. */
-export function cacheFields(host: ResolvedHost): Pick<HostRuntime, 'cachePolicy' | 'volatile' | 'nonVolatileSize' | 'connectTimeoutMs' | 'upload' | 'logs' | 'net'> {
+export function cacheFields(host: ResolvedHost, geo: CountryLookup | undefined):
+  Pick<HostRuntime, 'cachePolicy' | 'volatile' | 'nonVolatileSize' | 'connectTimeoutMs' | 'upload' | 'logs' | 'rules' | 'net'> {
   return {
+    rules: compileHostRules(host, geo),
     // Validated with the setting: a rule that does not compile never reaches a worker.
-    net: compileNetwork(host.functions.network, 'functions'),
+    net: compileNetwork(host.functions.network, 'functions', geo),
     logs: hostLogsOf(host, (message) => systemLog.warn(message)),
     upload: uploadLimits(host.functions.network.http.frontEnd),
     cachePolicy: cachePolicyOf(host),

@@ -3,23 +3,20 @@
 // to the origin, the origin's answer before it is stored). Patterns are matched once per
 // request on the front side; the back side matches per origin request.
 import type { OutgoingHttpHeaders } from 'node:http';
-import type { MatchInput } from '../network/conditions.js';
 import { applyEdits, type HeaderEdit } from '../network/header-edit.js';
 import type { ModifyRule } from '../network/rules.js';
 import type { Transaction } from './transaction.js';
+import { ruleInput } from './rule-input.js';
 
 type Fields = Record<string, string | string[] | number | undefined>;
 
-export function matchInput(tx: Transaction): MatchInput {
-  return { url: tx.url, method: tx.method, headers: tx.req.headers, protocol: tx.protocol, clientAddress: tx.clientAddress };
-}
 
 /** Front edits: the request's fields change in place; the answer's edits wait on the transaction. */
 export function modifyFront(tx: Transaction, rules: readonly ModifyRule[]): void {
-  const input = matchInput(tx);
+  const input = ruleInput(tx);
   let response: HeaderEdit[] | undefined;
   for (const r of rules) {
-    if (r.pattern !== undefined && r.pattern.match(input) === null) continue;
+    if (r.pattern !== undefined && r.pattern.match(input) === undefined) continue;
     if (r.headers.length > 0) applyEdits(tx.req.headers as Fields, r.headers);
     if (r.responseHeaders.length > 0) (response ??= []).push(...r.responseHeaders);
   }
@@ -56,9 +53,9 @@ export function editOutgoing(res: HeaderHolder, fields: OutgoingHttpHeaders | re
 }
 
 function backEdits(tx: Transaction, rules: readonly ModifyRule[], side: 'headers' | 'responseHeaders', h: Fields): void {
-  const input = matchInput(tx);
+  const input = ruleInput(tx);
   for (const r of rules) {
-    if (r[side].length === 0 || (r.pattern !== undefined && r.pattern.match(input) === null)) continue;
+    if (r[side].length === 0 || (r.pattern !== undefined && r.pattern.match(input) === undefined)) continue;
     applyEdits(h, r[side]);
   }
 }

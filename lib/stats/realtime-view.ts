@@ -87,7 +87,14 @@ function traffic(r: Reading): Record<string, number> {
   // Document 1: (client outbound - origin inbound) / client outbound; negative when the origin
   // sent more than the clients took (clients that left early, objects fetched but not yet asked).
   out.ByteHitRatio = clientOut > 0 ? Math.round(((clientOut - r.raw('originBytesReceived')) / clientOut) * 10000) : 0;
+  out.URLRewrite = r.rate('urlRewrites');
+  out.ClientHttpReqDenied = round(r.result('TCP_DENIED') / r.seconds);
   return out;
+}
+
+/** Document 1 ServiceAccess: transactions access control let through and refused (redirects included). */
+function serviceAccess(r: Reading): Record<string, number> {
+  return { Allow: r.rate('accessAllow'), Deny: r.rate('accessDeny') };
 }
 
 
@@ -150,7 +157,7 @@ function trafficEntry(s: Series, r: Reading): Record<string, unknown> {
 
 function virtualHost(name: string, s: Series, interval: Interval, now: number): Record<string, unknown> {
   const r = reading(s, interval);
-  const vh: Record<string, unknown> = { Name: name, Uptime: Math.floor((now - s.since) / 1000), ...traffic(r) };
+  const vh: Record<string, unknown> = { Name: name, Uptime: Math.floor((now - s.since) / 1000), ...traffic(r), ServiceAccess: serviceAccess(r) };
   return {
     ...vh,
     // Requests sent to the origin by a bypass rule (pattern or no-cache request): per second, and
@@ -174,6 +181,7 @@ export function hostDocument(src: ViewSource, interval: Interval): Record<string
     State: src.state(),
     Uptime: Math.floor((now - src.stats.startedAt) / 1000),
     ...traffic(reading(node, interval)),
+    ServiceAccess: serviceAccess(reading(node, interval)),
   };
   if (interval === 'min5') Object.assign(host, sums(node));
   host.System = src.system();

@@ -42,7 +42,7 @@ const server = await startServer([
             modify: {
               matchingList: [
                 {
-                  pattern: '$URL[^/api/]',
+                  pattern: '$URL[^edit\\.test/api/]',
                   headers: [{ key: 'X-Edge', value: '1', mode: 'set' }, { key: 'Cookie', mode: 'unset' }],
                   responseHeaders: [{ key: 'X-Served-By', value: 'edge', mode: 'add' }, { key: 'Server', mode: 'unset' }],
                 },
@@ -75,7 +75,7 @@ const server = await startServer([
           frontEnd: {
             bypass: {
               noCacheRequest: { enable: true },
-              matchingList: [{ pattern: '$URL[^/live/]' }, { pattern: '$HEADER[X-Debug]', instant: true }],
+              matchingList: [{ pattern: '$URLMATCH[^bp\\.test/live/]' }, { pattern: '$HEADER[X-Debug]', instant: true }],
             },
           },
         },

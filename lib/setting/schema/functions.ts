@@ -2,10 +2,11 @@
 // `functions`. Document 2 names the hook and a few network fields; the rest of the network
 // block (limits, timeouts, TTLs) is ours, because the server needs them and the spec shows none.
 import { Type } from 'typebox';
-import { Bool, Int, Loose, NullStr, Num, Obj, OneOf, Opt, Secs, Section, Str } from './common.js';
+import { Bool, Int, NullStr, Num, Obj, OneOf, Opt, Secs, Section, Str } from './common.js';
 import { HostLogSchema } from './log.js';
 import { PagedeskSchema } from './pagedesk.js';
 import { Bypass, CachingKey, Modify } from './network.js';
+import { AccessControlSchema } from './access-control.js';
 
 const FrontEnd = Section({
   maxUrlLength: Int(8192, { minimum: 256, description: 'bytes of request line target; longer gets 414' }),
@@ -40,7 +41,7 @@ const FrontEnd = Section({
   }, 'HTTP/2 on the client side; per connection, so only the global values apply'),
   bypass: Bypass,
   modify: Modify('header edits on the client side: request fields as received, response fields as sent'),
-  accessControl: Opt(Loose('access control rules (shape not fixed yet)')),
+  accessControl: AccessControlSchema,
 }, 'client side of HTTP');
 
 const BackEnd = Section({

@@ -1,0 +1,41 @@
+// `functions.network.http.frontEnd.accessControl` compiled once per setting load: the first
+// matching entry of matchingList decides (allow, deny or redirect); none matching: `default`.
+import { compilePattern, compileReplace, type CompiledPattern, type CountryLookup } from './conditions.js';
+
+export interface AccessEntrySetting {
+  pattern: string;
+  action: 'allow' | 'deny' | 'redirect';
+  location?: string | undefined;
+  status: number;
+}
+
+export interface AccessControlSetting {
+  enable: boolean;
+  default: 'allow' | 'deny';
+  caseSensitive: boolean;
+  matchingList: AccessEntrySetting[];
+}
+
+export interface CompiledAccessEntry {
+  readonly pattern: CompiledPattern;
+  readonly action: 'allow' | 'deny' | 'redirect';
+  readonly location: (captures: readonly string[]) => string;
+  readonly status: number;
+  readonly entry: AccessEntrySetting;
+}
+
+export interface CompiledAccess {
+  readonly entries: readonly CompiledAccessEntry[];
+  readonly denyByDefault: boolean;
+}
+
+/** undefined when the module is off (the stage then costs nothing). Throws PatternError. */
+export function compileAccess(s: AccessControlSetting, geo: CountryLookup | undefined): CompiledAccess | undefined {
+  if (!s.enable) return undefined;
+  const entries = s.matchingList.map((e) => {
+    const pattern = compilePattern(e.pattern, { caseSensitive: s.caseSensitive, allowUrl: true, geo });
+    const location = compileReplace(e.location ?? '');
+    return { pattern, action: e.action, location, status: e.status, entry: e };
+  });
+  return { entries, denyByDefault: s.default === 'deny' };
+}

@@ -1,0 +1,53 @@
+// Country codes of client addresses from the local MaxMind-format databases (`.mmdb`) of
+// env.geoip.path, read with mmdb-lib. The files are read once when a setting loads (never on a
+// request); a lookup walks the in-memory tree. Databases are asked in file-name order and the
+// first that knows the address answers (`country`, else `registered_country`).
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Reader, type CountryResponse } from 'mmdb-lib';
+import type { CountryLookup } from './conditions.js';
+
+
+export interface GeoIp {
+  lookup: CountryLookup;
+  files: string[];
+}
+
+/** The .mmdb files of a directory, sorted; throws when the directory cannot be read. */
+export function mmdbFiles(dir: string): string[] {
+  return readdirSync(dir).filter((n) => n.toLowerCase().endsWith('.mmdb')).sort();
+}
+
+/** Opens every database of the directory; throws with the file name when one is not a MaxMind DB. */
+export function openGeoIp(dir: string): GeoIp {
+  const files = mmdbFiles(dir);
+  const readers: Reader<CountryResponse>[] = [];
+  for (const f of files) {
+    try {
+      readers.push(new Reader<CountryResponse>(readFileSync(path.join(dir, f))));
+    } catch (err) {
+      throw new Error(`${path.join(dir, f)} is not a readable MaxMind database: ${(err as Error).message}`);
+    }
+  }
+  // One client sends many requests in a row: its answer is kept for the next one.
+  let lastAddress = '';
+  let lastCountry: string | undefined;
+  const lookup: CountryLookup = (address) => {
+    if (address === lastAddress) return lastCountry;
+    let country: string | undefined;
+    for (const r of readers) {
+      let rec: CountryResponse | null = null;
+      try {
+        rec = r.get(address);
+      } catch {
+        rec = null; // an address the database's IP version cannot hold
+      }
+      const code = rec?.country?.iso_code ?? rec?.registered_country?.iso_code;
+      if (code !== undefined) { country = code.toUpperCase(); break; }
+    }
+    lastAddress = address;
+    lastCountry = country;
+    return country;
+  };
+  return { lookup, files };
+}
