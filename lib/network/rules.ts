@@ -30,12 +30,14 @@ export interface NetworkSetting {
 export interface ModifyRule {
   /** Its index in matchingList (the setting trace names it). */
   index: number;
+  /** The entry as written (the setting trace shows it). */
+  entry: unknown;
   pattern: CompiledPattern | undefined;
   headers: HeaderEdit[];
   responseHeaders: HeaderEdit[];
 }
 
-export interface BypassRule { index: number; pattern: CompiledPattern; instant: boolean }
+export interface BypassRule { index: number; entry: unknown; pattern: CompiledPattern; instant: boolean }
 
 export interface NetworkRules {
   frontModify: ModifyRule[] | undefined;
@@ -76,6 +78,7 @@ function compileModify(m: ModifySetting, base: string, geo: CountryLookup | unde
     const path = `${base}.matchingList[${index}]`;
     return {
       index,
+      entry: e,
       pattern: e.pattern === undefined || e.pattern.trim() === '' ? undefined
         : at(`${path}.pattern`, () => compilePattern(e.pattern!, { caseSensitive: e.caseSensitive ?? true, allowUrl: true, geo })),
       headers: (e.headers ?? []).map((h, k) => at(`${path}.headers[${k}]`, () => compileEdit(editDefaults(h)))),
@@ -89,6 +92,7 @@ export function compileNetwork(n: NetworkSetting, base: string, geo: CountryLook
   const front = n.http.frontEnd;
   const bypassList = front.bypass.matchingList.map((e, index) => ({
     index,
+    entry: e,
     instant: e.instant ?? false,
     pattern: at(`${base}.network.http.frontEnd.bypass.matchingList[${index}].pattern`, () => compilePattern(e.pattern, { caseSensitive: e.caseSensitive ?? true, allowUrl: true, geo })),
   }));

@@ -10,6 +10,9 @@ import { proxyToOrigin } from './proxy.js';
 import type { Transaction } from './transaction.js';
 import { TCP_MISS } from '../cache/policy/results.js';
 
+const PATH = 'functions.network.http.frontEnd.bypass';
+const NO_CACHE_ENTRY = { noCacheRequest: { enable: true } };
+
 /** Cache-Control: no-cache, or Pragma: no-cache without a Cache-Control (RFC 9111 5.4). */
 function asksNoCache(h: IncomingHttpHeaders): boolean {
   const cc = h['cache-control'];
@@ -26,10 +29,14 @@ export function bypass(tx: Transaction, net: NetworkRules): boolean {
     for (const r of list) {
       if (r.pattern.match(input) === undefined) continue;
       tx.bypass = r.instant ? 2 : 1;
+      tx.trace?.matched(tx.host.name, PATH, r.entry);
       break;
     }
   }
-  if (tx.bypass === 0 && net.bypassNoCache && asksNoCache(tx.req.headers)) tx.bypass = 1;
+  if (tx.bypass === 0 && net.bypassNoCache && asksNoCache(tx.req.headers)) {
+    tx.bypass = 1;
+    tx.trace?.matched(tx.host.name, PATH, NO_CACHE_ENTRY);
+  }
   if (tx.bypass === 0) return false;
   tx.cacheResult = TCP_MISS;
   proxyToOrigin(tx);

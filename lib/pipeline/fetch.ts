@@ -16,6 +16,7 @@ import type { StoreSink } from '../cache/tiered-sink.js';
 import type { CacheContext } from './context.js';
 import { answerHeaders } from './deliver.js';
 import { modifyOriginResponse } from './modify.js';
+import { matchFallback, routeFallback, type Found } from './fallback.js';
 import type { SharedFetch } from './inflight.js';
 import { entryTimes, fieldsToStore, storableResponse, variantMatches, variantOf, varyOf } from './rules.js';
 import { TCP_ERROR, type CacheResult } from '../cache/policy/results.js';
@@ -136,6 +137,12 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
       ctx.inflight.finish(f);
       return;
     }
+    const found = fallbackOf(f, tx, plan, upstream.statusCode, resHeaders);
+    if (found !== undefined) {
+      body.discard();
+      routeWaiting(ctx, f, tx, found, upstream.statusCode, upstream.statusCode, resHeaders);
+      return;
+    }
     // An error answer does not replace a stored copy that can still be revalidated later.
     const keepStored = plan.keepStoredOnError === true && upstream.statusCode >= 500;
     const storable = plan.mayStore && !keepStored && storableResponse('GET', tx.req.headers, upstream.statusCode, resHeaders, tx.host.cachePolicy);
@@ -165,12 +172,37 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
     ctx.inflight.finish(f);
     if (plan.intercept !== undefined && plan.intercept(-1, {}, f)) return;
     const status = plan.unreachableStatus ?? (err instanceof OriginError ? err.status : 502);
+    const found = fallbackOf(f, tx, plan, -1, NO_FIELDS);
+    if (found !== undefined) { routeWaiting(ctx, f, tx, found, -1, status, NO_FIELDS); return; }
     for (const w of f.takeWaiting()) {
       w.cacheResult = TCP_ERROR;
       w.status = status;
       sendError(w.res, status);
     }
   } });
+}
+
+const NO_FIELDS: StoredHeaders = {};
+
+/** A fallback entry for the origin's answer to the client that started the fetch, if any. */
+function fallbackOf(f: SharedFetch, tx: Transaction, plan: FetchPlan, status: number, fields: StoredHeaders): Found | undefined {
+  if (tx.host.fallbacks === undefined || plan.background === true || !f.waiting.includes(tx)) return undefined;
+  return matchFallback(tx, status, fields, true);
+}
+
+/**
+ * The clients waiting on the fetch are routed as their fallbacks say (the fetch is closed first,
+ * so none of them joins it again); one whose own request matches no entry asks the origin
+ * itself: the answer it waited for is not stored.
+ */
+function routeWaiting(ctx: CacheContext, f: SharedFetch, tx: Transaction, found: Found, status: number, sent: number, fields: StoredHeaders): void {
+  const waiting = f.takeWaiting();
+  ctx.inflight.finish(f);
+  for (const w of waiting) {
+    const mine = w === tx ? found : matchFallback(w, status, fields, true);
+    if (mine !== undefined) routeFallback(w, mine, sent);
+    else proxyToOrigin(w);
+  }
 }
 
 /**

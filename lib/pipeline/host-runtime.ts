@@ -9,6 +9,7 @@ import { workerCounters } from './counters.js';
 import { hostLogsOf, type HostLogs } from '../log/host-logs.js';
 import { systemLog } from '../log/system-log.js';
 import { compileNetwork, type NetworkRules } from '../network/rules.js';
+import { compileFallbacks, type FallbackRule } from '../network/fallbacks.js';
 import { compileHostRules, type HostRules } from '../rules/host-rules.js';
 import type { CountryLookup } from '../rules/conditions.js';
 
@@ -39,6 +40,8 @@ export interface HostRuntime extends RoutableHost {
   logs: HostLogs | undefined;
   /** Bypass, header edits and cache key rules; undefined when the host has none (the usual case). */
   net: NetworkRules | undefined;
+  /** hosting[].fallbacks compiled; undefined when off or empty. */
+  fallbacks: FallbackRule[] | undefined;
   /** urlRewrites and access control compiled; undefined when the host has neither. */
   rules: HostRules | undefined;
   /**
@@ -87,11 +90,12 @@ export function buildHostRuntime(host: ResolvedHost, geo: CountryLookup | undefi
 
 /** The members of a HostRuntime that follow the host setting without a new origin client. */
 export function cacheFields(host: ResolvedHost, geo: CountryLookup | undefined):
-  Pick<HostRuntime, 'cachePolicy' | 'volatile' | 'nonVolatileSize' | 'connectTimeoutMs' | 'upload' | 'logs' | 'rules' | 'net'> {
+  Pick<HostRuntime, 'cachePolicy' | 'volatile' | 'nonVolatileSize' | 'connectTimeoutMs' | 'upload' | 'logs' | 'rules' | 'net' | 'fallbacks'> {
   return {
     rules: compileHostRules(host, geo),
     // Validated with the setting: a rule that does not compile never reaches a worker.
     net: compileNetwork(host.functions.network, 'functions', geo),
+    fallbacks: compileFallbacks(host.fallbacks, 'hosting'),
     logs: hostLogsOf(host, (message) => systemLog.warn(message)),
     upload: uploadLimits(host.functions.network.http.frontEnd),
     cachePolicy: cachePolicyOf(host),

@@ -8,6 +8,9 @@ import type { ModifyRule } from '../network/rules.js';
 import type { Transaction } from './transaction.js';
 import { ruleInput } from './rule-input.js';
 
+const FRONT_PATH = 'functions.network.http.frontEnd.modify';
+const BACK_PATH = 'functions.network.http.backEnd.modify';
+
 type Fields = Record<string, string | string[] | number | undefined>;
 
 
@@ -17,6 +20,7 @@ export function modifyFront(tx: Transaction, rules: readonly ModifyRule[]): void
   let response: HeaderEdit[] | undefined;
   for (const r of rules) {
     if (r.pattern !== undefined && r.pattern.match(input) === undefined) continue;
+    tx.trace?.matched(tx.host.name, FRONT_PATH, r.entry);
     if (r.headers.length > 0) applyEdits(tx.req.headers as Fields, r.headers);
     if (r.responseHeaders.length > 0) (response ??= []).push(...r.responseHeaders);
   }
@@ -56,6 +60,7 @@ function backEdits(tx: Transaction, rules: readonly ModifyRule[], side: 'headers
   const input = ruleInput(tx);
   for (const r of rules) {
     if (r[side].length === 0 || (r.pattern !== undefined && r.pattern.match(input) === undefined)) continue;
+    if (side === 'headers') tx.trace?.matched(tx.host.name, BACK_PATH, r.entry);
     applyEdits(h, r[side]);
   }
 }

@@ -16,6 +16,7 @@ import { CTX_HEADER, SIBLING_HEADER } from './sibling-header.js';
 import type { Transaction } from './transaction.js';
 import { Upload, type TakenBody } from './upload.js';
 import { modifyOriginRequest, modifyOriginResponse } from './modify.js';
+import { fallBack } from './fallback.js';
 import { TCP_ERROR, TCP_MISS } from '../cache/policy/results.js';
 
 /** Opt-in (SVC_DEBUG_HEADERS=1): name the worker on origin requests and answers, for tracing. */
@@ -141,8 +142,13 @@ export function sendToOrigin(tx: Transaction, body: TakenBody | null, upload: Up
     trace,
   }).then((upstream: OriginResponse) => {
     traceAnswered(trace, upstream.statusCode);
+    if (beforeAnswer === undefined) {
+      if (tx.host.fallbacks !== undefined && fallBack(tx, upstream.statusCode, upstream.statusCode, upstream.headers, true)) { discard(upstream.body); return; }
+      tx.cacheResult ??= TCP_MISS;
+      deliverUpstream(tx, upstream);
+      return;
+    }
     tx.cacheResult ??= TCP_MISS;
-    if (beforeAnswer === undefined) { deliverUpstream(tx, upstream); return; }
     // The body waits unread while the invalidation runs; an origin reset meanwhile must not be an
     // unheard 'error' (pipeBody sees the broken body when it gets it).
     upstream.body.on('error', noop);
@@ -150,8 +156,10 @@ export function sendToOrigin(tx: Transaction, body: TakenBody | null, upload: Up
   }, (err: unknown) => {
     traceFailed(trace, err);
     if (controller.signal.aborted) return;
+    const status = originErrorStatus(err);
+    if (beforeAnswer === undefined && tx.host.fallbacks !== undefined && fallBack(tx, -1, status, {}, true)) return;
     tx.cacheResult = TCP_ERROR;
-    tx.status = originErrorStatus(err);
+    tx.status = status;
     // An upload cut short leaves the rest of its body unread (the socket stops reading once the
     // request's buffer is full): the connection goes with the answer, or it would hang there.
     sendError(tx.res, tx.status, undefined, !tx.req.complete);

@@ -10,6 +10,8 @@ import type { CacheResult } from '../cache/policy/results.js';
 import type { OriginTrace } from '../origin/index.js';
 import { isH2 } from './h2.js';
 import type { HeaderEdit } from '../network/header-edit.js';
+import type { ServiceCode } from '../network/fallbacks.js';
+import { serviceStatus } from './fallback.js';
 import { editOutgoing } from './modify.js';
 import type { SettingTrace } from './setting-trace.js';
 
@@ -92,6 +94,13 @@ export class TransactionRecord {
   responseEdits: HeaderEdit[] | undefined = undefined;
   /** A cacheable POST's body, read whole (post-cache.ts): what its origin request sends. */
   postBody: Buffer | undefined = undefined;
+  /**
+   * Fallbacks taken (fallback.ts): the status of each answer replaced, the host each routed to
+   * (`x-fallback`, `%L`) and the serviceCode of the last one; undefined when none.
+   */
+  fallback: { statuses: number[]; hosts: string[]; code: ServiceCode } | undefined = undefined;
+  /** Serves the transaction again from the rule stages (a fallback); set for hosts with fallbacks. */
+  reroute: ((hostName: string | undefined) => void) | undefined = undefined;
   /** URL rewrites applied (each one a routing; at most MAX_ROUTINGS), counted as URLRewrite. */
   rewrites = 0;
   /** Access control: 0 not checked, 1 let through, 2 denied or redirected (ServiceAccess). */
@@ -183,6 +192,7 @@ export class TxResponse extends ServerResponse {
     headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
     const tx = this.tx;
     if (tx !== undefined && tx.firstByteMs < 0) tx.firstByteMs = performance.now() - tx.startMono;
+    if (tx?.fallback !== undefined) statusCode = serviceStatus(tx, statusCode);
     const edits = tx?.responseEdits;
     if (edits !== undefined) {
       const fields = editOutgoing(this, typeof reason === 'object' ? reason : headers, edits);

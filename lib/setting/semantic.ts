@@ -8,6 +8,7 @@ import { TLS_VERSIONS } from './schema/management.js';
 import { checkTagged } from './tagged.js';
 import { checkNotImplemented } from './not-implemented.js';
 import { compileNetwork, RuleError } from '../network/rules.js';
+import { compileFallbacks } from '../network/fallbacks.js';
 import { checkRules } from '../rules/check.js';
 import type { DeepPartial, Functions, HostSetting, Setting } from './types.js';
 
@@ -117,6 +118,12 @@ function checkHost(h: HostSetting, i: number, names: Set<string>, setting: Setti
       path: `${base}.listen`,
       message: `port ${listen.port} is reserved for the management API (${api}) and the RT control port (${api - 1})`,
     });
+  }
+  try {
+    compileFallbacks(h.fallbacks, base);
+  } catch (err) {
+    if (!(err instanceof RuleError)) throw err;
+    issues.push({ path: err.path, message: err.message });
   }
   const effective = deepMerge(setting.functions, h.functions);
   checkFunctions(h.functions, effective, `${base}.functions`, issues);

@@ -81,6 +81,12 @@ export function resInfo(tx: TransactionRecord): string {
   return parts.length === 0 ? '-' : parts.join('+');
 }
 
+/** `x-fallback` / `%L`: the hosts the fallbacks routed the request to, joined by `+`. */
+export function fallbackHosts(tx: TransactionRecord): string {
+  const fb = tx.fallback;
+  return fb === undefined ? '-' : fb.hosts.join('+');
+}
+
 /** The first line of the request, as Apache's `%r`. */
 export function requestLine(tx: TransactionRecord): string {
   return `${tx.method} ${tx.urlReceived} HTTP/${tx.httpVersion}`;
