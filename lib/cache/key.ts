@@ -14,7 +14,7 @@ export interface CachingKeySetting {
 }
 
 /** Marks the key of a cached POST answer: no request target holds this character. */
-export const POST_MARK = '\u0001POST';
+const POST_MARK = '\u0001POST';
 
 export interface KeyRule {
   /** The key URL of a request URL (path plus query). */

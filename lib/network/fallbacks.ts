@@ -5,7 +5,7 @@
 import { compilePattern, compileReplace, PatternError, type CompiledPattern, type RuleInput } from '../rules/conditions.js';
 import { RuleError } from './rules.js';
 
-export type Phase = 'frontend' | 'backend';
+type Phase = 'frontend' | 'backend';
 export type ServiceCode = '#LAST' | '#FIRST' | '#BEFORE' | number;
 
 interface FallbackEntrySetting {

@@ -37,7 +37,7 @@ export interface ModifyRule {
   responseHeaders: HeaderEdit[];
 }
 
-export interface BypassRule { index: number; entry: unknown; pattern: CompiledPattern; instant: boolean }
+interface BypassRule { index: number; entry: unknown; pattern: CompiledPattern; instant: boolean }
 
 export interface NetworkRules {
   frontModify: ModifyRule[] | undefined;

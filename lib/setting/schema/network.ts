@@ -3,7 +3,7 @@
 // ("Request rules") has examples. Patterns use the condition language of urlRewrites.
 import { Bool, Int, List, Obj, OneOf, Opt, Section, Str } from './common.js';
 
-export const HEADER_EDIT_MODES = ['set', 'add', 'append', 'unset', 'rewrite'] as const;
+const HEADER_EDIT_MODES = ['set', 'add', 'append', 'unset', 'rewrite'] as const;
 
 const HeaderEdit = Obj({
   key: Str({ minLength: 1, description: 'header field name' }),
