@@ -41,9 +41,15 @@ function redirect(tx: Transaction, status: number, location: string): true {
   tx.access = 2;
   tx.cacheResult = TCP_NONE;
   const body = `${status} redirected to ${location}\n`;
-  tx.res.writeHead(status, {
-    location, 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store',
-  });
+  try {
+    tx.res.writeHead(status, {
+      location, 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store',
+    });
+  } catch {
+    // A location no field may carry (a control character the setting wrote): node refuses it.
+    sendError(tx.res, 500, undefined, false, '500 Internal Server Error: the accessControl redirect location is not a valid field value\n');
+    return true;
+  }
   tx.res.end(tx.method === 'HEAD' ? undefined : body);
   return true;
 }

@@ -15,11 +15,13 @@ import type { CountryLookup } from '../rules/conditions.js';
 
 /** This host's runtime as a facade of `target` (mode.facadeHost): its statistics and logs kept. */
 export function facadeOf(own: HostRuntime, target: HostRuntime | undefined): HostRuntime | undefined {
-  return target === undefined ? undefined : { ...target, counterSlot: own.counterSlot, logs: own.logs, facade: undefined };
+  return target === undefined ? undefined : { ...target, logName: own.name, counterSlot: own.counterSlot, logs: own.logs, facade: undefined };
 }
 
 export interface HostRuntime extends RoutableHost {
   name: string;
+  /** The host whose logs and x-vhost the transactions show: `name`, or the facade's name. */
+  logName: string;
   enable: boolean;
   aliases: string[];
   listen: Listen | null;
@@ -77,6 +79,7 @@ export function buildHostRuntime(host: ResolvedHost, geo: CountryLookup | undefi
   });
   return {
     name: host.name,
+    logName: host.name,
     enable: host.enable,
     aliases: host.aliases,
     listen: host.listen,

@@ -208,7 +208,9 @@ function router(state: RuntimeState, port: number | undefined, localAddress: str
  */
 function serveRouted(tx: Transaction, state: RuntimeState, port: number | undefined, localAddress: string | undefined): void {
   const res = tx.res;
-  if (tx.host.rules !== undefined) {
+  // A sibling's hand-off went through them already (its URL is the rewritten one), unless a
+  // fallback here routed it anew.
+  if (tx.host.rules !== undefined && (!tx.fromSibling || tx.fallback !== undefined)) {
     const served = applyRewrites(tx, tx.host, router(state, port, localAddress));
     if (served === ROUTING_LOOP) return sendError(res, 508, undefined, false, ROUTING_LOOP_TEXT);
     // A rewrite to a host nobody serves: a 404 of no host, as for a request that named it.

@@ -2,11 +2,12 @@
 // matching entry of matchingList decides (allow, deny or redirect); none matching: `default`.
 import { compilePattern, compileReplace, type CompiledPattern, type CountryLookup } from './conditions.js';
 
-export interface AccessEntrySetting {
+interface AccessEntrySetting {
   pattern: string;
   action: 'allow' | 'deny' | 'redirect';
   location?: string | undefined;
-  status: number;
+  /** Absent in entries of a host's own functions (array items get no schema defaults there). */
+  status?: number | undefined;
 }
 
 export interface AccessControlSetting {
@@ -16,7 +17,7 @@ export interface AccessControlSetting {
   matchingList: AccessEntrySetting[];
 }
 
-export interface CompiledAccessEntry {
+interface CompiledAccessEntry {
   readonly pattern: CompiledPattern;
   readonly action: 'allow' | 'deny' | 'redirect';
   readonly location: (captures: readonly string[]) => string;
@@ -35,7 +36,7 @@ export function compileAccess(s: AccessControlSetting, geo: CountryLookup | unde
   const entries = s.matchingList.map((e) => {
     const pattern = compilePattern(e.pattern, { caseSensitive: s.caseSensitive, allowUrl: true, geo });
     const location = compileReplace(e.location ?? '');
-    return { pattern, action: e.action, location, status: e.status, entry: e };
+    return { pattern, action: e.action, location, status: e.status ?? 302, entry: e };
   });
   return { entries, denyByDefault: s.default === 'deny' };
 }

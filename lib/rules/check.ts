@@ -41,6 +41,7 @@ function checkAccess(fn: DeepPartial<Functions> | undefined, base: string, geo: 
     }
     if (e.action === 'redirect') {
       if (e.location === undefined) issues.push({ path: `${path}.location`, message: 'required when action is redirect' });
+      else if (!/^[\x21-\x7e]+$/.test(e.location)) issues.push({ path: `${path}.location`, message: 'must be a URL of visible ASCII characters (percent-encode the others)' });
       if (e.status !== undefined && !ACCESS_REDIRECT_CODES.includes(e.status)) {
         issues.push({ path: `${path}.status`, message: `must be one of ${ACCESS_REDIRECT_CODES.join(', ')}` });
       }

@@ -5,7 +5,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { compileAddress, inRange, parseIp, type AddressRange, type ParsedIp } from '../access/ip.js';
 
-export type Protocol = 'http' | 'https' | 'http2';
+type Protocol = 'http' | 'https' | 'http2';
 
 /**
  * What a condition looks at. The pipeline fills one object per worker and reuses it (no
@@ -35,8 +35,8 @@ export interface CompileOptions {
   names?: readonly ConditionName[];
 }
 
-export const CONDITION_NAMES = ['URL', 'URLMATCH', 'IP', 'METHOD', 'HEADER', 'PROTOCOL', 'FUNCTION'] as const;
-export type ConditionName = typeof CONDITION_NAMES[number];
+const CONDITION_NAMES = ['URL', 'URLMATCH', 'IP', 'METHOD', 'HEADER', 'PROTOCOL', 'FUNCTION'] as const;
+type ConditionName = typeof CONDITION_NAMES[number];
 
 /** A pattern the setting cannot use: the message is shown at the JSON path of the pattern. */
 export class PatternError extends Error {}

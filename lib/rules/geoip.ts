@@ -14,7 +14,7 @@ export interface GeoIp {
 }
 
 /** The .mmdb files of a directory, sorted; throws when the directory cannot be read. */
-export function mmdbFiles(dir: string): string[] {
+function mmdbFiles(dir: string): string[] {
   return readdirSync(dir).filter((n) => n.toLowerCase().endsWith('.mmdb')).sort();
 }
 

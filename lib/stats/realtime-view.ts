@@ -87,8 +87,6 @@ function traffic(r: Reading): Record<string, number> {
   // Document 1: (client outbound - origin inbound) / client outbound; negative when the origin
   // sent more than the clients took (clients that left early, objects fetched but not yet asked).
   out.ByteHitRatio = clientOut > 0 ? Math.round(((clientOut - r.raw('originBytesReceived')) / clientOut) * 10000) : 0;
-  out.URLRewrite = r.rate('urlRewrites');
-  out.ClientHttpReqDenied = round(r.result('TCP_DENIED') / r.seconds);
   return out;
 }
 
@@ -157,7 +155,10 @@ function trafficEntry(s: Series, r: Reading): Record<string, unknown> {
 
 function virtualHost(name: string, s: Series, interval: Interval, now: number): Record<string, unknown> {
   const r = reading(s, interval);
-  const vh: Record<string, unknown> = { Name: name, Uptime: Math.floor((now - s.since) / 1000), ...traffic(r), ServiceAccess: serviceAccess(r) };
+  const vh: Record<string, unknown> = { Name: name, Uptime: Math.floor((now - s.since) / 1000), ...traffic(r) };
+  // Refused by access control (403, TCP_DENIED); redirects are not denials here.
+  vh.ClientHttpReqDenied = round(r.result('TCP_DENIED') / r.seconds);
+  if (interval === 'min5') vh.ClientHttpReqDeniedSum = s.min5.sum[cacheResultIndex('TCP_DENIED')]!;
   return {
     ...vh,
     // Requests sent to the origin by a bypass rule (pattern or no-cache request): per second, and
@@ -181,10 +182,10 @@ export function hostDocument(src: ViewSource, interval: Interval): Record<string
     State: src.state(),
     Uptime: Math.floor((now - src.stats.startedAt) / 1000),
     ...traffic(reading(node, interval)),
-    ServiceAccess: serviceAccess(reading(node, interval)),
   };
   if (interval === 'min5') Object.assign(host, sums(node));
-  host.System = src.system();
+  const r = reading(node, interval);
+  host.System = { ...src.system(), ServiceAccess: serviceAccess(r), URLRewrite: r.rate('urlRewrites') };
   host.VirtualHost = src.hosts().map((h) => virtualHost(h, src.stats.series(h), interval, now));
   return { Host: host };
 }

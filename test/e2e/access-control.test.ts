@@ -116,6 +116,17 @@ t.test('denials are counted: TCP_DENIED, ServiceAccess Allow/Deny per host', asy
   t.equal(value(m, 'svc_access_control_total', 'vhost="open.com",decision="deny"'), 0);
 });
 
+t.test('the statistics documents show ServiceAccess, URLRewrite and ClientHttpReqDenied', async (t) => {
+  type Doc = { Host: { System: { ServiceAccess: { Allow: number; Deny: number }; URLRewrite: number }; VirtualHost: { Name: string; ClientHttpReqDenied: number; ClientHttpReqDeniedSum: number }[] } };
+  const doc = await pollUntil(async () => (await fetch(`http://127.0.0.1:${server.apiPort}/monitoring/average?min=5`)).json() as Promise<Doc>,
+    (d) => d.Host.VirtualHost.find((v) => v.Name === 'a.com')?.ClientHttpReqDeniedSum === 5);
+  const a = doc.Host.VirtualHost.find((v) => v.Name === 'a.com')!;
+  t.equal(a.ClientHttpReqDeniedSum, 5);
+  t.ok(a.ClientHttpReqDenied > 0, 'a per-second average over the window');
+  t.ok(doc.Host.System.ServiceAccess.Allow > 0 && doc.Host.System.ServiceAccess.Deny > 0);
+  t.equal(doc.Host.System.URLRewrite, 0, 'no rewrite rules here');
+});
+
 t.test('/monitoring/geoiplist lists the database the conditions read', async (t) => {
   const r = await fetch(`http://127.0.0.1:${server.apiPort}/monitoring/geoiplist`);
   const body = await r.json() as { result: { path: string; files: { file: string }[] } };

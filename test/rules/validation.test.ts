@@ -43,6 +43,9 @@ t.test('access control entries: the pattern, a redirect location and status', as
   t.strictSame(issuesOf({ functions: ac([{ pattern: '$URLMATCH[/r]', action: 'redirect', location: '/x', status: 304 }]) }), [
     { path: 'functions.network.http.frontEnd.accessControl.matchingList[0].status', message: 'must be one of 301, 302, 303, 307, 308' },
   ]);
+  t.strictSame(issuesOf({ functions: ac([{ pattern: '$URLMATCH[/r]', action: 'redirect', location: 'https://example.com/a b' }]) }).map((i) => i.message), [
+    'must be a URL of visible ASCII characters (percent-encode the others)',
+  ]);
   t.strictSame(issuesOf({ hosting: [host({ functions: ac([{ pattern: '$URLMATCH[/r]', action: 'deny', location: '/x' }]) })] }), [
     { path: 'hosting[0].functions.network.http.frontEnd.accessControl.matchingList[0].location', message: 'only a redirect entry has a location' },
   ]);
