@@ -36,7 +36,8 @@ export interface FallbackRule {
   codes: (status: number) => boolean;
   pattern: CompiledPattern | undefined;
   resHeaders: readonly ResHeaderTest[];
-  replace: (captures: readonly string[]) => string;
+  /** undefined: the same URL again (a retry, which may reach another origin address). */
+  replace: ((captures: readonly string[]) => string) | undefined;
   serviceCode: ServiceCode;
 }
 
@@ -115,10 +116,9 @@ function compileEntry(e: FallbackEntrySetting, index: number, path: string): Fal
     });
   }
   const replace = e.replace;
-  if (replace === undefined || replace.trim() === '') throw new RuleError(`${path}.replace`, 'required: the URL (or host/URL) the fallback routes to');
   const code = e.serviceCode ?? '#LAST';
   return {
-    index, entry: e, phase: e.phase ?? 'frontend', codes, pattern, resHeaders, replace: compileReplace(replace),
+    index, entry: e, phase: e.phase ?? 'frontend', codes, pattern, resHeaders, replace: replace === undefined || replace.trim() === '' ? undefined : compileReplace(replace),
     // Validation (semantic.ts) refused any other string.
     serviceCode: typeof code === 'number' ? code : (code as ServiceCode),
   };

@@ -103,9 +103,6 @@ export function compileNetwork(n: NetworkSetting, base: string, geo: CountryLook
   if (!q.enable && (q.keep.length > 0 || q.ignore.length > 0 || q.sort)) {
     throw new RuleError(`${keyPath}.queryString.enable`, 'the query string is not part of the key: sort, keep and ignore have nothing to act on');
   }
-  if (ck.postMethod.enable && front.bypass.postMethod.enable) {
-    throw new RuleError(`${keyPath}.postMethod.enable`, 'POST answers cannot be cached while functions.network.http.frontEnd.bypass.postMethod.enable is true: set that to false');
-  }
   ck.headers.forEach((h, k) => at(`${keyPath}.headers[${k}]`, () => {
     if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(h)) throw new PatternError(`"${h}" is not a header field name`);
   }));

@@ -42,7 +42,8 @@ export function fallBack(tx: Transaction, status: number, sent: number, fields: 
 export function routeFallback(tx: Transaction, found: Found, sent: number): void {
   const fb = tx.fallback;
   tx.trace?.matched(tx.host.name, PATH, found.rule.entry);
-  const next = splitRewritten(found.rule.replace(found.captures), tx.ruleHost);
+  const replace = found.rule.replace;
+  const next = splitRewritten(replace === undefined ? tx.url : replace(found.captures), tx.ruleHost);
   const state = fb ?? (tx.fallback = { statuses: [], hosts: [], code: '#LAST' });
   state.statuses.push(sent);
   state.hosts.push(next.host);

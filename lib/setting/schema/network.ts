@@ -45,7 +45,7 @@ export const CachingKey = Section({
   }),
   headers: List(Str({ minLength: 1 }), { description: 'request header fields whose values are part of the key (as if the origin had named them in Vary)' }),
   postMethod: Section({
-    enable: Bool(false, 'POST responses may be cached (needs frontEnd.bypass.postMethod.enable false)'),
+    enable: Bool(false, 'POST answers are cached (this wins over frontEnd.bypass.postMethod.enable; a body over bodyContentLengthMax passes through)'),
     bodySensitive: Bool(false, 'the POST body (its SHA-256) is part of the cache key'),
     bodyContentLengthMax: Int(102400, { minimum: 0, description: 'largest POST body cached, bytes; a larger body passes through uncached' }),
   }),
