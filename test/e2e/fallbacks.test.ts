@@ -68,7 +68,7 @@ const server = await startServer([
     functions: logs,
   },
   { name: 'backup.test', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${backup.port}`] }, functions: logs },
-], { extra: { functions: { operations: { log: { meta: { dir: 'logs' } } } } } });
+], { extra: { meta: { settingTrace: { enable: true, keyword: 'show-rules' } }, functions: { operations: { log: { meta: { dir: 'logs' } } } } } });
 t.teardown(async () => { await server.stop(); await main.stop(); await backup.stop(); fs.rmSync(server.dir, { recursive: true, force: true }); });
 
 async function get(host: string, p: string, headers: Record<string, string> = {}) {
@@ -150,4 +150,12 @@ t.test('the access log names the hosts a fallback routed to in x-fallback, in th
   t.equal(field(byUrl('/api/v1'), 'sc-status'), '503');
   t.equal(field(accessLines('main.test').find((l) => field(l, 'cs-uri-stem') === '/gone')!, 'x-fallback'), '-');
   t.equal(field(byUrl('/x'), 'x-fallback'), 'backup.test');
+});
+
+t.test('the setting trace names the fallback entry that routed, and the answer it led to', async (t) => {
+  const r = await get('main.test', '/img/a.png/show-rules');
+  t.equal(r.status, 422);
+  const body = JSON.parse(r.body) as { response: { code: number }; trace: { vhost: string; setting: { path: string; matchingList: unknown[] }[] | null }[] };
+  t.equal(body.response.code, 200);
+  t.match(body.trace[0], { vhost: 'main.test', setting: [{ path: 'hosting.fallbacks', matchingList: [{ resCodes: ['404'], replace: '/default/#1' }] }] });
 });

@@ -82,7 +82,7 @@ const server = await startServer([
       },
     },
   },
-], { extra: { functions: { operations: { log: { meta: { dir: 'logs' } } } } } });
+], { extra: { meta: { settingTrace: { enable: true, keyword: 'show-rules' } }, functions: { operations: { log: { meta: { dir: 'logs' } } } } } });
 t.teardown(async () => { await server.stop(); await origin.stop(); fs.rmSync(server.dir, { recursive: true, force: true }); });
 
 async function get(host: string, p: string, headers: Record<string, string> = {}) {
@@ -178,4 +178,17 @@ t.test('bypasses are logged Bypass / Bypass/instant and counted in UrlBypass', a
     (m) => m.includes('svc_client_bypassed_total{vhost="bp.test"} 4'));
   t.match(metrics, 'svc_client_bypassed_total{vhost="bp.test"} 4');
   t.match(metrics, 'svc_client_bypassed_total{vhost="edit.test"} 0');
+});
+
+t.test('the setting trace names the modify and bypass entries a request matched', async (t) => {
+  const edit = await get('edit.test', '/api/t/show-rules');
+  t.equal(edit.status, 422);
+  const body = JSON.parse(edit.body) as { trace: { vhost: string; setting: { path: string; matchingList: unknown[] }[] | null }[] };
+  const paths = body.trace[0]!.setting!.map((s) => s.path);
+  t.ok(paths.includes('functions.network.http.frontEnd.modify'), JSON.stringify(body.trace));
+  t.ok(paths.includes('functions.network.http.backEnd.modify'));
+  const front = body.trace[0]!.setting!.find((s) => s.path === 'functions.network.http.frontEnd.modify')!;
+  t.match(front.matchingList, [{ pattern: '$URL[^edit\\.test/api/]' }, { headers: [{ key: 'X-Trace' }] }]);
+  const bp = JSON.parse((await get('bp.test', '/live/x/show-rules')).body) as typeof body;
+  t.match(bp.trace[0]!.setting, [{ path: 'functions.network.http.frontEnd.bypass', matchingList: [{ pattern: '$URLMATCH[^bp\\.test/live/]' }] }]);
 });
