@@ -82,7 +82,12 @@ const server = await startServer([
       },
     },
   },
-], { extra: { meta: { settingTrace: { enable: true, keyword: 'show-rules' } }, functions: { operations: { log: { meta: { dir: 'logs' } } } } } });
+], {
+  extra: {
+    meta: { settingTrace: { enable: true, keyword: 'show-rules' } },
+    functions: { operations: { log: { meta: { dir: 'logs' } } }, network: { http: { frontEnd: { http2: { cleartext: true } } } } },
+  },
+});
 t.teardown(async () => { await server.stop(); await origin.stop(); fs.rmSync(server.dir, { recursive: true, force: true }); });
 
 async function get(host: string, p: string, headers: Record<string, string> = {}) {
@@ -115,6 +120,14 @@ t.test('front request edits reach the origin and the cache; front response edits
   t.equal(last('/other').headers['x-trace'], 'front', 'append creates an absent field');
   t.equal(other.headers['x-served-by'], undefined);
   t.equal(other.headers.server, 'origin-httpd');
+});
+
+t.test('front response edits apply to an HTTP/2 answer too (curl, h2c)', async (t) => {
+  const { stdout } = await promisify(execFile)('curl', ['-s', '--http2-prior-knowledge', '-D', '-', '-o', '/dev/null', '-H', 'Host: edit.test', `http://127.0.0.1:${port}/api/h2`]);
+  t.match(stdout, /^HTTP\/2 200/);
+  t.match(stdout, /\r\nx-served-by: edge\r\n/);
+  t.notMatch(stdout, /\r\nserver:/i);
+  t.equal(last('/api/h2').headers['x-edge'], '1');
 });
 
 t.test('back edits change the origin request and the origin answer before it is stored', async (t) => {
