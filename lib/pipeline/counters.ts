@@ -205,7 +205,7 @@ export class Counters {
 
 function countRow(v: Float64Array, base: number, tx: TransactionRecord): void {
   v[base + REQUESTS]++;
-  if (tx.bypass !== 0) v[base + URL_BYPASS]++;
+  if (tx.bypass === 1 || tx.bypass === 2) v[base + URL_BYPASS]++;
   const status = tx.status;
   const total = tx.totalMs;
   if (status > 0) {

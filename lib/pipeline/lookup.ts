@@ -26,6 +26,8 @@ import { TCP_CLIENT_REFRESH_MISS, TCP_MISS, TCP_NONE, TCP_REF_FAIL_HIT, TCP_REFR
 /** An asynchronous command waiting in the primary's queue (pre-cache control). */
 export interface PrectrlEntry { vhost: string; kind: InvalidateKind; target: Target; queuedAt: number }
 
+const POST_BYPASS = { postMethod: { enable: true } };
+
 export interface CacheStageOptions {
   store: TieredStore;
   maxReplayBytes: number;
@@ -99,8 +101,13 @@ export class CacheStage {
     }
     const net = tx.host.net;
     if (method !== 'GET' && method !== 'HEAD') {
-      if (method === 'POST' && net?.post !== undefined) servePost(tx, net, net.post, this.lookup);
-      else this.passUnsafe(tx);
+      if (method === 'POST' && net?.post !== undefined) { servePost(tx, net, net.post, this.lookup); return; }
+      if (method === 'POST' && tx.host.setting.functions.network.http.frontEnd.bypass.postMethod.enable) {
+        // Bypass by method: logged Bypass; UrlBypass counts only URL and no-cache bypasses.
+        tx.bypass = 3;
+        tx.trace?.matched(tx.host.name, 'functions.network.http.frontEnd.bypass', POST_BYPASS);
+      }
+      this.passUnsafe(tx);
       return;
     }
     this.lookup(tx, { vhost: tx.host.name, url: net?.key === undefined ? tx.url : net.key.url(tx.url) });

@@ -88,8 +88,11 @@ export class TransactionRecord {
    * object is still stored after the client left): `origin.done` says whether it ended.
    */
   origin: OriginTrace | undefined = undefined;
-  /** Bypassed to the origin (bypass.ts): 0 no, 1 `Bypass`, 2 `Bypass/instant`. */
-  bypass: 0 | 1 | 2 = 0;
+  /**
+   * Bypassed to the origin: 0 no; by a bypass rule (bypass.ts) 1 `Bypass`, 2 `Bypass/instant`;
+   * 3 a POST under bypass.postMethod (lookup.ts), logged `Bypass` but not counted in UrlBypass.
+   */
+  bypass: 0 | 1 | 2 | 3 = 0;
   /** Edits of the answer's fields by the front modify rules the request matched (modify.ts). */
   responseEdits: HeaderEdit[] | undefined = undefined;
   /** A cacheable POST's body, read whole (post-cache.ts): what its origin request sends. */
