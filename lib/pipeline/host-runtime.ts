@@ -110,6 +110,11 @@ export function cacheFields(host: ResolvedHost, geo: CountryLookup | undefined):
 
 /** Whether a new setting of a host can keep the running origin client (same origin fields). */
 export function sameOrigin(a: ResolvedHost, b: ResolvedHost): boolean {
-  return JSON.stringify([a.origin, a.functions.network.http.backEnd]) ===
-    JSON.stringify([b.origin, b.functions.network.http.backEnd]);
+  return JSON.stringify(originFields(a)) === JSON.stringify(originFields(b));
+}
+
+/** What the origin client is built from (backEnd.modify is not: it follows the setting anyway). */
+function originFields(h: ResolvedHost): unknown[] {
+  const be = h.functions.network.http.backEnd;
+  return [h.origin, be.session, be.health, be.forwardedFor];
 }
