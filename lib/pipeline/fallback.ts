@@ -54,7 +54,10 @@ export function routeFallback(tx: Transaction, found: Found, sent: number): void
   // The next answer is a new one: what the stages recorded of this one goes.
   tx.cacheResult = undefined;
   tx.bypass = 0;
-  tx.reroute!(other ? next.host : undefined);
+  // Not from inside the caller (an origin client's parser callback, a lookup): the new pass may
+  // start another origin request or answer at once.
+  const reroute = tx.reroute!;
+  queueMicrotask(() => reroute(other ? next.host : undefined));
 }
 
 /**
