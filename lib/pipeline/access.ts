@@ -1,6 +1,6 @@
 // Stage "access control" (functions.network.http.frontEnd.accessControl): the first matching
 // entry allows, denies (403, TCP_DENIED) or redirects; no match takes the module's default.
-import { MATCHED } from '../rules/conditions.js';
+import { MATCHED, subjectOf } from '../rules/conditions.js';
 import type { CompiledAccess } from '../rules/access-control.js';
 import { TCP_DENIED, TCP_NONE } from '../cache/policy/results.js';
 import { ruleInput } from './rule-input.js';
@@ -23,7 +23,7 @@ export function checkAccess(tx: Transaction, ac: CompiledAccess): boolean {
       return false;
     }
     if (e.action === 'deny') return deny(tx);
-    return redirect(tx, e.status, e.location(captures === MATCHED ? [input.subject] : captures));
+    return redirect(tx, e.status, e.location(captures === MATCHED ? [subjectOf(input)] : captures));
   }
   if (ac.denyByDefault) return deny(tx);
   tx.access = 1;

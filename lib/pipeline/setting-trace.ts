@@ -48,7 +48,28 @@ export function startTrace(tx: TransactionRecord, keyword: string): void {
   catchAnswer(tx, trace);
 }
 
-type Head = { code: number; headers: OutgoingHttpHeaders };
+type Field = { key: string; value: string };
+type Head = { code: number; headers: Field[] };
+
+function pushField(out: Field[], key: string, v: unknown): void {
+  if (v === undefined || v === null) return;
+  if (Array.isArray(v)) for (const one of v) out.push({ key, value: String(one) });
+  else out.push({ key, value: String(v) });
+}
+
+/** The fields of a head: those set on the response, then writeHead's (an object or a flat list). */
+function fieldsOf(res: ServerResponse, f: unknown): Field[] {
+  const out: Field[] = [];
+  const set = res.getHeaders();
+  for (const key of Object.keys(set)) pushField(out, key, set[key]);
+  if (Array.isArray(f)) {
+    for (let i = 0; i + 1 < f.length; i += 2) pushField(out, String(f[i]).toLowerCase(), f[i + 1]);
+  } else if (typeof f === 'object' && f !== null) {
+    const o = f as OutgoingHttpHeaders;
+    for (const key of Object.keys(o)) pushField(out, key.toLowerCase(), o[key]);
+  }
+  return out;
+}
 
 /**
  * Replaces the response's head and body writes for this one response: what the stages write is
@@ -58,12 +79,11 @@ function catchAnswer(tx: TransactionRecord, trace: SettingTrace): void {
   const res = tx.res as ServerResponse;
   const realWriteHead = res.writeHead;
   const realEnd = res.end;
-  const head: Head = { code: 0, headers: {} };
+  const head: Head = { code: 0, headers: [] };
   const r = res as unknown as Record<string, unknown>;
   r.writeHead = (code: number, reason?: unknown, fields?: unknown): ServerResponse => {
-    const f = (typeof reason === 'object' && reason !== null ? reason : fields) as OutgoingHttpHeaders | undefined;
     head.code = code;
-    head.headers = { ...res.getHeaders(), ...(Array.isArray(f) ? {} : f) };
+    head.headers = fieldsOf(res, typeof reason === 'object' && reason !== null ? reason : fields);
     return res;
   };
   r.write = (_chunk: unknown, enc?: unknown, cb?: unknown): boolean => {
@@ -75,7 +95,10 @@ function catchAnswer(tx: TransactionRecord, trace: SettingTrace): void {
     delete r.writeHead;
     delete r.write;
     delete r.end;
-    if (head.code === 0) head.code = res.statusCode, head.headers = res.getHeaders();
+    if (head.code === 0) {
+      head.code = res.statusCode;
+      head.headers = fieldsOf(res, undefined);
+    }
     for (const name of res.getHeaderNames()) res.removeHeader(name);
     const body = Buffer.from(JSON.stringify(traceBody(tx, trace, head)));
     realWriteHead.call(res, 422, { 'content-type': 'application/json', 'content-length': body.length, 'cache-control': 'no-store' });
@@ -87,17 +110,11 @@ function catchAnswer(tx: TransactionRecord, trace: SettingTrace): void {
 
 function traceBody(tx: TransactionRecord, trace: SettingTrace, head: Head): Record<string, unknown> {
   if (tx.host !== undefined) trace.visit(tx.host.name);
-  const headers: { key: string; value: string }[] = [];
-  for (const [key, v] of Object.entries(head.headers)) {
-    if (v === undefined) continue;
-    if (Array.isArray(v)) for (const one of v) headers.push({ key, value: one });
-    else headers.push({ key, value: String(v) });
-  }
   return {
     sessionId: tx.sessionId,
     'x-ctx-id': tx.ctxId,
     cachehit: tx.cacheResult ?? 'TCP_NONE',
-    response: { code: head.code, headers },
+    response: { code: head.code, headers: head.headers },
     trace: trace.items,
   };
 }

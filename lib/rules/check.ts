@@ -5,7 +5,7 @@ import type { SettingIssue } from '../setting/issues.js';
 import type { DeepPartial, Functions, Setting } from '../setting/types.js';
 import { ACCESS_REDIRECT_CODES } from '../setting/schema/access-control.js';
 import { compilePattern, type CountryLookup } from './conditions.js';
-import { openGeoIp } from './geoip.js';
+import { checkGeoIp } from './geoip.js';
 import { resolvePath } from '../setting/resolve.js';
 
 /** A lookup that answers nothing: compiling only needs to know GeoIP is there. */
@@ -15,8 +15,7 @@ function geoAtValidation(setting: Setting, issues: SettingIssue[]): CountryLooku
   const p = setting.env.geoip.path;
   if (p === null) return undefined;
   try {
-    const geo = openGeoIp(resolvePath(setting, p));
-    if (geo.files.length === 0) {
+    if (checkGeoIp(resolvePath(setting, p)).length === 0) {
       issues.push({ path: 'env.geoip.path', message: `${resolvePath(setting, p)} holds no .mmdb database` });
       return undefined;
     }
@@ -61,6 +60,9 @@ export function checkRules(setting: Setting, indices: number[], issues: SettingI
         compilePattern(r.pattern, { caseSensitive: r.caseSensitive, allowUrl: true, geo });
       } catch (err) {
         issues.push({ path: `${base}.urlRewrites[${k}].pattern`, message: (err as Error).message });
+      }
+      if (!/^[\x21-\x7e]+$/.test(r.replace)) {
+        issues.push({ path: `${base}.urlRewrites[${k}].replace`, message: 'must be a URL of visible ASCII characters (percent-encode the others)' });
       }
     });
     checkAccess(h.functions, `${base}.functions`, geo, issues);

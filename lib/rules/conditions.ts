@@ -9,11 +9,13 @@ type Protocol = 'http' | 'https' | 'http2';
 
 /**
  * What a condition looks at. The pipeline fills one object per worker and reuses it (no
- * allocation per request); `subject` is the host and the URL as URL/URLMATCH see them
- * (`example.com/path?query`).
+ * allocation per request). URL/URLMATCH see the host and the URL joined
+ * (`example.com/path?query`): `subject`, made when a regex first needs it (undefined until then).
  */
 export interface RuleInput {
-  subject: string;
+  host: string;
+  url: string;
+  subject: string | undefined;
   method: string;
   headers: IncomingHttpHeaders;
   protocol: Protocol;
@@ -95,6 +97,81 @@ function split(pattern: string): RawCondition[] {
   }
 }
 
+/** The joined subject, made once per input. */
+export function subjectOf(input: RuleInput): string {
+  return (input.subject ??= input.host + input.url);
+}
+
+const LITERAL = /[A-Za-z0-9/_~%:=,;'"<>@#&-]/;
+
+/**
+ * The literal run every match of a regex starts with, read from `from` (`example\.com/img/(.*)`
+ * -> `example.com/img/`); it stops at the first character that is not plainly itself.
+ */
+function leadingLiteral(source: string, from: number): string {
+  let out = '';
+  for (let i = from; i < source.length; i++) {
+    let c = source[i]!;
+    if (c === '\\') {
+      const next = source[i + 1];
+      if (next === undefined || !/[.\/\-?*+()[\]{}|^$\\]/.test(next)) break;
+      c = next;
+      i++;
+    } else if (!LITERAL.test(c)) {
+      // A quantifier makes the character before it optional or repeated.
+      if (c === '?' || c === '*' || c === '{') out = out.slice(0, -1);
+      break;
+    }
+    out += c;
+  }
+  return out;
+}
+
+type Prefilter = (input: RuleInput) => boolean;
+
+const lowerAscii = (c: number): number => (c >= 65 && c <= 90 ? c | 0x20 : c);
+
+/** `s` starts with the lower-case ASCII `lower`, ignoring ASCII case (as the `i` flag does for ASCII). */
+function startsWithFolded(s: string, lower: string, at = 0): boolean {
+  if (s.length - at < lower.length) return false;
+  for (let i = 0; i < lower.length; i++) if (lowerAscii(s.charCodeAt(at + i)) !== lower.charCodeAt(i)) return false;
+  return true;
+}
+
+/**
+ * A cheap test every subject a regex can match passes, so most requests are turned down with a
+ * few character comparisons, without joining host and URL or running the regex. The URL starts
+ * with `/` and a host has none, which splits a literal at its first `/`. An alternation anywhere
+ * (`^a|b`) makes the literal unreliable: no prefilter.
+ */
+function prefilter(source: string, caseSensitive: boolean): Prefilter | undefined {
+  if (source.includes('|')) return undefined;
+  if (source[0] === '^') {
+    const lit = leadingLiteral(source, 1);
+    if (lit === '') return undefined;
+    const slash = lit.indexOf('/');
+    if (caseSensitive) {
+      if (slash < 0) return (input) => input.host.startsWith(lit);
+      const host = lit.slice(0, slash);
+      const path = lit.slice(slash);
+      return (input) => input.host === host && input.url.startsWith(path);
+    }
+    const lower = lit.toLowerCase();
+    if (slash < 0) return (input) => startsWithFolded(input.host, lower);
+    const host = lower.slice(0, slash);
+    const path = lower.slice(slash);
+    return (input) => input.host.length === host.length && startsWithFolded(input.host, host) && startsWithFolded(input.url, path);
+  }
+  // Unanchored: the subject must contain the literal, in the URL, in the host, or across them.
+  const lit = leadingLiteral(source, 0);
+  if (!caseSensitive || lit.length < 3) return undefined;
+  const slash = lit.indexOf('/');
+  if (slash < 0) return (input) => input.url.includes(lit) || input.host.includes(lit);
+  const hostEnd = lit.slice(0, slash);
+  const path = lit.slice(slash);
+  return (input) => input.url.includes(lit) || (input.host.endsWith(hostEnd) && input.url.startsWith(path));
+}
+
 function regex(source: string, name: string, caseSensitive: boolean): RegExp {
   try {
     return new RegExp(source, caseSensitive ? '' : 'i');
@@ -168,7 +245,9 @@ function conditionTest(c: RawCondition, opts: CompileOptions): Test {
   switch (c.name) {
     case 'URLMATCH': {
       const re = regex(c.value, c.name, opts.caseSensitive);
-      return (input) => re.test(input.subject);
+      const prefix = prefilter(c.value, opts.caseSensitive);
+      if (prefix !== undefined) return (input) => prefix(input) && re.test(subjectOf(input));
+      return (input) => re.test(subjectOf(input));
     }
     case 'IP': return ipTest(c.value, opts.geo);
     case 'METHOD': {
@@ -198,6 +277,7 @@ function conditionTest(c: RawCondition, opts: CompileOptions): Test {
 export function compilePattern(pattern: string, opts: CompileOptions): CompiledPattern {
   const raw = split(pattern);
   let url: RegExp | undefined;
+  let urlPrefilter: Prefilter | undefined;
   const tests: Test[] = [];
   for (const c of raw) {
     if (opts.names !== undefined && !opts.names.includes(c.name)) throw new PatternError(`${c.name}[...] cannot be used here (allowed: ${opts.names.join(', ')})`);
@@ -206,6 +286,7 @@ export function compilePattern(pattern: string, opts: CompileOptions): CompiledP
       if (c.negated) throw new PatternError('URL[...] cannot be negated: use !URLMATCH[...]');
       if (url !== undefined) throw new PatternError('at most one URL[...] condition is allowed');
       url = regex(c.value, c.name, opts.caseSensitive);
+      urlPrefilter = prefilter(c.value, opts.caseSensitive);
       continue;
     }
     const t = conditionTest(c, opts);
@@ -217,9 +298,10 @@ export function compilePattern(pattern: string, opts: CompileOptions): CompiledP
     entries,
     hasUrl: url !== undefined,
     match(input) {
+      if (urlPrefilter !== undefined && !urlPrefilter(input)) return undefined;
       for (let k = 0; k < n; k++) if (!tests[k]!(input)) return undefined;
       if (url === undefined) return MATCHED;
-      return url.exec(input.subject) ?? undefined;
+      return url.exec(subjectOf(input)) ?? undefined;
     },
   };
 }

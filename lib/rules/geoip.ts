@@ -2,7 +2,7 @@
 // env.geoip.path, read with mmdb-lib. The files are read once when a setting loads (never on a
 // request); a lookup walks the in-memory tree. Databases are asked in file-name order and the
 // first that knows the address answers (`country`, else `registered_country`).
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { Reader, type CountryResponse } from 'mmdb-lib';
 import type { CountryLookup } from './conditions.js';
@@ -18,9 +18,36 @@ function mmdbFiles(dir: string): string[] {
   return readdirSync(dir).filter((n) => n.toLowerCase().endsWith('.mmdb')).sort();
 }
 
-/** Opens every database of the directory; throws with the file name when one is not a MaxMind DB. */
+/**
+ * Checks every database of the directory opens, keeping none (the primary validates settings
+ * and never looks an address up). Returns the file names; throws like openGeoIp.
+ */
+export function checkGeoIp(dir: string): string[] {
+  const files = mmdbFiles(dir);
+  readAll(dir, files);
+  return files;
+}
+
+/** The databases last opened, kept while the directory's files keep their names, sizes and times. */
+let cached: { dir: string; signature: string; geo: GeoIp } | undefined;
+
+/**
+ * Opens every database of the directory; throws with the file name when one is not a MaxMind
+ * DB. A reload with the same files reuses the open ones (a City database is tens of MB).
+ */
 export function openGeoIp(dir: string): GeoIp {
   const files = mmdbFiles(dir);
+  const signature = files.map((f) => {
+    const st = statSync(path.join(dir, f));
+    return `${f}:${st.size}:${st.mtimeMs}`;
+  }).join('|');
+  if (cached?.dir === dir && cached.signature === signature) return cached.geo;
+  const geo = readAll(dir, files);
+  cached = { dir, signature, geo };
+  return geo;
+}
+
+function readAll(dir: string, files: string[]): GeoIp {
   const readers: Reader<CountryResponse>[] = [];
   for (const f of files) {
     try {

@@ -6,21 +6,23 @@ import t from 'tap';
 import { request } from 'undici';
 import { TestOrigin } from '../helpers/origin.js';
 import { freePort } from '../helpers/ports.js';
-import { startServer } from '../helpers/server.js';
-import { pollUntil } from '../helpers/wait.js';
+import { baseSetting, startServer, writeSetting } from '../helpers/server.js';
+import { pollUntil, waitFor } from '../helpers/wait.js';
 
 const origin = await new TestOrigin().start();
 origin.on('/real/obj', (_q, res) => { res.writeHead(200, { 'cache-control': 'max-age=600', 'content-length': 3 }); res.end('obj'); });
 const port = await freePort();
 const logs = { operations: { log: { access: { loopback: true } } } };
-const server = await startServer([
+const hosts = (replace: string, on = port): unknown[] => [
   {
-    name: 'real.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}/real`] },
-    urlRewrites: [{ pattern: '$URL[^[a-z.]+/r/(.*)]', replace: '/rewritten/#1' }],
+    name: 'real.com', listen: `127.0.0.1:${on}`, origin: { address: [`127.0.0.1:${origin.port}/real`] },
+    urlRewrites: [{ pattern: '$URL[^[a-z.]+/r/(.*)]', replace }],
     functions: logs,
   },
-  { name: 'face.com', listen: `127.0.0.1:${port}`, mode: { facadeHost: 'real.com' }, origin: { address: [`127.0.0.1:${origin.port}/face`] }, functions: logs },
-], { extra: { functions: { operations: { log: { meta: { dir: 'logs' } } } } } });
+  { name: 'face.com', listen: `127.0.0.1:${on}`, mode: { facadeHost: 'real.com' }, origin: { address: [`127.0.0.1:${origin.port}/face`] }, functions: logs },
+];
+const extra = { functions: { operations: { log: { meta: { dir: 'logs' } } } } };
+const server = await startServer(hosts('/rewritten/#1'), { extra });
 t.teardown(async () => { await server.stop(); await origin.stop(); });
 
 const get = async (p: string, host: string): Promise<{ status: number; body: string }> => {
@@ -58,4 +60,32 @@ t.test('statistics and access log lines stay with the facade', async (t) => {
   t.equal(entries('real.com').length, 1, 'real.com logged only its own request');
   t.equal(entries('face.com').length, 3);
   t.ok(entries('face.com').every((l) => / face\.com face\.com$/.test(l)), 'x-vhost is the facade');
+});
+
+t.test('a reload recompiles the rules the facade runs', async (t) => {
+  const before = server.logs.filter((l) => l.includes('setting reloaded')).length;
+  await writeSetting(server.dir, baseSetting(hosts('/reloaded/#1'), server.basePort, { extra }, server.apiPort));
+  server.signal('SIGHUP');
+  t.ok(await waitFor(() => server.logs.filter((l) => l.includes('setting reloaded')).length > before), 'reloaded');
+  t.equal((await get('/r/2', 'face.com')).body, 'origin:GET /real/reloaded/2');
+});
+
+t.test('with hash balance a miss handed to its owner worker stays the facade\'s', async (t) => {
+  const hashedPort = await freePort();
+  const hashed = await startServer(hosts('/rewritten/#1', hashedPort), { extra, workers: 2, balance: 'hash' });
+  t.teardown(() => hashed.stop());
+  const metrics = (): Promise<string> => fetch(`http://127.0.0.1:${hashed.apiPort}/metrics`).then((r) => r.text());
+  const value = (s: string, name: string, vhost: string): number => Number(new RegExp(`^${name}\\{vhost="${vhost}"\\} (\\d+)$`, 'm').exec(s)?.[1] ?? -1);
+  // Twenty URLs: some are owned by the other worker (all on one worker: 2 in a million).
+  for (let i = 0; i < 20; i++) {
+    const r = await request(`http://127.0.0.1:${hashedPort}/h${i}`, { headers: { host: 'face.com' } });
+    t.equal(await r.body.text(), `origin:GET /real/h${i}`);
+  }
+  // Origin exchanges are counted when they end, after the answers: wait for both.
+  const m = await pollUntil(metrics, (s) => value(s, 'svc_client_requests_total', 'face.com') === 20 && value(s, 'svc_origin_requests_total', 'face.com') === 20);
+  t.equal(value(m, 'svc_client_requests_total', 'face.com'), 20);
+  t.ok(value(m, 'svc_client_handed_off_total', 'face.com') > 0, 'some were handed off');
+  t.equal(value(m, 'svc_client_requests_total', 'real.com'), 0);
+  t.equal(value(m, 'svc_origin_requests_total', 'real.com'), 0, 'the owners fetched for the facade');
+  t.equal(value(m, 'svc_origin_requests_total', 'face.com'), 20);
 });

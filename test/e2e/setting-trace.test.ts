@@ -1,6 +1,7 @@
 // Black-box: meta.settingTrace. A request whose path ends in the keyword is served without it
 // (the origin sees the plain path, the cache keeps the object) but answered 422 with the JSON of
 // document 2: the answer it would have had and the rules that matched, per virtual host.
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
@@ -27,7 +28,7 @@ const server = await startServer([
     functions: { network: { http: { frontEnd: { accessControl: { enable: true, matchingList: [denySecret, allowGet] } } } } },
   },
   { name: 'u.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}/u`] } },
-], { extra: { meta: { settingTrace: { enable: true } } } });
+], { extra: { meta: { settingTrace: { enable: true } }, functions: { network: { http: { frontEnd: { http2: { cleartext: true } } } } } } });
 t.teardown(async () => { await server.stop(); await origin.stop(); });
 
 interface TraceBody {
@@ -67,6 +68,8 @@ t.test('the traced request is processed normally: the object is cached and a sec
   const second = JSON.parse((await get('/obj/_trace_')).body) as TraceBody;
   t.equal(second.cachehit, 'TCP_HIT');
   t.equal(second.response.code, 200);
+  t.ok(second.response.headers.some((h) => h.key === 'x-from' && h.value === 'origin'), 'a hit shows its stored fields');
+  t.ok(second.response.headers.some((h) => h.key === 'age'), 'and the fields the cache adds');
   const plain = await get('/obj');
   t.equal(plain.status, 200, 'without the keyword the answer is the object');
   t.equal(plain.body, 'obj');
@@ -102,4 +105,17 @@ t.test('the default keyword gets a warning in the info log at load', async (t) =
   const file = path.join(server.dir, 'svclog', 'info.log');
   const text = await pollUntil(async () => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : ''), (s) => s.includes('_trace_'));
   t.match(text, /warning: meta\.settingTrace is enabled with the default keyword _trace_/);
+});
+
+t.test('an HTTP/2 request is traced the same way (curl, h2c prior knowledge)', async (t) => {
+  const out = await new Promise<string>((resolve, reject) => {
+    execFile('curl', ['-sS', '-i', '--max-time', '10', '--http2-prior-knowledge', '--resolve', `t.com:${port}:127.0.0.1`, `http://t.com:${port}/obj/_trace_`],
+      (err, stdout) => (err === null ? resolve(stdout) : reject(err)));
+  });
+  t.match(out, /^HTTP\/2 422 ?\r\n/);
+  const b = JSON.parse(out.slice(out.indexOf('\r\n\r\n') + 4)) as TraceBody;
+  t.equal(b.response.code, 200);
+  t.equal(b.cachehit, 'TCP_HIT');
+  t.ok(b.response.headers.some((h) => h.key === 'x-from' && h.value === 'origin'), 'the stored fields of the hit');
+  t.strictSame(b.trace.map((i) => i.vhost), ['t.com']);
 });

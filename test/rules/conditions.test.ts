@@ -2,7 +2,7 @@ import t from 'tap';
 import { compilePattern, compileReplace, MATCHED, type RuleInput } from '../../lib/rules/conditions.js';
 
 function input(over: Partial<RuleInput> = {}): RuleInput {
-  return { subject: 'example.com/a/b.jpg?x=1', method: 'GET', headers: {}, protocol: 'http', clientAddress: '10.1.2.3', functions: [], ...over };
+  return { host: 'example.com', url: '/a/b.jpg?x=1', subject: undefined, method: 'GET', headers: {}, protocol: 'http', clientAddress: '10.1.2.3', functions: [], ...over };
 }
 const cs = { caseSensitive: true, allowUrl: true };
 
@@ -11,7 +11,7 @@ t.test('URL[regex] captures groups and #0..#9 substitute them', async (t) => {
   const m = p.match(input());
   t.ok(m);
   t.equal(compileReplace('other.com/#2/#1?whole=#0')(m!), 'other.com/b.jpg?x=1/a?whole=example.com/a/b.jpg?x=1');
-  t.equal(p.match(input({ subject: 'www.example.com/a/b' })), undefined, 'the ^ anchor keeps a longer host out');
+  t.equal(p.match(input({ host: 'www.example.com', url: '/a/b' })), undefined, 'the ^ anchor keeps a longer host out');
   t.same(p.entries, ['$URL[^example\\.com/([^/]+)/(.*)]']);
 });
 
@@ -86,4 +86,37 @@ t.test('a regex with classes and escaped brackets stays one condition', async (t
   const p = compilePattern('$URL[^example\\.com/([^/\\]]+)/(.*)]&$METHOD[GET]', cs);
   t.equal(p.entries.length, 2);
   t.equal(p.match(input())![1], 'a');
+});
+
+t.test('an anchored regex turns a request down by its literal start, and still matches what it should', async (t) => {
+  const m = (re: string, host: string, url: string): boolean => compilePattern(`$URL[${re}]`, cs).match(input({ host, url })) !== undefined;
+  t.ok(m('^example\\.com/a/(.*)', 'example.com', '/a/b'));
+  t.notOk(m('^example\\.com/a/(.*)', 'example.com', '/b/a'));
+  t.notOk(m('^example\\.com/a/(.*)', 'example.co', 'm/a/b'.slice(1)));
+  t.ok(m('^exam', 'example.com', '/'), 'a prefix shorter than the host');
+  t.ok(m('^example\\.comx?/', 'example.com', '/'), 'a quantified character is not required');
+  t.ok(m('^example\\.com/a*/', 'example.com', '//'));
+  t.ok(m('^example\\.com/a{0,2}/', 'example.com', '//'));
+  t.ok(m('^x|example', 'example.com', '/'), 'an alternation is not cut to a prefix');
+  t.ok(m('^example\\.com/\\d+', 'example.com', '/42'), 'an escape class ends the literal');
+  t.ok(m('^example\\.com/(a|b)', 'example.com', '/b'));
+  t.ok(m('^example\\.com/[ab]', 'example.com', '/b'));
+  t.ok(compilePattern('$URLMATCH[^example\\.com/a]', cs).match(input({ url: '/a' })));
+  t.notOk(compilePattern('$URLMATCH[^example\\.com/a]', cs).match(input({ url: '/b' })));
+  t.ok(compilePattern('$URL[^EXAMPLE\\.com/a]', { ...cs, caseSensitive: false }).match(input({ url: '/a' })), 'case-insensitive regexes are not cut');
+});
+
+t.test('the prefilters of unanchored and case-insensitive patterns never turn down a real match', async (t) => {
+  const m = (re: string, host: string, url: string, caseSensitive = true): boolean =>
+    compilePattern(`$URL[${re}]`, { caseSensitive, allowUrl: true }).match(input({ host, url })) !== undefined;
+  t.ok(m('/legacy/(.*)\\.html$', 'example.com', '/a/legacy/x.html'));
+  t.notOk(m('/legacy/(.*)\\.html$', 'example.com', '/a/legac/x.html'));
+  t.ok(m('ample\\.com/leg', 'example.com', '/legacy'), 'a literal across host and URL');
+  t.notOk(m('ample\\.com/leg', 'example.co', '/legacy'));
+  t.ok(m('xampl', 'example.com', '/'), 'a literal inside the host');
+  t.ok(m('amp', 'x.com', '/example'), 'a literal inside the URL');
+  t.ok(m('^Example\\.COM/Legacy/', 'example.com', '/LEGACY/x', false), 'case-insensitive anchored');
+  t.notOk(m('^Example\\.COM/Legacy/', 'example.com', '/LEGACZ/x', false));
+  t.notOk(m('^example\\.co/', 'example.com', '/', false), 'the whole host must match');
+  t.ok(m('LEGACY', 'example.com', '/legacy', false), 'case-insensitive unanchored regexes run as they are');
 });

@@ -21,6 +21,12 @@ t.test('a urlRewrites pattern that does not compile is refused at its path', asy
   t.match(issues[2]!.message, /not a condition/);
 });
 
+t.test('a replace must be a URL of visible ASCII characters', async (t) => {
+  t.strictSame(issuesOf({ hosting: [host({ urlRewrites: [{ pattern: '$URL[/a]', replace: '/b c' }, { pattern: '$URL[/a]', replace: '' }] })] }).map((i) => i.path), [
+    'hosting[0].urlRewrites[0].replace', 'hosting[0].urlRewrites[1].replace',
+  ]);
+});
+
 t.test('a country condition needs env.geoip.path with a database', async (t) => {
   const issues = issuesOf({ hosting: [host({ urlRewrites: [{ pattern: '$IP[KR]', replace: '/kr' }] })] });
   t.equal(issues.length, 1);
