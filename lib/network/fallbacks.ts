@@ -2,7 +2,7 @@
 // it answers (exact, `5xx`, `fail`), its pattern ($URL, $URLMATCH, $HEADER of the request and
 // $RESHEADER of the answer), where it routes (`replace`) and the status finally sent
 // (`serviceCode`). Throws RuleError at the JSON path of a bad member; validation runs it too.
-import { compilePattern, compileReplace, PatternError, type CompiledPattern, type RuleInput } from '../rules/conditions.js';
+import { compilePattern, compileReplace, PatternError, subjectOf, type CompiledPattern, type RuleInput } from '../rules/conditions.js';
 import { RuleError } from './rules.js';
 
 type Phase = 'frontend' | 'backend';
@@ -150,7 +150,7 @@ export function findFallback(rules: readonly FallbackRule[], status: number, ori
       if (h.test(v) === h.negated) { ok = false; break; }
     }
     if (!ok) continue;
-    const captures = rule.pattern === undefined ? [input.subject] : rule.pattern.match(input);
+    const captures = rule.pattern === undefined ? [subjectOf(input)] : rule.pattern.match(input);
     if (captures !== undefined) return { rule, captures };
   }
   return undefined;
