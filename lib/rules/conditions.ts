@@ -33,13 +33,15 @@ export interface CompileOptions {
   allowUrl: boolean;
   /** Where IP[<country>] looks addresses up; without it a country condition is refused. */
   geo?: CountryLookup | undefined;
+  /** Names a condition may take (all when absent): a rule kind that cannot honour one refuses it. */
+  names?: readonly ConditionName[];
 }
 
 const CONDITION_NAMES = ['URL', 'URLMATCH', 'IP', 'METHOD', 'HEADER', 'PROTOCOL', 'FUNCTION'] as const;
 type ConditionName = typeof CONDITION_NAMES[number];
 
 /** A pattern the setting cannot use: the message is shown at the JSON path of the pattern. */
-class PatternError extends Error {}
+export class PatternError extends Error {}
 
 type Test = (input: RuleInput) => boolean;
 
@@ -288,6 +290,7 @@ export function compilePattern(pattern: string, opts: CompileOptions): CompiledP
   let urlPrefilter: Prefilter | undefined;
   const tests: Test[] = [];
   for (const c of raw) {
+    if (opts.names !== undefined && !opts.names.includes(c.name)) throw new PatternError(`${c.name}[...] cannot be used here (allowed: ${opts.names.join(', ')})`);
     if (c.name === 'URL') {
       if (!opts.allowUrl) throw new PatternError('URL[...] cannot be used here: use URLMATCH[...]');
       if (c.negated) throw new PatternError('URL[...] cannot be negated: use !URLMATCH[...]');
