@@ -45,7 +45,7 @@ export class Dispatcher {
   private readonly prefixes: Route[];
   private access: AccessControl | undefined;
   /** Requests the ACL let through and refused (System.ServiceAccess), since the start. */
-  readonly serviceAccess = { Allow: 0, Deny: 0 };
+  readonly managementAccess = { Allow: 0, Deny: 0 };
 
   constructor(routes: readonly Route[], private readonly ctx: RouteContext) {
     assertGated(routes);
@@ -61,16 +61,16 @@ export class Dispatcher {
     const v = this.ctx.version;
     // A caller on no allowList entry learns nothing, not even that its path is malformed.
     if (this.access?.roleOf(raw.remoteAddress) === undefined) {
-      this.serviceAccess.Deny++;
+      this.managementAccess.Deny++;
       return this.unauthorized(raw.method, normalisePath(raw.rawPath), raw.rawPath);
     }
     const path = normalisePath(raw.rawPath);
     if (path === undefined) return fail(HTTP.badRequest, v, raw.rawPath, 'query', 'Bad Request: malformed path');
     if (!this.access.check(raw.remoteAddress, path).allowed) {
-      this.serviceAccess.Deny++;
+      this.managementAccess.Deny++;
       return this.unauthorized(raw.method, path, path);
     }
-    this.serviceAccess.Allow++;
+    this.managementAccess.Allow++;
 
     const { route, allowed, rest } = this.find(raw.method, path);
     if (route === undefined) {

@@ -30,8 +30,8 @@ export class ManagementApi {
   private tlsServer: https.Server | undefined;
 
   /** Management requests the ACL let through and refused since the start. */
-  get serviceAccess(): { Allow: number; Deny: number } {
-    return this.dispatcher.serviceAccess;
+  get managementAccess(): { Allow: number; Deny: number } {
+    return this.dispatcher.managementAccess;
   }
 
   constructor(private readonly opts: ManagementApiOptions) {

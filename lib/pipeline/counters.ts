@@ -42,15 +42,21 @@ export const COUNTER_FIELDS = [
   'originFirstByteMs', 'originCompleteMs',
   'originFirstByteMs1xx', 'originFirstByteMs2xx', 'originFirstByteMs3xx', 'originFirstByteMs4xx', 'originFirstByteMs5xx',
   'originCompleteMs1xx', 'originCompleteMs2xx', 'originCompleteMs3xx', 'originCompleteMs4xx', 'originCompleteMs5xx',
-  // Added for the members of issue 12 (sessions, sockets, rewrites, bypass).
+  /** URL rewrites applied (document 1 URLRewrite); one transaction may count several. */
+  'urlRewrites',
+  /** Transactions access control let through / denied or redirected (document 1 ServiceAccess). */
+  'accessAllow', 'accessDeny',
+  /** Sent to the origin by a bypass rule (pattern or no-cache request), nothing stored: UrlBypass. */
+  'urlBypass',
+  // Added for the members of issue 12 (sessions, sockets, bypass, TLS, cache events).
   /** Client connections accepted and closed (row 0: a connection has no host). */
   'clientAccepted', 'clientClosed',
   /** Origin connections opened and closed (row 0: undici's pools do not say for which host). */
   'originConnected', 'originClosed',
-  /** URLs changed by hosting[].urlRewrites (URLRewrite); see countUrlRewrite. */
-  'urlRewrites',
-  /** Passed to the origin without the cache (TCP_NONE with an origin exchange), and their bytes. */
-  'bypassed', 'bypassInBytes', 'bypassOutBytes',
+  /** Passed to the origin without the cache, for any reason (TCP_NONE with an origin exchange): ClientHttpReqBypass. */
+  'bypassed',
+  /** Client bytes in and out of the transactions a bypass rule sent to the origin (urlBypass). */
+  'urlBypassInBytes', 'urlBypassOutBytes',
   /** Bytes received from and sent to clients over TLS (ClientTraffic SSL). */
   'tlsInBytes', 'tlsOutBytes',
   /** Answers that went out whole, every class (ResTotal.Completed). */
@@ -87,6 +93,10 @@ const FROM_SIBLING = F.fromSibling;
 const FIRST_BYTE_1XX = F.firstByteMs1xx;
 const TOTAL_1XX = F.totalMs1xx;
 const COMPLETED_1XX = F.completed1xx;
+const URL_REWRITES = F.urlRewrites;
+const ACCESS_ALLOW = F.accessAllow;
+const URL_BYPASS = F.urlBypass;
+const URL_BYPASS_IN = F.urlBypassInBytes;
 const COMPLETED = F.completed;
 const BYPASSED = F.bypassed;
 const TLS_IN = F.tlsInBytes;
@@ -301,10 +311,11 @@ function countRow(v: Float64Array, base: number, tx: TransactionRecord): void {
   else v[base + COMPLETED]++;
   const bytesIn = tx.requestHeadBytes + tx.requestBodyBytes;
   const bytesOut = tx.responseHeadBytes + tx.responseBodyBytes;
-  if (tx.cacheResult === CACHE_RESULTS[TCP_NONE_AT] && tx.origin !== undefined) {
-    v[base + BYPASSED]++;
-    v[base + BYPASSED + 1] += bytesIn;
-    v[base + BYPASSED + 2] += bytesOut;
+  if (tx.cacheResult === CACHE_RESULTS[TCP_NONE_AT] && tx.origin !== undefined) v[base + BYPASSED]++;
+  if (tx.bypass === 1 || tx.bypass === 2) {
+    v[base + URL_BYPASS]++;
+    v[base + URL_BYPASS_IN] += bytesIn;
+    v[base + URL_BYPASS_IN + 1] += bytesOut;
   }
   if (tx.connection.tls) {
     v[base + TLS_IN] += bytesIn;
@@ -317,19 +328,10 @@ function countRow(v: Float64Array, base: number, tx: TransactionRecord): void {
   v[base + RESPONSE_BODY] += tx.responseBodyBytes;
   v[base + TOTAL] += total;
   if (tx.handedTo >= 0) v[base + HANDED_OFF]++;
+  if (tx.rewrites > 0) v[base + URL_REWRITES] += tx.rewrites;
+  // accessAllow and accessDeny sit side by side: 1 -> allow, 2 -> deny.
+  if (tx.access !== 0) v[base + ACCESS_ALLOW + tx.access - 1]++;
   if (tx.cacheResult !== undefined) v[base + RESULTS_AT + CACHE_RESULT_INDEX[tx.cacheResult]]++;
-}
-
-/**
- * The counter index of URLRewrite (document 1): the rules stage adds one per URL that
- * hosting[].urlRewrites changed, through countUrlRewrite, into the host's row (row 0 before a
- * host is chosen: rewrites run before routing).
- */
-export const URL_REWRITE_COUNTER = F.urlRewrites;
-
-/** One URL changed by a rewrite rule; `slot` is the host's counter row (0: no host yet). */
-export function countUrlRewrite(slot = 0, counters: Counters = workerCounters): void {
-  counters.values[(slot > 0 ? slot * STRIDE : 0) + URL_REWRITE_COUNTER]++;
 }
 
 /** The counters of this worker process. */

@@ -9,6 +9,8 @@ import { Http2ServerRequest, Http2ServerResponse, constants, type IncomingHttpHe
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TransactionRecord } from './transaction.js';
 import { workerCounters } from './counters.js';
+import { editOutgoing } from './modify.js';
+import { serviceStatus } from './fallback.js';
 
 /** Fields that describe one HTTP/1 connection: an HTTP/2 message must not carry them. */
 const CONNECTION_FIELDS = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'http2-settings'];
@@ -52,7 +54,9 @@ export class TxH2Response extends Http2ServerResponse<TxH2Request> {
       if (tx.sessionRow >= 0) workerCounters.answering(tx.sessionRow);
     }
     // HTTP/2 has no reason phrase (node warns about one once per process).
-    const fields = typeof reason === 'object' ? reason : headers;
+    if (tx?.fallback !== undefined) statusCode = serviceStatus(tx, statusCode);
+    let fields = typeof reason === 'object' ? reason : headers;
+    if (tx?.responseEdits !== undefined) fields = editOutgoing(this, fields, tx.responseEdits);
     if (fields !== undefined && !Array.isArray(fields)) {
       for (const name of CONNECTION_FIELDS) if (fields[name] !== undefined) delete fields[name];
     }

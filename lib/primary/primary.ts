@@ -117,7 +117,7 @@ export class Primary {
       licenseState: () => this.license.state(),
       // Three quick deaths in a row: the back-off is under way (see replace).
       crashLooping: () => this.slots.some((s) => s.quickDeaths >= 3),
-      serviceAccess: () => this.api?.serviceAccess ?? { Allow: 0, Deny: 0 },
+      managementAccess: () => this.api?.managementAccess ?? { Allow: 0, Deny: 0 },
       indexPath: () => resolvePath(this.setting, this.setting.env.cache.indexPath),
     });
     // Before the workers: their first deltas have somewhere to go, and a collector address

@@ -22,7 +22,7 @@ export interface ViewSource {
   hosts(): string[];
   system(): SystemFigures;
   /** Management requests the ACL let through and refused since the start. */
-  serviceAccess(): { Allow: number; Deny: number };
+  managementAccess(): { Allow: number; Deny: number };
   /** What the disk cache index holds for a host (a few seconds old); undefined before the first count. */
   census(name: string): HostCensus | undefined;
   /** The host's functions.statistics.directory when enabled, else undefined. */
@@ -100,6 +100,11 @@ function traffic(r: Reading, g: Float64Array): Record<string, number> {
   // sent more than the clients took (clients that left early, objects fetched but not yet asked).
   out.ByteHitRatio = clientOut > 0 ? Math.round(((clientOut - r.raw('originBytesReceived')) / clientOut) * 10000) : 0;
   return out;
+}
+
+/** Document 1 ServiceAccess: transactions access control let through and refused (redirects included). */
+function serviceAccess(r: Reading): Record<string, number> {
+  return { Allow: r.rate('accessAllow'), Deny: r.rate('accessDeny') };
 }
 
 
@@ -211,7 +216,12 @@ function virtualHost(src: ViewSource, name: string, g: Float64Array, interval: I
       Failed: r.rate('originErrors'), Retried: r.rate('originRetried'),
     },
     ClientTraffic: clientTraffic(src, name, s, r, interval),
-    UrlBypass: { Count: r.rate('bypassed'), Inbound: r.rate('bypassInBytes'), Outbound: r.rate('bypassOutBytes') },
+    // Requests sent to the origin by a bypass rule (pattern or no-cache request): per second, since
+    // the primary started, and their client bytes in and out per second.
+    UrlBypass: {
+      HttpReqCount: r.rate('urlBypass'), HttpReqCountSum: s.total[fieldIndex('urlBypass')]!,
+      Inbound: r.rate('urlBypassInBytes'), Outbound: r.rate('urlBypassOutBytes'),
+    },
   };
 }
 
@@ -255,7 +265,9 @@ function systemMembers(src: ViewSource, r: Reading, g: NodeGauges): Record<strin
     EQ: Math.max(k.EQ, g.eventLoopLag),
     RQ: all('originQueued'),
     WaitingFiles2Write: g.waitingWrites,
-    ServiceAccess: src.serviceAccess(),
+    ServiceAccess: serviceAccess(r),
+    // Ours: the management API's ACL (document 1's ServiceAccess is the service's access control).
+    ManagementAccess: src.managementAccess(),
     SystemLoadAverage: k.SystemLoadAverage,
     URLRewrite: r.rate('urlRewrites'),
   };

@@ -25,7 +25,7 @@ export interface StatsServiceDeps {
   /** True while a worker slot keeps dying at start (a crash loop). */
   crashLooping(): boolean;
   /** Management requests the ACL let through and refused since the start. */
-  serviceAccess(): { Allow: number; Deny: number };
+  managementAccess(): { Allow: number; Deny: number };
   /** The cache index file (absolute). */
   indexPath(): string;
 }
@@ -48,7 +48,7 @@ export class StatsService {
       state: () => this.state(),
       hosts: () => deps.setting().hosting.filter((h) => h.enable !== false).map((h) => h.name),
       system: () => this.system.get(),
-      serviceAccess: () => deps.serviceAccess(),
+      managementAccess: () => deps.managementAccess(),
       census: (name) => this.census.host(name),
       directoryStats: (name) => {
         const h = deps.setting().hosting.find((x) => x.name === name);

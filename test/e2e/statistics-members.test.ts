@@ -171,10 +171,11 @@ t.test('every member document 1 lists is in the statistics, and each shows what 
   t.equal(sample(events, 'svc_cache_object_events_total{vhost="m.test",event="purge"}'), 1, 'one purged');
   t.equal(sample(events, 'svc_cache_object_events_total{vhost="m.test",event="erase"}'), 1, 'one erased');
 
-  // The management ACL: a caller outside the allowList is refused and counted.
-  const before = (await doc('/monitoring/realtime')).System.ServiceAccess;
+  // The management ACL: a caller outside the allowList is refused and counted (ManagementAccess;
+  // ServiceAccess is the service's access control of client requests).
+  const before = (await doc('/monitoring/realtime')).System.ManagementAccess;
   t.equal(await getFrom('127.0.0.2', apiPort, '/monitoring/realtime'), 401);
-  const after = (await doc('/monitoring/realtime')).System.ServiceAccess;
+  const after = (await doc('/monitoring/realtime')).System.ManagementAccess;
   t.equal(after.Deny, before.Deny + 1, 'the refusal is counted');
   t.equal(after.Allow, before.Allow + 1, 'the allowed request that read the first figures is counted');
 

@@ -2,7 +2,7 @@
 // up across workers, across a worker restart, and over the averaging windows (manual ticks
 // stand for the primary's 1-second clock; the wall clock is injected).
 import t from 'tap';
-import { Counters, cacheResultIndex, countUrlRewrite, fieldIndex, HOST_GAUGE_INDEX, STRIDE, URL_REWRITE_COUNTER } from '../../lib/pipeline/counters.js';
+import { Counters, cacheResultIndex, fieldIndex, HOST_GAUGE_INDEX } from '../../lib/pipeline/counters.js';
 import type { StatsDeltasMessage } from '../../lib/ipc/messages.js';
 import type { TransactionRecord } from '../../lib/pipeline/transaction.js';
 import { StatsAggregator } from '../../lib/stats/aggregate.js';
@@ -24,7 +24,7 @@ function worker(agg: StatsAggregator): { counters: Counters; slot: number; repor
 
 function tx(slot: number, status: number, result: TransactionRecord['cacheResult'], bytes: number, totalMs = 4): TransactionRecord {
   return {
-    connection: { tls: false }, host: { counterSlot: slot }, fromSibling: false, status, firstByteMs: 1, totalMs, completed: true,
+    connection: { tls: false }, host: { counterSlot: slot }, fromSibling: false, bypass: 0, rewrites: 0, access: 0, status, firstByteMs: 1, totalMs, completed: true,
     requestHeadBytes: 50, requestBodyBytes: 0, responseHeadBytes: 100, responseBodyBytes: bytes, handedTo: -1, cacheResult: result,
   } as unknown as TransactionRecord;
 }
@@ -32,7 +32,7 @@ function tx(slot: number, status: number, result: TransactionRecord['cacheResult
 const system = { CPU: {}, Mem: {}, Storage: { Disk: [] }, TCPSocket: {}, EQ: 0, SystemLoadAverage: {} } as unknown as SystemFigures;
 
 function source(agg: StatsAggregator, now: () => number): ViewSource {
-  return { stats: agg, version: 't', name: 'node', state: () => 'Healthy', hosts: () => ['a.test'], system: () => system, serviceAccess: () => ({ Allow: 0, Deny: 0 }), census: () => undefined, directoryStats: () => undefined, now };
+  return { stats: agg, version: 't', name: 'node', state: () => 'Healthy', hosts: () => ['a.test'], system: () => system, managementAccess: () => ({ Allow: 0, Deny: 0 }), census: () => undefined, directoryStats: () => undefined, now };
 }
 
 type Doc = { Host: Record<string, number> & { VirtualHost: Array<Record<string, number>>; HttpCountSum: Record<string, number>; HttpRequestHitSum: Record<string, number> } };
@@ -125,20 +125,6 @@ t.test('a reporter with nothing counted sends zero deltas and the gauges as they
   t.equal(sent[0]!.gauges[HOST_GAUGE_INDEX.clientSessions], 1, 'one transaction in progress, not routed yet (row 0)');
   await r.flush();
   t.equal(sent.length, 2, 'the flush sends the last one');
-});
-
-t.test('a URL rewrite counted through countUrlRewrite shows as System.URLRewrite and in /metrics', async (t) => {
-  const agg = new StatsAggregator(() => 0);
-  const counters = new Counters();
-  const slot = counters.slotOf('a.test');
-  countUrlRewrite(slot, counters);
-  countUrlRewrite(0, counters);
-  t.equal(counters.values[slot * STRIDE + URL_REWRITE_COUNTER], 1, 'the host row has its slot');
-  new StatsReporter((m) => agg.onDeltas(m, 1), undefined, counters).report();
-  agg.tick();
-  const doc = hostDocument(source(agg, () => 1000), 'realtime') as unknown as { Host: { System: { URLRewrite: number } } };
-  t.equal(doc.Host.System.URLRewrite, 2, 'two rewrites in the last second');
-  t.match(metricsText(source(agg, () => 1000), undefined), /^svc_url_rewrites_total\{vhost="a\.test"\} 1$/m);
 });
 
 t.test('what the reporter reads from the worker reaches the document: sessions, connections, memory, files, writer queue, disks', async (t) => {

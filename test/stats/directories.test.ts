@@ -12,7 +12,7 @@ import type { SystemFigures } from '../../lib/stats/system.js';
 
 function tx(slot: number, url: string, bytes: number): TransactionRecord {
   return {
-    connection: { tls: false }, url, host: { counterSlot: slot }, fromSibling: false, status: 200, firstByteMs: 1, totalMs: 2, completed: true,
+    connection: { tls: false }, bypass: 0, rewrites: 0, access: 0, url, host: { counterSlot: slot }, fromSibling: false, status: 200, firstByteMs: 1, totalMs: 2, completed: true,
     requestHeadBytes: 40, requestBodyBytes: 0, responseHeadBytes: 100, responseBodyBytes: bytes, handedTo: -1, cacheResult: 'TCP_HIT',
   } as unknown as TransactionRecord;
 }
@@ -35,7 +35,7 @@ function run(cfg: { depth: number; accum: boolean; max?: number }, urls: string[
   const src: ViewSource = {
     stats: agg, version: 't', name: 'n', state: () => 'Healthy', hosts: () => ['a.test'],
     system: () => ({ CPU: {}, Mem: {}, Storage: { Disk: [] }, TCPSocket: {}, EQ: 0, SystemLoadAverage: {} }) as unknown as SystemFigures,
-    serviceAccess: () => ({ Allow: 0, Deny: 0 }), census: () => undefined,
+    managementAccess: () => ({ Allow: 0, Deny: 0 }), census: () => undefined,
     directoryStats: () => ({ depth: cfg.depth, accum: cfg.accum }), now: () => 0,
   };
   t.equal(agg.node.total[fieldIndex('requests')], urls.length, 'the node counts each request once');

@@ -11,7 +11,7 @@ function service(over: Partial<StatsServiceDeps>): StatsService {
   return new StatsService({
     setting: () => ({ hosting: [], meta: { group: '', labelGroupToMetrics: true } }) as unknown as Setting,
     version: 't', pids: () => [process.pid], disks: () => [os.tmpdir()],
-    licenseState: () => 'Healthy', crashLooping: () => false, serviceAccess: () => ({ Allow: 0, Deny: 0 }), indexPath: () => '/nonexistent/index.db', ...over,
+    licenseState: () => 'Healthy', crashLooping: () => false, managementAccess: () => ({ Allow: 0, Deny: 0 }), indexPath: () => '/nonexistent/index.db', ...over,
   });
 }
 
