@@ -107,7 +107,7 @@ function finish(tx: TransactionRecord): void {
   tx.cacheResult ??= TCP_NONE;
   workerCounters.count(tx);
   const host = tx.host;
-  if (host?.directoryStats !== undefined && !tx.fromSibling) countDirectories(host.directoryStats, workerCounters, host.name, tx);
+  if (host?.directoryStats !== undefined && !tx.fromSibling) countDirectories(host.directoryStats, workerCounters, host.logName, tx);
   for (let i = 0; i < sinks.length; i++) {
     try {
       sinks[i]!(tx);

@@ -16,7 +16,9 @@ import type { CountryLookup } from '../rules/conditions.js';
 
 /** This host's runtime as a facade of `target` (mode.facadeHost): its statistics and logs kept. */
 export function facadeOf(own: HostRuntime, target: HostRuntime | undefined): HostRuntime | undefined {
-  return target === undefined ? undefined : { ...target, logName: own.name, counterSlot: own.counterSlot, logs: own.logs, facade: undefined };
+  return target === undefined ? undefined : {
+    ...target, logName: own.name, counterSlot: own.counterSlot, logs: own.logs, directoryStats: own.directoryStats, facade: undefined,
+  };
 }
 
 export interface HostRuntime extends RoutableHost {
