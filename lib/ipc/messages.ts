@@ -55,6 +55,8 @@ export type PrimaryMessage =
    */
   | { type: 'setting'; setting: Setting; baseDir: string; generation: number; changedHosts: string[] | 'all' }
   | { type: 'ring'; members: number[] }
+  /** The node's TLS session ticket keys (48 bytes, base64): sent before the first setting and at each rotation. */
+  | { type: 'tls-ticket-keys'; keys: string }
   | { type: 'drain'; timeoutMs: number }
   /** What a worker's `invalidated` or `settle-all` (same id) asked is done. */
   | { type: 'done'; id: number }

@@ -23,11 +23,11 @@ export class TlsServiceServer {
   private handshakeMs: number;
   private alpn: string[];
 
-  constructor(handler: (req: IncomingMessage, res: ServerResponse) => void, t: ServerTimeouts, port: TlsPort, h2: H2Settings) {
+  constructor(handler: (req: IncomingMessage, res: ServerResponse) => void, t: ServerTimeouts, port: TlsPort, h2: H2Settings, private ticketKeys: Buffer) {
     this.http1 = new ServiceServer(handler, t);
     this.http1.serveHandedOver();
     this.h2 = new H2Service(handler, h2);
-    this.sni = new SniContexts(port);
+    this.sni = new SniContexts(port, ticketKeys);
     this.handshakeMs = t.headersMs;
     this.alpn = alpnOf(h2);
     this.server = net.createServer({ noDelay: true }, (raw) => this.accept(raw));
@@ -77,10 +77,16 @@ export class TlsServiceServer {
    * context they negotiated and go on (a certificate swap drops nothing).
    */
   update(port: TlsPort, t: ServerTimeouts, h2: H2Settings): void {
-    this.sni = new SniContexts(port);
+    this.sni = new SniContexts(port, this.ticketKeys);
     this.handshakeMs = t.headersMs;
     this.h2.update(h2);
     this.alpn = alpnOf(h2);
+  }
+
+  /** The node's rotated session ticket keys: tickets of either worker resume here. */
+  setTicketKeys(keys: Buffer): void {
+    this.ticketKeys = keys;
+    this.sni.setTicketKeys(keys);
   }
 
   listen(host: string | null, port: number): Promise<void> {

@@ -2,6 +2,7 @@
 // virtual hosts, opens every listening socket (shared with the sibling workers through
 // node:cluster, so the kernel spreads connections and the primary stays off the data path) plus
 // its own internal port, and drains on request.
+import { randomBytes } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
@@ -47,6 +48,8 @@ export class RtWorker {
   /** HTTP/2 cleartext (h2c) of the plain service ports that ever had it on. */
   private readonly h2c = new Map<ServiceServer, CleartextH2>();
   private hosts = new Map<string, HostRuntime>();
+  /** Session ticket keys: the primary's (shared by every worker) once they arrive. */
+  private ticketKeys: Buffer = randomBytes(48);
   private readonly retiring = new Set<HostRuntime['origin']>();
   private siblings: Siblings | undefined;
   private cache: WorkerCache | undefined;
@@ -186,7 +189,7 @@ export class RtWorker {
       }
       if ('options' in l) {
         const port = l.listen.port;
-        const s = new TlsServiceServer((req: IncomingMessage, res: ServerResponse) => this.handle(req, res, port), t, l, h2);
+        const s = new TlsServiceServer((req: IncomingMessage, res: ServerResponse) => this.handle(req, res, port), t, l, h2, this.ticketKeys);
         try {
           await s.listen(l.listen.host, port);
           this.servers.set(key, s);
@@ -284,6 +287,11 @@ export class RtWorker {
     this.logs = { writer, shipper, remove: [addRecordSink(writer.record), addOriginSink(writer.origin)] };
   }
 
+  setTicketKeys(keys: Buffer): void {
+    this.ticketKeys = keys;
+    for (const s of this.servers.values()) if (s instanceof TlsServiceServer) s.setTicketKeys(keys);
+  }
+
   setRing(members: number[]): void {
     this.ring.set(members);
   }
@@ -364,6 +372,9 @@ export function runWorker(): void {
             if (!ready) setTimeout(() => process.exit(1), 50);
           },
         );
+        break;
+      case 'tls-ticket-keys':
+        worker.setTicketKeys(Buffer.from(m.keys, 'base64'));
         break;
       case 'ring':
         worker.setRing(m.members);

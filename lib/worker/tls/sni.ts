@@ -29,11 +29,14 @@ export class SniContexts {
   private readonly byAddress = new Map<string, NameIndex<tls.SecureContext>>();
   /** The default host's context: for a client without SNI or with a name no host has. */
   private readonly fallback: tls.SecureContext;
+  private readonly contexts: tls.SecureContext[] = [];
 
-  constructor(port: TlsPort) {
+  /** `ticketKeys`: the node's session ticket keys (lib/primary/ticket-keys.ts). */
+  constructor(port: TlsPort, ticketKeys: Buffer) {
     let first: tls.SecureContext | undefined;
     for (const h of port.hosts) {
-      const ctx = tls.createSecureContext(contextOptions(h.material, port.options));
+      const ctx = tls.createSecureContext({ ...contextOptions(h.material, port.options), ticketKeys });
+      this.contexts.push(ctx);
       first ??= ctx;
       let index = this.any;
       if (h.listen.host !== null) {
@@ -44,6 +47,12 @@ export class SniContexts {
       for (const n of h.names) index.add(n, ctx);
     }
     this.fallback = first!;
+  }
+
+  /** Rotated keys, for the next handshakes. */
+  setTicketKeys(keys: Buffer): void {
+    // tls.Server#setTicketKeys does the same on its own context.
+    for (const ctx of this.contexts) (ctx.context as { setTicketKeys(k: Buffer): void }).setTicketKeys(keys);
   }
 
   /** The context of a connection from its SNI name (lower case; undefined: none sent). */
