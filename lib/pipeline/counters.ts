@@ -42,6 +42,9 @@ export const COUNTER_FIELDS = [
   'originFirstByteMs', 'originCompleteMs',
   'originFirstByteMs1xx', 'originFirstByteMs2xx', 'originFirstByteMs3xx', 'originFirstByteMs4xx', 'originFirstByteMs5xx',
   'originCompleteMs1xx', 'originCompleteMs2xx', 'originCompleteMs3xx', 'originCompleteMs4xx', 'originCompleteMs5xx',
+  // The TLS work: client transactions over TLS (HTTP/1.1 and HTTP/2 on the TLS ports), and their
+  // bytes (heads and bodies, as requestHeadBytes ...: the HTTP bytes, not the TLS records).
+  'tlsRequests', 'tlsReceivedBytes', 'tlsSentBytes',
 ] as const;
 
 /**
@@ -70,6 +73,9 @@ const FROM_SIBLING = F.fromSibling;
 const FIRST_BYTE_1XX = F.firstByteMs1xx;
 const TOTAL_1XX = F.totalMs1xx;
 const COMPLETED_1XX = F.completed1xx;
+const TLS_REQUESTS = F.tlsRequests;
+const TLS_RECEIVED = F.tlsReceivedBytes;
+const TLS_SENT = F.tlsSentBytes;
 const RESULTS_AT = COUNTER_FIELDS.length;
 /** Where the client and origin time histograms start in a row. */
 export const CLIENT_HISTOGRAM_AT = RESULTS_AT + CACHE_RESULTS.length;
@@ -218,6 +224,11 @@ function countRow(v: Float64Array, base: number, tx: TransactionRecord): void {
   v[base + RESPONSE_BODY] += tx.responseBodyBytes;
   v[base + TOTAL] += total;
   if (tx.handedTo >= 0) v[base + HANDED_OFF]++;
+  if (tx.connection.tls !== undefined) {
+    v[base + TLS_REQUESTS]++;
+    v[base + TLS_RECEIVED] += tx.requestHeadBytes + tx.requestBodyBytes;
+    v[base + TLS_SENT] += tx.responseHeadBytes + tx.responseBodyBytes;
+  }
   if (tx.cacheResult !== undefined) v[base + RESULTS_AT + CACHE_RESULT_INDEX[tx.cacheResult]]++;
 }
 

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 
 /** One hour; tickets live 300 s (node's session timeout), so few are lost at a rotation. */
-export const TICKET_KEY_PERIOD_MS = 60 * 60 * 1000;
+const TICKET_KEY_PERIOD_MS = 60 * 60 * 1000;
 
 /** 16 bytes key name, 16 HMAC secret, 16 AES key: node's `ticketKeys`. */
 const KEY_BYTES = 48;

@@ -141,8 +141,8 @@ function trafficEntry(s: Series, r: Reading): Record<string, unknown> {
     HttpResHeaderSize: r.rate('responseHeadBytes'),
     HttpResBodySize: r.rate('responseBodyBytes'),
     Response: response,
-    // TLS is not served yet (the TLS work): nothing is received or sent over it.
-    SSL: { RecvSize: 0, SendSize: 0 },
+    // Bytes per second received and sent by transactions over TLS (their HTTP heads and bodies).
+    SSL: { RecvSize: r.rate('tlsReceivedBytes'), SendSize: r.rate('tlsSentBytes') },
     RequestHit: hitNow,
     RequestHitSum: hitSum,
   };
@@ -155,7 +155,8 @@ function virtualHost(name: string, s: Series, interval: Interval, now: number): 
     ...vh,
     ClientTraffic: {
       // Directory statistics are not configurable yet: one entry, `/`, at depth 0, not accumulated.
-      Depth: 0, Accum: 0, HttpsTraffic: 0, TrafficCount: 1,
+      // HttpsTraffic (meaning not given by document 1): HTTPS transactions per second.
+      Depth: 0, Accum: 0, HttpsTraffic: r.rate('tlsRequests'), TrafficCount: 1,
       Traffic: [trafficEntry(s, r)],
     },
   };

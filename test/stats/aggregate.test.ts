@@ -22,6 +22,7 @@ function tx(slot: number, status: number, result: TransactionRecord['cacheResult
   return {
     host: { counterSlot: slot }, fromSibling: false, status, firstByteMs: 1, totalMs, completed: true,
     requestHeadBytes: 50, requestBodyBytes: 0, responseHeadBytes: 100, responseBodyBytes: bytes, handedTo: -1, cacheResult: result,
+    connection: { tls: undefined },
   } as unknown as TransactionRecord;
 }
 

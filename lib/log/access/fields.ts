@@ -72,11 +72,12 @@ export function username(tx: TransactionRecord): string | undefined {
   return c > 0 ? decoded.slice(0, c) : undefined;
 }
 
-/** `sc-resinfo`: content coding (TLS version and Bypass once those exist), joined by `+`. */
+/** `sc-resinfo`: content coding and TLS version (Bypass once it exists), joined by `+`. */
 export function resInfo(tx: TransactionRecord): string {
   const parts: string[] = [];
   const ce = resHeader(tx, 'content-encoding');
   if (ce === 'gzip' || ce === 'deflate') parts.push(ce);
+  if (tx.connection.tls !== undefined) parts.push(tx.connection.tls);
   return parts.length === 0 ? '-' : parts.join('+');
 }
 
