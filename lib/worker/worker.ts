@@ -3,17 +3,12 @@
 // node:cluster, so the kernel spreads connections and the primary stays off the data path) plus
 // its own internal port, and drains on request.
 import { randomBytes } from 'node:crypto';
-import { appendFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import path from 'node:path';
-import { setFlagsFromString } from 'node:v8';
 import { HashRing } from '../balance/ring.js';
 import { urlIgnoreHashKey } from '../balance/hash-key.js';
 import { loadLuaHash, type LuaHash } from '../balance/lua-hash.js';
-import { SIBLING_SECRET_ENV, type PrimaryMessage, type WorkerMessage } from '../ipc/messages.js';
-import { serveRpc } from '../ipc/rpc.js';
 import { AccessControl } from '../access/access.js';
-import { controlHandlers, type ControlSource } from './control.js';
+import type { ControlSource } from './control.js';
 import { resolveHosts, resolvePath } from '../setting/load.js';
 import type { Setting } from '../setting/types.js';
 import { createHandler, type RuntimeState } from '../pipeline/receive.js';
@@ -23,19 +18,18 @@ import { HostLogWriter } from '../log/host-logs.js';
 import { LogShipper } from '../log/ship.js';
 import { buildHostRuntime, cacheFields, sameOrigin, type HostRuntime } from '../pipeline/host-runtime.js';
 import { openCache, type WorkerCache } from './worker-cache.js';
-import { StatsReporter } from './stats-reporter.js';
 import { ServiceServer, type ServerTimeouts } from './service-server.js';
 import { TlsServiceServer } from './tls-server.js';
 import type { H2Settings } from './h2-server.js';
 import { CleartextH2 } from './h2c.js';
 import { tlsPlan } from './tls/plan.js';
 import type { TlsPort } from './tls/sni.js';
+import { tlsKey, tlsStatus, type TlsHostStatus } from './tls/status.js';
 import { sendError } from '../pipeline/respond.js';
 import { Siblings } from '../pipeline/hand-off.js';
 import type { Transaction } from '../pipeline/transaction.js';
 import { listenKey, VhostTable, type Listen } from '../routing/vhost-table.js';
 import type { Peers } from '../pipeline/context.js';
-import { PrimaryLink } from './primary-link.js';
 
 /** How long the origin client of a removed or rebuilt host stays open after the switch. */
 const RETIRE_GRACE_MS = 10_000;
@@ -48,6 +42,9 @@ export class RtWorker {
   /** HTTP/2 cleartext (h2c) of the plain service ports that ever had it on. */
   private readonly h2c = new Map<ServiceServer, CleartextH2>();
   private hosts = new Map<string, HostRuntime>();
+  /** The TLS sockets of the running setting, and the errors of those that could not be opened. */
+  private tlsPorts: TlsPort[] = [];
+  private readonly tlsFailed = new Map<string, string>();
   /** Session ticket keys: the primary's (shared by every worker) once they arrive. */
   private ticketKeys: Buffer = randomBytes(48);
   private readonly retiring = new Set<HostRuntime['origin']>();
@@ -172,8 +169,10 @@ export class RtWorker {
 
   private async openListeners(listens: Listen[], tlsPorts: TlsPort[], basePort: number, t: ServerTimeouts, h2: H2Settings): Promise<string[]> {
     const wanted = new Map<string, Listen | TlsPort>(listens.map((l) => [listenKey(l), l]));
-    for (const p of tlsPorts) wanted.set(`tls ${listenKey(p.listen)}`, p);
+    for (const p of tlsPorts) wanted.set(tlsKey(p), p);
     const failures: string[] = [];
+    this.tlsPorts = tlsPorts;
+    this.tlsFailed.clear();
     for (const [key, l] of wanted) {
       const running = this.servers.get(key);
       if (running instanceof TlsServiceServer) {
@@ -194,7 +193,9 @@ export class RtWorker {
           await s.listen(l.listen.host, port);
           this.servers.set(key, s);
         } catch (err) {
-          failures.push(`${key}: ${(err as Error).message}`);
+          // Not a refusal of the setting: the plain service goes on, /get/https says why this
+          // host's HTTPS does not work (tlsStatus), and the next reload tries the port again.
+          this.tlsFailed.set(key, (err as Error).message);
         }
         continue;
       }
@@ -287,6 +288,11 @@ export class RtWorker {
     this.logs = { writer, shipper, remove: [addRecordSink(writer.record), addOriginSink(writer.origin)] };
   }
 
+  /** Per TLS host: null when served, else why not (`/get/https`). */
+  tlsStatus(): TlsHostStatus {
+    return tlsStatus(this.tlsPorts, this.tlsFailed);
+  }
+
   setTicketKeys(keys: Buffer): void {
     this.ticketKeys = keys;
     for (const s of this.servers.values()) if (s instanceof TlsServiceServer) s.setTicketKeys(keys);
@@ -319,88 +325,4 @@ function retime(s: ServiceServer, t: ServerTimeouts): void {
   s.server.requestTimeout = t.requestMs;
   s.server.keepAliveTimeout = t.keepAliveMs;
   (s.server as { maxHeaderSize?: number }).maxHeaderSize = t.maxHeaderSize;
-}
-
-/** Entry of the worker process (workers/rt-worker.ts). */
-export function runWorker(): void {
-  // A miss's Transaction lives as long as its origin fetch, a hit's for microseconds. Having seen
-  // the misses of a cache fill survive, V8's allocation-site pretenuring put every later hit's
-  // Transaction in old space, where it held the request's whole object graph (IncomingMessage,
-  // ServerResponse, header strings) past each scavenge until the next full GC: measured on
-  // hit-mix, 3 MB promoted per scavenge and scavenges of 5-20 ms instead of under 1 ms. A worker
-  // serves short-lived requests; what does live long is promoted the ordinary way. (A flag on the
-  // command line would reach the disk writer thread's execArgv, which refuses V8 flags.)
-  setFlagsFromString('--no-allocation-site-pretenuring');
-  const index = Number(process.env.SVC_WORKER_INDEX ?? '0');
-  const send = (m: WorkerMessage): void => { process.send?.(m); };
-  const link = new PrimaryLink(send);
-  // Asks the primary for its first block now: the answer arrives before the setting, so the
-  // first request already has a node id.
-  const worker = new RtWorker(index, process.env[SIBLING_SECRET_ENV] ?? '', new SessionIds(() => send({ type: 'session-ids-request' })), link);
-  // Tests only: every finished record as a JSON line in <dir>/records-<pid>.jsonl, so black-box
-  // tests see what the records of a real cluster hold (session ids across workers, hand-offs).
-  const recordDir = process.env.SVC_TEST_RECORD_DIR;
-  if (recordDir !== undefined && recordDir !== '') {
-    const file = path.join(recordDir, `records-${process.pid}.jsonl`);
-    addRecordSink((tx) => appendFileSync(file, `${JSON.stringify({ worker: index, ...tx.toJSON() })}\n`));
-  }
-  worker.attachLogs((b) => send({ type: 'log', ...b }));
-  let applying: Promise<void> = Promise.resolve();
-  let ready = false;
-  const stats = new StatsReporter((m, done) => { if (process.connected) process.send!(m, undefined, {}, () => done?.()); else done?.(); });
-  stats.start();
-  const rpc = serveRpc({
-    ...controlHandlers(worker.controlSource()),
-    'drop-hosts': ({ names, diskToo }: { names: string[]; diskToo: boolean }) => worker.dropHosts(names, diskToo),
-  }, send);
-  process.on('message', (m: PrimaryMessage) => {
-    switch (m.type) {
-      case 'setting':
-        applying = applying.then(() => worker.apply(m.setting, m.baseDir, m.changedHosts)).then(
-          (failures) => {
-            if (failures.length === 0) {
-              ready = true;
-              send({ type: 'ready', generation: m.generation });
-              return;
-            }
-            send({ type: 'listen-error', generation: m.generation, errors: failures });
-            if (!ready) setTimeout(() => process.exit(1), 50);
-          },
-          (err: Error) => {
-            send({ type: 'apply-error', generation: m.generation, message: err.message });
-            // A worker that never got going is no use half-built: exit, the primary starts another.
-            if (!ready) setTimeout(() => process.exit(1), 50);
-          },
-        );
-        break;
-      case 'tls-ticket-keys':
-        worker.setTicketKeys(Buffer.from(m.keys, 'base64'));
-        break;
-      case 'ring':
-        worker.setRing(m.members);
-        break;
-      case 'session-ids':
-        worker.sessionIds.addBlock(m.start, m.count);
-        break;
-      case 'rpc':
-        rpc(m);
-        break;
-      case 'done':
-        link.onMessage(m);
-        break;
-      case 'drain':
-        // The last second's counts go to the primary before the exit, so a drained worker's
-        // transactions are all in the node's statistics.
-        void applying.then(() => worker.drain(m.timeoutMs)).finally(() => void stats.flush().finally(() => process.exit(0)));
-        break;
-    }
-  });
-  send({ type: 'hello' });
-  // The primary's SIGTERM reaches the whole process group; the worker waits for its 'drain'.
-  process.on('SIGTERM', () => undefined);
-  process.on('SIGINT', () => undefined);
-  process.on('SIGHUP', () => undefined);
-  // A signal sent to the whole group must not open the inspector (SIGUSR1) or kill (SIGUSR2).
-  process.on('SIGUSR1', () => undefined);
-  process.on('SIGUSR2', () => undefined);
 }

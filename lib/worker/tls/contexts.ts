@@ -80,6 +80,13 @@ export function loadCert(e: HttpsCert, locate: Locate, now = Date.now()): CertMa
   }
   if (!chain[0]!.checkPrivateKey(k)) throw new CertProblem('key', 'does not match the certificate (its public key differs)');
   if (ca !== undefined) for (const c of certificates(ca, 'ca')) checkPeriod(c, 'ca', now);
+  try {
+    // What node:crypto accepts OpenSSL may still refuse to serve (a key too small for its
+    // security level, a certificate signed with MD5): found here, not when a worker opens the port.
+    tls.createSecureContext({ cert, key });
+  } catch (err) {
+    throw new CertProblem('key', `OpenSSL refuses to serve this certificate with this key: ${(err as Error).message}`);
+  }
   return { cert, key, ca };
 }
 

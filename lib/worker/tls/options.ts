@@ -38,6 +38,11 @@ function versionRange(o: HttpsOptions): Range | RangeError {
   return { min: VERSIONS[first]!.name, max: VERSIONS[last]!.name };
 }
 
+/** The spec's default expression as the nearest safe set (below); any other as written. */
+export function mappedCiphers(expr: string): string {
+  return expr === SPEC_DEFAULT_CIPHERS ? tls.DEFAULT_CIPHERS : expr;
+}
+
 /**
  * The cipher expression to hand OpenSSL. The spec's default is mapped to node's default list
  * (ECDHE/DHE with AES-GCM or ChaCha20 first, no RC4, 3DES, export or anonymous suites): the
@@ -45,7 +50,7 @@ function versionRange(o: HttpsOptions): Range | RangeError {
  * SHA-1/MD5), so enabling them lowers it for this socket only.
  */
 function cipherString(o: HttpsOptions): string {
-  let c = o.ciphersuite === SPEC_DEFAULT_CIPHERS ? tls.DEFAULT_CIPHERS : o.ciphersuite;
+  let c = mappedCiphers(o.ciphersuite);
   // `+kRSA` moves the suites without forward secrecy (static RSA key exchange) to the end
   // without adding any; with the server's order enforced they are chosen last. Every TLS 1.3
   // suite is forward-secret.
