@@ -25,6 +25,7 @@ import { CleartextH2 } from './h2c.js';
 import { tlsPlan } from './tls/plan.js';
 import type { TlsPort } from './tls/sni.js';
 import { tlsKey, tlsStatus, type TlsHostStatus } from './tls/status.js';
+import { Stapler } from './tls/stapling.js';
 import { sendError } from '../pipeline/respond.js';
 import { Siblings } from '../pipeline/hand-off.js';
 import type { Transaction } from '../pipeline/transaction.js';
@@ -47,6 +48,7 @@ export class RtWorker {
   private readonly tlsFailed = new Map<string, string>();
   /** Session ticket keys: the primary's (shared by every worker) once they arrive. */
   private ticketKeys: Buffer = randomBytes(48);
+  private readonly stapler = new Stapler();
   private readonly retiring = new Set<HostRuntime['origin']>();
   private siblings: Siblings | undefined;
   private cache: WorkerCache | undefined;
@@ -129,6 +131,7 @@ export class RtWorker {
     const retired = [...this.hosts.values()].filter((h) => nextHosts.get(h.name)?.origin !== h.origin);
     this.hosts = nextHosts;
     this.logs?.writer.setHosts(nextHosts.values());
+    this.stapler.track(tls.staples);
     const failures = await this.openListeners(table.listens(), tls.ports, basePort, timeouts, h2Settings);
     // Origin clients of removed or rebuilt hosts close once requests routed before the switch
     // had time to reach them: a request that was still looking up the cache would otherwise
@@ -188,7 +191,7 @@ export class RtWorker {
       }
       if ('options' in l) {
         const port = l.listen.port;
-        const s = new TlsServiceServer((req: IncomingMessage, res: ServerResponse) => this.handle(req, res, port), t, l, h2, this.ticketKeys);
+        const s = new TlsServiceServer((req: IncomingMessage, res: ServerResponse) => this.handle(req, res, port), t, l, h2, this.ticketKeys, this.stapler);
         try {
           await s.listen(l.listen.host, port);
           this.servers.set(key, s);

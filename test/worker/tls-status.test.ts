@@ -13,7 +13,7 @@ t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
 execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-subj', '/CN=a.test', '-days', '2',
   '-keyout', path.join(dir, 'a.key'), '-out', path.join(dir, 'a.crt')], { stdio: 'ignore' });
 const material = [{ cert: fs.readFileSync(path.join(dir, 'a.crt')), key: fs.readFileSync(path.join(dir, 'a.key')), ca: undefined }];
-const host = (name: string) => ({ name, names: [name], listen: { host: '127.0.0.1', port: 8443 }, material });
+const host = (name: string) => ({ name, names: [name], listen: { host: '127.0.0.1', port: 8443 }, material, stapleKey: undefined });
 const port: TlsPort = { listen: { host: '127.0.0.1', port: 8443 }, options: {}, hosts: [host('a.test'), host('b.test')] };
 
 t.test('hosts of an open TLS socket with valid certificates are served', async (t) => {

@@ -24,13 +24,13 @@ export interface TlsNode { server: RunningServer; dir: string; tlsPort: number; 
  * A node whose hosts (given without listen/origin) listen plain on one port and TLS on another,
  * with certificates the caller makes in `dir` through `prepare` before the start.
  */
-export async function tlsNode(t: Test, hosts: Array<Record<string, unknown>>, prepare: (dir: string) => void,
+export async function tlsNode(t: Test, hosts: Array<Record<string, unknown>>, prepare: (dir: string) => void | Promise<void>,
   extra: Record<string, unknown> = {}, env?: Record<string, string>, workers = 1): Promise<TlsNode> {
   const origin = await new TestOrigin().start();
   t.teardown(() => origin.stop());
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-tls-'));
   t.teardown(() => fs.rm(dir, { recursive: true, force: true }));
-  prepare(dir);
+  await prepare(dir);
   const plainPort = await freePort();
   const tlsPort = await freePort();
   const basePort = await consecutiveFreePorts(workers);
