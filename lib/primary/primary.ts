@@ -10,12 +10,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { systemLog } from '../log/system-log.js';
 import { restoreMissingSetting, SettingLifecycle } from '../lifecycle/index.js';
-import { certRefs } from '../lifecycle/package.js';
-import { installUrlSources } from '../lifecycle/url-sources.js';
 import { licensePaths, LicenseService } from '../license/service.js';
 import { LicenseWatch, type StateChange } from '../license/watch.js';
 import { loadSettingFile, resolvePath, SettingError } from '../setting/load.js';
-import { certIssues, homeFiles } from '../worker/tls/contexts.js';
+import { checkStartCertificates } from './start-certificates.js';
 import type { Setting } from '../setting/types.js';
 import { ManagementApi } from '../manager/index.js';
 import { SIBLING_SECRET_ENV, type PrimaryMessage, type WorkerMessage } from '../ipc/messages.js';
@@ -93,13 +91,7 @@ export class Primary {
     const restored = await restoreMissingSetting(this.settingPath);
     if (restored !== undefined) systemLog.warn({ setting: this.settingPath, hash: restored }, 'setting file was missing; restored from the history');
     const loaded = await loadSettingFile(this.settingPath);
-    // The certificates on disk must serve: a bad one refuses the start at its JSON path rather
-    // than every worker failing to open its TLS port.
-    // URL sources are fetched first; one that fails keeps its copy from before (with a warning).
-    const unfetched = await installUrlSources(certRefs(loaded.setting, loaded.setting.env.home), undefined, true);
-    if (unfetched.length > 0) systemLog.warn({ issues: unfetched }, 'certificate URLs not fetched; their copies from before are used');
-    const certs = certIssues(loaded.setting, () => homeFiles(loaded.setting));
-    if (certs.length > 0) throw new SettingError(certs);
+    await checkStartCertificates(loaded.setting);
     this.setting = loaded.setting;
     this.baseDir = loaded.baseDir;
     this.logs.configure(this.setting, this.baseDir);
