@@ -9,7 +9,7 @@ import path from 'node:path';
 import t from 'tap';
 import { freePort } from '../../helpers/ports.js';
 import { pollUntil, waitFor } from '../../helpers/wait.js';
-import { run, tlsNode } from './helpers.js';
+import { curl, run, tlsNode } from './helpers.js';
 
 const ossl = async (args: string[]): Promise<void> => {
   const r = await run('openssl', args);
@@ -56,6 +56,11 @@ t.test('a certificate naming an OCSP responder gets its response stapled; ocspSt
   t.match(a.stdout, /Cert Status: good/);
   t.match(a.stdout, /Next Update: /, 'with the responder\'s next update');
   t.match(a.stdout, /Verify return code: 0 \(ok\)/, 'the chain verifies against the test CA');
+  for (const v of ['--http2', '--http1.1']) {
+    const r = await curl(n.tlsPort, 'a.test', '/stapled', path.join(n.dir, 'ca.crt'), [v, '--cert-status']);
+    t.equal(r.code, 0, r.stderr);
+    t.match(r.stdout, /^HTTP\/(2|1\.1) 200/, `a stapled connection serves ${v} (curl --cert-status verified the staple)`);
+  }
   const b = await status('b.test');
   t.match(b.stdout, /OCSP response: no response sent/, 'ocspStapling false: no staple');
 });
