@@ -46,6 +46,8 @@ export const COUNTER_FIELDS = [
   'urlRewrites',
   /** Transactions access control let through / denied or redirected (document 1 ServiceAccess). */
   'accessAllow', 'accessDeny',
+  /** Sent to the origin by a bypass rule (pattern or no-cache request), nothing stored: UrlBypass. */
+  'urlBypass',
   // The TLS work: client transactions over TLS (HTTP/1.1 and HTTP/2 on the TLS ports), and their
   // bytes (heads and bodies, as requestHeadBytes ...: the HTTP bytes, not the TLS records).
   'tlsRequests', 'tlsReceivedBytes', 'tlsSentBytes',
@@ -79,6 +81,7 @@ const TOTAL_1XX = F.totalMs1xx;
 const COMPLETED_1XX = F.completed1xx;
 const URL_REWRITES = F.urlRewrites;
 const ACCESS_ALLOW = F.accessAllow;
+const URL_BYPASS = F.urlBypass;
 const TLS_REQUESTS = F.tlsRequests;
 const TLS_RECEIVED = F.tlsReceivedBytes;
 const TLS_SENT = F.tlsSentBytes;
@@ -208,6 +211,7 @@ export class Counters {
 
 function countRow(v: Float64Array, base: number, tx: TransactionRecord): void {
   v[base + REQUESTS]++;
+  if (tx.bypass === 1 || tx.bypass === 2) v[base + URL_BYPASS]++;
   const status = tx.status;
   const total = tx.totalMs;
   if (status > 0) {

@@ -64,6 +64,7 @@ export function metricsText(src: ViewSource, group: string | undefined): string 
   counter('svc_client_incomplete_total', 'Client transactions whose answer did not go out whole.', ['incomplete']);
   counter('svc_client_received_bytes_total', 'Bytes received from clients (heads and bodies).', ['requestHeadBytes', 'requestBodyBytes']);
   counter('svc_client_sent_bytes_total', 'Bytes sent to clients (heads and bodies).', ['responseHeadBytes', 'responseBodyBytes']);
+  counter('svc_client_bypassed_total', 'Client transactions sent to the origin by a bypass rule (UrlBypass).', ['urlBypass']);
   counter('svc_client_tls_requests_total', 'Client transactions over TLS (HTTP/1.1 and HTTP/2 on the TLS ports).', ['tlsRequests']);
   counter('svc_client_tls_received_bytes_total', 'Bytes received from clients over TLS (heads and bodies).', ['tlsReceivedBytes']);
   counter('svc_client_tls_sent_bytes_total', 'Bytes sent to clients over TLS (heads and bodies).', ['tlsSentBytes']);
