@@ -13,13 +13,15 @@ interface RawWriter { _writeRaw(data: string, encoding: BufferEncoding): boolean
 
 /**
  * Sends one interim answer to the client of `tx`, if it can still take one: nothing of its final
- * answer is out, and it speaks HTTP/1.1 or HTTP/2 (RFC 9110 15.2: never to an HTTP/1.0 client).
+ * answer is out, it is not a setting trace, and it speaks HTTP/1.1 or HTTP/2 (RFC 9110 15.2: never to an HTTP/1.0 client).
  * 100 is ours to send and 101 would switch protocols: neither is passed on.
  */
 export function forwardInterim(tx: Transaction, status: number, fields: Record<string, string | string[]>): void {
   if (status < 102 || status > 199) return;
   const res = tx.res;
-  if (res.headersSent || res.destroyed) return;
+  // A traced request is answered by its 422 trace alone (setting-trace.ts catches the head and
+  // body writes, not raw bytes).
+  if (res.headersSent || res.destroyed || tx.trace !== undefined) return;
   const req = tx.req;
   const headers = endToEndResponseHeaders(fields);
   if (req.httpVersionMajor === 2 && isH2(req)) {
