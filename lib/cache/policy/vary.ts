@@ -214,6 +214,23 @@ function normaliseWeightedList(value: string): string | undefined {
 }
 
 /**
+ * Canonical forms of the weighted-list values seen lately. This runs on every hit of an object
+ * that varies on one of them, and clients send few distinct values (one per browser and locale):
+ * the parse is paid once per value, not per request. Cleared whole when full.
+ */
+const LIST_KEYS = new Map<string, string>();
+const LIST_KEYS_MAX = 1024;
+
+function weightedListKey(value: string): string {
+  let k = LIST_KEYS.get(value);
+  if (k !== undefined) return k;
+  k = normaliseWeightedList(value) ?? normaliseValue(value);
+  if (LIST_KEYS.size >= LIST_KEYS_MAX) LIST_KEYS.clear();
+  LIST_KEYS.set(value, k);
+  return k;
+}
+
+/**
  * The variant key of a request for the given Vary names: `name=value` pairs joined by newlines.
  * An absent field is written without `=` so it differs from an empty one (RFC 9111 4.1).
  * '' when the response has no Vary.
@@ -230,7 +247,7 @@ export function variantKey(varyNames: readonly string[], reqHeaders: HeaderMap):
     }
     if (raw === undefined) { key += name; continue; }
     const value = typeof raw === 'string' ? raw : raw.join(',');
-    key += name + '=' + ((WEIGHTED_LISTS.has(name) ? normaliseWeightedList(value) : undefined) ?? normaliseValue(value));
+    key += name + '=' + (WEIGHTED_LISTS.has(name) ? weightedListKey(value) : normaliseValue(value));
   }
   return key;
 }
