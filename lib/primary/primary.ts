@@ -117,6 +117,8 @@ export class Primary {
       licenseState: () => this.license.state(),
       // Three quick deaths in a row: the back-off is under way (see replace).
       crashLooping: () => this.slots.some((s) => s.quickDeaths >= 3),
+      managementAccess: () => this.api?.managementAccess ?? { Allow: 0, Deny: 0 },
+      indexPath: () => resolvePath(this.setting, this.setting.env.cache.indexPath),
     });
     // Before the workers: their first deltas have somewhere to go, and a collector address
     // that cannot be bound stops the start like the API's would.
@@ -171,7 +173,7 @@ export class Primary {
       worker.on('message', (m: WorkerMessage) => {
         this.rpc.onMessage(m);
         if (m.type === 'stats-deltas') {
-          this.stats?.onDeltas(m);
+          this.stats?.onDeltas(m, worker.id);
           return;
         }
         if (m.type === 'log') {
@@ -208,6 +210,7 @@ export class Primary {
         if (!settled) { settled = true; reject(new Error(`worker ${slot.index} exited during start (${signal ?? code})`)); }
         // A reload waiting for this worker's answer stops waiting for it.
         for (const generation of [...this.acks.keys()]) this.ack(generation, worker);
+        this.stats?.workerGone(worker.id);
         this.onExit(slot, worker, code, signal);
       });
     });
