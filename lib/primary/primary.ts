@@ -24,6 +24,8 @@ import { SessionBlocks } from './session-blocks.js';
 import { StatsService } from '../stats/service.js';
 import { statisticsRoutes } from '../manager/routes/statistics.js';
 import { LogHub } from '../log/hub.js';
+import { GlobalLogs } from '../log/global/global-logs.js';
+import { setWatchSink } from '../log/global/watch-events.js';
 import { dropMemoryEverywhere, settleEverywhere } from './peer-invalidation.js';
 
 interface Slot {
@@ -75,7 +77,9 @@ export class Primary {
   /** Sums of the workers' counters, system figures, the statistics collector. */
   stats: StatsService | undefined;
   /** The writer of the per-host log files; workers send it their lines. */
-  private readonly logs = new LogHub((file, err) => systemLog.error({ file, err: err.message }, 'log file cannot be written; its lines are dropped (reported once a minute)'));
+  private readonly logs = new LogHub((file, err) => this.global?.failed(file, err));
+  /** info, watch, error, system, originError (env.log), opened once the setting is loaded. */
+  private global: GlobalLogs | undefined;
 
   constructor(private readonly settingPath: string) {}
 
@@ -94,11 +98,15 @@ export class Primary {
     if (certs.length > 0) throw new SettingError(certs);
     this.setting = loaded.setting;
     this.baseDir = loaded.baseDir;
+    const global = new GlobalLogs(this.setting);
+    this.global = global;
+    setWatchSink((event, vhost, body) => void global.watch(event, vhost, body));
+    if (restored !== undefined) global.error({ code: '1004', detail: `hash ${restored}` });
     this.logs.configure(this.setting, this.baseDir);
     this.lifecycle = new SettingLifecycle({
       settingPath: this.settingPath, stateDir: resolvePath(this.setting, 'state'), running: loaded.setting,
       runningRaw: loaded.raw, baseDir: loaded.baseDir, version: PRODUCT_VERSION,
-      runtime: { apply: (s, changed) => this.applyToWorkers(s, changed) },
+      runtime: { apply: (s, changed) => this.applyToWorkers(s, changed) }, logs: global,
     });
     await this.lifecycle.start();
     // The license never stops the start: a missing, invalid or expired one makes the State Inactive.
@@ -157,6 +165,7 @@ export class Primary {
       } catch (err) {
         if (attempt >= 3 || /EADDRINUSE|EACCES|EADDRNOTAVAIL/.test((err as Error).message)) throw err;
         systemLog.error({ worker: slot.index, attempt, err: (err as Error).message }, 'worker failed to start; trying again');
+        this.global?.error({ code: '5002', detail: `worker ${slot.index}, attempt ${attempt}: ${(err as Error).message}` });
         await new Promise((r) => setTimeout(r, 200 * attempt));
       }
     }
@@ -222,6 +231,7 @@ export class Primary {
     const lived = Date.now() - slot.startedAt;
     slot.quickDeaths = lived < QUICK_DEATH_MS ? slot.quickDeaths + 1 : 0;
     systemLog.error({ worker: slot.index, code, signal }, 'worker died; replacing it');
+    this.global?.error({ code: '5001', detail: `worker ${slot.index} (pid ${worker.process.pid ?? '-'}) ${signal === null ? `exit code ${code}` : `signal ${signal}`}; replacing it` });
     this.replace(slot);
   }
 
@@ -233,6 +243,7 @@ export class Primary {
       if (this.shuttingDown) return;
       this.fork(slot).then(() => this.broadcastRing(), (err: Error) => {
         systemLog.error({ worker: slot.index, err: err.message }, 'replacement failed');
+        this.global?.error({ code: '5002', detail: `worker ${slot.index} replacement: ${err.message}` });
         slot.quickDeaths++;
         if (slot.worker === undefined) this.replace(slot);
       });
@@ -371,8 +382,10 @@ export class Primary {
   private async licenseChanged(c: StateChange): Promise<void> {
     const fields = { State: c.state, Status: c.status, ...(c.reason === undefined ? {} : { reason: c.reason }) };
     const message = c.previous === undefined ? `license state at start: ${c.state}` : `license state changed: ${c.previous} -> ${c.state}`;
-    if (c.state === 'Inactive') systemLog.warn(fields, message);
-    else systemLog.info(fields, message);
+    if (c.state === 'Inactive') {
+      systemLog.warn(fields, message);
+      this.global?.error({ code: '1003', detail: `${message}${c.reason === undefined ? '' : ` (${c.reason})`}` });
+    } else systemLog.info(fields, message);
     await this.lifecycle.events.info(message, fields).catch(() => undefined);
   }
 
@@ -416,6 +429,7 @@ export class Primary {
     clearTimeout(hardStop);
     await this.stats?.close().catch(() => undefined);
     await this.logs.close().catch(() => undefined);
+    await this.global?.close().catch(() => undefined);
     systemLog.info('stopped');
     process.exit(0);
   }

@@ -22,14 +22,7 @@ export function checkNotImplemented(setting: Setting, indices: number[], issues:
   if (log.meta.port !== undefined) {
     issues.push({ path: 'env.log.meta.port', message: `the UDP log listener for sub-components ${LATER}; remove the member` });
   }
-  for (const k of ['info', 'watch'] as const) {
-    const l = log[k];
-    if (l.rolling.time !== undefined || l.rolling.size !== undefined) {
-      issues.push({ path: `env.log.${k}.rolling`, message: `rolling the ${k} log ${LATER}; remove rolling.time and rolling.size` });
-    }
-    if (l.compression) issues.push({ path: `env.log.${k}.compression`, message: `compressing the ${k} log ${LATER} (it does not roll); set it to false` });
-  }
-  for (const k of ['error', 'metrics', 'system', 'originError'] as const) {
+  for (const k of ['metrics', 'system', 'originError'] as const) {
     if (log[k].enable) issues.push({ path: `env.log.${k}.enable`, message: `the ${k} log ${LATER}; set it to false` });
   }
   for (const k of ['info', 'watch', 'error', 'metrics'] as const) {

@@ -105,7 +105,7 @@ export const EnvLogSchema = Section({
       minLevel: OneOf(ERROR_LEVELS, 'Info'),
       patterns: Section({ include: Regexes(), exclude: Regexes() }),
     }),
-  }, false),
+  }),
   metrics: globalLog({ schedule: Formatted('svc-cron', { default: '0 */5 * * * *' }) }, false),
   system: deprecatedLog({}),
   originError: deprecatedLog({ warning: Bool(false, 'also record wrong HTTP exchanges') }),
