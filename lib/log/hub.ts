@@ -12,6 +12,7 @@ import type { ResolvedHost, Setting } from '../setting/types.js';
 import { headerOf } from './access/forms.js';
 import { accessFormOf } from './host-logs.js';
 import { ORIGIN_HEADER } from './origin/line.js';
+import { DNS_HEADER } from './dns-line.js';
 import { RollingFile, type RollOptions } from './roll.js';
 import type { HostLogKind, LogBatch } from './ship.js';
 
@@ -34,7 +35,7 @@ export class LogHub {
     const routes = new Map<string, string>();
     for (const h of resolveHosts(setting, { baseDir })) {
       if (!h.enable) continue;
-      for (const kind of ['access', 'origin'] as const) {
+      for (const kind of ['access', 'origin', 'dns', 'monitoring'] as const) {
         const o = this.optionsFor(setting, h, kind);
         if (o === undefined) continue;
         const key = JSON.stringify(o);
@@ -75,7 +76,7 @@ export class LogHub {
     const l = log[kind];
     if (!l.enable) return undefined;
     const root = resolvePath(setting, log.meta.dir);
-    const form = kind === 'access' ? accessFormOf(h).form : 'origin';
+    const form = kind === 'access' ? accessFormOf(h).form : kind;
     return {
       dir: l.unify ? root : path.join(root, h.name),
       base: kind,
@@ -83,8 +84,14 @@ export class LogHub {
       ...(l.rolling.size === undefined ? {} : { sizeBytes: l.rolling.size * 1024 * 1024 }),
       retention: l.retention,
       compression: l.compression,
-      ...(kind === 'origin' ? { header: ORIGIN_HEADER } : form === 'custom' ? {} : { header: headerOf(form) }),
+      ...fileHeader(kind, form),
     };
+  }
+
+  /** Hosts whose monitoring log is on, with its form (the primary writes those records). */
+  monitored(setting: Setting, baseDir: string): Array<{ host: string; form: 'json' | 'xml' }> {
+    return resolveHosts(setting, { baseDir }).filter((h) => h.enable && h.functions.operations.log.monitoring.enable)
+      .map((h) => ({ host: h.name, form: h.functions.operations.log.monitoring.form }));
   }
 
   private failed(file: string, err: Error): void {
@@ -93,4 +100,12 @@ export class LogHub {
     this.lastReport.set(file, now);
     this.report(file, err);
   }
+}
+
+/** The first lines of a new file of a log: the W3C header where the form has one. */
+function fileHeader(kind: HostLogKind, form: string): { header?: string } {
+  if (kind === 'origin') return { header: ORIGIN_HEADER };
+  if (kind === 'dns') return { header: DNS_HEADER };
+  if (kind === 'monitoring' || form === 'custom') return {};
+  return { header: headerOf(form) };
 }

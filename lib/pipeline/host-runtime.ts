@@ -7,6 +7,8 @@ import { uploadLimits, type UploadLimits } from './upload.js';
 import type { Listen, RoutableHost } from '../routing/vhost-table.js';
 import { workerCounters } from './counters.js';
 import { hostLogsOf, type HostLogs } from '../log/host-logs.js';
+import { reportError } from '../log/global/report.js';
+import type { DnsRecord } from '../origin/dns.js';
 import { systemLog } from '../log/system-log.js';
 
 export interface HostRuntime extends RoutableHost {
@@ -40,10 +42,12 @@ function cachePolicyOf(host: ResolvedHost): CachePolicyOptions {
   };
 }
 
-export function buildHostRuntime(host: ResolvedHost): HostRuntime {
+/** `onDns` hears every resolution of the host's domain origins (the dns log). */
+export function buildHostRuntime(host: ResolvedHost, onDns?: (vhost: string, r: DnsRecord) => void): HostRuntime {
   const backEnd = host.functions.network.http.backEnd;
   const origin = new OriginSet({
     vhost: host.name,
+    ...(onDns === undefined ? {} : { onDns: (r: DnsRecord) => onDns(host.name, r) }),
     protocol: host.origin.protocol,
     address: host.origin.address,
     address2: host.origin.address2,
@@ -71,7 +75,10 @@ export function buildHostRuntime(host: ResolvedHost): HostRuntime {
 /** The members of a HostRuntime that follow the host setting without a new origin client. */
 export function cacheFields(host: ResolvedHost): Pick<HostRuntime, 'cachePolicy' | 'volatile' | 'nonVolatileSize' | 'connectTimeoutMs' | 'upload' | 'logs'> {
   return {
-    logs: hostLogsOf(host, (message) => systemLog.warn(message)),
+    logs: hostLogsOf(host, (message) => {
+      systemLog.warn(message);
+      reportError({ code: '4004', vhost: host.name, detail: message });
+    }),
     upload: uploadLimits(host.functions.network.http.frontEnd),
     cachePolicy: cachePolicyOf(host),
     volatile: host.mode.volatile,

@@ -26,6 +26,7 @@ import { statisticsRoutes } from '../manager/routes/statistics.js';
 import { LogHub } from '../log/hub.js';
 import { GlobalLogs } from '../log/global/global-logs.js';
 import { setWatchSink } from '../log/global/watch-events.js';
+import { setErrorSink } from '../log/global/report.js';
 import { dropMemoryEverywhere, settleEverywhere } from './peer-invalidation.js';
 
 interface Slot {
@@ -101,6 +102,7 @@ export class Primary {
     const global = new GlobalLogs(this.setting);
     this.global = global;
     setWatchSink((event, vhost, body) => void global.watch(event, vhost, body));
+    setErrorSink((e) => global.error(e));
     if (restored !== undefined) global.error({ code: '1004', detail: `hash ${restored}` });
     this.logs.configure(this.setting, this.baseDir);
     this.lifecycle = new SettingLifecycle({
@@ -184,7 +186,8 @@ export class Primary {
           return;
         }
         if (m.type === 'log') {
-          this.logs.write(m);
+          if (m.kind === 'error' || m.kind === 'originError') this.global?.lines(m.kind, m.text);
+          else this.logs.write(m);
           return;
         }
         if (m.type === 'session-ids-request') {

@@ -10,7 +10,6 @@ function hostLogs(fn: DeepPartial<Functions> | undefined, base: string, issues: 
   const l = fn?.operations?.log;
   if (l === undefined) return;
   const at = `${base}.operations.log`;
-  if (l.dns?.enable === true) issues.push({ path: `${at}.dns.enable`, message: `the dns log ${LATER}; set it to false` });
   if (l.monitoring?.enable === true) issues.push({ path: `${at}.monitoring.enable`, message: `the monitoring log ${LATER}; set it to false` });
   for (const k of ['access', 'origin', 'dns', 'monitoring'] as const) {
     if ((l[k]?.backup ?? []).length > 0) issues.push({ path: `${at}.${k}.backup`, message: `log shipping to repositories ${LATER}; leave it empty` });

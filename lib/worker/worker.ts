@@ -77,6 +77,8 @@ export class RtWorker {
     const cluster = setting.env.management.cluster;
     const frontEnd = setting.functions.network.http.frontEnd;
     const rebuild = changedHosts === 'all' ? undefined : new Set(changedHosts);
+    // Before the hosts: whether their origin exchanges are watched depends on the global logs.
+    this.logs?.writer.configureGlobal(setting.env.log);
     const nextHosts = new Map<string, HostRuntime>();
     for (const h of resolved) {
       if (!h.enable) continue;
@@ -84,7 +86,7 @@ export class RtWorker {
       if (old !== undefined && rebuild !== undefined && !rebuild.has(h.name) && sameOrigin(old.setting, h)) {
         nextHosts.set(h.name, { ...old, aliases: h.aliases, listen: h.listen, setting: h, ...cacheFields(h) });
       } else {
-        nextHosts.set(h.name, buildHostRuntime(h));
+        nextHosts.set(h.name, buildHostRuntime(h, this.logs?.writer.dns));
       }
     }
     const basePort = cluster.meta.baseHostingPort;

@@ -14,24 +14,12 @@ import { resolvePath } from '../../setting/load.js';
 import type { Setting } from '../../setting/types.js';
 import { RollingFile } from '../roll.js';
 import { ERRORS, type ErrorEvent } from './error-codes.js';
-import { ErrorFilter } from './error-filter.js';
+import { ErrorLines, stamp } from './error-line.js';
 import type { WatchEvent } from './watch-events.js';
 
 export type GlobalLogKind = 'info' | 'watch' | 'error' | 'system' | 'originError';
 
 const REPORT_EVERY_MS = 60_000;
-const LEVEL_TAG = ['Emergency', 'Alert', 'Critical', 'Error', 'Warning', 'Notice', 'Info', 'Debug'];
-
-/** `yyyy-mm-dd` and `hh:mm:ss` in UTC, the time of every log line and history entry. */
-export function stamp(d: Date = new Date()): { date: string; time: string } {
-  const iso = d.toISOString();
-  return { date: iso.slice(0, 10), time: iso.slice(11, 19) };
-}
-
-/** A field of a space-separated line: `-` when absent, inner spaces as `+`. */
-function field(v: string | undefined): string {
-  return v === undefined || v === '' ? '-' : v.replace(/\s/g, '+');
-}
 
 export interface GlobalLogOptions {
   /** The clock (ms since the epoch) of line stamps and rolling; injected by tests. */
@@ -45,7 +33,7 @@ export class GlobalLogs {
   private readonly lastReport = new Map<string, number>();
   private readonly now: () => number;
   private readonly stderr: (line: string) => void;
-  private filter: ErrorFilter | undefined;
+  private errorLines: ErrorLines | undefined;
   private hostEvents = true;
 
   /** The log places are env members: fixed until the next start. */
@@ -66,7 +54,7 @@ export class GlobalLogs {
       });
       this.files.set(kind, file);
     }
-    if (log.error.enable) this.filter = new ErrorFilter(log.error.filter);
+    if (log.error.enable) this.errorLines = new ErrorLines(log.error);
     this.hostEvents = log.watch.events.setting.enable;
   }
 
@@ -99,17 +87,12 @@ export class GlobalLogs {
 
   /** One error event (at: when it happened, default now), kept or not by env.log.error.filter. */
   error(e: ErrorEvent, at = this.now()): void {
-    const f = this.files.get('error');
-    const code = ERRORS[e.code];
-    if (f === undefined || code === undefined || !this.filter!.wants(code.level)) return;
-    const { date, time } = stamp(new Date(at));
-    const message = `[${LEVEL_TAG[code.level]}] ${code.text}${e.detail === undefined ? '' : `: ${e.detail.replace(/\s+/g, ' ')}`}`;
-    const line = `${date} ${time} ${e.code} ${field(e.vhost)} ${field(e.url)} ${field(e.ctxId)} ${message}\n`;
-    if (this.filter!.keeps(line.slice(0, -1))) f.write(line);
+    const line = this.errorLines?.line(e, at);
+    if (line !== undefined) this.files.get('error')?.write(line);
   }
 
-  /** Lines formatted elsewhere (a worker's originError lines, the system log's record). */
-  lines(kind: 'system' | 'originError', text: string): void {
+  /** Lines formatted elsewhere (a worker's error and originError lines, the system record). */
+  lines(kind: 'error' | 'system' | 'originError', text: string): void {
     this.files.get(kind)?.write(text);
   }
 

@@ -27,7 +27,7 @@ export const HostLogSchema = Section({
     loopback: Bool(false, 'record loopback traffic'),
   }),
   origin: hostLog({ loopback: Bool(false) }),
-  dns: hostLog({}, false),
+  dns: hostLog({}),
   monitoring: hostLog({ form: OneOf(['json', 'xml'], 'json') }, false),
 });
 
