@@ -27,6 +27,7 @@ import { LogHub } from '../log/hub.js';
 import { GlobalLogs } from '../log/global/global-logs.js';
 import { setWatchSink } from '../log/global/watch-events.js';
 import { setErrorSink } from '../log/global/report.js';
+import { TimedLogs } from './timed-logs.js';
 import { dropMemoryEverywhere, settleEverywhere } from './peer-invalidation.js';
 
 interface Slot {
@@ -81,6 +82,8 @@ export class Primary {
   private readonly logs = new LogHub((file, err) => this.global?.failed(file, err));
   /** info, watch, error, system, originError (env.log), opened once the setting is loaded. */
   private global: GlobalLogs | undefined;
+  /** metrics, system and monitoring records, and the log listener. */
+  private timed: TimedLogs | undefined;
 
   constructor(private readonly settingPath: string) {}
 
@@ -131,6 +134,8 @@ export class Primary {
     // Before the workers: their first deltas have somewhere to go, and a collector address
     // that cannot be bound stops the start like the API's would.
     await this.stats.start();
+    this.timed = new TimedLogs({ setting: () => this.setting, baseDir: this.baseDir, logs: global, hub: this.logs, stats: this.stats.source });
+    const logPort = await this.timed.start();
     cluster.schedulingPolicy = cluster.SCHED_NONE;
     const here = path.dirname(fileURLToPath(import.meta.url));
     // SVC_WORKER_NODE_ARGS passes node flags to the workers only (e.g. `--cpu-prof` to profile).
@@ -155,7 +160,7 @@ export class Primary {
     process.on('SIGINT', () => void this.shutdown('SIGINT'));
     process.on('SIGHUP', () => void this.reload());
     process.on('SIGUSR2', () => void this.rollingRestart());
-    systemLog.info({ workers: n, api: this.api.httpPort ?? null, apiHost: this.api.httpHost ?? null, apiTls: this.api.httpsPort ?? null, stats: this.stats.collectorPort ?? null }, 'started');
+    systemLog.info({ workers: n, api: this.api.httpPort ?? null, apiHost: this.api.httpHost ?? null, apiTls: this.api.httpsPort ?? null, stats: this.stats.collectorPort ?? null, logPort: logPort ?? null }, 'started');
   }
 
   /** A worker that fails at start-up is tried again a few times before the start fails. */
@@ -431,6 +436,7 @@ export class Primary {
     await Promise.all(exited);
     clearTimeout(hardStop);
     await this.stats?.close().catch(() => undefined);
+    await this.timed?.close().catch(() => undefined);
     await this.logs.close().catch(() => undefined);
     await this.global?.close().catch(() => undefined);
     systemLog.info('stopped');

@@ -10,7 +10,6 @@ function hostLogs(fn: DeepPartial<Functions> | undefined, base: string, issues: 
   const l = fn?.operations?.log;
   if (l === undefined) return;
   const at = `${base}.operations.log`;
-  if (l.monitoring?.enable === true) issues.push({ path: `${at}.monitoring.enable`, message: `the monitoring log ${LATER}; set it to false` });
   for (const k of ['access', 'origin', 'dns', 'monitoring'] as const) {
     if ((l[k]?.backup ?? []).length > 0) issues.push({ path: `${at}.${k}.backup`, message: `log shipping to repositories ${LATER}; leave it empty` });
   }
@@ -18,12 +17,6 @@ function hostLogs(fn: DeepPartial<Functions> | undefined, base: string, issues: 
 
 export function checkNotImplemented(setting: Setting, indices: number[], issues: SettingIssue[]): void {
   const log = setting.env.log;
-  if (log.meta.port !== undefined) {
-    issues.push({ path: 'env.log.meta.port', message: `the UDP log listener for sub-components ${LATER}; remove the member` });
-  }
-  for (const k of ['metrics', 'system', 'originError'] as const) {
-    if (log[k].enable) issues.push({ path: `env.log.${k}.enable`, message: `the ${k} log ${LATER}; set it to false` });
-  }
   for (const k of ['info', 'watch', 'error', 'metrics'] as const) {
     if (log[k].backup.length > 0) issues.push({ path: `env.log.${k}.backup`, message: `log shipping to repositories ${LATER}; leave it empty` });
   }

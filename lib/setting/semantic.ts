@@ -7,6 +7,7 @@ import { checkHttpsOptions, sameTlsOptions } from '../worker/tls/options.js';
 import { TLS_VERSIONS } from './schema/management.js';
 import { checkTagged } from './tagged.js';
 import { checkNotImplemented } from './not-implemented.js';
+import { parseCron } from '../log/global/cron.js';
 import type { DeepPartial, Functions, HostSetting, Setting } from './types.js';
 
 function checkApi(setting: Setting, issues: SettingIssue[]): void {
@@ -162,6 +163,20 @@ function checkTls(setting: Setting, indices: number[], issues: SettingIssue[]): 
 }
 
 /**
+ * The metrics log's cron reads numbers, ranges, steps and lists (lib/log/global/cron.ts); a
+ * schedule the schema lets through in another cron dialect is refused rather than misread.
+ */
+function checkMetricsSchedule(setting: Setting, issues: SettingIssue[]): void {
+  const s = setting.env.log.metrics.schedule;
+  if (typeof s !== 'string' || ![5, 6].includes(s.trim().split(/\s+/).length)) return;
+  try {
+    parseCron(s);
+  } catch (err) {
+    issues.push({ path: 'env.log.metrics.schedule', message: `${(err as Error).message} (names and the L, W and # forms are not supported)` });
+  }
+}
+
+/**
  * Runs every rule; a rule that meets a value of the wrong type leaves it to the schema report.
  * `hosts` tells where each of setting.hosting sits in the file and every name the file gives.
  */
@@ -171,6 +186,7 @@ export function checkSemantics(setting: Setting, hosts: { indices: number[]; nam
     () => checkTagged(setting, issues),
     () => checkLogBackups(setting, hosts.indices, issues),
     () => { if (refuseNotImplemented) checkNotImplemented(setting, hosts.indices, issues); },
+    () => checkMetricsSchedule(setting, issues),
     () => checkFunctions(setting.functions, setting.functions, 'functions', issues),
     () => checkTls(setting, hosts.indices, issues),
   ];

@@ -88,8 +88,7 @@ export const REPOSITORY_ENDPOINT: Record<string, TSchema> = {
 export const EnvLogSchema = Section({
   meta: Section({
     dir: Str({ default: 'svclog', description: 'management log directory, relative to env.home' }),
-    // Document 3's default is 8514; no listener exists yet, so the member is optional and refused.
-    port: Opt(Type.Integer({ minimum: 1, maximum: 65535, description: 'UDP port collecting logs from sub-components' })),
+    port: Int(8514, { minimum: 1, maximum: 65535, description: 'UDP port (127.0.0.1) collecting log lines from sub-components' }),
   }),
   info: globalLog({}),
   watch: globalLog({
@@ -106,7 +105,7 @@ export const EnvLogSchema = Section({
       patterns: Section({ include: Regexes(), exclude: Regexes() }),
     }),
   }),
-  metrics: globalLog({ schedule: Formatted('svc-cron', { default: '0 */5 * * * *' }) }, false),
+  metrics: globalLog({ schedule: Formatted('svc-cron', { default: '0 */5 * * * *' }) }),
   system: deprecatedLog({}),
   originError: deprecatedLog({ warning: Bool(false, 'also record wrong HTTP exchanges') }),
   repository: Section({
