@@ -8,7 +8,7 @@ const Backup = () => List(Str({ minLength: 1 }), { description: 'names of env.lo
 
 function hostLog<P extends TProperties>(extra: P, enable = true) {
   return Section({
-    enable: Bool(enable, enable ? undefined : 'off by default until implemented (lib/setting/not-implemented.ts)'),
+    enable: Bool(enable),
     rolling: Rolling(),
     retention: Int(10, { minimum: 1, description: 'maximum number of kept files' }),
     compression: Bool(false, 'gzip at roll'),
@@ -28,11 +28,12 @@ export const HostLogSchema = Section({
   }),
   origin: hostLog({ loopback: Bool(false) }),
   dns: hostLog({}),
+  // Off as in the sample of document 3.
   monitoring: hostLog({ form: OneOf(['json', 'xml'], 'json') }, false),
 });
 
 const globalCommon = (enable = true) => ({
-  enable: Bool(enable, enable ? undefined : 'off by default until implemented (lib/setting/not-implemented.ts)'),
+  enable: Bool(enable, enable ? undefined : 'deprecated: off as in the sample of document 3'),
   rolling: Rolling(),
   retention: Int(5, { minimum: 1 }),
   compression: Bool(false),
