@@ -10,6 +10,7 @@
 // Crash safety: a gzip is written to `<name>.gz.part` and renamed when complete, so a crash
 // never leaves a half-written `.gz` counted as a rolled log; at open, `.part` files are removed
 // and rolled `.log` files that should have been compressed are compressed again.
+import { once } from 'node:events';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
@@ -181,6 +182,8 @@ export class RollingFile {
     this.stream = stream;
     this.file = file;
     this.size = size;
+    // The file exists once this resolves: retention counts it even before its first line.
+    await once(stream, 'open');
     if (size === 0 && o.header !== undefined) {
       this.size += Buffer.byteLength(o.header);
       await this.append(o.header);
