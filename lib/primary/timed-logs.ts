@@ -3,6 +3,7 @@
 // monitoring log (its 5-minute statistics record at every multiple of 5 minutes), and the log
 // listener of env.log.meta.port. Every record is formatted here and handed to the global logs or
 // the per-host hub, which write off the event loop.
+import path from 'node:path';
 import { parseCron } from '../log/global/cron.js';
 import type { GlobalLogs } from '../log/global/global-logs.js';
 import { stamp } from '../log/global/error-line.js';
@@ -50,16 +51,21 @@ export class TimedLogs {
     const log = setting.env.log;
     const m = log.metrics;
     if (m.enable) {
+      const dir = resolvePath(setting, m.dir ?? log.meta.dir);
       this.metrics = new MetricsLog({
-        dir: resolvePath(setting, m.dir ?? log.meta.dir), cron: parseCron(m.schedule),
+        dir, cron: parseCron(m.schedule),
         timeMinutes: m.rolling.time, sizeBytes: m.rolling.size === undefined ? undefined : m.rolling.size * 1024 * 1024,
         retention: m.retention, compression: m.compression,
         text: () => metricsReply(this.d.stats).body,
-        onError: (err) => this.d.logs.error({ code: '4005', detail: err.message }),
+        onError: (err) => this.d.logs.failed(path.join(dir, 'metrics_*'), err),
       });
       this.metrics.start();
     }
-    if (this.d.logs.has('system')) this.every(SYSTEM_EVERY_MS, () => this.systemRecord());
+    if (this.d.logs.has('system')) {
+      // A first record at start (the figures of the first second), then one a minute.
+      this.systemRecord();
+      this.every(SYSTEM_EVERY_MS, () => this.systemRecord());
+    }
     this.every(MONITORING_EVERY_MS, () => this.monitoringRecords());
     return this.udp.start(log.meta.port);
   }

@@ -34,8 +34,6 @@ export const ERRORS = {
   '4003': { level: 5, text: 'log listener line not understood' },
   /** A custom access-log format is invalid; the host logs in the svc form. */
   '4004': { level: 4, text: 'custom access log format invalid; svc form used' },
-  /** The metrics log could not take its snapshot. */
-  '4005': { level: 3, text: 'metrics log not written' },
   /** An RT worker died; it is replaced. */
   '5001': { level: 1, text: 'worker died' },
   /** An RT worker could not start or be replaced. */
