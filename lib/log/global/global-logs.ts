@@ -35,6 +35,8 @@ export class GlobalLogs {
   private readonly stderr: (line: string) => void;
   private errorLines: ErrorLines | undefined;
   private hostEvents = true;
+  /** When the error log last failed to write (reports then go to stderr for a minute). */
+  private errorLogFailedAt = -Infinity;
 
   /** The log places are env members: fixed until the next start. */
   constructor(setting: Setting, opts: GlobalLogOptions = {}) {
@@ -102,9 +104,11 @@ export class GlobalLogs {
    */
   failed(file: string, err: Error, errorLogItself = false): void {
     const now = this.now();
+    if (errorLogItself) this.errorLogFailedAt = now;
     if (now - (this.lastReport.get(file) ?? -Infinity) < REPORT_EVERY_MS) return;
     this.lastReport.set(file, now);
-    if (errorLogItself || !this.files.has('error')) {
+    // While the error log fails, the other reports have nowhere else to go either.
+    if (!this.files.has('error') || now - this.errorLogFailedAt < REPORT_EVERY_MS) {
       const { date, time } = stamp(new Date(now));
       this.stderr(`${date} ${time} 4001 ${ERRORS['4001'].text}: ${file}: ${err.message} (reported once a minute)\n`);
       return;
