@@ -8,7 +8,7 @@ import { gunzipSync } from 'node:zlib';
 import t from 'tap';
 import { parseSetting } from '../../lib/setting/load.js';
 import { GlobalLogs } from '../../lib/log/global/global-logs.js';
-import { WATCH, setWatchSink, writeWatchEvent } from '../../lib/log/global/watch-events.js';
+import { WATCH, setWatchSink, writeWatchEvent, type BackupAttempt } from '../../lib/log/global/watch-events.js';
 
 const T0 = Date.UTC(2026, 10, 24, 9, 58, 30);
 
@@ -61,7 +61,8 @@ t.test('watch events of every group, the backup scheduler ones through writeWatc
   t.teardown(() => setWatchSink(undefined));
   await logs.watch(WATCH.hostAdded, 'a.com', { name: 'a.com' });
   writeWatchEvent(WATCH.backupStarted, { repository: { list: [] } });
-  writeWatchEvent(WATCH.backupTried, { name: 'r1', date: '2026-11-24', time: '09:58:30', path: 'x/y.gz', bytes: 12, error: null });
+  const attempt: BackupAttempt = { name: 'r1', date: '2026-11-24', time: '09:58:30', path: 'x/y.gz', bytes: 12, error: null };
+  writeWatchEvent(WATCH.backupTried, attempt);
   await logs.flush();
   t.same(read('watch.log'), [
     '2026-11-24 09:58:30 00020001 a.com {"name":"a.com"}',
