@@ -23,11 +23,9 @@ import { WorkerBridge } from './rt-bridge.js';
 import { SessionBlocks } from './session-blocks.js';
 import { StatsService } from '../stats/service.js';
 import { statisticsRoutes } from '../manager/routes/statistics.js';
-import { LogHub } from '../log/hub.js';
 import { GlobalLogs } from '../log/global/global-logs.js';
-import { setWatchSink } from '../log/global/watch-events.js';
-import { setErrorSink } from '../log/global/report.js';
-import { TimedLogs } from './timed-logs.js';
+import { reportError } from '../log/global/report.js';
+import { NodeLogs } from './node-logs.js';
 import { dropMemoryEverywhere, settleEverywhere } from './peer-invalidation.js';
 
 interface Slot {
@@ -79,11 +77,8 @@ export class Primary {
   /** Sums of the workers' counters, system figures, the statistics collector. */
   stats: StatsService | undefined;
   /** The writer of the per-host log files; workers send it their lines. */
-  private readonly logs = new LogHub((file, err) => this.global?.failed(file, err));
-  /** info, watch, error, system, originError (env.log), opened once the setting is loaded. */
-  private global: GlobalLogs | undefined;
-  /** metrics, system and monitoring records, and the log listener. */
-  private timed: TimedLogs | undefined;
+  /** Every log file of the node (global and per host), opened once the setting is loaded. */
+  private logs: NodeLogs | undefined;
 
   constructor(private readonly settingPath: string) {}
 
@@ -102,16 +97,14 @@ export class Primary {
     if (certs.length > 0) throw new SettingError(certs);
     this.setting = loaded.setting;
     this.baseDir = loaded.baseDir;
-    const global = new GlobalLogs(this.setting);
-    this.global = global;
-    setWatchSink((event, vhost, body) => void global.watch(event, vhost, body));
-    setErrorSink((e) => global.error(e));
-    if (restored !== undefined) global.error({ code: '1004', detail: `hash ${restored}` });
-    this.logs.configure(this.setting, this.baseDir);
+    const logs = new NodeLogs(new GlobalLogs(this.setting), this.baseDir);
+    this.logs = logs;
+    if (restored !== undefined) reportError({ code: '1004', detail: `hash ${restored}` });
+    logs.configure(this.setting);
     this.lifecycle = new SettingLifecycle({
       settingPath: this.settingPath, stateDir: resolvePath(this.setting, 'state'), running: loaded.setting,
       runningRaw: loaded.raw, baseDir: loaded.baseDir, version: PRODUCT_VERSION,
-      runtime: { apply: (s, changed) => this.applyToWorkers(s, changed) }, logs: global,
+      runtime: { apply: (s, changed) => this.applyToWorkers(s, changed) }, logs: logs.global,
     });
     await this.lifecycle.start();
     // The license never stops the start: a missing, invalid or expired one makes the State Inactive.
@@ -134,8 +127,7 @@ export class Primary {
     // Before the workers: their first deltas have somewhere to go, and a collector address
     // that cannot be bound stops the start like the API's would.
     await this.stats.start();
-    this.timed = new TimedLogs({ setting: () => this.setting, baseDir: this.baseDir, logs: global, hub: this.logs, stats: this.stats.source });
-    const logPort = await this.timed.start();
+    const logPort = await logs.startTimed(() => this.setting, this.stats.source);
     cluster.schedulingPolicy = cluster.SCHED_NONE;
     const here = path.dirname(fileURLToPath(import.meta.url));
     // SVC_WORKER_NODE_ARGS passes node flags to the workers only (e.g. `--cpu-prof` to profile).
@@ -172,7 +164,7 @@ export class Primary {
       } catch (err) {
         if (attempt >= 3 || /EADDRINUSE|EACCES|EADDRNOTAVAIL/.test((err as Error).message)) throw err;
         systemLog.error({ worker: slot.index, attempt, err: (err as Error).message }, 'worker failed to start; trying again');
-        this.global?.error({ code: '5002', detail: `worker ${slot.index}, attempt ${attempt}: ${(err as Error).message}` });
+        reportError({ code: '5002', detail: `worker ${slot.index}, attempt ${attempt}: ${(err as Error).message}` });
         await new Promise((r) => setTimeout(r, 200 * attempt));
       }
     }
@@ -191,8 +183,7 @@ export class Primary {
           return;
         }
         if (m.type === 'log') {
-          if (m.kind === 'error' || m.kind === 'originError') this.global?.lines(m.kind, m.text);
-          else this.logs.write(m);
+          this.logs?.write(m);
           return;
         }
         if (m.type === 'session-ids-request') {
@@ -239,7 +230,7 @@ export class Primary {
     const lived = Date.now() - slot.startedAt;
     slot.quickDeaths = lived < QUICK_DEATH_MS ? slot.quickDeaths + 1 : 0;
     systemLog.error({ worker: slot.index, code, signal }, 'worker died; replacing it');
-    this.global?.error({ code: '5001', detail: `worker ${slot.index} (pid ${worker.process.pid ?? '-'}) ${signal === null ? `exit code ${code}` : `signal ${signal}`}; replacing it` });
+    reportError({ code: '5001', detail: `worker ${slot.index} (pid ${worker.process.pid ?? '-'}) ${signal === null ? `exit code ${code}` : `signal ${signal}`}; replacing it` });
     this.replace(slot);
   }
 
@@ -251,7 +242,7 @@ export class Primary {
       if (this.shuttingDown) return;
       this.fork(slot).then(() => this.broadcastRing(), (err: Error) => {
         systemLog.error({ worker: slot.index, err: err.message }, 'replacement failed');
-        this.global?.error({ code: '5002', detail: `worker ${slot.index} replacement: ${err.message}` });
+        reportError({ code: '5002', detail: `worker ${slot.index} replacement: ${err.message}` });
         slot.quickDeaths++;
         if (slot.worker === undefined) this.replace(slot);
       });
@@ -334,7 +325,7 @@ export class Primary {
     this.settingGeneration = generation;
     this.api?.applySetting(setting);
     this.stats?.settingApplied(setting);
-    this.logs.configure(setting, this.baseDir);
+    this.logs?.configure(setting);
     // Workers that became ready while the others applied got the previous setting.
     for (const w of this.liveWorkers()) if (!workers.includes(w)) this.sendSetting(w, setting, generation, 'all');
     await this.dropRemovedHosts(previous, setting);
@@ -392,7 +383,7 @@ export class Primary {
     const message = c.previous === undefined ? `license state at start: ${c.state}` : `license state changed: ${c.previous} -> ${c.state}`;
     if (c.state === 'Inactive') {
       systemLog.warn(fields, message);
-      this.global?.error({ code: '1003', detail: `${message}${c.reason === undefined ? '' : ` (${c.reason})`}` });
+      reportError({ code: '1003', detail: `${message}${c.reason === undefined ? '' : ` (${c.reason})`}` });
     } else systemLog.info(fields, message);
     await this.lifecycle.events.info(message, fields).catch(() => undefined);
   }
@@ -436,9 +427,7 @@ export class Primary {
     await Promise.all(exited);
     clearTimeout(hardStop);
     await this.stats?.close().catch(() => undefined);
-    await this.timed?.close().catch(() => undefined);
-    await this.logs.close().catch(() => undefined);
-    await this.global?.close().catch(() => undefined);
+    await this.logs?.close();
     systemLog.info('stopped');
     process.exit(0);
   }

@@ -25,6 +25,7 @@ const server = await startServer([
   host('good.test', `127.0.0.1:${origin.port}`),
   host('down.test', `127.0.0.1:${dead}`),
   host('named.test', `localhost:${origin.port}`, { dns: { enable: true } }),
+  host('bad.test', `127.0.0.1:${origin.port}`, { access: { enable: true, form: 'custom', format: 'ok %Z' } }),
 ], {
   extra: {
     functions: { operations: { log: { meta: { dir: 'logs' }, access: { enable: false }, origin: { enable: false }, dns: { enable: false } } } },
@@ -62,6 +63,11 @@ t.test('an origin failure is in the error log and the originError log with its t
   const oe = path.join(globalDir, 'originError.log');
   await until(() => read(oe).some((l) => l.includes(' down.test ')), 'the originError line');
   t.match(read(oe).find((l) => l.includes(' down.test '))!, new RegExp(`^\\S+ \\S+ (Connect-Timeout|Server-Close) down\\.test 127\\.0\\.0\\.1 \\S+ GET /nothing\\?x=1 - 0 - ${ctx}$`));
+});
+
+t.test('an invalid custom access format is in the error log for its host', async (t) => {
+  await until(() => errorLines().some((l) => l.includes(' 4004 bad.test ')), 'the 4004 line');
+  t.match(errorLines().find((l) => l.includes(' 4004 bad.test '))!, /\[Warning\] custom access log format invalid; svc form used: host bad\.test: functions\.operations\.log\.access\.format is invalid \(/);
 });
 
 t.test('with warning, a Range request answered 200 is in the originError log', async (t) => {
