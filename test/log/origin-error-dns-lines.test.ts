@@ -12,7 +12,7 @@ function trace(o: Partial<OriginTrace> & { range?: string; headers?: string[] })
   const tr = new OriginTrace();
   const note: OriginNote = {
     vhost: 'a.com', method: 'GET', url: '/f?x=1', range: o.range, acceptEncoding: undefined, sessionId: 7, ctxId: 'ctx-1',
-    bypass: false, sessionType: 'cache', balance: '-',
+    bypass: '-', sessionType: 'cache', balance: '-',
   };
   Object.assign(tr, { address: '127.0.0.1:8080', domain: 'origin.test', status: 200, ...o, note });
   tr.responseHeaders = o.headers;
