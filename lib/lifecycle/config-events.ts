@@ -5,6 +5,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { resolvePath } from '../setting/load.js';
 import type { Setting } from '../setting/types.js';
+import type { BackupEvent } from '../log/repository/scheduler.js';
 
 /** Watch-log event codes of document 3 that the setting lifecycle writes. */
 export const WATCH = {
@@ -51,7 +52,7 @@ export class ConfigEvents {
     return this.hostEvents && this.watchFile !== undefined;
   }
 
-  watch(event: WatchEvent, vhost: string | undefined, body: unknown): Promise<void> {
+  watch(event: WatchEvent | BackupEvent, vhost: string | undefined, body: unknown): Promise<void> {
     if (this.watchFile === undefined) return this.tail;
     if (event.startsWith('0002') && !this.hostEvents) return this.tail;
     const { date, time } = stamp();

@@ -24,6 +24,7 @@ import { SessionBlocks } from './session-blocks.js';
 import { StatsService } from '../stats/service.js';
 import { statisticsRoutes } from '../manager/routes/statistics.js';
 import { LogHub } from '../log/hub.js';
+import { BackupScheduler } from '../log/repository/scheduler.js';
 import { dropMemoryEverywhere, settleEverywhere } from './peer-invalidation.js';
 
 interface Slot {
@@ -77,6 +78,9 @@ export class Primary {
   /** The writer of the per-host log files; workers send it their lines. */
   private readonly logs = new LogHub((file, err) => systemLog.error({ file, err: err.message }, 'log file cannot be written; its lines are dropped (reported once a minute)'));
 
+  /** Uploads of rolled log files to the backup repositories (env.log.repository). */
+  private readonly backups = new BackupScheduler({ watch: (event, body) => void this.lifecycle?.events.watch(event, undefined, body) });
+
   constructor(private readonly settingPath: string) {}
 
   async start(): Promise<void> {
@@ -101,6 +105,8 @@ export class Primary {
       runtime: { apply: (s, changed) => this.applyToWorkers(s, changed) },
     });
     await this.lifecycle.start();
+    // After the start event: the scheduler's own (00030001) follows it in the watch log.
+    this.backups.configure(this.setting, this.logs.backupSources());
     // The license never stops the start: a missing, invalid or expired one makes the State Inactive.
     this.license = await LicenseService.open(licensePaths(this.setting));
     this.licenseWatch = new LicenseWatch(this.license, (c) => void this.licenseChanged(c));
@@ -316,6 +322,7 @@ export class Primary {
     this.api?.applySetting(setting);
     this.stats?.settingApplied(setting);
     this.logs.configure(setting, this.baseDir);
+    this.backups.configure(setting, this.logs.backupSources());
     // Workers that became ready while the others applied got the previous setting.
     for (const w of this.liveWorkers()) if (!workers.includes(w)) this.sendSetting(w, setting, generation, 'all');
     await this.dropRemovedHosts(previous, setting);
@@ -407,6 +414,7 @@ export class Primary {
     systemLog.info({ reason }, 'draining');
     await this.api?.close().catch(() => undefined);
     this.licenseWatch?.close();
+    this.backups.close();
     await this.lifecycle?.close().catch(() => undefined);
     const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
     const exited = workers.map((w) => new Promise<void>((r) => (w.isDead() ? r() : w.once('exit', () => r()))));
