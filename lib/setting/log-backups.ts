@@ -12,11 +12,14 @@ import type { DeepPartial, Functions, Setting } from './types.js';
 type RepositorySetting = Setting['env']['log']['repository']['list'][number];
 
 function checkRepository(r: RepositorySetting, at: string, issues: SettingIssue[]): void {
-  try {
-    new MinuteHourCron(r.rolling);
-  } catch (err) {
-    if (!(err instanceof CronError)) throw err;
-    issues.push({ path: `${at}.rolling`, message: err.message });
+  // Not two fields: the schema's format (svc-cron2) has said so already.
+  if (r.rolling.trim().split(/\s+/).length === 2) {
+    try {
+      new MinuteHourCron(r.rolling);
+    } catch (err) {
+      if (!(err instanceof CronError)) throw err;
+      issues.push({ path: `${at}.rolling`, message: err.message });
+    }
   }
   const unknown = unknownVariables(r.path);
   if (unknown.length > 0) issues.push({ path: `${at}.path`, message: `unknown path variable ${unknown.map((u) => `{${u}}`).join(', ')}` });
@@ -31,7 +34,7 @@ function checkRepository(r: RepositorySetting, at: string, issues: SettingIssue[
     issues.push({ path: `${at}.endpoint.url`, message: 'must be an http:// or https:// URL' });
   }
   if (r.type === 'cloudC-storage') {
-    if (!/^[^/{}]+\/./.test(r.path)) issues.push({ path: `${at}.path`, message: 'cloudC-storage: the path must start with the bucket name and a slash (<bucket>/<object>)' });
+    if (!/^\/*[^/{}]+\/./.test(r.path)) issues.push({ path: `${at}.path`, message: 'cloudC-storage: the path must start with the bucket name and a slash (<bucket>/<object>)' });
     if (typeof e.credential === 'string') return;
     if (typeof e.client_email !== 'string' || typeof e.private_key !== 'string') {
       issues.push({ path: `${at}.endpoint`, message: 'cloudC-storage needs either credential (a service-account key file) or client_email and private_key' });

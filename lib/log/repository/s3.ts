@@ -32,11 +32,16 @@ export function objectUrl(e: S3Endpoint, key: string): string {
   return `${base.replace(/\/+$/, '')}/${encodeURIComponent(e.bucket)}/${encodeKey(key)}`;
 }
 
-/** Signed headers of a PUT of `body` (hex SHA-256 `sha256`) at `url`. */
-export async function signPut(url: string, region: string, creds: Credentials, sha256: string, contentType: string): Promise<Record<string, string>> {
+/**
+ * Signed headers of a PUT of a body (hex SHA-256 `sha256`) at `url`. `more` adds signed headers
+ * and fixes the time (`yyyymmddThhmmssZ`), as AWS's published examples do.
+ */
+export async function signPut(url: string, region: string, creds: Credentials, sha256: string, contentType: string,
+  more: { headers?: Record<string, string>; datetime?: string } = {}): Promise<Record<string, string>> {
   const signer = new AwsV4Signer({
     method: 'PUT', url, service: 's3', region,
-    headers: { 'content-type': contentType, 'x-amz-content-sha256': sha256 },
+    headers: { 'content-type': contentType, 'x-amz-content-sha256': sha256, ...more.headers },
+    ...(more.datetime === undefined ? {} : { datetime: more.datetime }),
     accessKeyId: creds.accessKeyId, secretAccessKey: creds.secretAccessKey,
     ...(creds.sessionToken === undefined ? {} : { sessionToken: creds.sessionToken }),
   });
