@@ -10,7 +10,7 @@ import fsp from 'node:fs/promises';
 import { request } from 'undici';
 import type { Spooled } from './unit.js';
 
-export interface ServiceAccount {
+interface ServiceAccount {
   client_email: string;
   private_key: string;
   private_key_id?: string;
@@ -25,7 +25,7 @@ const REFRESH_BEFORE_MS = 5 * 60_000;
 const b64url = (b: Buffer | string): string => Buffer.from(b).toString('base64url');
 
 /** The signed assertion of the JWT-bearer grant (RFC 7523) for `sa`, issued at `nowSec`. */
-export function serviceAccountJwt(sa: ServiceAccount, nowSec: number): string {
+function serviceAccountJwt(sa: ServiceAccount, nowSec: number): string {
   const header = { alg: 'RS256', typ: 'JWT', ...(sa.private_key_id ? { kid: sa.private_key_id } : {}) };
   const claims = { iss: sa.client_email, scope: SCOPE, aud: sa.token_uri ?? DEFAULT_TOKEN_URI, iat: nowSec, exp: nowSec + 3600 };
   const input = `${b64url(JSON.stringify(header))}.${b64url(JSON.stringify(claims))}`;

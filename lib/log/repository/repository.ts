@@ -15,7 +15,7 @@ import { spoolUnit } from './unit.js';
 type RepositorySetting = Setting['env']['log']['repository']['list'][number];
 
 /** A unit to send: rolled files of one log. */
-export interface Unit {
+interface Unit {
   dir: string;
   files: string[];
   logtype: string;
@@ -32,7 +32,7 @@ export interface Repository {
   send(unit: Unit, key: string): Promise<number>;
 }
 
-export const IAMROLE = '#IAMROLE';
+const IAMROLE = '#IAMROLE';
 
 const contentType = (gzip: boolean): string => (gzip ? 'application/gzip' : 'text/plain; charset=utf-8');
 

@@ -26,7 +26,7 @@ const TIMEOUT_MS = 60_000;
 
 const encodeKey = (key: string): string => key.split('/').map(encodeURIComponent).join('/');
 
-export function objectUrl(e: S3Endpoint, key: string): string {
+function objectUrl(e: S3Endpoint, key: string): string {
   if (e.base === undefined) return `https://${e.bucket}.s3.${e.region}.amazonaws.com/${encodeKey(key)}`;
   const base = /^[a-z][a-z0-9+.-]*:\/\//i.test(e.base) ? e.base : `https://${e.base}`;
   return `${base.replace(/\/+$/, '')}/${encodeURIComponent(e.bucket)}/${encodeKey(key)}`;

@@ -29,7 +29,7 @@ export interface BackupSource {
 }
 
 /** Watch events of document 3 the scheduler writes. */
-export const BACKUP_EVENTS = { started: '00030001', removed: '00030002', changed: '00030003', tried: '00030004' } as const;
+const BACKUP_EVENTS = { started: '00030001', removed: '00030002', changed: '00030003', tried: '00030004' } as const;
 export type BackupEvent = (typeof BACKUP_EVENTS)[keyof typeof BACKUP_EVENTS];
 
 export interface AttemptBody { name: string; date: string; time: string; path: string; bytes: number; error: string | null }

@@ -5,7 +5,7 @@
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 
-export const stem = (name: string): string => (name.endsWith('.gz') ? name.slice(0, -3) : name);
+const stem = (name: string): string => (name.endsWith('.gz') ? name.slice(0, -3) : name);
 
 export class ShippedSet {
   private names = new Set<string>();

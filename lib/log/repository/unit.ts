@@ -19,7 +19,7 @@ export interface Spooled {
 }
 
 /** The files' lines as one stream (each file gunzipped when it ends in `.gz`). */
-export function concatenated(dir: string, files: readonly string[]): Readable {
+function concatenated(dir: string, files: readonly string[]): Readable {
   const out = new PassThrough();
   void (async () => {
     for (const f of files) {
