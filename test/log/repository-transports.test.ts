@@ -114,3 +114,15 @@ t.test('statsd: the real daemon counts the exported lines of each unit', async (
   await until(() => statsd.counters().get('svc.access.www_example_com.lines') === 3, 'and the next unit', 15_000);
   t.pass('received');
 });
+
+t.test('logagent: a unit with no exported line is not pushed, and its files count as shipped', async (t) => {
+  const agent = await receiver(t, (_r, res) => res.end());
+  const f = shipFixture(t);
+  f.configure({ type: 'logagent', path: 'x', endpoint: { url: agent.url, exports: { enable: true, matchingList: ['never'] } } });
+  await f.roll(['GET / 200']);
+  await f.scheduler.fire('r');
+  t.match(f.attempts(), [{ error: null, bytes: 0 }]);
+  t.equal(agent.got.length, 0);
+  await f.scheduler.fire('r');
+  t.equal(f.attempts().length, 1, 'not tried again');
+});

@@ -79,6 +79,8 @@ function transport(r: RepositorySetting, setting: Setting): Repository['send'] {
     case 'logagent':
       return async (u, key) => {
         const body = await spoolUnit(u.dir, u.files, u.spool, gzip, exported(r, u.logtype));
+        // Every line filtered out: nothing to push, and the files count as shipped.
+        if (body.kept === 0) return 0;
         await pushLines(e.url as string, key, body, gzip);
         return body.bytes;
       };

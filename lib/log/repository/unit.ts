@@ -16,6 +16,8 @@ export interface Spooled {
   bytes: number;
   /** Hex SHA-256 of the body (S3's x-amz-content-sha256). */
   sha256: string;
+  /** Lines the export filter kept (only when one was given). */
+  kept?: number;
 }
 
 /** The files' lines as one stream (each file gunzipped when it ends in `.gz`). */
@@ -50,10 +52,11 @@ export async function spoolUnit(dir: string, files: readonly string[], spool: st
     transform(chunk: Buffer, _enc, cb) { hash.update(chunk); bytes += chunk.length; cb(null, chunk); },
   });
   await fsp.mkdir(path.dirname(spool), { recursive: true });
-  const body = keep === undefined ? concatenated(dir, files) : Readable.from(kept(dir, files, keep));
+  const counter = { n: 0 };
+  const body = keep === undefined ? concatenated(dir, files) : Readable.from(kept(dir, files, keep, counter));
   if (gzip) await pipeline(body, createGzip(), count, fs.createWriteStream(spool));
   else await pipeline(body, count, fs.createWriteStream(spool));
-  return { file: spool, bytes, sha256: hash.digest('hex') };
+  return { file: spool, bytes, sha256: hash.digest('hex'), ...(keep === undefined ? {} : { kept: counter.n }) };
 }
 
 /** The data lines of the files (W3C `#` directive lines left out), one at a time. */
@@ -64,6 +67,10 @@ export function dataLines(dir: string, files: readonly string[]): AsyncIterable<
   })();
 }
 
-async function* kept(dir: string, files: readonly string[], keep: (line: string) => boolean): AsyncGenerator<string> {
-  for await (const line of dataLines(dir, files)) if (keep(line)) yield `${line}\n`;
+async function* kept(dir: string, files: readonly string[], keep: (line: string) => boolean, counter: { n: number }): AsyncGenerator<string> {
+  for await (const line of dataLines(dir, files)) {
+    if (!keep(line)) continue;
+    counter.n++;
+    yield `${line}\n`;
+  }
 }
