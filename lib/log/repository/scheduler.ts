@@ -67,6 +67,8 @@ export class BackupScheduler {
   private readonly hostname = os.hostname();
   private readonly ip = nodeIp();
   private readonly inFlight = new Set<Promise<void>>();
+  /** Log files whose retention this scheduler holds back. */
+  private held = new Set<RollingFile>();
 
   constructor(private readonly opts: SchedulerOptions) {
     this.now = opts.now ?? Date.now;
@@ -96,7 +98,8 @@ export class BackupScheduler {
       }
     }
     for (const [key, l] of this.lanes) if (lanes.get(key) !== l && l.retry !== undefined) clearTimeout(l.retry);
-    const changed = !sameKeys(this.lanes, lanes);
+    // A lane replaced: its repository's setting changed, or a log names another one.
+    const changed = lanes.size !== this.lanes.size || [...lanes].some(([k, l]) => this.lanes.get(k) !== l);
     this.repos = repos;
     this.lanes = lanes;
     this.holdFiles(sources);
@@ -130,10 +133,15 @@ export class BackupScheduler {
 
   /** Retention spares what a repository has not received (and everything until the record is read). */
   private holdFiles(sources: BackupSource[]): void {
+    const held = new Set<RollingFile>();
     for (const s of sources) {
       const lanes = [...this.lanes.values()].filter((l) => l.source === s);
       s.file.hold = lanes.length === 0 ? undefined : (name) => lanes.some((l) => !l.shipped.has(name));
+      if (lanes.length > 0) held.add(s.file);
     }
+    // A log no longer backed up goes back to plain retention.
+    for (const f of this.held) if (!held.has(f)) f.hold = undefined;
+    this.held = held;
   }
 
   /** One timer per repository, at its next cron time (real clock only). */
@@ -205,6 +213,3 @@ export class BackupScheduler {
   }
 }
 
-function sameKeys(a: Map<string, unknown>, b: Map<string, unknown>): boolean {
-  return a.size === b.size && [...a.keys()].every((k) => b.has(k));
-}
