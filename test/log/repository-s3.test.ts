@@ -6,6 +6,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import t from 'tap';
+import { BackupScheduler } from '../../lib/log/repository/scheduler.js';
 import { startS3, S3_KEYS } from '../helpers/s3.js';
 import { until } from '../helpers/wait.js';
 import { shipFixture, T0 } from './fixtures/ship.js';
@@ -101,4 +102,21 @@ t.test('a cloudD repository uploads through the S3 API to its endpoint', async (
   await f.scheduler.fire('r');
   t.equal(f.attempts()[0]?.error, null);
   t.equal((await s3.get('logs', 'd/www.example.com/20261124.log')).toString(), 'to-d\n');
+});
+
+t.test('after a restart what a repository received is not sent again, and what it had not is', async (t) => {
+  const f = shipFixture(t);
+  f.configure({ type: 'cloudA-objstore', path: 'restart/{timestamp}.log', endpoint: endpoint() });
+  await f.roll(['before']);
+  await f.scheduler.fire('r');
+  await f.roll(['during']);
+  // A new scheduler over the same log directory, as after a restart of the node.
+  const again = new BackupScheduler({ watch: () => undefined, now: () => f.clock.ms });
+  t.teardown(() => again.close());
+  again.configure(f.configure({ type: 'cloudA-objstore', path: 'restart/{timestamp}.log', endpoint: endpoint() }), [f.source]);
+  f.clock.ms += 1000;
+  await again.fire('r');
+  const keys = (await s3.list('logs')).filter((k) => k.startsWith('restart/'));
+  t.equal(keys.length, 2);
+  t.same(await Promise.all(keys.map(async (k) => (await s3.get('logs', k)).toString())), ['before\n', 'during\n']);
 });
