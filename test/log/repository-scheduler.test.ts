@@ -1,5 +1,6 @@
 // The backup scheduler's own watch events and its hold on retention as the setting changes.
 import t from 'tap';
+import { LogHub } from '../../lib/log/hub.js';
 import { shipFixture } from './fixtures/ship.js';
 import { parseSetting } from '../../lib/setting/load.js';
 
@@ -28,4 +29,23 @@ t.test('retention holds a log back only while a repository still has to receive 
   f.scheduler.configure(parseSetting({ hosting: [] }), []);
   await f.roll(['c']);
   t.equal(f.ls().length, 1, 'no repository any more: plain retention');
+});
+
+t.test('the log writer names what each file is backed up to: a host file by its host, a unified file as unify', async (t) => {
+  const repo = (name: string) => ({ name, type: 'statsd', rolling: '* *', path: '/', endpoint: {} });
+  const host = (name: string, backup: string[]) => ({ name, origin: { address: ['127.0.0.1:9'] }, functions: { operations: { log: { access: { backup } } } } });
+  const setting = parseSetting({
+    env: { home: '/tmp/svc-hub-test', log: { repository: { list: [repo('a'), repo('b')] } } },
+    functions: { operations: { log: { meta: { dir: 'logs' }, access: { rolling: { size: 1 } }, origin: { rolling: { size: 1 }, unify: true, backup: ['b'] } } } },
+    hosting: [host('one.test', ['a']), host('two.test', ['a', 'b']), host('three.test', [])],
+  });
+  const hub = new LogHub(() => undefined);
+  hub.configure(setting, '/tmp/svc-hub-test');
+  t.teardown(() => hub.close());
+  const sources = hub.backupSources().map((s) => ({ dir: s.dir, logtype: s.logtype, domain: s.domain, repositories: s.repositories.sort() }));
+  t.same(sources, [
+    { dir: '/tmp/svc-hub-test/logs/one.test', logtype: 'access', domain: 'one.test', repositories: ['a'] },
+    { dir: '/tmp/svc-hub-test/logs', logtype: 'origin', domain: 'unify', repositories: ['b'] },
+    { dir: '/tmp/svc-hub-test/logs/two.test', logtype: 'access', domain: 'two.test', repositories: ['a', 'b'] },
+  ]);
 });
