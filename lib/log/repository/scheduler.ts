@@ -93,7 +93,8 @@ export class BackupScheduler {
         const old = this.lanes.get(key);
         const lane: Lane = old !== undefined && old.repo === repo
           ? Object.assign(old, { source: s })
-          : { key, repo, source: s, shipped: new ShippedSet(s.dir, s.base, name), busy: false, failures: 0, retry: undefined };
+          // The record of what `name` received stays with the name, even when its endpoint changes.
+          : { key, repo, source: s, shipped: old?.shipped ?? new ShippedSet(s.dir, s.base, name), busy: false, failures: 0, retry: undefined };
         lanes.set(key, lane);
       }
     }
