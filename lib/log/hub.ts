@@ -13,6 +13,7 @@ import { headerOf } from './access/forms.js';
 import { accessFormOf } from './host-logs.js';
 import { ORIGIN_HEADER } from './origin/line.js';
 import { DNS_HEADER } from './dns-line.js';
+import type { BackupSource } from './repository/scheduler.js';
 import { RollingFile, type RollOptions } from './roll.js';
 import type { HostLogKind, LogBatch } from './ship.js';
 
@@ -25,6 +26,8 @@ export class LogHub {
   private files = new Map<string, RollingFile>();
   /** `kind host` -> file key. */
   private routes = new Map<string, string>();
+  /** File key -> the hosts writing it and the repositories they back it up to. */
+  private backups = new Map<string, { kind: HostLogKind; hosts: Set<string>; repositories: Set<string>; unify: boolean }>();
   private readonly lastReport = new Map<string, number>();
 
   constructor(private readonly report: LogErrorReport, private readonly now?: () => number) {}
@@ -33,6 +36,7 @@ export class LogHub {
   configure(setting: Setting, baseDir: string): void {
     const wanted = new Map<string, RollOptions>();
     const routes = new Map<string, string>();
+    const backups: typeof this.backups = new Map();
     for (const h of resolveHosts(setting, { baseDir })) {
       if (!h.enable) continue;
       for (const kind of ['access', 'origin', 'dns', 'monitoring'] as const) {
@@ -41,6 +45,11 @@ export class LogHub {
         const key = JSON.stringify(o);
         wanted.set(key, o);
         routes.set(`${kind} ${h.name}`, key);
+        const l = h.functions.operations.log[kind];
+        let b = backups.get(key);
+        if (b === undefined) backups.set(key, (b = { kind, hosts: new Set(), repositories: new Set(), unify: l.unify }));
+        b.hosts.add(h.name);
+        for (const r of l.backup) b.repositories.add(r);
       }
     }
     const next = new Map<string, RollingFile>();
@@ -50,6 +59,19 @@ export class LogHub {
     for (const [key, f] of this.files) if (!next.has(key)) void f.close();
     this.files = next;
     this.routes = routes;
+    this.backups = backups;
+  }
+
+  /** The files backed up to repositories (lib/log/repository/scheduler.ts). */
+  backupSources(): BackupSource[] {
+    const out: BackupSource[] = [];
+    for (const [key, b] of this.backups) {
+      const file = this.files.get(key);
+      if (file === undefined || b.repositories.size === 0) continue;
+      const domain = b.unify ? 'unify' : [...b.hosts][0]!;
+      out.push({ file, dir: file.opts.dir, base: file.opts.base, logtype: b.kind, domain, repositories: [...b.repositories] });
+    }
+    return out;
   }
 
   write(b: LogBatch): void {

@@ -6,6 +6,7 @@ import { setErrorSink } from '../log/global/report.js';
 import { setWatchSink } from '../log/global/watch-events.js';
 import { LogHub } from '../log/hub.js';
 import type { LogBatch } from '../log/ship.js';
+import type { BackupSource } from '../log/repository/scheduler.js';
 import type { Setting } from '../setting/types.js';
 import type { StatisticsSource } from '../stats/documents.js';
 import { TimedLogs } from './timed-logs.js';
@@ -23,6 +24,11 @@ export class NodeLogs {
   /** The per-host files of a setting (at start and at each applied setting). */
   configure(setting: Setting): void {
     this.hub.configure(setting, this.baseDir);
+  }
+
+  /** The per-host files backed up to repositories (lib/log/repository/scheduler.ts). */
+  backupSources(): BackupSource[] {
+    return this.hub.backupSources();
   }
 
   /** A worker's batch of lines: per-host logs to the hub, its error/originError lines to those logs. */

@@ -26,6 +26,7 @@ import { statisticsRoutes } from '../manager/routes/statistics.js';
 import { GlobalLogs } from '../log/global/global-logs.js';
 import { reportError } from '../log/global/report.js';
 import { NodeLogs } from './node-logs.js';
+import { BackupScheduler } from '../log/repository/scheduler.js';
 import { dropMemoryEverywhere, settleEverywhere } from './peer-invalidation.js';
 
 interface Slot {
@@ -76,9 +77,11 @@ export class Primary {
   private readonly sessionBlocks = new SessionBlocks();
   /** Sums of the workers' counters, system figures, the statistics collector. */
   stats: StatsService | undefined;
-  /** The writer of the per-host log files; workers send it their lines. */
   /** Every log file of the node (global and per host), opened once the setting is loaded. */
   private logs: NodeLogs | undefined;
+
+  /** Uploads of rolled log files to the backup repositories (env.log.repository). */
+  private readonly backups = new BackupScheduler({ watch: (event, body) => void this.lifecycle?.events.watch(event, undefined, body) });
 
   constructor(private readonly settingPath: string) {}
 
@@ -107,6 +110,8 @@ export class Primary {
       runtime: { apply: (s, changed) => this.applyToWorkers(s, changed) }, logs: logs.global,
     });
     await this.lifecycle.start();
+    // After the start event: the scheduler's own (00030001) follows it in the watch log.
+    this.backups.configure(this.setting, logs.backupSources());
     // The license never stops the start: a missing, invalid or expired one makes the State Inactive.
     this.license = await LicenseService.open(licensePaths(this.setting));
     this.licenseWatch = new LicenseWatch(this.license, (c) => void this.licenseChanged(c));
@@ -326,6 +331,7 @@ export class Primary {
     this.api?.applySetting(setting);
     this.stats?.settingApplied(setting);
     this.logs?.configure(setting);
+    this.backups.configure(setting, this.logs!.backupSources());
     // Workers that became ready while the others applied got the previous setting.
     for (const w of this.liveWorkers()) if (!workers.includes(w)) this.sendSetting(w, setting, generation, 'all');
     await this.dropRemovedHosts(previous, setting);
@@ -419,6 +425,7 @@ export class Primary {
     systemLog.info({ reason }, 'draining');
     await this.api?.close().catch(() => undefined);
     this.licenseWatch?.close();
+    this.backups.close();
     await this.lifecycle?.close().catch(() => undefined);
     const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
     const exited = workers.map((w) => new Promise<void>((r) => (w.isDead() ? r() : w.once('exit', () => r()))));

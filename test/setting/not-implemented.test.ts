@@ -38,13 +38,15 @@ t.test('a metrics schedule in a cron dialect the server does not read is refused
   t.same(refused({ env: { log: { metrics: { schedule: '0 0 99 * * *' } } }, hosting: [minimalHost] }).map((i) => i.split(':')[0]), ['env.log.metrics.schedule']);
 });
 
-t.test('log shipping is refused: repositories and every backup list', async (t) => {
+t.test('access and origin logs ship to repositories; the logs that do not roll or exist yet are refused', async (t) => {
   const repo = { name: 'r', type: 'statsd', rolling: '* *', path: '/', endpoint: { port: 8125, exports: { enable: false, matchingList: [] } } };
   t.same(refused({
-    env: { log: { repository: { list: [repo] }, info: { backup: ['r'] } } },
-    functions: { operations: { log: { access: { backup: ['r'] } } } },
-    hosting: [{ ...minimalHost, functions: { operations: { log: { origin: { backup: ['r'] } } } } }],
-  }).map((i) => i.split(':')[0]), [
-    'env.log.info.backup', 'env.log.repository.list', 'functions.operations.log.access.backup', 'hosting[0].functions.operations.log.origin.backup',
-  ]);
+    env: { log: { repository: { list: [repo] } } },
+    functions: { operations: { log: { access: { backup: ['r'], rolling: { size: 1 } } } } },
+    hosting: [{ ...minimalHost, functions: { operations: { log: { origin: { backup: ['r'], rolling: { time: 10 } } } } } }],
+  }), []);
+  t.same(refused({
+    env: { log: { repository: { list: [repo] }, info: { backup: ['r'] }, watch: { backup: ['r'] } } },
+    hosting: [{ ...minimalHost, functions: { operations: { log: { dns: { backup: ['r'] } } } } }],
+  }).map((i) => i.split(':')[0]), ['env.log.info.backup', 'env.log.watch.backup', 'hosting[0].functions.operations.log.dns.backup']);
 });

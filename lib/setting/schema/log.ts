@@ -78,6 +78,8 @@ export const REPOSITORY_ENDPOINT: Record<string, TSchema> = {
   }),
   'cloudD-object-storage-v1': Obj({
     bucket: Str({ minLength: 1 }), region: Str(), account: Str(), accessKey: Str(), secretKey: Str(),
+    // Not in document 3: the URL base of another S3-compatible endpoint of the vendor (lib/log/repository/s3.ts).
+    domain: Opt(NullStr({ description: "null: the vendor's S3-compatibility endpoint of the account and region" })),
   }),
   statsd: Obj({ port: Int(8125, { minimum: 1, maximum: 65535 }), exports: Exports(List(Formatted('svc-regex'))) }),
   logagent: Obj({
