@@ -26,9 +26,9 @@ export class NodeLogs {
     this.hub.configure(setting, this.baseDir);
   }
 
-  /** The per-host files backed up to repositories (lib/log/repository/scheduler.ts). */
-  backupSources(): BackupSource[] {
-    return this.hub.backupSources();
+  /** The global and per-host files backed up to repositories (lib/log/repository/scheduler.ts). */
+  backupSources(setting: Setting): BackupSource[] {
+    return [...this.global.backupSources(setting), ...this.hub.backupSources()];
   }
 
   /** A worker's batch of lines: per-host logs to the hub, its error/originError lines to those logs. */

@@ -111,7 +111,7 @@ export class Primary {
     });
     await this.lifecycle.start();
     // After the start event: the scheduler's own (00030001) follows it in the watch log.
-    this.backups.configure(this.setting, logs.backupSources());
+    this.backups.configure(this.setting, logs.backupSources(this.setting));
     // The license never stops the start: a missing, invalid or expired one makes the State Inactive.
     this.license = await LicenseService.open(licensePaths(this.setting));
     this.licenseWatch = new LicenseWatch(this.license, (c) => void this.licenseChanged(c));
@@ -336,7 +336,7 @@ export class Primary {
     this.api?.applySetting(setting);
     this.stats?.settingApplied(setting);
     this.logs?.configure(setting);
-    this.backups.configure(setting, this.logs!.backupSources());
+    this.backups.configure(setting, this.logs!.backupSources(setting));
     // Workers that became ready while the others applied got the previous setting.
     for (const w of this.liveWorkers()) if (!workers.includes(w)) this.sendSetting(w, setting, generation, 'all');
     await this.dropRemovedHosts(previous, setting);

@@ -8,7 +8,7 @@ import { TLS_VERSIONS } from './schema/management.js';
 import { checkTagged } from './tagged.js';
 import { checkLogBackups } from './log-backups.js';
 import { checkNotImplemented } from './not-implemented.js';
-import { parseCron } from '../log/global/cron.js';
+import { parseCron } from '../log/cron.js';
 import { compileNetwork, RuleError } from '../network/rules.js';
 import { compileFallbacks } from '../network/fallbacks.js';
 import { checkRules } from '../rules/check.js';
@@ -184,7 +184,7 @@ export function checkSemantics(setting: Setting, hosts: { indices: number[]; nam
     () => checkApi(setting, issues),
     () => checkTagged(setting, issues),
     () => checkLogBackups(setting, hosts.indices, issues),
-    () => { if (refuseNotImplemented) checkNotImplemented(setting, hosts.indices, issues); },
+    () => { if (refuseNotImplemented) checkNotImplemented(setting, issues); },
     () => checkMetricsSchedule(setting, issues),
     () => checkFunctions(setting.functions, setting.functions, 'functions', issues),
     () => checkNetwork(setting, setting.functions, setting.functions, 'functions', issues),

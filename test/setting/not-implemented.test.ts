@@ -38,15 +38,23 @@ t.test('a metrics schedule in a cron dialect the server does not read is refused
   t.same(refused({ env: { log: { metrics: { schedule: '0 0 99 * * *' } } }, hosting: [minimalHost] }).map((i) => i.split(':')[0]), ['env.log.metrics.schedule']);
 });
 
-t.test('access and origin logs ship to repositories; the logs that do not roll or exist yet are refused', async (t) => {
+t.test('every rolled log but metrics ships to repositories; one that does not roll is refused at rolling', async (t) => {
   const repo = { name: 'r', type: 'statsd', rolling: '* *', path: '/', endpoint: { port: 8125, exports: { enable: false, matchingList: [] } } };
   t.same(refused({
-    env: { log: { repository: { list: [repo] } } },
+    env: { log: {
+      repository: { list: [repo] },
+      info: { backup: ['r'], rolling: { time: 10 } }, watch: { backup: ['r'], rolling: { size: 1 } }, error: { enable: true, backup: ['r'], rolling: { time: 60 } },
+    } },
     functions: { operations: { log: { access: { backup: ['r'], rolling: { size: 1 } } } } },
-    hosting: [{ ...minimalHost, functions: { operations: { log: { origin: { backup: ['r'], rolling: { time: 10 } } } } } }],
+    hosting: [{ ...minimalHost, functions: { operations: { log: {
+      origin: { backup: ['r'], rolling: { time: 10 } }, dns: { enable: true, backup: ['r'], rolling: { time: 10 } }, monitoring: { enable: true, backup: ['r'], rolling: { size: 1 } },
+    } } } }],
   }), []);
-  t.same(refused({
-    env: { log: { repository: { list: [repo] }, info: { backup: ['r'] }, watch: { backup: ['r'] } } },
-    hosting: [{ ...minimalHost, functions: { operations: { log: { dns: { backup: ['r'] } } } } }],
-  }).map((i) => i.split(':')[0]), ['env.log.info.backup', 'env.log.watch.backup', 'hosting[0].functions.operations.log.dns.backup']);
+  const issues = refused({
+    env: { log: { repository: { list: [repo] }, info: { backup: ['r'] }, watch: { backup: ['r'] }, metrics: { enable: true, backup: ['r'] } } },
+    hosting: [{ ...minimalHost, functions: { operations: { log: { dns: { enable: true, backup: ['r'] } } } } }],
+  });
+  t.same(issues.map((i) => i.split(':')[0]).sort(), ['env.log.info.rolling', 'env.log.metrics.backup', 'env.log.watch.rolling', 'hosting[0].functions.operations.log.dns.rolling']);
+  t.match(issues.find((i) => i.startsWith('env.log.watch.rolling')), /watch log is backed up to r; a repository receives rolled files: set rolling.time or rolling.size/);
+  t.match(issues.find((i) => i.startsWith('env.log.metrics.backup')), /metrics log to repositories is not implemented yet/);
 });

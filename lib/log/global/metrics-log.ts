@@ -11,7 +11,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
-import { nextFire, type Cron } from './cron.js';
+import { nextFire, type Cron } from '../cron.js';
 
 const gzipAsync = promisify(gzip);
 const DAY_MINUTES = 1440;

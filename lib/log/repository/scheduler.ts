@@ -12,6 +12,7 @@ import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Setting } from '../../setting/types.js';
+import { nextFire } from '../cron.js';
 import type { RollingFile } from '../roll.js';
 import { expandPath, nodeIp } from './path-template.js';
 import { repositoryOf, type Repository } from './repository.js';
@@ -158,7 +159,7 @@ export class BackupScheduler {
     const repo = this.repos.get(name)?.repo;
     if (repo === undefined || this.closed) return;
     const now = Date.now();
-    const at = repo.cron.next(now);
+    const at = nextFire(repo.cron, now);
     // Timers can fire a little early: `at` is the cron minute the unit is stamped with.
     const t = setTimeout(() => { this.timers.delete(name); void this.fire(name, at); this.armOne(name); }, at - now + 5);
     t.unref();
