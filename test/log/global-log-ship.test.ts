@@ -1,0 +1,68 @@
+// The global logs go to backup repositories like the host logs: a rolled error log, on an
+// injected clock, reaches a real S3-compatible server (s3rver) at a path naming its logtype and
+// the domain `global`, and the primary's sources name every log that is backed up, with what to.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import t from 'tap';
+import { GlobalLogs } from '../../lib/log/global/global-logs.js';
+import { BackupScheduler, type AttemptBody } from '../../lib/log/repository/scheduler.js';
+import { parseSetting } from '../../lib/setting/load.js';
+import { startS3, S3_KEYS } from '../helpers/s3.js';
+
+const T0 = Date.UTC(2026, 10, 24, 9, 58, 30);
+const s3 = await startS3(['edge-logs']);
+t.teardown(() => s3.stop());
+
+function setup(t: { teardown(fn: () => void | Promise<void>): void }, log: Record<string, unknown>) {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-glog-ship-'));
+  const setting = parseSetting({
+    meta: { group: 'edge-kr' },
+    env: { home, log: {
+      meta: { dir: 'logs' },
+      repository: { list: [{ name: 's3', type: 'cloudA-objstore', rolling: '* *', path: '{group}/{logtype}/{domain}/{timestamp}.log',
+        endpoint: { bucket: 'edge-logs', region: 'us-east-1', domain: s3.url, ...S3_KEYS } }] },
+      ...log,
+    } },
+    hosting: [],
+  });
+  const clock = { ms: T0 };
+  const logs = new GlobalLogs(setting, { now: () => clock.ms, stderr: () => undefined });
+  const attempts: AttemptBody[] = [];
+  const scheduler = new BackupScheduler({ watch: (event, body) => { if (event === '00030004') attempts.push(body as AttemptBody); }, now: () => clock.ms });
+  t.teardown(async () => {
+    scheduler.close();
+    await scheduler.idle();
+    await logs.close();
+    fs.rmSync(home, { recursive: true, force: true });
+  });
+  return { setting, clock, logs, scheduler, attempts, dir: path.join(home, 'logs') };
+}
+
+t.test('a rolled error log reaches the S3 store at its path, logtype error and domain global', async (t) => {
+  const { setting, clock, logs, scheduler, attempts, dir } = setup(t, { error: { enable: true, rolling: { time: 1 }, backup: ['s3'] } });
+  scheduler.configure(setting, logs.backupSources(setting));
+  logs.error({ code: '5001', detail: 'worker 0 (pid 1) signal SIGKILL; replacing it' });
+  await logs.flush();
+  clock.ms += 60_000;
+  await logs.tick();
+  await logs.flush();
+  const fireAt = Date.UTC(2026, 10, 24, 10, 0, 0);
+  await scheduler.fire('s3', fireAt);
+  t.same(attempts.map((a) => [a.name, a.path, a.error]), [['s3', 'edge-kr/error/global/20261124100000.log', null]]);
+  t.same((await s3.get('edge-logs', 'edge-kr/error/global/20261124100000.log')).toString(),
+    '2026-11-24 09:58:30 5001 - - - [Alert] worker died: worker 0 (pid 1) signal SIGKILL; replacing it\n', 'the rolled lines, whole');
+  t.ok(fs.existsSync(path.join(dir, '.backup', 'error.s3.json')), 'what was shipped is recorded beside the log');
+  await scheduler.fire('s3', fireAt + 60_000);
+  t.equal(attempts.length, 1, 'a file is shipped once: nothing new, no upload');
+});
+
+t.test('the global logs name what each is backed up to: logtype the log, domain global, only those that name a repository', async (t) => {
+  const { setting, logs, dir } = setup(t, {
+    info: { rolling: { time: 10 }, backup: ['s3'] }, watch: { rolling: { size: 1 } }, error: { enable: true, rolling: { size: 1 }, backup: ['s3'] },
+  });
+  t.same(logs.backupSources(setting).map((s) => ({ dir: s.dir, base: s.base, logtype: s.logtype, domain: s.domain, repositories: s.repositories })), [
+    { dir, base: 'info', logtype: 'info', domain: 'global', repositories: ['s3'] },
+    { dir, base: 'error', logtype: 'error', domain: 'global', repositories: ['s3'] },
+  ]);
+});
