@@ -1,6 +1,7 @@
 // The global logs go to backup repositories like the host logs: a rolled error log, on an
 // injected clock, reaches a real S3-compatible server (s3rver) at a path naming its logtype and
-// the domain `global`, and the primary's sources name every log that is backed up, with what to.
+// the domain `global`; a rolled watch log becomes counters per event code in the real statsd
+// daemon; the primary's sources name every log that is backed up, with what to.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,19 +10,21 @@ import { GlobalLogs } from '../../lib/log/global/global-logs.js';
 import { BackupScheduler, type AttemptBody } from '../../lib/log/repository/scheduler.js';
 import { parseSetting } from '../../lib/setting/load.js';
 import { startS3, S3_KEYS } from '../helpers/s3.js';
+import { startStatsd } from '../helpers/statsd.js';
+import { until } from '../helpers/wait.js';
 
 const T0 = Date.UTC(2026, 10, 24, 9, 58, 30);
 const s3 = await startS3(['edge-logs']);
 t.teardown(() => s3.stop());
 
-function setup(t: { teardown(fn: () => void | Promise<void>): void }, log: Record<string, unknown>) {
+function setup(t: { teardown(fn: () => void | Promise<void>): void }, log: Record<string, unknown>, more: Record<string, unknown>[] = []) {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-glog-ship-'));
   const setting = parseSetting({
     meta: { group: 'edge-kr' },
     env: { home, log: {
       meta: { dir: 'logs' },
       repository: { list: [{ name: 's3', type: 'cloudA-objstore', rolling: '* *', path: '{group}/{logtype}/{domain}/{timestamp}.log',
-        endpoint: { bucket: 'edge-logs', region: 'us-east-1', domain: s3.url, ...S3_KEYS } }] },
+        endpoint: { bucket: 'edge-logs', region: 'us-east-1', domain: s3.url, ...S3_KEYS } }, ...more] },
       ...log,
     } },
     hosting: [],
@@ -55,6 +58,26 @@ t.test('a rolled error log reaches the S3 store at its path, logtype error and d
   t.ok(fs.existsSync(path.join(dir, '.backup', 'error.s3.json')), 'what was shipped is recorded beside the log');
   await scheduler.fire('s3', fireAt + 60_000);
   t.equal(attempts.length, 1, 'a file is shipped once: nothing new, no upload');
+});
+
+t.test('a rolled watch log becomes statsd counters per exported event code, under the domain global', async (t) => {
+  const statsd = await startStatsd();
+  t.teardown(() => statsd.stop());
+  const sd = { name: 'sd', type: 'statsd', rolling: '* *', path: '/', endpoint: { port: statsd.port, exports: { enable: true, matchingList: ['^0002'] } } };
+  const { setting, clock, logs, scheduler, attempts } = setup(t, { watch: { rolling: { time: 1 }, backup: ['sd'] } }, [sd]);
+  scheduler.configure(setting, logs.backupSources(setting));
+  await logs.watch('00020001', 'a.com', {});
+  await logs.watch('00020001', 'b.com', {});
+  await logs.watch('00020003', 'a.com', {});
+  await logs.watch('00010001', undefined, {});
+  clock.ms += 60_000;
+  await logs.tick();
+  await logs.flush();
+  await scheduler.fire('sd');
+  t.same(attempts.map((a) => [a.name, a.error]), [['sd', null]]);
+  await until(() => statsd.counters().get('svc.watch.global.00020001') === 2 && statsd.counters().get('svc.watch.global.00020003') === 1,
+    'statsd counted the exported watch events by code', 15_000);
+  t.notOk(statsd.counters().has('svc.watch.global.00010001'), 'an event the filter leaves out is not sent');
 });
 
 t.test('the global logs name what each is backed up to: logtype the log, domain global, only those that name a repository', async (t) => {
