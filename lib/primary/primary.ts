@@ -110,8 +110,6 @@ export class Primary {
       runtime: { apply: (s, changed) => this.applyToWorkers(s, changed) }, logs: logs.global,
     });
     await this.lifecycle.start();
-    // After the start event: the scheduler's own (00030001) follows it in the watch log.
-    this.backups.configure(this.setting, logs.backupSources(this.setting));
     // The license never stops the start: a missing, invalid or expired one makes the State Inactive.
     this.license = await LicenseService.open(licensePaths(this.setting));
     this.licenseWatch = new LicenseWatch(this.license, (c) => void this.licenseChanged(c));
@@ -136,6 +134,9 @@ export class Primary {
     await this.stats.start();
     this.tickets.start();
     const logPort = await logs.startTimed(() => this.setting, this.stats.source);
+    // After the start event (the scheduler's own 00030001 follows it in the watch log) and the
+    // metrics log (its snapshots are a source too).
+    this.backups.configure(this.setting, logs.backupSources(this.setting));
     cluster.schedulingPolicy = cluster.SCHED_NONE;
     const here = path.dirname(fileURLToPath(import.meta.url));
     // SVC_WORKER_NODE_ARGS passes node flags to the workers only (e.g. `--cpu-prof` to profile).

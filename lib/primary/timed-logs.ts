@@ -47,6 +47,11 @@ export class TimedLogs {
     this.udp = new UdpLogListener({ error: (e) => d.logs.error(e), info: (m, f) => void d.logs.info(m, f) });
   }
 
+  /** The metrics log, once started with env.log.metrics.enable (its snapshots can be backed up). */
+  get metricsLog(): MetricsLog | undefined {
+    return this.metrics;
+  }
+
   /** Resolves to the listener's port (undefined when it could not bind: reported, not fatal). */
   async start(): Promise<number | undefined> {
     const setting = this.d.setting();

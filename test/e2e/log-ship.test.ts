@@ -2,7 +2,7 @@
 // backup scheduler ships the rolled file on the repositories' cron (every minute) to a real
 // S3-compatible server (s3rver), the real statsd daemon and an HTTP log agent; each attempt is
 // a watch-log event 00030004. The global watch log and a host's dns log, rolled each minute, go
-// to the S3 store in the same run. The minute cron makes this test wait up to about two minutes.
+// to the S3 store in the same run, and so do the metrics snapshots. The minute cron makes this test wait up to about two minutes.
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -38,7 +38,7 @@ const server = await startServer([
   workers: 2,
   extra: {
     meta: { group: 'edge-kr' },
-    env: { log: { watch: { rolling: { time: 1 }, backup: ['s3'] }, repository: { list: [
+    env: { log: { watch: { rolling: { time: 1 }, backup: ['s3'] }, metrics: { schedule: '0 * * * * *', backup: ['s3'] }, repository: { list: [
       { name: 's3', type: 'cloudA-objstore', rolling: '* *', path: '/{group}/{logtype}/{domain}/{hostname}_{timestamp}.log.gz', compression: { enable: true },
         endpoint: { bucket: 'edge-logs', region: 'us-east-1', domain: s3.url, ...S3_KEYS } },
       { name: 'sd', type: 'statsd', rolling: '* *', path: '/', endpoint: { port: statsd.port } },
@@ -106,16 +106,18 @@ t.test('a rolled access log reaches the S3 store, statsd and the log agent on th
   t.ok(fs.existsSync(path.join(dir, '.backup')), 'what was shipped is recorded beside the log');
 });
 
-t.test('the rolled global watch log and a host dns log reach the S3 store under their logtype and domain', async (t) => {
+t.test('the rolled global watch log, a host dns log and the metrics snapshots reach the S3 store under their logtype and domain', async (t) => {
   const host = os.hostname().replace(/[.]/g, '\\.');
   const objectOf = (keys: string[], logtype: string, domain: string): string | undefined =>
     keys.find((k) => new RegExp(`^edge-kr/${logtype}/${domain}/${host}_\\d{14}\\.log\\.gz$`).test(k));
-  const keys = await pollUntil(() => s3.list('edge-logs'), (ks) => objectOf(ks, 'watch', 'global') !== undefined && objectOf(ks, 'dns', 'named\\.test') !== undefined,
+  const keys = await pollUntil(() => s3.list('edge-logs'), (ks) => ['watch', 'metrics'].every((l) => objectOf(ks, l, 'global') !== undefined) && objectOf(ks, 'dns', 'named\\.test') !== undefined,
     { timeoutMs: 150_000, intervalMs: 500 });
   const watchKey = objectOf(keys, 'watch', 'global');
   const dnsKey = objectOf(keys, 'dns', 'named\\.test');
   t.ok(watchKey, 'a watch object, domain global');
   t.ok(dnsKey, 'a dns object, domain named.test');
+  const metrics = gunzipSync(await s3.get('edge-logs', objectOf(keys, 'metrics', 'global')!)).toString();
+  t.match(metrics, /^# TYPE svc_client_requests_total counter$/m, 'a metrics object: the /metrics text');
   const watch = gunzipSync(await s3.get('edge-logs', watchKey!)).toString();
   t.match(watch, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d 00030001 - \{/m, 'the watch lines, the scheduler start among them');
   const dns = gunzipSync(await s3.get('edge-logs', dnsKey!)).toString();

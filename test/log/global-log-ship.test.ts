@@ -1,12 +1,15 @@
 // The global logs go to backup repositories like the host logs: a rolled error log, on an
 // injected clock, reaches a real S3-compatible server (s3rver) at a path naming its logtype and
 // the domain `global`; a rolled watch log becomes counters per event code in the real statsd
-// daemon; the primary's sources name every log that is backed up, with what to.
+// daemon; the metrics snapshots ship as a unit and retention keeps them until then; the
+// primary's sources name every log that is backed up, with what to.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
+import { parseCron } from '../../lib/log/cron.js';
 import { GlobalLogs } from '../../lib/log/global/global-logs.js';
+import { MetricsLog } from '../../lib/log/global/metrics-log.js';
 import { BackupScheduler, type AttemptBody } from '../../lib/log/repository/scheduler.js';
 import { parseSetting } from '../../lib/setting/load.js';
 import { startS3, S3_KEYS } from '../helpers/s3.js';
@@ -39,7 +42,7 @@ function setup(t: { teardown(fn: () => void | Promise<void>): void }, log: Recor
     await logs.close();
     fs.rmSync(home, { recursive: true, force: true });
   });
-  return { setting, clock, logs, scheduler, attempts, dir: path.join(home, 'logs') };
+  return { setting, clock, logs, scheduler, attempts, home, dir: path.join(home, 'logs') };
 }
 
 t.test('a rolled error log reaches the S3 store at its path, logtype error and domain global', async (t) => {
@@ -78,6 +81,28 @@ t.test('a rolled watch log becomes statsd counters per exported event code, unde
   await until(() => statsd.counters().get('svc.watch.global.00020001') === 2 && statsd.counters().get('svc.watch.global.00020003') === 1,
     'statsd counted the exported watch events by code', 15_000);
   t.notOk(statsd.counters().has('svc.watch.global.00010001'), 'an event the filter leaves out is not sent');
+});
+
+t.test('metrics snapshots reach the S3 store as one unit in time order, kept beyond retention until shipped', async (t) => {
+  const { setting, clock, scheduler, attempts, home } = setup(t, { metrics: { backup: ['s3'] } });
+  const dir = path.join(home, 'metrics');
+  let n = 0;
+  const metrics = new MetricsLog({
+    dir, cron: parseCron('0 * * * * *'), timeMinutes: 1, retention: 1, compression: true,
+    text: () => `svc_snapshot ${++n}\n`, now: () => clock.ms, onError: (err) => t.error(err),
+  });
+  t.teardown(() => metrics.close());
+  scheduler.configure(setting, [{ file: metrics, dir, base: 'metrics', logtype: 'metrics', domain: 'global', repositories: ['s3'] }]);
+  const snapshots = (): string[] => fs.readdirSync(dir).filter((d) => d.startsWith('metrics_')).flatMap((d) => fs.readdirSync(path.join(dir, d)).map((f) => `${d}/${f}`)).sort();
+  const t1 = Date.UTC(2026, 10, 24, 10, 1, 0);
+  await metrics.snapshot(Date.UTC(2026, 10, 24, 10, 0, 0));
+  clock.ms = t1;
+  await metrics.snapshot(t1);
+  t.same(snapshots(), ['metrics_20261124/metrics_20261124100000.log.gz', 'metrics_20261124/metrics_20261124100100.log.gz'], 'retention 1 keeps both: neither is shipped yet');
+  await scheduler.fire('s3', Date.UTC(2026, 10, 24, 10, 2, 0));
+  t.same(attempts.map((a) => [a.path, a.error]), [['edge-kr/metrics/global/20261124100200.log', null]]);
+  t.equal((await s3.get('edge-logs', 'edge-kr/metrics/global/20261124100200.log')).toString(), 'svc_snapshot 1\nsvc_snapshot 2\n', 'both snapshots, gunzipped, oldest first');
+  t.same(snapshots(), ['metrics_20261124/metrics_20261124100100.log.gz'], 'once shipped, retention applies again');
 });
 
 t.test('the global logs name what each is backed up to: logtype the log, domain global, only those that name a repository', async (t) => {

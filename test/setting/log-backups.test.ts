@@ -3,7 +3,7 @@
 import t from 'tap';
 import { issuesOf, minimalHost } from './fixtures/helpers.js';
 
-const refused = (input: unknown): string[] => issuesOf(input, undefined, false).map((i) => `${i.path}: ${i.message}`);
+const refused = (input: unknown): string[] => issuesOf(input).map((i) => `${i.path}: ${i.message}`);
 const s3 = { bucket: 'b', region: 'us-east-1', domain: null, accessKey: 'k', secretKey: 's' };
 const withRepo = (repo: Record<string, unknown>, hostLog: Record<string, unknown> = {}) => ({
   env: { log: { repository: { list: [{ name: 'r', rolling: '* *', path: 'logs/{domain}/{timestamp}.log', ...repo }] } } },
