@@ -161,7 +161,7 @@ function checkTls(setting: Setting, indices: number[], issues: SettingIssue[]): 
 }
 
 /**
- * The metrics log's cron reads numbers, ranges, steps and lists (lib/log/global/cron.ts); a
+ * The metrics log's cron reads numbers, ranges, steps and lists (lib/log/cron.ts); a
  * schedule the schema lets through in another cron dialect is refused rather than misread.
  */
 function checkMetricsSchedule(setting: Setting, issues: SettingIssue[]): void {
