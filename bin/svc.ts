@@ -11,6 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Primary } from '../lib/primary/primary.js';
 import { loadSettingFile, SettingError } from '../lib/setting/load.js';
+import { SIBLING_SECRET_ENV } from '../lib/ipc/messages.js';
 
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -86,11 +87,22 @@ async function main(): Promise<void> {
   const [command, ...args] = process.argv.slice(2);
   switch (command) {
     case 'start': {
+      // The supervisor holds the sockets and starts the primary (run-primary) under it.
+      const { Supervisor } = await import('../lib/supervisor/supervisor.js');
+      const { randomBytes } = await import('node:crypto');
+      // One sibling secret for every primary generation: during a restart old and new workers
+      // hand requests to each other's internal ports.
+      process.env[SIBLING_SECRET_ENV] ||= randomBytes(32).toString('base64url');
+      new Supervisor(process.argv[1]!, settingPathFrom(args)).start();
+      return;
+    }
+    case 'run-primary': {
       const primary = new Primary(settingPathFrom(args));
       try {
         await primary.start();
       } catch (err) {
         printIssues(err);
+        await primary.supervisor.startFailed(err instanceof SettingError ? err.issues.map((i) => `${i.path}: ${i.message}`).join('; ') : (err as Error).message);
         for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGKILL');
         process.exit(1);
       }

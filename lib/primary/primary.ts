@@ -1,7 +1,8 @@
-// The primary process: validates the setting before anything starts, forks the RT workers,
+// The primary process (started by the supervisor, lib/supervisor): validates the setting before
+// anything starts, forks the RT workers and relays their listening sockets from the supervisor,
 // keeps the hash ring of live workers, replaces a worker that dies (with back-off when it keeps
-// dying), reloads on SIGHUP, rolls the workers on SIGUSR2, only logs SIGUSR1 and drains everything
-// on SIGTERM.
+// dying), reloads on SIGHUP, rolls the workers on SIGUSR2, only logs SIGUSR1, drains everything
+// on SIGTERM, and hands the node over to a new primary on a restart (service-ops.ts).
 import cluster, { type Worker } from 'node:cluster';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
@@ -25,6 +26,9 @@ import { StatsService } from '../stats/service.js';
 import { statisticsRoutes } from '../manager/routes/statistics.js';
 import { LogHub } from '../log/hub.js';
 import { dropMemoryEverywhere, settleEverywhere } from './peer-invalidation.js';
+import { SupervisorLink } from './supervisor-link.js';
+import { HANDOVER_ENV } from '../ipc/supervisor-messages.js';
+import { ServiceOps } from './service-ops.js';
 
 interface Slot {
   index: number;
@@ -76,6 +80,9 @@ export class Primary {
   stats: StatsService | undefined;
   /** The writer of the per-host log files; workers send it their lines. */
   private readonly logs = new LogHub((file, err) => systemLog.error({ file, err: err.message }, 'log file cannot be written; its lines are dropped (reported once a minute)'));
+  readonly supervisor = new SupervisorLink();
+  /** The new half of a restart: the old primary holds the management ports until `bind`. */
+  private readonly handover = process.env[HANDOVER_ENV] === '1';
 
   constructor(private readonly settingPath: string) {}
 
@@ -100,13 +107,12 @@ export class Primary {
       runningRaw: loaded.raw, baseDir: loaded.baseDir, version: PRODUCT_VERSION,
       runtime: { apply: (s, changed) => this.applyToWorkers(s, changed) },
     });
-    await this.lifecycle.start();
+    // A new primary of a restart writes its start event once the old one wrote its stop event.
+    if (!this.handover) await this.lifecycle.start();
     // The license never stops the start: a missing, invalid or expired one makes the State Inactive.
     this.license = await LicenseService.open(licensePaths(this.setting));
     this.licenseWatch = new LicenseWatch(this.license, (c) => void this.licenseChanged(c));
     this.licenseWatch.start();
-    // Workers accept on the shared listening sockets themselves (no round-robin hand-off
-    // through the primary), so the primary is never on the data path.
     // The cache directories exist before the first statistics sample: a disk the workers have
     // not created yet is not an unreachable one (State would read Emergency at start).
     for (const d of this.setting.env.cache.disks) await fs.mkdir(resolvePath(this.setting, d.path), { recursive: true }).catch(() => undefined);
@@ -120,8 +126,8 @@ export class Primary {
     });
     // Before the workers: their first deltas have somewhere to go, and a collector address
     // that cannot be bound stops the start like the API's would.
-    await this.stats.start();
-    cluster.schedulingPolicy = cluster.SCHED_NONE;
+    this.stats.start();
+    if (!this.handover) await this.stats.startCollector();
     const here = path.dirname(fileURLToPath(import.meta.url));
     // SVC_WORKER_NODE_ARGS passes node flags to the workers only (e.g. `--cpu-prof` to profile).
     const extraArgs = (process.env.SVC_WORKER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
@@ -138,13 +144,20 @@ export class Primary {
         // Discovery of other nodes belongs to the cluster work; until then there are none.
         discover: () => [],
         state: () => this.stats!.state(),
+        service: new ServiceOps(this),
       }).concat(statisticsRoutes(this.stats.source)),
     });
+    if (this.handover) {
+      await this.supervisor.serving();
+      await this.lifecycle.start();
+      await this.stats.startCollector();
+    }
     await this.api.start();
     process.on('SIGTERM', () => void this.shutdown('SIGTERM'));
     process.on('SIGINT', () => void this.shutdown('SIGINT'));
     process.on('SIGHUP', () => void this.reload());
     process.on('SIGUSR2', () => void this.rollingRestart());
+    this.supervisor.started();
     systemLog.info({ workers: n, api: this.api.httpPort ?? null, apiHost: this.api.httpHost ?? null, apiTls: this.api.httpsPort ?? null, stats: this.stats.collectorPort ?? null }, 'started');
   }
 
@@ -183,6 +196,8 @@ export class Primary {
           return;
         }
         if (m.type === 'invalidated' || m.type === 'settle-all') { this.peerPart(worker, m); return; }
+        if (m.type === 'listen-request') { this.supervisor.relayListen(worker, m); return; }
+        if (m.type === 'unlisten') { this.supervisor.unlisten(worker, m); return; }
         // The worker says hello once it listens for messages (ESM loads after cluster's 'online').
         if (m.type === 'hello') {
           this.sendSetting(worker, this.setting, this.settingGeneration, 'all');
@@ -205,6 +220,7 @@ export class Primary {
         }
       });
       worker.once('exit', (code, signal) => {
+        this.supervisor.workerGone(worker);
         if (!settled) { settled = true; reject(new Error(`worker ${slot.index} exited during start (${signal ?? code})`)); }
         // A reload waiting for this worker's answer stops waiting for it.
         for (const generation of [...this.acks.keys()]) this.ack(generation, worker);
@@ -401,20 +417,29 @@ export class Primary {
     systemLog.info('rolling restart done');
   }
 
-  async shutdown(reason: string): Promise<void> {
+  /**
+   * Drains: the management API closes, the workers finish what they serve, every process exits 0.
+   * `handover`: a new primary already serves on the same sockets; the management and statistics
+   * ports are freed for it first, then the workers drain.
+   */
+  async shutdown(reason: string, handover = false): Promise<void> {
     if (this.shuttingDown) return;
     this.shuttingDown = true;
     systemLog.info({ reason }, 'draining');
     await this.api?.close().catch(() => undefined);
     this.licenseWatch?.close();
     await this.lifecycle?.close().catch(() => undefined);
+    if (handover) {
+      await this.stats?.close().catch(() => undefined);
+      this.supervisor.released();
+    }
     const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
     const exited = workers.map((w) => new Promise<void>((r) => (w.isDead() ? r() : w.once('exit', () => r()))));
     for (const w of workers) this.send(w, { type: 'drain', timeoutMs: this.drainTimeoutMs() });
     const hardStop = setTimeout(() => { for (const w of workers) if (!w.isDead()) w.process.kill('SIGKILL'); }, this.drainTimeoutMs() + 5000);
     await Promise.all(exited);
     clearTimeout(hardStop);
-    await this.stats?.close().catch(() => undefined);
+    if (!handover) await this.stats?.close().catch(() => undefined);
     await this.logs.close().catch(() => undefined);
     systemLog.info('stopped');
     process.exit(0);

@@ -8,6 +8,7 @@ import net, { type Socket } from 'node:net';
 import { onClientError, refuseConnection, versionlessRequestLine, type ConnectionAnswers } from './client-errors.js';
 import { rawErrorResponse } from '../pipeline/respond.js';
 import { TxResponse } from '../pipeline/transaction.js';
+import type { Listener } from './listen-handle.js';
 
 export interface ServerTimeouts {
   /** Idle time allowed between requests on a keep-alive connection (ms). */
@@ -83,6 +84,8 @@ export class ServiceServer {
   readonly server: http.Server<typeof http.IncomingMessage, typeof TxResponse>;
   private readonly sockets = new Map<Socket, SocketUse>();
   private draining = false;
+  /** Gives the listening socket back (to the supervisor) once this server stops accepting. */
+  private release: () => void = () => undefined;
 
   constructor(handler: (req: http.IncomingMessage, res: http.ServerResponse) => void, t: ServerTimeouts) {
     this.server = http.createServer({
@@ -168,15 +171,8 @@ export class ServiceServer {
     };
   }
 
-  listen(host: string | null, port: number): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const onError = (err: Error): void => reject(err);
-      this.server.once('error', onError);
-      this.server.listen({ host: host ?? undefined, port }, () => {
-        this.server.off('error', onError);
-        resolve();
-      });
-    });
+  async listen(listener: Listener, host: string | null, port: number): Promise<void> {
+    this.release = await listener(this.server, host, port);
   }
 
   /**
@@ -210,6 +206,7 @@ export class ServiceServer {
     const closed = new Promise<void>((resolve) => {
       net.Server.prototype.close.call(this.server, () => resolve());
     });
+    this.release();
     const deadline = Date.now() + timeoutMs;
     while (this.sockets.size > 0 && Date.now() < deadline) {
       const now = Date.now();
@@ -224,6 +221,8 @@ export class ServiceServer {
 
   /** Closes the listening socket only: connections stay with their requests. */
   stopListening(): Promise<void> {
-    return new Promise((resolve) => this.server.close(() => resolve()));
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.release();
+    return closed;
   }
 }

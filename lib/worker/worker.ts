@@ -1,7 +1,8 @@
 // An RT worker process: receives the validated setting from the primary over IPC, builds its
-// virtual hosts, opens every listening socket (shared with the sibling workers through
-// node:cluster, so the kernel spreads connections and the primary stays off the data path) plus
-// its own internal port, and drains on request.
+// virtual hosts, opens every listening socket (a duplicate of the socket the supervisor holds,
+// which the sibling workers, and the next primary's workers during a restart, accept on too: the
+// kernel spreads connections and no primary is on the data path) plus its own internal port, and
+// drains on request.
 import { appendFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
@@ -32,6 +33,7 @@ import type { TlsPort } from './tls/sni.js';
 import { sendError } from '../pipeline/respond.js';
 import { Siblings } from '../pipeline/hand-off.js';
 import type { Transaction } from '../pipeline/transaction.js';
+import { bindDirectly, SharedSockets, type Listener } from './listen-handle.js';
 import { listenKey, VhostTable, type Listen } from '../routing/vhost-table.js';
 import type { Peers } from '../pipeline/context.js';
 import { PrimaryLink } from './primary-link.js';
@@ -61,8 +63,12 @@ export class RtWorker {
    * `siblingSecret`: the primary's per-start secret of the sibling ports (see Siblings).
    * `sessionIds`: fed with blocks by the primary; in-process use gets the fallback range only.
    * `peers`: the node's other workers, as invalidations made here reach them.
+   * `listener`: where listening sockets come from (the supervisor's, in the node).
    */
-  constructor(readonly index: number, private readonly siblingSecret = '', readonly sessionIds = new SessionIds(), private readonly peers?: Peers) {
+  constructor(
+    readonly index: number, private readonly siblingSecret = '', readonly sessionIds = new SessionIds(), private readonly peers?: Peers,
+    private readonly listener: Listener = bindDirectly,
+  ) {
     this.handle = createHandler(() => this.state!, sessionIds);
   }
 
@@ -188,7 +194,7 @@ export class RtWorker {
         const port = l.listen.port;
         const s = new TlsServiceServer((req: IncomingMessage, res: ServerResponse) => this.handle(req, res, port), t, l, h2);
         try {
-          await s.listen(l.listen.host, port);
+          await s.listen(this.listener, l.listen.host, port);
           this.servers.set(key, s);
         } catch (err) {
           failures.push(`${key}: ${(err as Error).message}`);
@@ -197,7 +203,7 @@ export class RtWorker {
       }
       const s = this.serverFor(l.port, t);
       try {
-        await s.listen(l.host, l.port);
+        await s.listen(this.listener, l.host, l.port);
         this.servers.set(key, s);
         this.cleartext(s, l.port, t, h2);
       } catch (err) {
@@ -217,7 +223,7 @@ export class RtWorker {
     if (this.internal === undefined) {
       const s = this.serverFor(undefined, t);
       try {
-        await s.listen('127.0.0.1', basePort + this.index);
+        await s.listen(this.listener, '127.0.0.1', basePort + this.index);
         this.internal = s;
       } catch (err) {
         failures.push(`internal 127.0.0.1:${basePort + this.index}: ${(err as Error).message}`);
@@ -328,7 +334,8 @@ export function runWorker(): void {
   const link = new PrimaryLink(send);
   // Asks the primary for its first block now: the answer arrives before the setting, so the
   // first request already has a node id.
-  const worker = new RtWorker(index, process.env[SIBLING_SECRET_ENV] ?? '', new SessionIds(() => send({ type: 'session-ids-request' })), link);
+  const sockets = new SharedSockets(send);
+  const worker = new RtWorker(index, process.env[SIBLING_SECRET_ENV] ?? '', new SessionIds(() => send({ type: 'session-ids-request' })), link, sockets.listen);
   // Tests only: every finished record as a JSON line in <dir>/records-<pid>.jsonl, so black-box
   // tests see what the records of a real cluster hold (session ids across workers, hand-offs).
   const recordDir = process.env.SVC_TEST_RECORD_DIR;
@@ -345,8 +352,11 @@ export function runWorker(): void {
     ...controlHandlers(worker.controlSource()),
     'drop-hosts': ({ names, diskToo }: { names: string[]; diskToo: boolean }) => worker.dropHosts(names, diskToo),
   }, send);
-  process.on('message', (m: PrimaryMessage) => {
+  process.on('message', (m: PrimaryMessage, handle: unknown) => {
     switch (m.type) {
+      case 'listen-handle':
+        sockets.onMessage(m, handle);
+        break;
       case 'setting':
         applying = applying.then(() => worker.apply(m.setting, m.baseDir, m.changedHosts)).then(
           (failures) => {

@@ -1,0 +1,46 @@
+// `/command` operations of document 1: restart and stop (enableRestart). The primary's
+// ServiceOps carries them out; these handlers only check the call and shape the answer
+// (`{status: success|fail, message}`).
+import { ApiError, fail, HTTP, ok } from '../envelope.js';
+import type { Route } from '../router.js';
+import type { ApiRequest } from '../types.js';
+
+export interface ServiceControl {
+  /** Resolves once the new processes serve (the old ones then step aside); rejects with the reason. */
+  restart(): Promise<void>;
+  /** Drains and exits 0, as SIGTERM does, after the answer went out. */
+  stop(): Promise<void>;
+}
+
+export const MESSAGES = {
+  restarted: 'restarted: the new processes serve',
+  stopping: 'stopping: requests in flight finish, then the node exits',
+} as const;
+
+function noParameters(req: ApiRequest): void {
+  if (req.rawQuery !== '') throw new ApiError(HTTP.badRequest, 'this command takes no parameters');
+}
+
+export function serviceRoutes(s: ServiceControl): Route[] {
+  const restart: Route['handler'] = async (req, ctx) => {
+    noParameters(req);
+    try {
+      await s.restart();
+    } catch (err) {
+      const reason = (err as Error).message;
+      return fail(HTTP.internalError, ctx.version, 'restart', 'operation', reason, { message: `restart failed: ${reason}` });
+    }
+    return ok(ctx.version, 'restart', 'operation', null, { message: MESSAGES.restarted });
+  };
+  const stop: Route['handler'] = async (req, ctx) => {
+    noParameters(req);
+    await s.stop();
+    return ok(ctx.version, 'stop', 'operation', null, { message: MESSAGES.stopping });
+  };
+  return [
+    { method: 'GET', path: '/command/service/restart', name: 'restart', group: 'operation', handler: restart },
+    { method: 'GET', path: '/command/restart', name: 'restart', group: 'operation', handler: restart },
+    { method: 'GET', path: '/command/service/stop', name: 'stop', group: 'operation', handler: stop },
+    { method: 'GET', path: '/command/stop', name: 'stop', group: 'operation', handler: stop },
+  ];
+}
