@@ -1,6 +1,6 @@
 // Starts the real server (compiled primary + RT workers, `dist/bin/svc.js start`) on a setting
 // written to a temporary directory, and stops it with the signal a supervisor would send.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -119,4 +119,23 @@ export async function startWithSetting(dir: string, settingPath: string, basePor
     throw err;
   }
   return server;
+}
+
+/** The processes whose parent is `pid` (ps). */
+export function childPids(pid: number): number[] {
+  try {
+    return execFileSync('ps', ['-o', 'pid=', '--ppid', String(pid)]).toString().trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return []; // ps exits 1 when there is none
+  }
+}
+
+/** The primaries of a node (children of the supervisor `svc start`): one, or two during a restart. */
+export function primaryPids(server: RunningServer): number[] {
+  return childPids(server.proc.pid!);
+}
+
+/** The RT workers of every primary of the node. */
+export function workerPids(server: RunningServer): number[] {
+  return primaryPids(server).flatMap(childPids);
 }

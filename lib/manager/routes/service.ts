@@ -18,7 +18,7 @@ export const MESSAGES = {
 } as const;
 
 function noParameters(req: ApiRequest): void {
-  if (req.rawQuery !== '') throw new ApiError(HTTP.badRequest, 'this command takes no parameters');
+  if ([...req.query.keys()].length > 0) throw new ApiError(HTTP.badRequest, 'this command takes no parameters');
 }
 
 export function serviceRoutes(s: ServiceControl): Route[] {
