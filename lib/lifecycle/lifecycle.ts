@@ -18,6 +18,7 @@ import { reconcileAfterCrash, type Recovered } from './recovery.js';
 import { deployLocalFile, restorePackage, uploadBody, type RestoreResult } from './sources.js';
 import { writeStatePointer } from './state-pointer.js';
 import { buildPackage, contentHash, md5, type LinkedRef } from './package.js';
+import type { SecretKey } from '../license/secret-box.js';
 
 export interface RuntimeHooks {
   /**
@@ -38,6 +39,8 @@ export interface SettingLifecycleOptions {
   baseDir: string;
   runtime: RuntimeHooks;
   version: string;
+  /** The key of the node's license for `enc:` secrets (undefined: no valid license); absent: not checked. */
+  secretKey?: () => SecretKey | undefined;
 }
 
 export interface Applied {
@@ -158,7 +161,11 @@ export class SettingLifecycle {
 
   loadOptions(checkFiles: boolean, staged?: string): Parameters<typeof loadCandidate>[1] {
     const linkedDirs = linkedFileDirs(this.current.env);
-    return { settingDir: this.opts.baseDir, runningHome: this.current.env.home, checkFiles, linkedDirs, ...(staged === undefined ? {} : { staged }) };
+    return {
+      settingDir: this.opts.baseDir, runningHome: this.current.env.home, checkFiles, linkedDirs,
+      ...(this.opts.secretKey === undefined ? {} : { secrets: { key: this.opts.secretKey() } }),
+      ...(staged === undefined ? {} : { staged }),
+    };
   }
 
   /** `GET /setting/deploy/local`: the edited setting.json on disk, applied. Throws LoadFailure. */

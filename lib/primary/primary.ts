@@ -27,6 +27,7 @@ import { statisticsRoutes } from '../manager/routes/statistics.js';
 import { LogHub } from '../log/hub.js';
 import { dropMemoryEverywhere, settleEverywhere } from './peer-invalidation.js';
 import { SupervisorLink } from './supervisor-link.js';
+import { checkSecrets } from '../license/secret-box.js';
 import { HANDOVER_ENV } from '../ipc/supervisor-messages.js';
 import { ServiceOps } from './service-ops.js';
 
@@ -102,15 +103,19 @@ export class Primary {
     this.setting = loaded.setting;
     this.baseDir = loaded.baseDir;
     this.logs.configure(this.setting, this.baseDir);
+    // The license never stops the start: a missing, invalid or expired one makes the State Inactive.
+    // Its key is the one the setting's `enc:` secrets must decrypt under.
+    this.license = await LicenseService.open(licensePaths(this.setting));
+    const secrets = checkSecrets(this.setting, this.license.secretKey());
+    if (secrets.length > 0) throw new SettingError(secrets);
     this.lifecycle = new SettingLifecycle({
       settingPath: this.settingPath, stateDir: resolvePath(this.setting, 'state'), running: loaded.setting,
       runningRaw: loaded.raw, baseDir: loaded.baseDir, version: PRODUCT_VERSION,
       runtime: { apply: (s, changed) => this.applyToWorkers(s, changed) },
+      secretKey: () => this.license.secretKey(),
     });
     // A new primary of a restart writes its start event once the old one wrote its stop event.
     if (!this.handover) await this.lifecycle.start();
-    // The license never stops the start: a missing, invalid or expired one makes the State Inactive.
-    this.license = await LicenseService.open(licensePaths(this.setting));
     this.licenseWatch = new LicenseWatch(this.license, (c) => void this.licenseChanged(c));
     this.licenseWatch.start();
     // The cache directories exist before the first statistics sample: a disk the workers have

@@ -5,8 +5,11 @@
 import type { ServiceControl } from '../manager/routes/service.js';
 import type { SettingLifecycle } from '../lifecycle/index.js';
 import type { SupervisorLink } from './supervisor-link.js';
+import type { LicenseService } from '../license/service.js';
+import { encryptSecret } from '../license/secret-box.js';
 
 interface Node {
+  readonly license: LicenseService;
   readonly lifecycle: SettingLifecycle;
   readonly supervisor: SupervisorLink;
   shutdown(reason: string, handover?: boolean): Promise<void>;
@@ -29,6 +32,14 @@ export class ServiceOps implements ServiceControl {
       await this.node.lifecycle.events.info('service restart failed; the running processes stay', { reason: (err as Error).message }).catch(() => undefined);
       throw err;
     }
+  }
+
+  /** Only under an Available license (document 1: "service process not running" otherwise). */
+  encryptPassword(plain: string): { value: string } | { problem: string } {
+    const problem = this.node.license.problem();
+    const key = this.node.license.secretKey();
+    if (problem !== undefined || key === undefined) return { problem: problem ?? 'no valid license' };
+    return { value: encryptSecret(key, plain) };
   }
 
   async stop(): Promise<void> {

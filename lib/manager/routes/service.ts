@@ -1,6 +1,6 @@
-// `/command` operations of document 1: restart and stop (enableRestart). The primary's
-// ServiceOps carries them out; these handlers only check the call and shape the answer
-// (`{status: success|fail, message}`).
+// `/command` operations of document 1: restart and stop (enableRestart), encryptpassword. The
+// primary's ServiceOps carries them out; these handlers only check the call and shape the answer
+// (`{status: success|fail, message}`; encryptpassword: the value alone, as text).
 import { ApiError, fail, HTTP, ok } from '../envelope.js';
 import type { Route } from '../router.js';
 import type { ApiRequest } from '../types.js';
@@ -10,6 +10,8 @@ export interface ServiceControl {
   restart(): Promise<void>;
   /** Drains and exits 0, as SIGTERM does, after the answer went out. */
   stop(): Promise<void>;
+  /** The `enc:` value of a plain text under the node's license; undefined when no license allows it (with why). */
+  encryptPassword(plain: string): { value: string } | { problem: string };
 }
 
 export const MESSAGES = {
@@ -37,7 +39,15 @@ export function serviceRoutes(s: ServiceControl): Route[] {
     await s.stop();
     return ok(ctx.version, 'stop', 'operation', null, { message: MESSAGES.stopping });
   };
+  const encrypt: Route['handler'] = async (req) => {
+    const plain = req.query.getAll('plain');
+    if (plain.length !== 1 || plain[0] === '') throw new ApiError(HTTP.badRequest, 'give the plain text once, non-empty: ?plain=<text>');
+    const out = s.encryptPassword(plain[0]!);
+    if ('problem' in out) throw new ApiError(HTTP.rtNotRunning, `service process not running: ${out.problem}`);
+    return { status: HTTP.ok, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: out.value };
+  };
   return [
+    { method: 'GET', path: '/command/encryptpassword', name: 'encryptpassword', group: 'query', handler: encrypt },
     { method: 'GET', path: '/command/service/restart', name: 'restart', group: 'operation', handler: restart },
     { method: 'GET', path: '/command/restart', name: 'restart', group: 'operation', handler: restart },
     { method: 'GET', path: '/command/service/stop', name: 'stop', group: 'operation', handler: stop },
