@@ -8,14 +8,8 @@ import t from 'tap';
 import { Agent, request } from 'undici';
 import { TestOrigin } from '../helpers/origin.js';
 import { freePort } from '../helpers/ports.js';
-import { baseSetting, primaryPids, startServer, workerPids } from '../helpers/server.js';
+import { baseSetting, operatorRole, primaryPids, startServer, workerPids } from '../helpers/server.js';
 import { pollUntil, waitFor } from '../helpers/wait.js';
-
-const ALL = {
-  enableSetting: true, enablePurge: true, enableMetric: true, enableGraph: true, enableMonitoring: true,
-  enableInstall: true, enableRestart: true, enableGet: true, enableCluster: true,
-};
-export const operatorRole = { env: { log: { meta: { dir: 'svclog' } }, management: { api: { roles: [{ name: 'admin', permissions: ALL }] } } } };
 
 /** One request on a connection of its own (no keep-alive): a refused connection shows here. */
 function freshRequest(port: number, path: string): Promise<number> {

@@ -139,3 +139,10 @@ export function primaryPids(server: RunningServer): number[] {
 export function workerPids(server: RunningServer): number[] {
   return primaryPids(server).flatMap(childPids);
 }
+
+const ALL_PERMISSIONS = {
+  enableSetting: true, enablePurge: true, enableMetric: true, enableGraph: true, enableMonitoring: true,
+  enableInstall: true, enableRestart: true, enableGet: true, enableCluster: true,
+};
+/** `extra` of a node whose loopback admin may do everything (restart, install ...); logs under `svclog`. */
+export const operatorRole = { env: { log: { meta: { dir: 'svclog' } }, management: { api: { roles: [{ name: 'admin', permissions: ALL_PERMISSIONS }] } } } };
