@@ -4,6 +4,9 @@
 //   svc validate FILE              check a setting file; prints every bad field with its JSON path
 //   svc get QUERY [--setting PATH | --api URL]   the /get queries, on a setting file or a running node
 //   svc license keygen|sign|verify ...           issue and check licenses (lib/license/cli.ts)
+//   svc stop|restart|status|install|purge ...    act on a running node (lib/cli/ops.ts)
+//   svc release --key KEY ...                    a signed package of this checkout (lib/release)
+// Each command takes --help. Exit codes: 0 done, 1 failed, 2 usage, 3 node unreachable.
 // Without --setting, SVC_SETTING names the file; without either, the project's
 // setting.json.example is used so that `npm start` works on a fresh checkout.
 import cluster from 'node:cluster';
@@ -18,6 +21,8 @@ const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 function usage(): never {
   process.stderr.write([
     'usage: svc start [--setting PATH] | svc validate FILE',
+    '       svc stop | restart | status | install [VERSION] | purge TARGET...   [--api URL | --setting PATH]   (the running node)',
+    '       svc release --key KEY [--out DIR] [--version X.Y.Z]   (a signed package for a release repository)',
     '       svc get QUERY [--setting PATH | --api http://HOST:PORT]   e.g. setting.env, hosting[name=a.com], https',
     '       svc license keygen|sign|verify ...   (svc license alone prints its usage)',
   ].join('\n') + '\n');
@@ -133,8 +138,11 @@ async function main(): Promise<void> {
       process.exitCode = await licenseCommand(args, write(process.stdout), write(process.stderr));
       return;
     }
-    default:
-      usage();
+    default: {
+      const { isOpsCommand, opsCommand } = await import('../lib/cli/ops.js');
+      if (command === undefined || !isOpsCommand(command)) usage();
+      process.exitCode = await opsCommand(command, args, settingPathFrom([]), projectRoot, write(process.stdout), write(process.stderr));
+    }
   }
 }
 

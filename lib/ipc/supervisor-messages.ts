@@ -7,6 +7,8 @@
 
 /** The environment variable that starts a primary as the new half of a restart. */
 export const HANDOVER_ENV = 'SVC_HANDOVER';
+/** The svc.js the supervisor forks primaries from, as the operator named it (an install switches its `current` link). */
+export const ENTRY_ENV = 'SVC_ENTRY';
 
 export type ToSupervisor =
   /** A worker of this primary (`owner` = pid/worker id) wants the socket of host:port. */

@@ -6,7 +6,7 @@
 // node (systemd's main pid is this process) and exits with the primary's exit code.
 import { fork, type ChildProcess } from 'node:child_process';
 import { systemLog } from '../log/system-log.js';
-import { HANDOVER_ENV, type FromSupervisor, type ToSupervisor } from '../ipc/supervisor-messages.js';
+import { ENTRY_ENV, HANDOVER_ENV, type FromSupervisor, type ToSupervisor } from '../ipc/supervisor-messages.js';
 import { ListenBroker, type TcpHandle } from './listen-broker.js';
 
 const log = systemLog.child({ role: 'supervisor' });
@@ -35,7 +35,7 @@ export class Supervisor {
   }
 
   private spawn(handover: boolean): ChildProcess {
-    const env = { ...process.env, [HANDOVER_ENV]: handover ? '1' : '' };
+    const env = { ...process.env, [HANDOVER_ENV]: handover ? '1' : '', [ENTRY_ENV]: this.entry };
     const child = fork(this.entry, ['run-primary', '--setting', this.settingPath], { env, stdio: 'inherit' });
     child.on('message', (m: ToSupervisor, handle: unknown) => void handle === undefined && this.onMessage(child, m));
     child.once('exit', (code, signal) => this.onExit(child, code, signal));

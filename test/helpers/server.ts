@@ -34,6 +34,8 @@ export interface StartOptions {
   /** Extra members merged into the setting (meta, functions, env members). */
   extra?: Record<string, unknown>;
   env?: Record<string, string>;
+  /** The svc.js to start (default: this checkout's dist/bin/svc.js). */
+  entry?: string;
 }
 
 export async function writeSetting(dir: string, setting: unknown): Promise<string> {
@@ -72,11 +74,11 @@ export async function startServer(hosting: unknown[], opts: StartOptions = {}): 
   const basePort = await consecutiveFreePorts(workers);
   const apiPort = await freePort();
   const settingPath = await writeSetting(dir, baseSetting(hosting, basePort, opts, apiPort));
-  return startWithSetting(dir, settingPath, basePort, opts.env, apiPort);
+  return startWithSetting(dir, settingPath, basePort, opts.env, apiPort, opts.entry);
 }
 
-export async function startWithSetting(dir: string, settingPath: string, basePort: number, env?: Record<string, string>, apiPort = basePort + 64): Promise<RunningServer> {
-  const proc = spawn(process.execPath, [svcJs, 'start', '--setting', settingPath], {
+export async function startWithSetting(dir: string, settingPath: string, basePort: number, env?: Record<string, string>, apiPort = basePort + 64, entry = svcJs): Promise<RunningServer> {
+  const proc = spawn(process.execPath, [entry, 'start', '--setting', settingPath], {
     cwd: dir, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: string[] = [];

@@ -10,9 +10,14 @@ export interface ServiceControl {
   restart(): Promise<void>;
   /** Drains and exits 0, as SIGTERM does, after the answer went out. */
   stop(): Promise<void>;
+  /** Installs a version (undefined: the newest) and restarts into it. */
+  install(version: string | undefined): Promise<InstallAnswer>;
   /** The `enc:` value of a plain text under the node's license; undefined when no license allows it (with why). */
   encryptPassword(plain: string): { value: string } | { problem: string };
 }
+
+/** `status` false: the HTTP status it is refused with. */
+export type InstallAnswer = { ok: true; message: string } | { ok: false; httpStatus: number; message: string };
 
 export const MESSAGES = {
   restarted: 'restarted: the new processes serve',
@@ -46,7 +51,19 @@ export function serviceRoutes(s: ServiceControl): Route[] {
     if ('problem' in out) throw new ApiError(HTTP.rtNotRunning, `service process not running: ${out.problem}`);
     return { status: HTTP.ok, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: out.value };
   };
+  const install: Route['handler'] = async (req, ctx) => {
+    noParameters(req);
+    const rest = req.params.rest;
+    // `/command/install` and `/command/install/` both mean the newest version.
+    const version = rest === undefined || rest === '' || rest === '/' ? undefined : rest.replace(/^\//, '');
+    if (version?.includes('/') === true) throw new ApiError(HTTP.badRequest, 'one version: /command/install/<version>');
+    const a = await s.install(version);
+    if (a.ok) return ok(ctx.version, 'install', 'operation', null, { message: a.message });
+    return fail(a.httpStatus, ctx.version, 'install', 'operation', a.message, { message: a.message });
+  };
   return [
+    { method: 'GET', path: '/command/install', name: 'install', group: 'operation', handler: install },
+    { method: 'GET', path: '/command/install/', prefix: true, name: 'install', group: 'operation', handler: install },
     { method: 'GET', path: '/command/encryptpassword', name: 'encryptpassword', group: 'query', handler: encrypt },
     { method: 'GET', path: '/command/service/restart', name: 'restart', group: 'operation', handler: restart },
     { method: 'GET', path: '/command/restart', name: 'restart', group: 'operation', handler: restart },
