@@ -9,12 +9,12 @@ import { buildRelease } from '../release/build.js';
 
 type Out = (s: string) => void;
 
-export const EXIT = { ok: 0, failed: 1, usage: 2, unreachable: 3 } as const;
+const EXIT = { ok: 0, failed: 1, usage: 2, unreachable: 3 } as const;
 
 const HELP: Record<string, string> = {
   stop: 'svc stop [--api URL | --setting PATH]\n  Drains the node (requests in flight finish) and stops it (/command/service/stop; enableRestart).',
   restart: 'svc restart [--api URL | --setting PATH]\n  Replaces every process of the node without dropping a connection; applies env changes (/command/service/restart; enableRestart).',
-  status: 'svc status [--api URL | --setting PATH]\n  Whether the node answers, its version and State (/monitoring/hwinfo, /monitoring/realtime). Exit 3 when it does not answer.',
+  status: 'svc status [--wait SECONDS] [--api URL | --setting PATH]\n  Whether the node answers, its version and State (/monitoring/hwinfo, /monitoring/realtime). Exit 3 when it does not answer\n  (with --wait: not within SECONDS; the systemd unit\'s readiness check).',
   install: 'svc install [VERSION] [--api URL | --setting PATH]\n  Installs VERSION (default: the newest) from env.install.repository and restarts into it (/command/install; enableInstall).',
   purge: 'svc purge TARGET... [--api URL | --setting PATH]\n  Invalidates the targets (host/path, directories ending in /, * wildcards) (/command/purge; enablePurge).',
   release: 'svc release --key PRIVATE_KEY [--out DIR] [--version X.Y.Z]\n  Packs the built checkout (npm pack) into the release repository DIR (default ./releases) with its\n  checksum and Ed25519 signature, and lists it in DIR/index.json. --version overrides package.json\'s.',
@@ -79,7 +79,13 @@ export async function opsCommand(command: string, args: string[], defaultSetting
     install: positional[0] === undefined ? '/command/install' : `/command/install/${encodeURIComponent(positional[0])}`,
     purge: `/command/purge?url=${encodeURIComponent(positional.join('|'))}`,
   };
-  const answer = await call(base, paths[command]!);
+  const wait = command === 'status' && typeof flags.wait === 'string' ? Number(flags.wait) : 0;
+  if (!Number.isFinite(wait) || wait < 0) { err(`${HELP.status}\n`); return EXIT.usage; }
+  let answer = await call(base, paths[command]!);
+  for (const end = Date.now() + wait * 1000; answer === undefined && Date.now() < end;) {
+    await new Promise((r) => setTimeout(r, 200));
+    answer = await call(base, paths[command]!);
+  }
   if (answer === undefined) { err(`the node does not answer at ${base}\n`); return EXIT.unreachable; }
   const { status, body } = answer;
   if (command === 'status' && status === 200) {

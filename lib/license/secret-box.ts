@@ -12,7 +12,7 @@ import { canonicalText, type License } from './license.js';
 import type { SettingIssue } from '../setting/issues.js';
 
 /** The marker of an encrypted value in setting.json. */
-export const ENC_PREFIX = 'enc:';
+const ENC_PREFIX = 'enc:';
 
 /** Members of setting.json that carry credentials; only these take `enc:` values. */
 const SECRET_MEMBERS = new Set(['accessKey', 'secretKey', 'accessKeyId', 'secretAccessKey', 'apiKey', 'password']);

@@ -4,7 +4,7 @@
 // `index.json` `{"versions": [...]}` listing what the repository holds.
 import crypto, { type KeyObject } from 'node:crypto';
 
-export const PACKAGE_NAME = 'svc-edge';
+const PACKAGE_NAME = 'svc-edge';
 export const INDEX = 'index.json';
 
 export function tarballName(version: string): string {

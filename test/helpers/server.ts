@@ -124,7 +124,7 @@ export async function startWithSetting(dir: string, settingPath: string, basePor
 }
 
 /** The processes whose parent is `pid` (ps). */
-export function childPids(pid: number): number[] {
+function childPids(pid: number): number[] {
   try {
     return execFileSync('ps', ['-o', 'pid=', '--ppid', String(pid)]).toString().trim().split(/\s+/).filter(Boolean).map(Number);
   } catch {

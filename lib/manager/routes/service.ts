@@ -19,7 +19,7 @@ export interface ServiceControl {
 /** `status` false: the HTTP status it is refused with. */
 export type InstallAnswer = { ok: true; message: string } | { ok: false; httpStatus: number; message: string };
 
-export const MESSAGES = {
+const MESSAGES = {
   restarted: 'restarted: the new processes serve',
   stopping: 'stopping: requests in flight finish, then the node exits',
 } as const;
