@@ -90,6 +90,13 @@ async function validateFile(file: string): Promise<number> {
 
 async function main(): Promise<void> {
   const [command, ...args] = process.argv.slice(2);
+  if (command !== undefined && (args.includes('--help') || args.includes('-h'))) {
+    const { helpFor } = await import('../lib/cli/ops.js');
+    const help = helpFor(command);
+    if (help === undefined) usage();
+    process.stdout.write(`${help}\n`);
+    return;
+  }
   switch (command) {
     case 'start': {
       // The supervisor holds the sockets and starts the primary (run-primary) under it.

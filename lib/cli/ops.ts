@@ -20,8 +20,21 @@ const HELP: Record<string, string> = {
   release: 'svc release --key PRIVATE_KEY [--out DIR] [--version X.Y.Z]\n  Packs the built checkout (npm pack) into the release repository DIR (default ./releases) with its\n  checksum and Ed25519 signature, and lists it in DIR/index.json. --version overrides package.json\'s.',
 };
 
+/** The commands handled elsewhere (bin/svc.ts, lib/license/cli.ts), for `--help`. */
+const OTHER_HELP: Record<string, string> = {
+  start: 'svc start [--setting PATH]\n  Runs the node: the supervisor, which holds the listening sockets, starts the primary and its RT workers.\n  Without --setting: $SVC_SETTING, else the checkout\'s setting.json.example. Exit 1 when the setting is refused.',
+  validate: 'svc validate FILE\n  Checks a setting file and its linked files; prints every bad field with its JSON path. Exit 1 when refused (error 3, 4 or 5).',
+  get: 'svc get QUERY [--setting PATH | --api URL]\n  The /get queries (setting.env, hosting[name=a.com], https ...) on a setting file or a running node.',
+  license: 'svc license keygen --out DIR [--force] | sign --key KEY ... --out FILE | verify FILE --pub PUB\n  Issues and checks licenses (Ed25519 key pairs; the same keys sign releases).',
+};
+
 export function isOpsCommand(c: string): boolean {
   return c in HELP;
+}
+
+/** `svc COMMAND --help`: its usage, or undefined for an unknown command. */
+export function helpFor(c: string): string | undefined {
+  return HELP[c] ?? OTHER_HELP[c];
 }
 
 /** Where the node's API is: --api, else the plain management port of the setting file on loopback. */
@@ -45,8 +58,7 @@ async function call(base: string, p: string): Promise<{ status: number; body: Re
 }
 
 export async function opsCommand(command: string, args: string[], defaultSetting: string, projectRoot: string, out: Out, err: Out): Promise<number> {
-  const { flags, positional } = parseFlags(args, ['help']);
-  if (flags.help === true) { out(`${HELP[command]}\n`); return EXIT.ok; }
+  const { flags, positional } = parseFlags(args);
   if (command === 'release') {
     if (typeof flags.key !== 'string' || positional.length > 0) { err(`${HELP.release}\n`); return EXIT.usage; }
     try {
