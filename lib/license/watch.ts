@@ -3,6 +3,7 @@
 // license's NotAfter, and each transition is reported once (the primary writes it to the info
 // log). A license applied through the API is checked at once.
 import { parseLicenseTime } from './license.js';
+import { systemLog } from '../log/system-log.js';
 import type { LicenseService, LicenseState } from './service.js';
 
 export interface StateChange {
@@ -56,4 +57,13 @@ export class LicenseWatch {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.unsubscribe();
   }
+}
+
+/** The service State the license decides, in the info log (and the system log) at each change. */
+export async function logStateChange(c: StateChange, info: (message: string, fields: Record<string, unknown>) => Promise<void>): Promise<void> {
+  const fields = { State: c.state, Status: c.status, ...(c.reason === undefined ? {} : { reason: c.reason }) };
+  const message = c.previous === undefined ? `license state at start: ${c.state}` : `license state changed: ${c.previous} -> ${c.state}`;
+  if (c.state === 'Inactive') systemLog.warn(fields, message);
+  else systemLog.info(fields, message);
+  await info(message, fields).catch(() => undefined);
 }

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { systemLog } from '../log/system-log.js';
 import { restoreMissingSetting, SettingLifecycle } from '../lifecycle/index.js';
 import { licensePaths, LicenseService } from '../license/service.js';
-import { LicenseWatch, type StateChange } from '../license/watch.js';
+import { LicenseWatch, logStateChange } from '../license/watch.js';
 import { loadSettingFile, resolvePath, SettingError } from '../setting/load.js';
 import { certIssues, homeFiles } from '../worker/tls/contexts.js';
 import type { Setting } from '../setting/types.js';
@@ -27,6 +27,8 @@ import { statisticsRoutes } from '../manager/routes/statistics.js';
 import { LogHub } from '../log/hub.js';
 import { dropMemoryEverywhere, settleEverywhere } from './peer-invalidation.js';
 import { SupervisorLink } from './supervisor-link.js';
+import { SettingAcks } from './setting-acks.js';
+import { dropRemovedHosts } from './removed-hosts.js';
 import { checkSecrets } from '../license/secret-box.js';
 import { HANDOVER_ENV } from '../ipc/supervisor-messages.js';
 import { ServiceOps } from './service-ops.js';
@@ -66,7 +68,7 @@ export class Primary {
   lifecycle!: SettingLifecycle;
   license!: LicenseService;
   private licenseWatch: LicenseWatch | undefined;
-  private readonly acks = new Map<number, { waiting: Set<Worker>; resolve(): void; reject(e: Error): void }>();
+  private readonly acks = new SettingAcks();
   /**
    * Proves a request on a worker's sibling port comes from another worker of this start (any
    * local process can reach those loopback ports). New at every start; replacement workers get
@@ -116,7 +118,7 @@ export class Primary {
     });
     // A new primary of a restart writes its start event once the old one wrote its stop event.
     if (!this.handover) await this.lifecycle.start();
-    this.licenseWatch = new LicenseWatch(this.license, (c) => void this.licenseChanged(c));
+    this.licenseWatch = new LicenseWatch(this.license, (c) => void logStateChange(c, (m, f) => this.lifecycle.events.info(m, f)));
     this.licenseWatch.start();
     // The cache directories exist before the first statistics sample: a disk the workers have
     // not created yet is not an unreachable one (State would read Emergency at start).
@@ -207,7 +209,7 @@ export class Primary {
         if (m.type === 'hello') {
           this.sendSetting(worker, this.setting, this.settingGeneration, 'all');
         } else if (m.type === 'ready' && settled) {
-          this.ack(m.generation, worker);
+          this.acks.ack(m.generation, worker);
         } else if (m.type === 'ready' && !settled) {
           settled = true;
           const previous = slot.worker;
@@ -220,7 +222,7 @@ export class Primary {
         } else if (m.type === 'listen-error' || m.type === 'apply-error') {
           systemLog.error({ worker: slot.index, detail: m }, 'worker could not apply the setting');
           const reason = m.type === 'apply-error' ? m.message : `cannot listen: ${m.errors.join('; ')}`;
-          this.acks.get(m.generation)?.reject(new Error(reason));
+          this.acks.refuse(m.generation, reason);
           if (!settled) { settled = true; reject(new Error(reason)); }
         }
       });
@@ -228,7 +230,7 @@ export class Primary {
         this.supervisor.workerGone(worker);
         if (!settled) { settled = true; reject(new Error(`worker ${slot.index} exited during start (${signal ?? code})`)); }
         // A reload waiting for this worker's answer stops waiting for it.
-        for (const generation of [...this.acks.keys()]) this.ack(generation, worker);
+        this.acks.gone(worker);
         this.onExit(slot, worker, code, signal);
       });
     });
@@ -339,7 +341,7 @@ export class Primary {
     this.logs.configure(setting, this.baseDir);
     // Workers that became ready while the others applied got the previous setting.
     for (const w of this.liveWorkers()) if (!workers.includes(w)) this.sendSetting(w, setting, generation, 'all');
-    await this.dropRemovedHosts(previous, setting);
+    await dropRemovedHosts(this.rpc, this.liveWorkers(), previous, setting);
     systemLog.info({ generation }, 'setting reloaded');
   }
 
@@ -347,54 +349,10 @@ export class Primary {
   private async deliver(workers: Worker[], setting: Setting, changedHosts: string[] | 'all'): Promise<number> {
     const generation = ++this.generation;
     if (workers.length === 0) return generation;
-    const done = new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => { this.acks.delete(generation); reject(new Error('workers did not confirm the setting within 30 s')); }, 30_000);
-      this.acks.set(generation, {
-        waiting: new Set(workers),
-        resolve: () => { clearTimeout(timer); this.acks.delete(generation); resolve(); },
-        reject: (e) => { clearTimeout(timer); this.acks.delete(generation); reject(e); },
-      });
-    });
+    const done = this.acks.wait(generation, workers);
     for (const w of workers) this.sendSetting(w, setting, generation, changedHosts);
     await done;
     return generation;
-  }
-
-  /**
-   * A host removed from hosting[] loses all its content (document 2), so adding it again starts
-   * empty: every worker drops its memory objects, one of them the shared disk objects and rows.
-   */
-  private async dropRemovedHosts(previous: Setting, next: Setting): Promise<void> {
-    const kept = new Set(next.hosting.map((h) => h.name));
-    const names = previous.hosting.map((h) => h.name).filter((n) => !kept.has(n));
-    if (names.length === 0) return;
-    const workers = this.liveWorkers();
-    if (workers.length === 0) return;
-    try {
-      // First every worker: its fetches of those hosts finish writing, its memory objects go.
-      // Only then one worker empties the shared disk, so no late write brings a row back.
-      await Promise.all(workers.map((w) => this.rpc.call(w, 'drop-hosts', { names, diskToo: false }, 120_000)));
-      const objects = await this.rpc.call(workers[0]!, 'drop-hosts', { names, diskToo: true }, 120_000);
-      systemLog.info({ hosts: names, objects }, 'content of removed hosts deleted');
-    } catch (err) {
-      systemLog.error({ hosts: names, err: (err as Error).message }, 'content of removed hosts could not be deleted');
-    }
-  }
-
-  private ack(generation: number, worker: Worker): void {
-    const a = this.acks.get(generation);
-    if (a === undefined) return;
-    a.waiting.delete(worker);
-    if (a.waiting.size === 0) a.resolve();
-  }
-
-  /** The service State the license decides, in the info log (and the system log) at each change. */
-  private async licenseChanged(c: StateChange): Promise<void> {
-    const fields = { State: c.state, Status: c.status, ...(c.reason === undefined ? {} : { reason: c.reason }) };
-    const message = c.previous === undefined ? `license state at start: ${c.state}` : `license state changed: ${c.previous} -> ${c.state}`;
-    if (c.state === 'Inactive') systemLog.warn(fields, message);
-    else systemLog.info(fields, message);
-    await this.lifecycle.events.info(message, fields).catch(() => undefined);
   }
 
   /** SIGHUP: deploy the local setting file; a bad file is refused and the running one stays. */
