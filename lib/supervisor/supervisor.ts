@@ -37,7 +37,7 @@ export class Supervisor {
   private spawn(handover: boolean): ChildProcess {
     const env = { ...process.env, [HANDOVER_ENV]: handover ? '1' : '', [ENTRY_ENV]: this.entry };
     const child = fork(this.entry, ['run-primary', '--setting', this.settingPath], { env, stdio: 'inherit' });
-    child.on('message', (m: ToSupervisor, handle: unknown) => void handle === undefined && this.onMessage(child, m));
+    child.on('message', (m: ToSupervisor) => this.onMessage(child, m));
     child.once('exit', (code, signal) => this.onExit(child, code, signal));
     return child;
   }

@@ -6,6 +6,8 @@
 import type net from 'node:net';
 import type { PrimaryMessage, WorkerMessage } from '../ipc/messages.js';
 
+const ANSWER_BOUND_MS = 30_000;
+
 /** Listens `server` on host:port; resolves to the function that gives the socket back when it closes. */
 export type Listener = (server: net.Server, host: string | null, port: number) => Promise<() => void>;
 
@@ -36,7 +38,11 @@ export class SharedSockets {
   /** Feed the primary's `listen-handle` answers here, with the handle that came with them. */
   onMessage(m: Extract<PrimaryMessage, { type: 'listen-handle' }>, handle: unknown): void {
     const w = this.waiting.get(m.id);
-    if (w === undefined) return;
+    if (w === undefined) {
+      // Too late (the request gave up): the socket is not used.
+      (handle as { close(): void } | undefined)?.close();
+      return;
+    }
     this.waiting.delete(m.id);
     if (m.error !== undefined || handle === undefined) w.reject(new Error(m.error ?? 'no socket came with the answer'));
     else w.resolve(handle);
@@ -45,7 +51,12 @@ export class SharedSockets {
   readonly listen: Listener = async (server, host, port) => {
     const id = this.nextId++;
     const handle = await new Promise<unknown>((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject });
+      // Bounded: a lost answer fails this listener (and the setting) instead of hanging it.
+      const timer = setTimeout(() => { this.waiting.delete(id); reject(new Error(`no socket for ${host ?? '*'}:${port} within 30 s`)); }, ANSWER_BOUND_MS);
+      this.waiting.set(id, {
+        resolve: (h) => { clearTimeout(timer); resolve(h); },
+        reject: (e) => { clearTimeout(timer); reject(e); },
+      });
       this.send({ type: 'listen-request', id, host, port });
     });
     try {
