@@ -12,8 +12,9 @@
 import cluster from 'node:cluster';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Primary } from '../lib/primary/primary.js';
-import { loadSettingFile, SettingError } from '../lib/setting/load.js';
+// Only light modules statically: `svc start` (the supervisor) and the API commands load little;
+// the primary's module graph is loaded by the primary process alone.
+import type { SettingIssue } from '../lib/setting/issues.js';
 import { SIBLING_SECRET_ENV } from '../lib/ipc/messages.js';
 
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -40,9 +41,16 @@ function settingPathFrom(args: string[]): string {
   return path.join(projectRoot, 'setting.json.example');
 }
 
+/** A SettingError's issues (checked by shape: the setting modules are not loaded here). */
+function issuesOf(err: unknown): SettingIssue[] | undefined {
+  const issues = (err as { issues?: unknown } | null)?.issues;
+  return Array.isArray(issues) ? (issues as SettingIssue[]) : undefined;
+}
+
 function printIssues(err: unknown): void {
-  if (err instanceof SettingError) {
-    for (const i of err.issues) process.stderr.write(`${i.path || '(file)'}: ${i.message}\n`);
+  const issues = issuesOf(err);
+  if (issues !== undefined) {
+    for (const i of issues) process.stderr.write(`${i.path || '(file)'}: ${i.message}\n`);
   } else {
     process.stderr.write(`${(err as Error).message}\n`);
   }
@@ -61,9 +69,10 @@ function write(stream: NodeJS.WriteStream): (s: string) => void {
 async function validateFile(file: string): Promise<number> {
   const abs = path.resolve(file);
   try {
+    const { loadSettingFile } = await import('../lib/setting/load.js');
     await loadSettingFile(abs);
   } catch (err) {
-    const code = err instanceof SettingError && err.issues.some((i) => i.path !== '') ? 4 : 3;
+    const code = issuesOf(err)?.some((i) => i.path !== '') === true ? 4 : 3;
     process.stderr.write(`error ${code}: ${code === 4 ? 'setting.json content is wrong' : 'setting.json cannot be loaded'}\n`);
     printIssues(err);
     return 1;
@@ -109,12 +118,13 @@ async function main(): Promise<void> {
       return;
     }
     case 'run-primary': {
+      const { Primary } = await import('../lib/primary/primary.js');
       const primary = new Primary(settingPathFrom(args));
       try {
         await primary.start();
       } catch (err) {
         printIssues(err);
-        await primary.supervisor.startFailed(err instanceof SettingError ? err.issues.map((i) => `${i.path}: ${i.message}`).join('; ') : (err as Error).message);
+        await primary.supervisor.startFailed(issuesOf(err)?.map((i) => `${i.path}: ${i.message}`).join('; ') ?? (err as Error).message);
         for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGKILL');
         process.exit(1);
       }
