@@ -4,6 +4,8 @@
 // running version stays; the three messages of document 1.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
@@ -43,7 +45,14 @@ t.test('install switches to a version built by svc release and back, refusing co
   const origin = await new TestOrigin().start();
   const port = await freePort();
   const hosts = [{ name: 'i.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }];
-  const extra = { env: { ...operatorRole.env, install: { repository: repo, publicKey: path.join(keys, 'license.pub') } } };
+  // The repository over HTTP, as a fleet reads it (test/release/repository.test.ts reads a directory too).
+  const files = http.createServer((req, res) => {
+    fs.readFile(path.join(repo, path.basename(req.url ?? ''))).then((b) => res.end(b), () => { res.statusCode = 404; res.end(); });
+  });
+  await new Promise<void>((r) => files.listen(0, '127.0.0.1', () => r()));
+  t.teardown(() => new Promise<void>((r) => files.close(() => r())));
+  const url = `http://127.0.0.1:${(files.address() as AddressInfo).port}/releases/`;
+  const extra = { env: { ...operatorRole.env, install: { repository: url, publicKey: path.join(keys, 'license.pub') } } };
   const server = await startServer(hosts, { workers: 2, extra, entry: path.join(root, 'current/dist/bin/svc.js') });
   t.teardown(async () => { await server.stop(); await origin.stop(); });
   const api = server.apiPort;
