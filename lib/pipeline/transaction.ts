@@ -9,6 +9,11 @@ import type { HostRuntime } from './host-runtime.js';
 import type { CacheResult } from '../cache/policy/results.js';
 import type { OriginTrace } from '../origin/index.js';
 import { isH2 } from './h2.js';
+import type { HeaderEdit } from '../network/header-edit.js';
+import type { ServiceCode } from '../network/fallbacks.js';
+import { serviceStatus } from './fallback.js';
+import { editOutgoing } from './modify.js';
+import type { SettingTrace } from './setting-trace.js';
 
 export type Protocol = 'http' | 'https' | 'http2';
 
@@ -83,6 +88,32 @@ export class TransactionRecord {
    * object is still stored after the client left): `origin.done` says whether it ended.
    */
   origin: OriginTrace | undefined = undefined;
+  /**
+   * Bypassed to the origin: 0 no; by a bypass rule (bypass.ts) 1 `Bypass`, 2 `Bypass/instant`;
+   * 3 a POST under bypass.postMethod (lookup.ts), logged `Bypass` but not counted in UrlBypass.
+   */
+  bypass: 0 | 1 | 2 | 3 = 0;
+  /** Edits of the answer's fields by the front modify rules the request matched (modify.ts). */
+  responseEdits: HeaderEdit[] | undefined = undefined;
+  /** A cacheable POST's body, read whole (post-cache.ts): what its origin request sends. */
+  postBody: Buffer | undefined = undefined;
+  /**
+   * Fallbacks taken (fallback.ts): the status of each answer replaced, the host each routed to
+   * (`x-fallback`, `%L`) and the serviceCode of the last one; undefined when none.
+   */
+  fallback: { statuses: number[]; hosts: string[]; code: ServiceCode } | undefined = undefined;
+  /** Serves the transaction again from the rule stages (a fallback); set for hosts with fallbacks. */
+  reroute: ((hostName: string | undefined) => void) | undefined = undefined;
+  /** URL rewrites applied (each one a routing; at most MAX_ROUTINGS), counted as URLRewrite. */
+  rewrites = 0;
+  /** Access control: 0 not checked, 1 let through, 2 denied or redirected (ServiceAccess). */
+  access: 0 | 1 | 2 = 0;
+  /** The URL the access log shows when a rewrite said `accessLogUrl: replace`. */
+  logUrl: string | undefined = undefined;
+  /** The host name the rules match against: the request's, or the one a rewrite routed to. */
+  ruleHost = '';
+  /** The setting trace of a request that ends in meta.settingTrace.keyword (setting-trace.ts). */
+  trace: SettingTrace | undefined = undefined;
   private ctx: string | undefined = undefined;
 
   constructor(readonly req: IncomingMessage, readonly res: ServerResponse, sessionId: number) {
@@ -106,6 +137,8 @@ export class TransactionRecord {
     if (this.req.httpVersionMajor === 2 && isH2(this.req)) return 'http2';
     return (this.req.socket as { encrypted?: boolean } | null)?.encrypted === true ? 'https' : 'http';
   }
+  /** The URL as the access log shows it (cs-uri-stem, cs-uri-query). */
+  get loggedUrl(): string { return this.logUrl ?? this.urlReceived; }
   get clientAddress(): string { return this.connection.clientAddress; }
   get clientPort(): number { return this.connection.clientPort; }
   get serverAddress(): string { return this.connection.serverAddress; }
@@ -132,7 +165,7 @@ export class TransactionRecord {
   }
 
   /** The record without the live objects (req, res, host runtime): what a sink may keep or write. */
-  toJSON(): Record<string, unknown> {
+  toJSON(): TransactionJSON {
     return {
       sessionId: this.sessionId, ctxId: this.ctxId, host: this.host?.name ?? null, method: this.method,
       urlReceived: this.urlReceived, url: this.url, httpVersion: this.httpVersion, protocol: this.protocol,
@@ -144,6 +177,19 @@ export class TransactionRecord {
     };
   }
 }
+
+/** The fields of the record a sink may keep as they are (copied at finish). */
+type PlainField = 'sessionId' | 'ctxId' | 'method' | 'urlReceived' | 'url' | 'httpVersion' | 'protocol'
+  | 'clientAddress' | 'clientPort' | 'serverAddress' | 'serverPort' | 'fromSibling' | 'handedTo' | 'startedAt'
+  | 'firstByteMs' | 'totalMs' | 'status' | 'requestHeadBytes' | 'requestBodyBytes' | 'responseHeadBytes'
+  | 'responseBodyBytes' | 'completed';
+
+/** TransactionRecord.toJSON: plain values only, the host by name, the origin trace as its own JSON. */
+export type TransactionJSON = Pick<TransactionRecord, PlainField> & {
+  host: string | null;
+  cacheResult: CacheResult | null;
+  origin: ReturnType<OriginTrace['toJSON']> | null;
+};
 
 /** A transaction routed to a virtual host: what the serving stages see. */
 export interface Transaction extends TransactionRecord {
@@ -162,6 +208,12 @@ export class TxResponse extends ServerResponse {
     headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
     const tx = this.tx;
     if (tx !== undefined && tx.firstByteMs < 0) tx.firstByteMs = performance.now() - tx.startMono;
+    if (tx?.fallback !== undefined) statusCode = serviceStatus(tx, statusCode);
+    const edits = tx?.responseEdits;
+    if (edits !== undefined) {
+      const fields = editOutgoing(this, typeof reason === 'object' ? reason : headers, edits);
+      return super.writeHead(statusCode, typeof reason === 'string' ? reason : undefined, fields);
+    }
     // node's writeHead sorts (code, reason, headers) from (code, headers) itself.
     return super.writeHead(statusCode, reason as string | undefined, headers);
   }

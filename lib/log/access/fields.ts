@@ -56,9 +56,9 @@ export function clientField(tx: TransactionRecord, mode: XffMode): string {
   return mode === 'all' ? `${list},${ip}` : list;
 }
 
-/** Path and query of the target as received, split at the first `?`. */
+/** Path and query of the target as received (or as rewritten: accessLogUrl), split at the first `?`. */
 export function stemAndQuery(tx: TransactionRecord): [string, string] {
-  const u = tx.urlReceived;
+  const u = tx.loggedUrl;
   const q = u.indexOf('?');
   return q < 0 ? [u, ''] : [u.slice(0, q), u.slice(q + 1)];
 }
@@ -72,12 +72,19 @@ export function username(tx: TransactionRecord): string | undefined {
   return c > 0 ? decoded.slice(0, c) : undefined;
 }
 
-/** `sc-resinfo`: content coding (TLS version and Bypass once those exist), joined by `+`. */
+/** `sc-resinfo`: content coding (TLS version once it exists) and `Bypass`, joined by `+`. */
 export function resInfo(tx: TransactionRecord): string {
   const parts: string[] = [];
   const ce = resHeader(tx, 'content-encoding');
   if (ce === 'gzip' || ce === 'deflate') parts.push(ce);
+  if (tx.bypass !== 0) parts.push(tx.bypass === 2 ? 'Bypass/instant' : 'Bypass');
   return parts.length === 0 ? '-' : parts.join('+');
+}
+
+/** `x-fallback` / `%L`: the hosts the fallbacks routed the request to, joined by `+`. */
+export function fallbackHosts(tx: TransactionRecord): string {
+  const fb = tx.fallback;
+  return fb === undefined ? '-' : fb.hosts.join('+');
 }
 
 /** The first line of the request, as Apache's `%r`. */
