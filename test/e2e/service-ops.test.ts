@@ -7,7 +7,7 @@ import { TestOrigin } from '../helpers/origin.js';
 import { freePort } from '../helpers/ports.js';
 import { baseSetting, operatorRole, primaryPids, startServer } from '../helpers/server.js';
 import { pollUntil } from '../helpers/wait.js';
-import { call, svc } from '../lifecycle/fixtures/node.js';
+import { call, fetchHost, svc } from '../lifecycle/fixtures/node.js';
 
 async function installLicense(apiPort: number, dir: string, serial: string): Promise<void> {
   const out = path.join(dir, `${serial}.xml`);
@@ -63,6 +63,26 @@ t.test('encryptpassword answers one stable value per license and plain text, sur
   // Another license (another serial) gives another value.
   await installLicense(api, server.dir, 'SN-2');
   t.not((await call(api, '/command/encryptpassword?plain=s3cret')).text, first.text, 'another license another value');
+});
+
+t.test('a restart whose new primary cannot start answers fail with the reason, and the running processes go on', async (t) => {
+  const origin = await new TestOrigin().start();
+  const port = await freePort();
+  const hosts = [{ name: 'b.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }];
+  const server = await startServer(hosts, { extra: operatorRole });
+  t.teardown(async () => { await server.stop(); await origin.stop(); });
+  const [primary] = primaryPids(server);
+  const good = await fs.readFile(server.settingPath, 'utf8');
+  // Edited by hand into something the new primary refuses.
+  await fs.writeFile(server.settingPath, good.replace('"hosting"', '"hosting": 5, "x"'));
+  const r = await call(server.apiPort, '/command/service/restart');
+  t.equal(r.status, 500);
+  t.match(r.json, { method: 'restart', status: 'fail', message: /^restart failed: / });
+  const left = await pollUntil(async () => primaryPids(server), (p) => p.length === 1, { timeoutMs: 10_000, intervalMs: 100 });
+  t.strictSame(left, [primary], 'the same primary runs (the failed one is gone)');
+  t.equal((await fetchHost(port, 'b.com', '/still')).status, 200, 'and serves');
+  await fs.writeFile(server.settingPath, good);
+  t.equal((await call(server.apiPort, '/command/service/restart')).json.status, 'success', 'a restart works again once the file is good');
 });
 
 t.test('restart and stop need enableRestart and take no parameters; stop drains and exits 0 with its log lines', async (t) => {
