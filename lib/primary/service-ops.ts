@@ -13,6 +13,7 @@ import { resolvePath } from '../setting/resolve.js';
 import type { Setting } from '../setting/types.js';
 import { ENTRY_ENV } from '../ipc/supervisor-messages.js';
 import { PRODUCT_VERSION } from '../version.js';
+import { HTTP } from '../manager/envelope.js';
 import type { SettingLifecycle } from '../lifecycle/index.js';
 import type { SupervisorLink } from './supervisor-link.js';
 import type { LicenseService } from '../license/service.js';
@@ -68,7 +69,7 @@ export class ServiceOps implements ServiceControl {
   }
 
   async install(version: string | undefined): Promise<InstallAnswer> {
-    if (this.installing) return { ok: false, httpStatus: 409, message: 'an install is already under way' };
+    if (this.installing) return { ok: false, httpStatus: HTTP.conflict, message: 'an install is already under way' };
     this.installing = true;
     try {
       return await this.installOnce(version);
@@ -81,9 +82,9 @@ export class ServiceOps implements ServiceControl {
     const setting = this.node.current();
     const events = this.node.lifecycle.events;
     const spec = setting.env.install.repository;
-    if (spec === null) return { ok: false, httpStatus: 400, message: 'no release repository is configured (env.install.repository)' };
+    if (spec === null) return { ok: false, httpStatus: HTTP.badRequest, message: 'no release repository is configured (env.install.repository)' };
     await events.info('package install requested', { version: version ?? 'latest', repository: spec }).catch(() => undefined);
-    const refused = async (message: string, httpStatus = 500): Promise<InstallAnswer> => {
+    const refused = async (message: string, httpStatus: number = HTTP.internalError): Promise<InstallAnswer> => {
       await events.info('package install refused; the running version stays', { version: version ?? 'latest', running: PRODUCT_VERSION, reason: message }).catch(() => undefined);
       return { ok: false, httpStatus, message };
     };
@@ -98,7 +99,7 @@ export class ServiceOps implements ServiceControl {
     } catch (err) {
       return refused(`install failed: ${(err as Error).message}; ${PRODUCT_VERSION} stays`);
     }
-    if (prepared.kind === 'unavailable') return refused(`${prepared.version} is not available.`, 404);
+    if (prepared.kind === 'unavailable') return refused(`${prepared.version} is not available.`, HTTP.notFound);
     if (prepared.kind === 'current') return { ok: true, message: `${prepared.version} is already the current version.` };
     try {
       await this.restart();

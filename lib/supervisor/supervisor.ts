@@ -10,6 +10,8 @@ import { ENTRY_ENV, HANDOVER_ENV, type FromSupervisor, type ToSupervisor } from 
 import { ListenBroker, type TcpHandle } from './listen-broker.js';
 
 const log = systemLog.child({ role: 'supervisor' });
+/** How long the new primary of a restart may take until its workers serve. */
+const START_BOUND_MS = 120_000;
 
 export class Supervisor {
   private readonly broker = new ListenBroker();
@@ -20,6 +22,7 @@ export class Supervisor {
   /** Old primaries draining after a hand-over. */
   private readonly retiring = new Set<ChildProcess>();
   private stopping = false;
+  private startTimer: NodeJS.Timeout | undefined;
   private exitCode = 0;
 
   /**
@@ -73,12 +76,19 @@ export class Supervisor {
         }
         log.info({ old: from.pid }, 'restart: starting a new primary');
         this.next = this.spawn(true);
+        // A new primary that never serves is ended: its exit reports the failure to the old one.
+        this.startTimer = setTimeout(() => {
+          log.error({ primary: this.next?.pid }, `restart: the new primary did not serve within ${START_BOUND_MS / 1000} s; ending it`);
+          this.next?.kill('SIGKILL');
+        }, START_BOUND_MS);
         return;
       case 'stop':
         this.stopping = true;
         return;
       case 'serving':
-        if (from === this.next) this.send(this.current, { type: 'handover' });
+        if (from !== this.next) return;
+        clearTimeout(this.startTimer);
+        this.send(this.current, { type: 'handover' });
         return;
       case 'released':
         if (from !== this.current || this.next === undefined) return;
@@ -102,6 +112,7 @@ export class Supervisor {
     this.broker.releaseAll(`${child.pid}/`);
     this.retiring.delete(child);
     if (child === this.next) {
+      clearTimeout(this.startTimer);
       this.next = undefined;
       this.send(this.current, { type: 'restart-failed', reason: `the new primary exited during its start (${signal ?? code})` });
       return;
