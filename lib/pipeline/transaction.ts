@@ -9,6 +9,9 @@ import type { HostRuntime } from './host-runtime.js';
 import type { CacheResult } from '../cache/policy/results.js';
 import type { OriginTrace } from '../origin/index.js';
 import { isH2 } from './h2.js';
+
+/** Routings one request may take (rewrites and fallbacks together); the next one is a loop. */
+export const MAX_ROUTINGS = 10;
 import type { HeaderEdit } from '../network/header-edit.js';
 import type { ServiceCode } from '../network/fallbacks.js';
 import { serviceStatus } from './fallback.js';
