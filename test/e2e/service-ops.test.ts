@@ -3,11 +3,22 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import t from 'tap';
+import { request } from 'undici';
 import { TestOrigin } from '../helpers/origin.js';
 import { freePort } from '../helpers/ports.js';
 import { baseSetting, operatorRole, primaryPids, startServer } from '../helpers/server.js';
 import { pollUntil } from '../helpers/wait.js';
 import { call, fetchHost, svc } from '../lifecycle/fixtures/node.js';
+
+async function fetchStatus(url: string): Promise<number> {
+  try {
+    const r = await request(url);
+    await r.body.dump();
+    return r.statusCode;
+  } catch {
+    return 0;
+  }
+}
 
 async function installLicense(apiPort: number, dir: string, serial: string): Promise<void> {
   const out = path.join(dir, `${serial}.xml`);
@@ -25,7 +36,10 @@ t.test('encryptpassword answers one stable value per license and plain text, sur
   const origin = await new TestOrigin().start();
   const port = await freePort();
   const hosts = [{ name: 'e.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }];
-  const server = await startServer(hosts, { extra: operatorRole });
+  // The statistics collector on: its port passes to the new primary of the restart below.
+  const collector = await freePort();
+  const extra = { env: { ...operatorRole.env, management: { ...operatorRole.env.management, cluster: { stats: { enable: true, listen: `127.0.0.1:${collector}` } } } } };
+  const server = await startServer(hosts, { extra });
   t.teardown(async () => { await server.stop(); await origin.stop(); });
   const api = server.apiPort;
 
@@ -59,6 +73,8 @@ t.test('encryptpassword answers one stable value per license and plain text, sur
   await pollUntil(async () => primaryPids(server), (p) => p.length === 1 && p[0] !== before, { timeoutMs: 30_000, intervalMs: 100 });
   const again = await pollUntil(async () => call(api, '/command/encryptpassword?plain=s3cret').catch(() => undefined), (a) => a?.status === 200, { timeoutMs: 10_000, intervalMs: 100 });
   t.equal(again?.text, first.text, 'the same value after the restart');
+  const stats = await pollUntil(async () => fetchStatus(`http://127.0.0.1:${collector}/monitoring/realtime`), (s) => s === 200, { timeoutMs: 10_000, intervalMs: 100 });
+  t.equal(stats, 200, 'the statistics collector answers from the new primary');
 
   // Another license (another serial) gives another value.
   await installLicense(api, server.dir, 'SN-2');

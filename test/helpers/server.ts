@@ -60,7 +60,7 @@ export function baseSetting(hosting: unknown[], basePort: number, opts: StartOpt
         cluster: {
           meta: { enable: workers > 1, workers, baseHostingPort: basePort, drainTimeout: 5 },
           balance: { mode: opts.balance ?? 'rr', ...(opts.luaPath === undefined ? {} : { luaPath: opts.luaPath }) },
-          stats: { enable: false },
+          stats: { enable: false, ...((management.cluster as { stats?: object } | undefined)?.stats) },
         },
       },
     },
