@@ -118,7 +118,8 @@ export async function startWithSetting(dir: string, settingPath: string, basePor
     },
   };
   try {
-    await server.waitForLog((l) => l.msg === 'started');
+    // A start takes a second or two; the bound is for a machine loaded by other test files.
+    await server.waitForLog((l) => l.msg === 'started', 40_000);
   } catch (err) {
     await server.stop(); // a server that did not start in time is not left running
     throw err;
