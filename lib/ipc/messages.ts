@@ -63,6 +63,11 @@ export type PrimaryMessage =
   | { type: 'drain'; timeoutMs: number }
   /** What a worker's `invalidated` or `settle-all` (same id) asked is done. */
   | { type: 'done'; id: number }
+  /**
+   * Answer to `listen-request`: the socket travels with the message (a bound TCP handle) unless
+   * `error` says why it cannot be had (EADDRINUSE ...).
+   */
+  | { type: 'listen-handle'; id: number; error?: string }
   | RpcRequest;
 
 export type WorkerMessage =
@@ -71,6 +76,10 @@ export type WorkerMessage =
   /** Formatted lines of one host's log, for the primary's writer (lib/log/hub.ts). */
   | ({ type: 'log' } & LogBatch)
   | { type: 'hello' }
+  /** The listening socket of host:port (host null: every address), from the supervisor. */
+  | { type: 'listen-request'; id: number; host: string | null; port: number }
+  /** This worker no longer uses the socket of host:port. */
+  | { type: 'unlisten'; host: string | null; port: number }
   | { type: 'ready'; generation: number }
   | { type: 'apply-error'; generation: number; message: string }
   /** Sent instead of `ready` when a listening socket of that generation could not be opened. */

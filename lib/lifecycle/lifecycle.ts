@@ -21,6 +21,7 @@ import { reconcileAfterCrash, type Recovered } from './recovery.js';
 import { deployLocalFile, restorePackage, uploadBody, type RestoreResult } from './sources.js';
 import { writeStatePointer } from './state-pointer.js';
 import { buildPackage, contentHash, md5, type LinkedRef } from './package.js';
+import type { SecretKey } from '../license/secret-box.js';
 
 export interface RuntimeHooks {
   /**
@@ -43,6 +44,8 @@ export interface SettingLifecycleOptions {
   version: string;
   /** The process's global logs (the primary's); without it the lifecycle opens and closes its own. */
   logs?: GlobalLogs;
+  /** The key of the node's license for `enc:` secrets (undefined: no valid license); absent: not checked. */
+  secretKey?: () => SecretKey | undefined;
 }
 
 export interface Applied {
@@ -165,7 +168,11 @@ export class SettingLifecycle {
 
   loadOptions(checkFiles: boolean, staged?: string): Parameters<typeof loadCandidate>[1] {
     const linkedDirs = linkedFileDirs(this.current.env);
-    return { settingDir: this.opts.baseDir, runningHome: this.current.env.home, checkFiles, linkedDirs, ...(staged === undefined ? {} : { staged }) };
+    return {
+      settingDir: this.opts.baseDir, runningHome: this.current.env.home, checkFiles, linkedDirs,
+      ...(this.opts.secretKey === undefined ? {} : { secrets: { key: this.opts.secretKey() } }),
+      ...(staged === undefined ? {} : { staged }),
+    };
   }
 
   /** `GET /setting/deploy/local`: the edited setting.json on disk, applied. Throws LoadFailure. */

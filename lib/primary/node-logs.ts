@@ -52,8 +52,14 @@ export class NodeLogs {
     return this.timed.start();
   }
 
-  async close(): Promise<void> {
+  /** Stops the timed records and frees the listener's port (a restart's new primary binds it). */
+  async closeTimed(): Promise<void> {
     await this.timed?.close().catch(() => undefined);
+    this.timed = undefined;
+  }
+
+  async close(): Promise<void> {
+    await this.closeTimed();
     await this.hub.close().catch(() => undefined);
     await this.global.close().catch(() => undefined);
     setWatchSink(undefined);

@@ -8,6 +8,7 @@ import { serveRpc } from '../ipc/rpc.js';
 import { addRecordSink } from '../pipeline/finish.js';
 import { SessionIds } from '../pipeline/session-ids.js';
 import { controlHandlers } from './control.js';
+import { SharedSockets } from './listen-handle.js';
 import { PrimaryLink } from './primary-link.js';
 import { StatsReporter } from './stats-reporter.js';
 import { RtWorker } from './worker.js';
@@ -27,7 +28,8 @@ export function runWorker(): void {
   const link = new PrimaryLink(send);
   // Asks the primary for its first block now: the answer arrives before the setting, so the
   // first request already has a node id.
-  const worker = new RtWorker(index, process.env[SIBLING_SECRET_ENV] ?? '', new SessionIds(() => send({ type: 'session-ids-request' })), link);
+  const sockets = new SharedSockets(send);
+  const worker = new RtWorker(index, process.env[SIBLING_SECRET_ENV] ?? '', new SessionIds(() => send({ type: 'session-ids-request' })), link, sockets.listen);
   // Tests only: every finished record as a JSON line in <dir>/records-<pid>.jsonl, so black-box
   // tests see what the records of a real cluster hold (session ids across workers, hand-offs).
   const recordDir = process.env.SVC_TEST_RECORD_DIR;
@@ -45,8 +47,11 @@ export function runWorker(): void {
     'drop-hosts': ({ names, diskToo }: { names: string[]; diskToo: boolean }) => worker.dropHosts(names, diskToo),
     'tls-status': () => worker.tlsStatus(),
   }, send);
-  process.on('message', (m: PrimaryMessage) => {
+  process.on('message', (m: PrimaryMessage, handle: unknown) => {
     switch (m.type) {
+      case 'listen-handle':
+        sockets.onMessage(m, handle);
+        break;
       case 'setting':
         applying = applying.then(() => worker.apply(m.setting, m.baseDir, m.changedHosts)).then(
           (failures) => {

@@ -15,6 +15,7 @@ import { countClientSocket } from './client-sockets.js';
 import { helloName, MAX_HELLO } from './tls/client-hello.js';
 import { SniContexts, type TlsPort } from './tls/sni.js';
 import type { Stapler } from './tls/stapling.js';
+import type { Listener } from './listen-handle.js';
 
 export class TlsServiceServer {
   readonly server: net.Server;
@@ -24,6 +25,8 @@ export class TlsServiceServer {
   private sni: SniContexts;
   private handshakeMs: number;
   private alpn: string[];
+  /** Gives the listening socket back (to the supervisor) once this server stops accepting. */
+  private release: () => void = () => undefined;
 
   constructor(handler: (req: IncomingMessage, res: ServerResponse) => void, t: ServerTimeouts, port: TlsPort, h2: H2Settings,
     private ticketKeys: Buffer, private readonly stapler: Stapler) {
@@ -96,15 +99,8 @@ export class TlsServiceServer {
     this.sni.setTicketKeys(keys);
   }
 
-  listen(host: string | null, port: number): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const onError = (err: Error): void => reject(err);
-      this.server.once('error', onError);
-      this.server.listen({ host: host ?? undefined, port }, () => {
-        this.server.off('error', onError);
-        resolve();
-      });
-    });
+  async listen(listener: Listener, host: string | null, port: number): Promise<void> {
+    this.release = await listener(this.server, host, port);
   }
 
   get connections(): number {
@@ -118,6 +114,7 @@ export class TlsServiceServer {
   /** Stops accepting, then drains both sides: HTTP/1.1 as a plain server does, HTTP/2 by GOAWAY. */
   async drain(timeoutMs: number): Promise<void> {
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.release();
     await Promise.all([this.http1.drain(timeoutMs), this.h2.drain(timeoutMs)]);
     await closed;
   }

@@ -1,7 +1,8 @@
 // An RT worker process: receives the validated setting from the primary over IPC, builds its
-// virtual hosts, opens every listening socket (shared with the sibling workers through
-// node:cluster, so the kernel spreads connections and the primary stays off the data path) plus
-// its own internal port, and drains on request.
+// virtual hosts, opens every listening socket (a duplicate of the socket the supervisor holds,
+// which the sibling workers, and the next primary's workers during a restart, accept on too: the
+// kernel spreads connections and no primary is on the data path) plus its own internal port, and
+// drains on request.
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HashRing } from '../balance/ring.js';
@@ -33,6 +34,7 @@ import { Stapler } from './tls/stapling.js';
 import { sendError } from '../pipeline/respond.js';
 import { Siblings } from '../pipeline/hand-off.js';
 import type { Transaction } from '../pipeline/transaction.js';
+import { bindDirectly, type Listener } from './listen-handle.js';
 import { listenKey, VhostTable, type Listen } from '../routing/vhost-table.js';
 import type { Peers } from '../pipeline/context.js';
 
@@ -82,8 +84,12 @@ export class RtWorker {
    * `siblingSecret`: the primary's per-start secret of the sibling ports (see Siblings).
    * `sessionIds`: fed with blocks by the primary; in-process use gets the fallback range only.
    * `peers`: the node's other workers, as invalidations made here reach them.
+   * `listener`: where listening sockets come from (the supervisor's, in the node).
    */
-  constructor(readonly index: number, private readonly siblingSecret = '', readonly sessionIds = new SessionIds(), private readonly peers?: Peers) {
+  constructor(
+    readonly index: number, private readonly siblingSecret = '', readonly sessionIds = new SessionIds(), private readonly peers?: Peers,
+    private readonly listener: Listener = bindDirectly,
+  ) {
     this.handle = createHandler(() => this.state!, sessionIds);
   }
 
@@ -220,7 +226,7 @@ export class RtWorker {
         const port = l.listen.port;
         const s = new TlsServiceServer((req: IncomingMessage, res: ServerResponse) => this.handle(req, res, port), t, l, h2, this.ticketKeys, this.stapler);
         try {
-          await s.listen(l.listen.host, port);
+          await s.listen(this.listener, l.listen.host, port);
           this.servers.set(key, s);
         } catch (err) {
           // Not a refusal of the setting: the plain service goes on, /get/https says why this
@@ -231,7 +237,7 @@ export class RtWorker {
       }
       const s = this.serverFor(l.port, t);
       try {
-        await s.listen(l.host, l.port);
+        await s.listen(this.listener, l.host, l.port);
         this.servers.set(key, s);
         this.cleartext(s, l.port, t, h2);
       } catch (err) {
@@ -251,7 +257,7 @@ export class RtWorker {
     if (this.internal === undefined) {
       const s = this.serverFor(undefined, t);
       try {
-        await s.listen('127.0.0.1', basePort + this.index);
+        await s.listen(this.listener, '127.0.0.1', basePort + this.index);
         this.internal = s;
       } catch (err) {
         failures.push(`internal 127.0.0.1:${basePort + this.index}: ${(err as Error).message}`);
