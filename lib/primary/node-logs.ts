@@ -26,9 +26,18 @@ export class NodeLogs {
     this.hub.configure(setting, this.baseDir);
   }
 
-  /** The per-host files backed up to repositories (lib/log/repository/scheduler.ts). */
-  backupSources(): BackupSource[] {
-    return this.hub.backupSources();
+  /**
+   * The global and per-host files backed up to repositories (lib/log/repository/scheduler.ts);
+   * the metrics snapshots once startTimed has run.
+   */
+  backupSources(setting: Setting): BackupSource[] {
+    const out = [...this.global.backupSources(setting), ...this.hub.backupSources()];
+    const metrics = this.timed?.metricsLog;
+    const repositories = setting.env.log.metrics.backup;
+    if (metrics !== undefined && repositories.length > 0) {
+      out.push({ file: metrics, dir: metrics.dir, base: 'metrics', logtype: 'metrics', domain: 'global', repositories: [...repositories] });
+    }
+    return out;
   }
 
   /** A worker's batch of lines: per-host logs to the hub, its error/originError lines to those logs. */

@@ -126,7 +126,7 @@ export class Primary {
       secretKey: () => this.license.secretKey(),
     });
     // A new primary of a restart writes its start event once the old one wrote its stop event.
-    if (!this.handover) await this.startEvents();
+    if (!this.handover) await this.lifecycle.start();
     this.licenseWatch = new LicenseWatch(this.license, (c) => void logStateChange(c, (m, f) => this.lifecycle.events.info(m, f)));
     this.licenseWatch.start();
     // The cache directories exist before the first statistics sample: a disk the workers have
@@ -148,10 +148,7 @@ export class Primary {
     this.tickets.start();
     // The collector's port and the log listener's are the old primary's until it hands them over.
     let logPort: number | undefined;
-    if (!this.handover) {
-      await this.stats.startCollector();
-      logPort = await logs.startTimed(() => this.setting, this.stats.source);
-    }
+    if (!this.handover) logPort = await this.startTimedLogs(logs);
     const here = path.dirname(fileURLToPath(import.meta.url));
     // SVC_WORKER_NODE_ARGS passes node flags to the workers only (e.g. `--cpu-prof` to profile).
     const extraArgs = (process.env.SVC_WORKER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
@@ -173,9 +170,8 @@ export class Primary {
     });
     if (this.handover) {
       await this.supervisor.serving();
-      await this.startEvents();
-      await this.stats.startCollector();
-      logPort = await logs.startTimed(() => this.setting, this.stats.source);
+      await this.lifecycle.start();
+      logPort = await this.startTimedLogs(logs);
     }
     await this.api.start();
     process.on('SIGTERM', () => void this.shutdown('SIGTERM'));
@@ -362,7 +358,7 @@ export class Primary {
     this.api?.applySetting(setting);
     this.stats?.settingApplied(setting);
     this.logs?.configure(setting);
-    this.backups.configure(setting, this.logs!.backupSources());
+    this.backups.configure(setting, this.logs!.backupSources(setting));
     // Workers that became ready while the others applied got the previous setting.
     for (const w of this.liveWorkers()) if (!workers.includes(w)) this.sendSetting(w, setting, generation, 'all');
     await dropRemovedHosts(this.rpc, this.liveWorkers(), previous, setting);
@@ -379,10 +375,16 @@ export class Primary {
     return generation;
   }
 
-  /** The start event in the watch log, then the backup scheduler's own (00030001) after it. */
-  private async startEvents(): Promise<void> {
-    await this.lifecycle.start();
-    this.backups.configure(this.setting, this.logs!.backupSources());
+  /**
+   * The statistics collector and the timed logs (resolves to the log listener's port), then the
+   * backup scheduler: after the start event (its own 00030001 follows it in the watch log) and
+   * after the metrics log, whose snapshots are one of its sources.
+   */
+  private async startTimedLogs(logs: NodeLogs): Promise<number | undefined> {
+    await this.stats!.startCollector();
+    const port = await logs.startTimed(() => this.setting, this.stats!.source);
+    this.backups.configure(this.setting, logs.backupSources(this.setting));
+    return port;
   }
 
   /** SIGHUP: deploy the local setting file; a bad file is refused and the running one stays. */

@@ -4,7 +4,7 @@
 // listener of env.log.meta.port. Every record is formatted here and handed to the global logs or
 // the per-host hub, which write off the event loop.
 import path from 'node:path';
-import { parseCron } from '../log/global/cron.js';
+import { parseCron } from '../log/cron.js';
 import type { GlobalLogs } from '../log/global/global-logs.js';
 import { stamp } from '../log/global/error-line.js';
 import { MetricsLog } from '../log/global/metrics-log.js';
@@ -45,6 +45,11 @@ export class TimedLogs {
 
   constructor(private readonly d: TimedLogDeps) {
     this.udp = new UdpLogListener({ error: (e) => d.logs.error(e), info: (m, f) => void d.logs.info(m, f) });
+  }
+
+  /** The metrics log, once started with env.log.metrics.enable (its snapshots can be backed up). */
+  get metricsLog(): MetricsLog | undefined {
+    return this.metrics;
   }
 
   /** Resolves to the listener's port (undefined when it could not bind: reported, not fatal). */

@@ -26,11 +26,6 @@ export type { Setting } from './types.js';
  */
 export interface ParseOptions {
   baseDir?: string;
-  /**
-   * Tests of the schema's shape for features not built yet (log shipping, dns log ...): skips the
-   * refusal of those settings (not-implemented.ts). Never set by the service.
-   */
-  futureFeatures?: boolean;
 }
 
 export function parseSetting(input: unknown, opts: ParseOptions = {}): Setting {
@@ -56,7 +51,7 @@ export function parseSetting(input: unknown, opts: ParseOptions = {}): Setting {
   }
   // Resolved before the semantic rules, which open files under it (GeoIP databases).
   if (typeof setting.env?.home === 'string') setting.env.home = path.resolve(baseDir, setting.env.home);
-  checkSemantics(setting, hosts, issues, opts.futureFeatures !== true);
+  checkSemantics(setting, hosts, issues);
   if (issues.length > 0) throw new SettingError(issues);
   checkLuaHash(setting);
   return setting;

@@ -3,7 +3,7 @@
 // the scheduler can follow, credentials a cloudC key can sign with, an export filter that can
 // match, and a log that rolls (a repository receives rolled files).
 import { createPrivateKey } from 'node:crypto';
-import { CronError, MinuteHourCron } from '../log/repository/cron2.js';
+import { parseMinuteHour } from '../log/cron.js';
 import { unknownVariables } from '../log/repository/path-template.js';
 import type { SettingIssue } from './issues.js';
 import { deepMerge } from './merge.js';
@@ -15,10 +15,9 @@ function checkRepository(r: RepositorySetting, at: string, issues: SettingIssue[
   // Not two fields: the schema's format (svc-cron2) has said so already.
   if (r.rolling.trim().split(/\s+/).length === 2) {
     try {
-      new MinuteHourCron(r.rolling);
+      parseMinuteHour(r.rolling);
     } catch (err) {
-      if (!(err instanceof CronError)) throw err;
-      issues.push({ path: `${at}.rolling`, message: err.message });
+      issues.push({ path: `${at}.rolling`, message: (err as Error).message });
     }
   }
   const unknown = unknownVariables(r.path);
@@ -48,7 +47,7 @@ function checkRepository(r: RepositorySetting, at: string, issues: SettingIssue[
   }
 }
 
-/** Every repository named by a log must exist; a per-host log that names one must roll. */
+/** Every repository named by a log must exist; a log that names one must roll (metrics writes snapshots). */
 export function checkLogBackups(setting: Setting, indices: number[], issues: SettingIssue[]): void {
   const list = setting.env.log.repository.list;
   list.forEach((r, i) => checkRepository(r, `env.log.repository.list[${i}]`, issues));
@@ -60,6 +59,12 @@ export function checkLogBackups(setting: Setting, indices: number[], issues: Set
   };
   const log = setting.env.log;
   for (const k of ['info', 'watch', 'error', 'metrics'] as const) check(log[k].backup, `env.log.${k}.backup`);
+  for (const k of ['info', 'watch', 'error'] as const) {
+    const l = log[k];
+    if (l.enable && l.backup.length > 0 && l.rolling.time === undefined && l.rolling.size === undefined) {
+      issues.push({ path: `env.log.${k}.rolling`, message: `the ${k} log is backed up to ${l.backup.join(', ')}; a repository receives rolled files: set rolling.time or rolling.size` });
+    }
+  }
   const hostLogs = (fn: DeepPartial<Functions> | undefined, base: string): void => {
     const l = fn?.operations?.log;
     if (l === undefined) return;
@@ -70,7 +75,7 @@ export function checkLogBackups(setting: Setting, indices: number[], issues: Set
     const base = `hosting[${indices[i]}].functions`;
     hostLogs(h.functions, base);
     const eff = deepMerge(setting.functions, h.functions).operations.log;
-    for (const k of ['access', 'origin'] as const) {
+    for (const k of ['access', 'origin', 'dns', 'monitoring'] as const) {
       const l = eff[k];
       if (l.enable && l.backup.length > 0 && l.rolling.time === undefined && l.rolling.size === undefined) {
         issues.push({

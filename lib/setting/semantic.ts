@@ -7,8 +7,7 @@ import { checkHttpsOptions, sameTlsOptions } from '../worker/tls/options.js';
 import { TLS_VERSIONS } from './schema/management.js';
 import { checkTagged } from './tagged.js';
 import { checkLogBackups } from './log-backups.js';
-import { checkNotImplemented } from './not-implemented.js';
-import { parseCron } from '../log/global/cron.js';
+import { parseCron } from '../log/cron.js';
 import { compileNetwork, RuleError } from '../network/rules.js';
 import { compileFallbacks } from '../network/fallbacks.js';
 import { checkRules } from '../rules/check.js';
@@ -162,7 +161,7 @@ function checkTls(setting: Setting, indices: number[], issues: SettingIssue[]): 
 }
 
 /**
- * The metrics log's cron reads numbers, ranges, steps and lists (lib/log/global/cron.ts); a
+ * The metrics log's cron reads numbers, ranges, steps and lists (lib/log/cron.ts); a
  * schedule the schema lets through in another cron dialect is refused rather than misread.
  */
 function checkMetricsSchedule(setting: Setting, issues: SettingIssue[]): void {
@@ -179,12 +178,11 @@ function checkMetricsSchedule(setting: Setting, issues: SettingIssue[]): void {
  * Runs every rule; a rule that meets a value of the wrong type leaves it to the schema report.
  * `hosts` tells where each of setting.hosting sits in the file and every name the file gives.
  */
-export function checkSemantics(setting: Setting, hosts: { indices: number[]; names: Set<string> }, issues: SettingIssue[], refuseNotImplemented = true): void {
+export function checkSemantics(setting: Setting, hosts: { indices: number[]; names: Set<string> }, issues: SettingIssue[]): void {
   const rules: (() => void)[] = [
     () => checkApi(setting, issues),
     () => checkTagged(setting, issues),
     () => checkLogBackups(setting, hosts.indices, issues),
-    () => { if (refuseNotImplemented) checkNotImplemented(setting, hosts.indices, issues); },
     () => checkMetricsSchedule(setting, issues),
     () => checkFunctions(setting.functions, setting.functions, 'functions', issues),
     () => checkNetwork(setting, setting.functions, setting.functions, 'functions', issues),

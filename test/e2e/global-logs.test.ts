@@ -10,8 +10,8 @@ import t from 'tap';
 import { request } from 'undici';
 import { TestOrigin } from '../helpers/origin.js';
 import { freePort } from '../helpers/ports.js';
-import { startServer } from '../helpers/server.js';
-import { until } from '../helpers/wait.js';
+import { startServer, workerPids } from '../helpers/server.js';
+import { until, waitFor } from '../helpers/wait.js';
 
 const origin = await new TestOrigin().start();
 origin.on('/range', (_q, res) => { res.writeHead(200, { 'content-length': 5 }); res.end('whole'); });
@@ -111,13 +111,14 @@ t.test('a line sent to env.log.meta.port lands in the error log', async (t) => {
 });
 
 t.test('a worker that dies is in the error log', async (t) => {
-  const children = fs.readFileSync(`/proc/${server.proc.pid}/task/${server.proc.pid}/children`, 'utf8').trim().split(/\s+/).map(Number);
-  t.ok(children.length >= 1);
-  process.kill(children[0]!, 'SIGKILL');
+  // The server process is the supervisor: the worker is a grandchild, under the primary.
+  const [pid] = workerPids(server);
+  t.ok(pid !== undefined, 'a worker runs');
+  process.kill(pid!, 'SIGKILL');
   await until(() => errorLines().some((l) => l.includes(' 5001 ')), 'the 5001 line');
-  t.match(errorLines().find((l) => l.includes(' 5001 '))!, new RegExp(`\\[Alert\\] worker died: worker 0 \\(pid ${children[0]}\\) signal SIGKILL; replacing it$`));
+  t.match(errorLines().find((l) => l.includes(' 5001 '))!, new RegExp(`\\[Alert\\] worker died: worker 0 \\(pid ${pid}\\) signal SIGKILL; replacing it$`));
   await server.waitForLog((l) => l.msg === 'worker died; replacing it');
-  await until(() => fs.readFileSync(`/proc/${server.proc.pid}/task/${server.proc.pid}/children`, 'utf8').trim() !== '', 'a replacement');
+  t.ok(await waitFor(() => { const now = workerPids(server); return now.length > 0 && !now.includes(pid!); }, { timeoutMs: 15_000, intervalMs: 200 }), 'a replacement');
 });
 
 t.test('a setting refused on SIGHUP is in the error log; info and watch are under their rolling names', async (t) => {

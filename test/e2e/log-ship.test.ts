@@ -1,7 +1,8 @@
 // Black-box: the real server (2 workers) rolls the access log of real traffic by size and its
 // backup scheduler ships the rolled file on the repositories' cron (every minute) to a real
 // S3-compatible server (s3rver), the real statsd daemon and an HTTP log agent; each attempt is
-// a watch-log event 00030004. The minute cron makes this test wait up to about two minutes.
+// a watch-log event 00030004. The global watch log and a host's dns log, rolled each minute, go
+// to the S3 store in the same run, and so do the metrics snapshots. The minute cron makes this test wait up to about two minutes.
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -15,7 +16,7 @@ import { freePort } from '../helpers/ports.js';
 import { startS3, S3_KEYS } from '../helpers/s3.js';
 import { startServer } from '../helpers/server.js';
 import { startStatsd } from '../helpers/statsd.js';
-import { until } from '../helpers/wait.js';
+import { pollUntil, until } from '../helpers/wait.js';
 
 const origin = await new TestOrigin().start();
 const s3 = await startS3(['edge-logs']);
@@ -29,11 +30,15 @@ const agent = http.createServer((req, res) => {
 await new Promise<void>((r) => agent.listen(0, '127.0.0.1', r));
 
 const port = await freePort();
-const server = await startServer([{ name: 'one.test', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }], {
+const server = await startServer([
+  { name: 'one.test', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } },
+  { name: 'named.test', listen: `127.0.0.1:${port}`, origin: { address: [`localhost:${origin.port}`] },
+    functions: { operations: { log: { dns: { enable: true, rolling: { time: 1 }, backup: ['s3'] } } } } },
+], {
   workers: 2,
   extra: {
     meta: { group: 'edge-kr' },
-    env: { log: { repository: { list: [
+    env: { log: { watch: { rolling: { time: 1 }, backup: ['s3'] }, metrics: { schedule: '0 * * * * *', backup: ['s3'] }, repository: { list: [
       { name: 's3', type: 'cloudA-objstore', rolling: '* *', path: '/{group}/{logtype}/{domain}/{hostname}_{timestamp}.log.gz', compression: { enable: true },
         endpoint: { bucket: 'edge-logs', region: 'us-east-1', domain: s3.url, ...S3_KEYS } },
       { name: 'sd', type: 'statsd', rolling: '* *', path: '/', endpoint: { port: statsd.port } },
@@ -55,10 +60,15 @@ t.teardown(async () => {
   fs.rmSync(server.dir, { recursive: true, force: true });
 });
 
+// A resolution of named.test's domain origin now, so its dns line rolls and ships in the first minutes.
+await (await request(`http://127.0.0.1:${port}/dns`, { headers: { host: 'named.test' } })).body.text();
+
 const dir = path.join(server.dir, 'logs', 'one.test');
+// The watch log rolls each minute: its lines are in every watch_<yyyymmdd>_<hhmm>.log, in name order.
 const watchLines = (): string[] => {
-  const f = path.join(server.dir, 'svclog', 'watch.log');
-  return fs.existsSync(f) ? fs.readFileSync(f, 'utf8').split('\n').filter((l) => l !== '') : [];
+  const d = path.join(server.dir, 'svclog');
+  const files = fs.existsSync(d) ? fs.readdirSync(d).filter((f) => /^watch_\d{8}_\d{4}\.log$/.test(f)).sort() : [];
+  return files.flatMap((f) => fs.readFileSync(path.join(d, f), 'utf8').split('\n')).filter((l) => l !== '');
 };
 
 t.test('a rolled access log reaches the S3 store, statsd and the log agent on the repository cron', async (t) => {
@@ -80,9 +90,9 @@ t.test('a rolled access log reaches the S3 store, statsd and the log agent on th
   for (const a of tried()) t.match(a, { date: /^\d{4}-\d{2}-\d{2}$/, time: /^\d{2}:\d{2}:\d{2}$/, path: String, bytes: Number }, `attempt of ${a.name as string}`);
 
   const keys = await s3.list('edge-logs');
-  const key = keys[0]!;
+  const key = keys.find((k) => k.includes('/access/'))!;
   t.match(key, new RegExp(`^edge-kr/access/one\\.test/${os.hostname().replace(/[.]/g, '\\.')}_\\d{14}\\.log\\.gz$`), 'the path with its variables');
-  t.equal(tried().find((a) => a.name === 's3')!.path, key, 'the event names the path');
+  t.ok(tried().some((a) => a.name === 's3' && a.path === key), 'the event names the path');
   const body = gunzipSync(await s3.get('edge-logs', key)).toString();
   t.ok(body.startsWith('#'), 'the W3C header goes along');
   const shipped = body.split('\n').filter((l) => l !== '' && !l.startsWith('#'));
@@ -94,4 +104,24 @@ t.test('a rolled access log reaches the S3 store, statsd and the log agent on th
   t.ok(pushed.length > 0 && pushed.every((l) => /\/p1\d /.test(l)), `the log agent got only the exported lines (${pushed.length})`);
   t.equal(pushed.length, shipped.filter((l) => /\/p1\d /.test(l)).length);
   t.ok(fs.existsSync(path.join(dir, '.backup')), 'what was shipped is recorded beside the log');
+});
+
+t.test('the rolled global watch log, a host dns log and the metrics snapshots reach the S3 store under their logtype and domain', async (t) => {
+  const host = os.hostname().replace(/[.]/g, '\\.');
+  const objectOf = (keys: string[], logtype: string, domain: string): string | undefined =>
+    keys.find((k) => new RegExp(`^edge-kr/${logtype}/${domain}/${host}_\\d{14}\\.log\\.gz$`).test(k));
+  const keys = await pollUntil(() => s3.list('edge-logs'), (ks) => ['watch', 'metrics'].every((l) => objectOf(ks, l, 'global') !== undefined) && objectOf(ks, 'dns', 'named\\.test') !== undefined,
+    { timeoutMs: 150_000, intervalMs: 500 });
+  const watchKey = objectOf(keys, 'watch', 'global');
+  const dnsKey = objectOf(keys, 'dns', 'named\\.test');
+  t.ok(watchKey, 'a watch object, domain global');
+  t.ok(dnsKey, 'a dns object, domain named.test');
+  const metrics = gunzipSync(await s3.get('edge-logs', objectOf(keys, 'metrics', 'global')!)).toString();
+  t.match(metrics, /^# TYPE svc_client_requests_total counter$/m, 'a metrics object: the /metrics text');
+  const watch = gunzipSync(await s3.get('edge-logs', watchKey!)).toString();
+  t.match(watch, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d 00030001 - \{/m, 'the watch lines, the scheduler start among them');
+  const dns = gunzipSync(await s3.get('edge-logs', dnsKey!)).toString();
+  t.match(dns, /^#Fields: date time domain ttl ip-list ip-count time-taken result$/m, 'the dns header goes along');
+  t.match(dns, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d localhost \d+ \S+ [12] \d+ success$/m, 'the resolution of the domain origin');
+  t.ok(fs.existsSync(path.join(server.dir, 'logs', 'named.test', '.backup')), 'what was shipped is recorded beside the dns log');
 });

@@ -1,6 +1,7 @@
-// The metrics schedule's cron reader: fields, forms, and the next fire time (UTC).
+// The cron reader of the metrics schedule and of a repository's two-field upload time: fields,
+// forms, and the next fire time (UTC).
 import t from 'tap';
-import { nextFire, parseCron } from '../../lib/log/global/cron.js';
+import { nextFire, parseCron, parseMinuteHour } from '../../lib/log/cron.js';
 
 const at = (s: string): number => Date.parse(`${s}Z`);
 const iso = (ms: number): string => new Date(ms).toISOString().slice(0, 19);
@@ -35,4 +36,20 @@ t.test('what it cannot read is an error naming the field', async (t) => {
   t.throws(() => parseCron('0 61 * * * *'), /minute field "61" is outside 0-59/);
   t.throws(() => parseCron('0 0 0 L * *'), /day-of-month field "L"/);
   t.throws(() => parseCron('* * *'), /5 or 6 fields/);
+});
+
+t.test('a repository upload time (minute hour) fires at the next matching minute and hour', async (t) => {
+  const up = (expr: string, from: string): string => iso(nextFire(parseMinuteHour(expr), at(from)));
+  t.equal(up('* *', '2026-01-01T10:00:30'), '2026-01-01T10:01:00', 'every minute: the next one, at second 0');
+  t.equal(up('*/15 *', '2026-01-01T10:15:00'), '2026-01-01T10:30:00', 'strictly after the given time');
+  t.equal(up('5 3', '2026-01-01T10:00:00'), '2026-01-02T03:05:00', 'daily at 03:05: tomorrow');
+  t.equal(up('0,30 8-9', '2026-01-01T09:31:00'), '2026-01-02T08:00:00', 'lists and ranges');
+  t.equal(up('10-50/20 *', '2026-01-01T10:31:00'), '2026-01-01T10:50:00', 'a stepped range');
+});
+
+t.test('a repository upload time that is not two valid fields is refused with the reason', async (t) => {
+  t.throws(() => parseMinuteHour('* * *'), /two fields: minute hour/);
+  t.throws(() => parseMinuteHour('60 *'), /minute field "60" is outside 0-59/);
+  t.throws(() => parseMinuteHour('* 24'), /hour field "24" is outside 0-23/);
+  t.throws(() => parseMinuteHour('L *'), /minute field "L" is not a number/);
 });

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import t from 'tap';
-import { parseCron } from '../../lib/log/global/cron.js';
+import { parseCron } from '../../lib/log/cron.js';
 import { MetricsLog, type MetricsLogOptions } from '../../lib/log/global/metrics-log.js';
 
 const T0 = Date.UTC(2026, 10, 24, 23, 55, 0);

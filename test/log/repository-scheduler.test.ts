@@ -31,13 +31,16 @@ t.test('retention holds a log back only while a repository still has to receive 
   t.equal(f.ls().length, 1, 'no repository any more: plain retention');
 });
 
-t.test('the log writer names what each file is backed up to: a host file by its host, a unified file as unify', async (t) => {
+t.test('the log writer names what each file is backed up to (access, origin, dns, monitoring): a host file by its host, a unified file as unify', async (t) => {
   const repo = (name: string) => ({ name, type: 'statsd', rolling: '* *', path: '/', endpoint: {} });
   const host = (name: string, backup: string[]) => ({ name, origin: { address: ['127.0.0.1:9'] }, functions: { operations: { log: { access: { backup } } } } });
   const setting = parseSetting({
     env: { home: '/tmp/svc-hub-test', log: { repository: { list: [repo('a'), repo('b')] } } },
     functions: { operations: { log: { meta: { dir: 'logs' }, access: { rolling: { size: 1 } }, origin: { rolling: { size: 1 }, unify: true, backup: ['b'] } } } },
-    hosting: [host('one.test', ['a']), host('two.test', ['a', 'b']), host('three.test', [])],
+    hosting: [host('one.test', ['a']), host('two.test', ['a', 'b']), host('three.test', []), {
+      name: 'four.test', origin: { address: ['localhost:9'] },
+      functions: { operations: { log: { access: { enable: false }, dns: { enable: true, rolling: { time: 1 }, backup: ['a'] }, monitoring: { enable: true, rolling: { time: 5 }, backup: ['b'] } } } },
+    }],
   });
   const hub = new LogHub(() => undefined);
   hub.configure(setting, '/tmp/svc-hub-test');
@@ -47,5 +50,7 @@ t.test('the log writer names what each file is backed up to: a host file by its 
     { dir: '/tmp/svc-hub-test/logs/one.test', logtype: 'access', domain: 'one.test', repositories: ['a'] },
     { dir: '/tmp/svc-hub-test/logs', logtype: 'origin', domain: 'unify', repositories: ['b'] },
     { dir: '/tmp/svc-hub-test/logs/two.test', logtype: 'access', domain: 'two.test', repositories: ['a', 'b'] },
+    { dir: '/tmp/svc-hub-test/logs/four.test', logtype: 'dns', domain: 'four.test', repositories: ['a'] },
+    { dir: '/tmp/svc-hub-test/logs/four.test', logtype: 'monitoring', domain: 'four.test', repositories: ['b'] },
   ]);
 });

@@ -172,7 +172,7 @@ t.test('connections and repositories are checked by their type and referenced by
       heartbeat: { enable: true },
     },
   };
-  const log = { repository: { list: [{ name: 'r', type: 'statsd', rolling: '0 *', path: '/', endpoint: { port: 'x' } }] }, info: { backup: ['nope'] } };
+  const log = { repository: { list: [{ name: 'r', type: 'statsd', rolling: '0 *', path: '/', endpoint: { port: 'x' } }] }, info: { backup: ['nope'], rolling: { time: 10 } } };
   t.strictSame(issuesOf({ env: { management: { server }, log } }), [
     { path: 'env.management.server.connection[0].info.extra', message: 'unknown field' },
     { path: 'env.management.server.connection[1].name', message: 'duplicate connection name "k"' },

@@ -42,7 +42,7 @@ t.test('arrays in host functions replace the global array whole', async (t) => {
     functions: { operations: { log: { access: { backup: ['a', 'b'], rolling: { size: 1 } } } }, contents: { pagedesk: { dom: { remove: { elements: ['font', 'center'] } } } } },
     env: { log: { repository: { list: ['a', 'b', 'c'].map((name) => ({ name, type: 'statsd', rolling: '* *', path: '/', endpoint: {} })) } } },
     hosting: [{ ...minimalHost, functions: { operations: { log: { access: { backup: ['c'] } } }, contents: { pagedesk: { dom: { remove: { elements: [] } } } } } }],
-  }, { futureFeatures: true });
+  });
   const [h] = resolveHosts(s);
   t.strictSame(h!.functions.operations.log.access.backup, ['c']);
   t.strictSame(h!.functions.contents.pagedesk.dom.remove.elements, []);

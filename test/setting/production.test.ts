@@ -6,7 +6,7 @@ import { loadSettingFile, resolveHosts, resolvePath } from '../../lib/setting/lo
 const fixture = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures/production.json');
 
 t.test('a full production setting using every section loads without errors', async (t) => {
-  const { setting, baseDir } = await loadSettingFile(fixture, { futureFeatures: true });
+  const { setting, baseDir } = await loadSettingFile(fixture);
   t.equal(baseDir, path.dirname(fixture));
   t.equal(setting.meta.setting.deploy, 'shared');
   t.equal(setting.env.management.server.features.nodelist.feed?.type, 'cloudB');
@@ -15,7 +15,7 @@ t.test('a full production setting using every section loads without errors', asy
 });
 
 t.test('type-specific info of the production file gets its defaults', async (t) => {
-  const { setting } = await loadSettingFile(fixture, { futureFeatures: true });
+  const { setting } = await loadSettingFile(fixture);
   const dynamo = setting.env.management.server.connection!.find((c) => c.name === 'dynamo')!;
   t.strictSame(dynamo.info, { region: 'ap-northeast-2', accessKeyId: '#IAMROLE', secretAccessKey: '#IAMROLE' });
   const gcs = setting.env.log.repository.list.find((r) => r.name === 'gcs')!;
@@ -25,7 +25,7 @@ t.test('type-specific info of the production file gets its defaults', async (t) 
 });
 
 t.test('the production hosts resolve: basehost by file and by name, facade, off listen', async (t) => {
-  const { setting } = await loadSettingFile(fixture, { futureFeatures: true });
+  const { setting } = await loadSettingFile(fixture);
   const hosts = new Map(resolveHosts(setting).map((h) => [h.name, h]));
   const www = hosts.get('www.example.com')!;
   t.equal(www.functions.network.cache.ttl.default, 60, 'host override');
@@ -58,7 +58,7 @@ t.test('the production hosts resolve: basehost by file and by name, facade, off 
 });
 
 t.test('relative paths resolve against env.home', async (t) => {
-  const { setting } = await loadSettingFile(fixture, { futureFeatures: true });
+  const { setting } = await loadSettingFile(fixture);
   t.equal(resolvePath(setting, setting.env.cache.indexPath), '/usr/local/svc/cache/index.sqlite');
   t.equal(resolvePath(setting, '/cache0'), '/cache0');
 });

@@ -12,6 +12,7 @@
 import path from 'node:path';
 import { resolvePath } from '../../setting/load.js';
 import type { Setting } from '../../setting/types.js';
+import type { BackupSource } from '../repository/scheduler.js';
 import { RollingFile } from '../roll.js';
 import { ERRORS, type ErrorEvent } from './error-codes.js';
 import { ErrorLines, stamp } from './error-line.js';
@@ -58,6 +59,21 @@ export class GlobalLogs {
     }
     if (log.error.enable) this.errorLines = new ErrorLines(log.error);
     this.hostEvents = log.watch.events.setting.enable;
+  }
+
+  /**
+   * The logs of `setting` backed up to repositories (lib/log/repository/scheduler.ts): info, watch
+   * and error, as their `backup` names them. They belong to no host: `{domain}` is `global`.
+   */
+  backupSources(setting: Setting): BackupSource[] {
+    const out: BackupSource[] = [];
+    for (const kind of ['info', 'watch', 'error'] as const) {
+      const file = this.files.get(kind);
+      const repositories = setting.env.log[kind].backup;
+      if (file === undefined || repositories.length === 0) continue;
+      out.push({ file, dir: file.opts.dir, base: kind, logtype: kind, domain: 'global', repositories: [...repositories] });
+    }
+    return out;
   }
 
   has(kind: GlobalLogKind): boolean {

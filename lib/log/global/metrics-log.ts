@@ -6,12 +6,13 @@
 // Capacity is rolling and retention together: with `rolling.time` T, the snapshots of the newest
 // `retention` periods of T minutes are kept (1440 and 10: ten days); with `rolling.size` S MB, at
 // most S x retention MB of snapshots (the oldest go first); with both, whichever limit is reached
-// first; with neither, `retention` days. Emptied day directories are removed.
+// first; with neither, `retention` days. Emptied day directories are removed. A snapshot a backup
+// repository has not received yet (`hold`, lib/log/repository/scheduler.ts) is kept beyond that.
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
-import { nextFire, type Cron } from './cron.js';
+import { nextFire, type Cron } from '../cron.js';
 
 const gzipAsync = promisify(gzip);
 const DAY_MINUTES = 1440;
@@ -44,6 +45,8 @@ function timeOfName(name: string): number | undefined {
 }
 
 export class MetricsLog {
+  /** Set by the backup scheduler: true for a snapshot (relative name) that must stay. */
+  hold: ((name: string) => boolean) | undefined;
   private readonly now: () => number;
   private timer: NodeJS.Timeout | undefined;
   private chain: Promise<void> = Promise.resolve();
@@ -69,6 +72,28 @@ export class MetricsLog {
   /** Writes one snapshot stamped `at` and prunes to the capacity; never rejects. */
   snapshot(at = this.now()): Promise<void> {
     const next = this.chain.then(() => this.write(at)).catch((err: unknown) => this.o.onError(err as Error));
+    this.chain = next;
+    return next;
+  }
+
+  get dir(): string {
+    return this.o.dir;
+  }
+
+  /**
+   * Every snapshot as `metrics_<day>/metrics_<stamp>.log[.gz]`, oldest first: the finished files
+   * a backup repository receives. In turn with the writes, so a `.tmp` being written is never
+   * touched.
+   */
+  rolled(): Promise<string[]> {
+    const list = this.chain.then(() => this.snapshots());
+    this.chain = list.then(() => undefined, () => undefined);
+    return list.then((all) => all.map((s) => path.relative(this.o.dir, s.file)));
+  }
+
+  /** Prunes to the capacity again (after a backup released snapshots); never rejects. */
+  retain(): Promise<void> {
+    const next = this.chain.then(() => this.prune(this.now())).catch((err: unknown) => this.o.onError(err as Error));
     this.chain = next;
     return next;
   }
@@ -115,7 +140,8 @@ export class MetricsLog {
 
   private async prune(now: number): Promise<void> {
     const o = this.o;
-    const all = await this.snapshots();
+    const hold = this.hold;
+    const all = (await this.snapshots()).filter((s) => hold === undefined || !hold(path.relative(o.dir, s.file)));
     const minutes = o.timeMinutes ?? (o.sizeBytes === undefined ? DAY_MINUTES : undefined);
     const doomed = new Set<string>();
     if (minutes !== undefined) {

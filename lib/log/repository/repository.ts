@@ -3,7 +3,7 @@
 // the schema of the type at validation (lib/setting/tagged.ts).
 import path from 'node:path';
 import type { Setting } from '../../setting/types.js';
-import { MinuteHourCron } from './cron2.js';
+import { parseMinuteHour, type Cron } from '../cron.js';
 import { exportFilter, type LineFilter } from './exports.js';
 import { GcsClient, type AccountSource } from './gcs.js';
 import { InstanceRole, type Credentials } from './imds.js';
@@ -26,7 +26,7 @@ interface Unit {
 
 export interface Repository {
   readonly name: string;
-  readonly cron: MinuteHourCron;
+  readonly cron: Cron;
   readonly path: string;
   /** Sends a unit to the expanded `key`; resolves to the bytes sent. */
   send(unit: Unit, key: string): Promise<number>;
@@ -90,5 +90,5 @@ function transport(r: RepositorySetting, setting: Setting): Repository['send'] {
 }
 
 export function repositoryOf(r: RepositorySetting, setting: Setting): Repository {
-  return { name: r.name, cron: new MinuteHourCron(r.rolling), path: r.path, send: transport(r, setting) };
+  return { name: r.name, cron: parseMinuteHour(r.rolling), path: r.path, send: transport(r, setting) };
 }

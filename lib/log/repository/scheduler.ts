@@ -12,14 +12,27 @@ import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Setting } from '../../setting/types.js';
-import type { RollingFile } from '../roll.js';
+import { nextFire } from '../cron.js';
 import { expandPath, nodeIp } from './path-template.js';
 import { repositoryOf, type Repository } from './repository.js';
 import { ShippedSet } from './shipped.js';
 
-/** A log whose rolled files go to repositories (from the log writer, lib/log/hub.ts). */
+/**
+ * The finished files of a log: a RollingFile (lib/log/roll.ts) or the metrics snapshots
+ * (lib/log/global/metrics-log.ts). Names are relative to the source's `dir`.
+ */
+export interface BackupFiles {
+  /** Finished files, oldest first. */
+  rolled(): Promise<string[]>;
+  /** Applies retention again (after an upload released files). */
+  retain(): Promise<void>;
+  /** True for a name retention must keep (not shipped yet); set by the scheduler. */
+  hold: ((name: string) => boolean) | undefined;
+}
+
+/** A log whose finished files go to repositories (from the log writers, lib/primary/node-logs.ts). */
 export interface BackupSource {
-  file: RollingFile;
+  file: BackupFiles;
   dir: string;
   base: string;
   logtype: string;
@@ -68,7 +81,7 @@ export class BackupScheduler {
   private readonly ip = nodeIp();
   private readonly inFlight = new Set<Promise<void>>();
   /** Log files whose retention this scheduler holds back. */
-  private held = new Set<RollingFile>();
+  private held = new Set<BackupFiles>();
 
   constructor(private readonly opts: SchedulerOptions) {
     this.now = opts.now ?? Date.now;
@@ -134,7 +147,7 @@ export class BackupScheduler {
 
   /** Retention spares what a repository has not received (and everything until the record is read). */
   private holdFiles(sources: BackupSource[]): void {
-    const held = new Set<RollingFile>();
+    const held = new Set<BackupFiles>();
     for (const s of sources) {
       const lanes = [...this.lanes.values()].filter((l) => l.source === s);
       s.file.hold = lanes.length === 0 ? undefined : (name) => lanes.some((l) => !l.shipped.has(name));
@@ -158,7 +171,7 @@ export class BackupScheduler {
     const repo = this.repos.get(name)?.repo;
     if (repo === undefined || this.closed) return;
     const now = Date.now();
-    const at = repo.cron.next(now);
+    const at = nextFire(repo.cron, now);
     // Timers can fire a little early: `at` is the cron minute the unit is stamped with.
     const t = setTimeout(() => { this.timers.delete(name); void this.fire(name, at); this.armOne(name); }, at - now + 5);
     t.unref();

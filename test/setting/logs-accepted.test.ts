@@ -1,9 +1,9 @@
-// Settings of document 3 not carried out yet are refused at validation, each at its JSON path
-// with a message saying so, instead of being accepted and ignored.
+// Every log of document 3 is built: each can be turned on, rolled and shipped, and is accepted;
+// a bad value is refused at its JSON path.
 import t from 'tap';
 import { issuesOf, minimalHost } from './fixtures/helpers.js';
 
-const refused = (input: unknown): string[] => issuesOf(input, undefined, false).map((i) => `${i.path}: ${i.message}`);
+const refused = (input: unknown): string[] => issuesOf(input).map((i) => `${i.path}: ${i.message}`);
 
 t.test('the defaults and the implemented logs are accepted', async (t) => {
   t.same(refused({ hosting: [minimalHost] }), []);
@@ -38,15 +38,23 @@ t.test('a metrics schedule in a cron dialect the server does not read is refused
   t.same(refused({ env: { log: { metrics: { schedule: '0 0 99 * * *' } } }, hosting: [minimalHost] }).map((i) => i.split(':')[0]), ['env.log.metrics.schedule']);
 });
 
-t.test('access and origin logs ship to repositories; the logs that do not roll or exist yet are refused', async (t) => {
+t.test('every log ships to repositories; one that does not roll is refused at rolling (metrics snapshots need no rolling)', async (t) => {
   const repo = { name: 'r', type: 'statsd', rolling: '* *', path: '/', endpoint: { port: 8125, exports: { enable: false, matchingList: [] } } };
   t.same(refused({
-    env: { log: { repository: { list: [repo] } } },
+    env: { log: {
+      repository: { list: [repo] },
+      info: { backup: ['r'], rolling: { time: 10 } }, watch: { backup: ['r'], rolling: { size: 1 } }, error: { enable: true, backup: ['r'], rolling: { time: 60 } },
+      metrics: { enable: true, backup: ['r'] },
+    } },
     functions: { operations: { log: { access: { backup: ['r'], rolling: { size: 1 } } } } },
-    hosting: [{ ...minimalHost, functions: { operations: { log: { origin: { backup: ['r'], rolling: { time: 10 } } } } } }],
+    hosting: [{ ...minimalHost, functions: { operations: { log: {
+      origin: { backup: ['r'], rolling: { time: 10 } }, dns: { enable: true, backup: ['r'], rolling: { time: 10 } }, monitoring: { enable: true, backup: ['r'], rolling: { size: 1 } },
+    } } } }],
   }), []);
-  t.same(refused({
+  const issues = refused({
     env: { log: { repository: { list: [repo] }, info: { backup: ['r'] }, watch: { backup: ['r'] } } },
-    hosting: [{ ...minimalHost, functions: { operations: { log: { dns: { backup: ['r'] } } } } }],
-  }).map((i) => i.split(':')[0]), ['env.log.info.backup', 'env.log.watch.backup', 'hosting[0].functions.operations.log.dns.backup']);
+    hosting: [{ ...minimalHost, functions: { operations: { log: { dns: { enable: true, backup: ['r'] } } } } }],
+  });
+  t.same(issues.map((i) => i.split(':')[0]).sort(), ['env.log.info.rolling', 'env.log.watch.rolling', 'hosting[0].functions.operations.log.dns.rolling']);
+  t.match(issues.find((i) => i.startsWith('env.log.watch.rolling')), /watch log is backed up to r; a repository receives rolled files: set rolling.time or rolling.size/);
 });

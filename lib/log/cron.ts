@@ -1,9 +1,11 @@
-// Cron schedules of env.log.metrics.schedule: six fields (second minute hour day-of-month month
-// day-of-week) or five (no seconds: second 0), each `*`, `?` (as `*`), a number, a range `a-b`,
-// a step `*/s`, `a-b/s` or `a/s`, or a comma list of those. Day of week 0-7 (0 and 7 Sunday).
-// When both day fields are restricted a day matching either fires (as in cron). Times are UTC,
-// like every stamp of the logs. Names (JAN, MON) and the L, W and # extensions are refused at
-// validation (lib/setting/not-implemented.ts) rather than misread.
+// The one cron reader of the logs: env.log.metrics.schedule and, through parseMinuteHour, the
+// two-field upload time of a log repository (env.log.repository.list[].rolling). Six fields
+// (second minute hour day-of-month month day-of-week) or five (no seconds: second 0), each `*`,
+// `?` (as `*`), a number, a range `a-b`, a step `*/s`, `a-b/s` or `a/s`, or a comma list of
+// those. Day of week 0-7 (0 and 7 Sunday). When both day fields are restricted a day matching
+// either fires (as in cron). Times are UTC, like every stamp of the logs. Names (JAN, MON) and
+// the L, W and # extensions are refused at validation (lib/setting/semantic.ts) rather than
+// misread.
 const RANGES: Array<[number, number]> = [[0, 59], [0, 59], [0, 23], [1, 31], [1, 12], [0, 7]];
 
 export interface Cron {
@@ -40,6 +42,13 @@ export function parseCron(expr: string): Cron {
   if (dow!.has(7)) dow!.add(0);
   const any = (x: string): boolean => x === '*' || x === '?';
   return { sec: sec!, min: min!, hour: hour!, dom: dom!, month: month!, dow: dow!, domAny: any(f[3]!), dowAny: any(f[5]!) };
+}
+
+/** A repository's `minute hour`: every day, at second 0; throws with a message naming the bad field. */
+export function parseMinuteHour(expr: string): Cron {
+  const f = expr.trim().split(/\s+/);
+  if (f.length !== 2) throw new Error(`"${expr}" must be two fields: minute hour`);
+  return parseCron(`${f[0]} ${f[1]} * * *`);
 }
 
 function dayMatches(c: Cron, d: Date): boolean {
