@@ -18,7 +18,8 @@ import type { VhostTable } from '../routing/vhost-table.js';
 import { modifyFront } from './modify.js';
 import { bypass } from './bypass.js';
 import { applyRewrites, ROUTING_LOOP, ROUTING_LOOP_TEXT, type Router } from './rewrite.js';
-import { checkAccess } from './access.js';
+import { checkAccess, sendDenied } from './access.js';
+import { callHook, hookSelects } from './hook.js';
 import { startTrace } from './setting-trace.js';
 
 const ALLOW = 'GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS';
@@ -208,6 +209,10 @@ function router(state: RuntimeState, port: number | undefined, localAddress: str
  */
 function serveRouted(tx: Transaction, state: RuntimeState, port: number | undefined, localAddress: string | undefined): void {
   const res = tx.res;
+  // The hook of the routed host, decided once the rules routed it (null: not called).
+  let hooked: boolean | undefined;
+  const hookOn = (): boolean => (hooked ??= tx.host.hook !== undefined && hookSelects(tx, tx.host.hook));
+  const viaHook = (go: () => void): void => callHook(tx, tx.host.hook!, router(state, port, localAddress), go);
   // A sibling's hand-off went through them already (its URL is the rewritten one), unless a
   // fallback here routed it anew.
   if (tx.host.rules !== undefined && (!tx.fromSibling || tx.fallback !== undefined)) {
@@ -217,14 +222,23 @@ function serveRouted(tx: Transaction, state: RuntimeState, port: number | undefi
     (tx as TransactionRecord).host = served;
     if (served === undefined) return sendError(res, 404);
     const access = served.rules?.access;
-    if (access !== undefined && checkAccess(tx, access)) return;
+    if (access !== undefined) {
+      // skipIfMatched.accessControl false: a denied request is still shown to the hook, whose own
+      // answer wins; when it says continue, the denial stands.
+      const defer = served.hook !== undefined && !served.hook.skipAccess && hookOn();
+      if (checkAccess(tx, access, defer)) {
+        if (defer && tx.access === 2 && !res.headersSent) viaHook(() => sendDenied(tx));
+        return;
+      }
+    }
   }
   // A sibling's hand-off had the network rules applied by the worker its client talked to; the
   // front edits of a request apply once, on its first pass.
   const net = tx.host.net;
   if (net !== undefined && !tx.fromSibling) {
     if (net.frontModify !== undefined && tx.fallback === undefined) modifyFront(tx, net.frontModify);
-    if ((net.bypass !== undefined || net.bypassNoCache) && bypass(tx, net)) return;
+    const before = tx.host.hook !== undefined && !tx.host.hook.skipBypass ? (go: () => void) => (hookOn() ? viaHook(go) : go()) : undefined;
+    if ((net.bypass !== undefined || net.bypassNoCache) && bypass(tx, net, before)) return;
   }
   if (tx.host.fallbacks !== undefined && tx.reroute === undefined) {
     tx.reroute = (name) => {
@@ -237,6 +251,7 @@ function serveRouted(tx: Transaction, state: RuntimeState, port: number | undefi
     };
   }
   // In hash balance the cache stage serves hits itself and hands misses to the URL's owner.
-  state.serve(tx);
+  if (tx.host.hook !== undefined && hookOn()) viaHook(() => state.serve(tx));
+  else state.serve(tx);
 }
 
