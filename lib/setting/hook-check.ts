@@ -19,15 +19,15 @@ export function checkHook(effective: Functions, base: string, issues: SettingIss
   }
   const net = effective.network;
   const post = net.cache.cachingKey.postMethod;
-  const bypassPost = net.http.frontEnd.bypass.postMethod.enable;
-  // A POST bypassed by method is not hooked (document 2: "a bypassed POST needs no hooking").
-  if (!post.enable && bypassPost) return;
-  const need = 'a POST hook needs frontEnd.bypass.postMethod.enable false and cachingKey.postMethod {enable: true, bodySensitive: true}';
-  if (!post.enable) {
-    issues.push({ path: `${base}.network.cache.cachingKey.postMethod.enable`, message: `${need} (or bypass.postMethod.enable true: POSTs then pass unhooked)` });
-  } else if (!post.bodySensitive) {
+  // POSTs the cache does not take (bypassed by method, or passed through as an unsafe method)
+  // are not hooked: document 2, "a bypassed POST needs no hooking". Hooked POSTs are the cached
+  // ones, and those need the recipe in full.
+  if (!post.enable) return;
+  const need = 'a hooked POST needs frontEnd.bypass.postMethod.enable false and cachingKey.postMethod {enable: true, bodySensitive: true}';
+  if (!post.bodySensitive) {
     issues.push({ path: `${base}.network.cache.cachingKey.postMethod.bodySensitive`, message: `${need}: without it POSTs with different bodies would share one hooked answer` });
-  } else if (bypassPost) {
+  }
+  if (net.http.frontEnd.bypass.postMethod.enable) {
     issues.push({ path: `${base}.network.http.frontEnd.bypass.postMethod.enable`, message: need });
   }
 }
