@@ -209,10 +209,9 @@ function router(state: RuntimeState, port: number | undefined, localAddress: str
  */
 function serveRouted(tx: Transaction, state: RuntimeState, port: number | undefined, localAddress: string | undefined): void {
   const res = tx.res;
-  // The hook of the routed host, decided once the rules routed it (null: not called).
+  // Whether the routed host's hook selects the request, once known (a host without a hook
+  // allocates nothing for it: the closures below exist only for hosts with one).
   let hooked: boolean | undefined;
-  const hookOn = (): boolean => (hooked ??= tx.host.hook !== undefined && hookSelects(tx, tx.host.hook));
-  const viaHook = (go: () => void): void => callHook(tx, tx.host.hook!, router(state, port, localAddress), go);
   // A sibling's hand-off went through them already (its URL is the rewritten one), unless a
   // fallback here routed it anew.
   if (tx.host.rules !== undefined && (!tx.fromSibling || tx.fallback !== undefined)) {
@@ -225,9 +224,10 @@ function serveRouted(tx: Transaction, state: RuntimeState, port: number | undefi
     if (access !== undefined) {
       // skipIfMatched.accessControl false: a denied request is still shown to the hook, whose own
       // answer wins; when it says continue, the denial stands.
-      const defer = served.hook !== undefined && !served.hook.skipAccess && hookOn();
+      const hook = served.hook;
+      const defer = hook !== undefined && !hook.skipAccess && (hooked = hookSelects(tx, hook));
       if (checkAccess(tx, access, defer)) {
-        if (defer && tx.access === 2 && !res.headersSent) viaHook(() => sendDenied(tx));
+        if (defer && tx.access === 2 && !res.headersSent) callHook(tx, hook!, router(state, port, localAddress), () => sendDenied(tx));
         return;
       }
     }
@@ -237,7 +237,11 @@ function serveRouted(tx: Transaction, state: RuntimeState, port: number | undefi
   const net = tx.host.net;
   if (net !== undefined && !tx.fromSibling) {
     if (net.frontModify !== undefined && tx.fallback === undefined) modifyFront(tx, net.frontModify);
-    const before = tx.host.hook !== undefined && !tx.host.hook.skipBypass ? (go: () => void) => (hookOn() ? viaHook(go) : go()) : undefined;
+    const hook = tx.host.hook;
+    const before = hook === undefined || hook.skipBypass ? undefined : (go: () => void): void => {
+      if (hooked ??= hookSelects(tx, hook)) callHook(tx, hook, router(state, port, localAddress), go);
+      else go();
+    };
     if ((net.bypass !== undefined || net.bypassNoCache) && bypass(tx, net, before)) return;
   }
   if (tx.host.fallbacks !== undefined && tx.reroute === undefined) {
@@ -251,7 +255,8 @@ function serveRouted(tx: Transaction, state: RuntimeState, port: number | undefi
     };
   }
   // In hash balance the cache stage serves hits itself and hands misses to the URL's owner.
-  if (tx.host.hook !== undefined && hookOn()) viaHook(() => state.serve(tx));
+  const hook = tx.host.hook;
+  if (hook !== undefined && (hooked ??= hookSelects(tx, hook))) callHook(tx, hook, router(state, port, localAddress), () => state.serve(tx));
   else state.serve(tx);
 }
 
