@@ -50,6 +50,10 @@ function answer(p: string, doc: Record<string, unknown>): { status?: number; bod
   }
   if (p.startsWith('/co/')) return { body: { ...cont, cacheKey: '/co' } };
   if (p === '/probe') return { body: { response: { code: 204 } } };
+  if (p.startsWith('/pass/')) {
+    return { body: { ...cont, request: { headers: [{ key: 'X-From-Hook', value: 'h' }] },
+      originRequest: { method: 'GET', url: p, headers: [{ key: 'X-Debug', value: 'hook' }] } } };
+  }
   return { body: cont };
 }
 
@@ -94,6 +98,8 @@ const postCaching = {
   http: { frontEnd: { bypass: { postMethod: { enable: false } } } },
   cache: { cachingKey: { postMethod: { enable: true, bodySensitive: true, bodyContentLengthMax: 1024 } } },
 };
+const bypassing = { http: { frontEnd: { bypass: { matchingList: [
+  { pattern: '$URL[/pass/plain]' }, { pattern: '$URL[/pass/instant]', instant: true }] } } } };
 const hookOf = (extra: Record<string, unknown> = {}) => ({
   enable: true, path: hookUrl, session: { receiveTimeout: 1, param: '{"site":"a b","n":1}' }, ...extra,
 });
@@ -109,6 +115,10 @@ const server = await startServer([
     functions: { hook: hookOf({ log: { enable: false } }), operations: { log: logs() } } },
   { name: 'acl.test', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] },
     functions: { hook: hookOf(), network: { http: { frontEnd: { accessControl: { enable: true, matchingList: [{ pattern: '$URL[/secret]', action: 'deny' }] } } } } } },
+  { name: 'byp.test', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] },
+    functions: { hook: hookOf(), network: bypassing, operations: { log: logs() } } },
+  { name: 'skipbyp.test', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] },
+    functions: { hook: hookOf({ skipIfMatched: { bypass: true } }), network: bypassing } },
 ], { extra: { functions: { operations: { log: { meta: { dir: 'logs' } } } } } });
 t.teardown(async () => {
   releaseSlow(); coRelease();
@@ -216,6 +226,24 @@ t.test('cacheKey null bypasses the cache', async (t) => {
   t.equal(r.status, 200);
   t.equal(seen('/nokey').length, 2, 'both went to the origin');
   t.equal((await api('/monitoring/fileinfo?url=hook.test/nokey')).status, 404, 'nothing stored');
+  const line = await lineWith('hook.test', 'origin', (l) => l.includes(' hook1 ') && / null /.test(l), 'the hook line of a bypass answer');
+  t.match(line, / POST /, 'x-sc-chain-info is null for a cache bypass');
+});
+
+t.test('a bypassed request is hooked then passed through; an instant bypass lets the hook headers win; skipIfMatched.bypass skips the hook', async (t) => {
+  const r = await send('byp.test', '/pass/plain', { headers: { 'x-debug': 'client' } });
+  t.equal(r.status, 200);
+  t.equal(hookCalls('/pass/plain').length, 1);
+  const plain = seen('/pass/plain');
+  t.equal(plain.length, 1);
+  t.equal(plain[0]!.headers['x-from-hook'], 'h', 'the hook\'s request edits reach the origin');
+  t.equal(plain[0]!.headers['x-debug'], 'client', 'originRequest headers do not overwrite the client\'s');
+  await send('byp.test', '/pass/instant', { headers: { 'x-debug': 'client' } });
+  t.equal(seen('/pass/instant')[0]!.headers['x-debug'], 'hook', 'under instant bypass the hook headers win');
+  const before = calls.length;
+  t.equal((await send('skipbyp.test', '/pass/plain')).status, 200);
+  t.equal(calls.length, before, 'no hook call for a bypassed request');
+  t.equal(seen('/pass/plain').length, 2);
 });
 
 t.test('cacheTtl sets the lifetime of a 2xx (the origin said 600 s)', async (t) => {
