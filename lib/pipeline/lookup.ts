@@ -101,7 +101,8 @@ export class CacheStage {
       return;
     }
     const net = tx.host.net;
-    if (tx.hook !== undefined) { this.serveHooked(tx); return; }
+    // A fallback's pass serves the URL it routed to: the hook's key named the first one.
+    if (tx.hook !== undefined && tx.fallback === undefined) { this.serveHooked(tx); return; }
     if (method !== 'GET' && method !== 'HEAD') {
       if (method === 'POST' && net?.post !== undefined) { servePost(tx, net, net.post, this.lookup); return; }
       if (method === 'POST' && tx.host.setting.functions.network.http.frontEnd.bypass.postMethod.enable) {
