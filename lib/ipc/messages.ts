@@ -6,6 +6,7 @@ import type { OriginStatus } from '../origin/index.js';
 import type { Setting } from '../setting/types.js';
 import type { WireTarget } from './wire.js';
 import type { LogBatch } from '../log/ship.js';
+import type { TlsHostStatus } from '../worker/tls/status.js';
 
 /**
  * The commands a worker serves over RPC (lib/ipc/rpc.ts): name -> what the primary sends and
@@ -32,6 +33,8 @@ interface RpcOps {
   fileinfo: { args: { vhost: string; url: string }; result: Record<string, unknown>[] };
   /** Content of hosts removed from hosting[]; the number of objects deleted. */
   'drop-hosts': { args: { names: string[]; diskToo: boolean }; result: number };
+  /** Per host of this worker's TLS sockets: null when served, else why not (`/get/https`). */
+  'tls-status': { args: Record<string, never>; result: TlsHostStatus };
 }
 
 export type RpcOp = keyof RpcOps;
@@ -55,6 +58,8 @@ export type PrimaryMessage =
    */
   | { type: 'setting'; setting: Setting; baseDir: string; generation: number; changedHosts: string[] | 'all' }
   | { type: 'ring'; members: number[] }
+  /** The node's TLS session ticket keys (48 bytes, base64): sent before the first setting and at each rotation. */
+  | { type: 'tls-ticket-keys'; keys: string }
   | { type: 'drain'; timeoutMs: number }
   /** What a worker's `invalidated` or `settle-all` (same id) asked is done. */
   | { type: 'done'; id: number }
@@ -101,4 +106,24 @@ interface SessionIdMessage { type: 'session-ids'; start: number; count: number }
  * `hosts.length` rows of `stride` numbers in the layout of lib/pipeline/counters.ts (row 0: the
  * transactions no virtual host took). Not sent when nothing was counted.
  */
-export interface StatsDeltasMessage { type: 'stats-deltas'; stride: number; hosts: string[]; values: number[] }
+/** What a worker has now (not deltas): each message replaces the previous one of that worker. */
+export interface WorkerGauges {
+  /** Client connections open (TLS handshakes included), and those with a request in progress. */
+  serverSockets: number;
+  serverBusy: number;
+  /** Mean event-loop delay over the last second, 0.01 ms. */
+  eventLoopLag: number;
+  /** Object writes and index changes handed to the disk writer and not yet done. */
+  waitingWrites: number;
+  /** Each cache disk's status as this worker's store sees it (env.cache.disks order). */
+  disks: string[];
+}
+
+/**
+ * Once a second from each worker: `values` are counter deltas (rows of `stride`, one per host
+ * name, row 0 no host); `gauges` the host gauges now (rows of HOST_GAUGE_STRIDE, same rows).
+ */
+export interface StatsDeltasMessage {
+  type: 'stats-deltas'; stride: number; hosts: string[]; values: number[];
+  gaugeStride: number; gauges: number[]; node: WorkerGauges;
+}

@@ -10,6 +10,8 @@ import { isPlainObject } from '../setting/merge.js';
 import type { Setting } from '../setting/types.js';
 import { outsideLinkedDirs } from './linked-dirs.js';
 import { certIssues } from '../worker/tls/contexts.js';
+import { isUrlSource } from '../worker/tls/fetched.js';
+import { installUrlSources } from './url-sources.js';
 import { boundaryOf, parseMultipart } from './multipart.js';
 import { basehostRefs, certRefs, packagePath, SETTING_FILE, sourceOf, unpack, type LinkedRef, type UnpackLimits } from './package.js';
 
@@ -150,7 +152,10 @@ export async function loadCandidate(text: string | undefined, o: LoadOptions): P
   const home = isPlainObject(parsed) && isPlainObject(parsed.env) ? parsed.env.home : undefined;
   if (typeof home === 'string') setting.env.home = path.resolve(o.settingDir, home);
   const certs = certRefs(setting, o.runningHome);
-  await refuseOutside(certs, o.linkedDirs);
+  // A URL source's copy is ours, under the home, wherever the linked directories are.
+  await refuseOutside(certs.filter((r) => !isUrlSource(r.written)), o.linkedDirs);
+  const fetched = await installUrlSources(certs, o.staged, o.checkFiles);
+  if (fetched.length > 0) throw new LoadFailure(4, fetched.map(formatIssue).join('; '));
   if (o.checkFiles) {
     await requirePresent(certs, o.staged);
     await refuseBadCertificates(setting, certs, o.staged);

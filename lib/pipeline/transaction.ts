@@ -9,6 +9,10 @@ import type { HostRuntime } from './host-runtime.js';
 import type { CacheResult } from '../cache/policy/results.js';
 import type { OriginTrace } from '../origin/index.js';
 import { isH2 } from './h2.js';
+import { workerCounters } from './counters.js';
+
+/** Routings one request may take (rewrites and fallbacks together); the next one is a loop. */
+export const MAX_ROUTINGS = 10;
 import type { HeaderEdit } from '../network/header-edit.js';
 import type { ServiceCode } from '../network/fallbacks.js';
 import { serviceStatus } from './fallback.js';
@@ -24,15 +28,26 @@ function plainAddress(a: string | undefined): string {
   return a.startsWith('::ffff:') && a.includes('.', 7) ? a.slice(7) : a;
 }
 
-/** A connection's four-tuple (IPv4-mapped IPv6 written as IPv4). */
+/** A connection's four-tuple (IPv4-mapped IPv6 written as IPv4) and its TLS version. */
 export interface Connection {
   readonly clientAddress: string;
   readonly clientPort: number;
   readonly serverAddress: string;
   readonly serverPort: number;
+  /** The TLS version as `sc-resinfo` writes it (`TLS1.3`, `TLS1.2` ...); undefined: no TLS. */
+  readonly tls: string | undefined;
 }
 
-interface NamedSocket extends Socket { svcConnection?: Connection }
+interface NamedSocket extends Socket { svcConnection?: Connection; encrypted?: boolean; getProtocol?: () => string | null }
+
+/** node's names of the TLS versions -> document 3's (`sc-resinfo`); TLS 1.3 follows their pattern. */
+const TLS_NAMES: Record<string, string> = { 'TLSv1.3': 'TLS1.3', 'TLSv1.2': 'TLS1.2', 'TLSv1.1': 'TLS1.1', TLSv1: 'TLS1', SSLv3: 'SSL3' };
+
+function tlsOf(socket: NamedSocket): string | undefined {
+  if (socket.encrypted !== true) return undefined;
+  const v = socket.getProtocol?.() ?? null;
+  return v === null ? 'TLS' : TLS_NAMES[v] ?? v;
+}
 
 /**
  * Read once per connection and kept on it: every request of a keep-alive connection shares it,
@@ -43,7 +58,7 @@ function connectionOf(socket: NamedSocket): Connection {
   if (c === undefined) {
     c = {
       clientAddress: plainAddress(socket.remoteAddress), clientPort: socket.remotePort ?? 0,
-      serverAddress: plainAddress(socket.localAddress), serverPort: socket.localPort ?? 0,
+      serverAddress: plainAddress(socket.localAddress), serverPort: socket.localPort ?? 0, tls: tlsOf(socket),
     };
     socket.svcConnection = c;
   }
@@ -58,6 +73,12 @@ export class TransactionRecord {
   /** Path plus query as the cache and the origin see it (after the target form and rewrites). */
   url: string;
   readonly connection: Connection;
+  /**
+   * The counter row whose session gauges count this transaction (0 until routed to a host); -1
+   * when it is not counted (a sibling's hand-off on the internal port). Kept so a later change of
+   * `host` cannot unbalance the gauges.
+   */
+  sessionRow = -1;
   /** Arrived from a sibling worker (hash balance): already counted and X-Forwarded-For set there. */
   fromSibling = false;
   /** Handed to this sibling worker index (hash balance), -1 when served here. */
@@ -212,7 +233,10 @@ export class TxResponse extends ServerResponse {
   override writeHead(statusCode: number, reason?: string | OutgoingHttpHeaders | OutgoingHttpHeader[],
     headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
     const tx = this.tx;
-    if (tx !== undefined && tx.firstByteMs < 0) tx.firstByteMs = performance.now() - tx.startMono;
+    if (tx !== undefined && tx.firstByteMs < 0) {
+      tx.firstByteMs = performance.now() - tx.startMono;
+      if (tx.sessionRow >= 0) workerCounters.answering(tx.sessionRow);
+    }
     if (tx?.fallback !== undefined) statusCode = serviceStatus(tx, statusCode);
     const edits = tx?.responseEdits;
     if (edits !== undefined) {

@@ -36,6 +36,7 @@ export function managementRoutes(p: PrimaryServices): Route[] {
     artifact: () => p.lifecycle.artifact(),
     discover: () => p.discover(),
     license: () => p.license.current(),
+    servedTls: () => p.bridge.callAll('tls-status', {}),
   };
   return [
     ...invalidationRoutes(invalidation), ...asyncRoutes(queue, invalidation), ...settingRoutes(p.lifecycle),

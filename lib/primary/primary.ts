@@ -13,7 +13,7 @@ import { restoreMissingSetting, SettingLifecycle } from '../lifecycle/index.js';
 import { licensePaths, LicenseService } from '../license/service.js';
 import { LicenseWatch, type StateChange } from '../license/watch.js';
 import { loadSettingFile, resolvePath, SettingError } from '../setting/load.js';
-import { certIssues, homeFiles } from '../worker/tls/contexts.js';
+import { checkStartCertificates } from './start-certificates.js';
 import type { Setting } from '../setting/types.js';
 import { ManagementApi } from '../manager/index.js';
 import { SIBLING_SECRET_ENV, type PrimaryMessage, type WorkerMessage } from '../ipc/messages.js';
@@ -21,6 +21,7 @@ import { managementRoutes, PRODUCT_VERSION } from './management-routes.js';
 import { RpcClient } from '../ipc/rpc.js';
 import { WorkerBridge } from './rt-bridge.js';
 import { SessionBlocks } from './session-blocks.js';
+import { TicketKeys } from './ticket-keys.js';
 import { StatsService } from '../stats/service.js';
 import { statisticsRoutes } from '../manager/routes/statistics.js';
 import { LogHub } from '../log/hub.js';
@@ -72,6 +73,8 @@ export class Primary {
   private readonly siblingSecret = process.env[SIBLING_SECRET_ENV] || randomBytes(32).toString('base64url');
   /** The node's session ids, handed to the workers in blocks. */
   private readonly sessionBlocks = new SessionBlocks();
+  /** TLS session ticket keys shared by the workers, rotated on a period. */
+  private readonly tickets = new TicketKeys((keys) => { for (const w of this.connectedWorkers()) this.send(w, { type: 'tls-ticket-keys', keys }); });
   /** Sums of the workers' counters, system figures, the statistics collector. */
   stats: StatsService | undefined;
   /** The writer of the per-host log files; workers send it their lines. */
@@ -88,10 +91,7 @@ export class Primary {
     const restored = await restoreMissingSetting(this.settingPath);
     if (restored !== undefined) systemLog.warn({ setting: this.settingPath, hash: restored }, 'setting file was missing; restored from the history');
     const loaded = await loadSettingFile(this.settingPath);
-    // The certificates on disk must serve: a bad one refuses the start at its JSON path rather
-    // than every worker failing to open its TLS port.
-    const certs = certIssues(loaded.setting, () => homeFiles(loaded.setting));
-    if (certs.length > 0) throw new SettingError(certs);
+    await checkStartCertificates(loaded.setting);
     this.setting = loaded.setting;
     this.baseDir = loaded.baseDir;
     this.logs.configure(this.setting, this.baseDir);
@@ -117,10 +117,13 @@ export class Primary {
       licenseState: () => this.license.state(),
       // Three quick deaths in a row: the back-off is under way (see replace).
       crashLooping: () => this.slots.some((s) => s.quickDeaths >= 3),
+      managementAccess: () => this.api?.managementAccess ?? { Allow: 0, Deny: 0 },
+      indexPath: () => resolvePath(this.setting, this.setting.env.cache.indexPath),
     });
     // Before the workers: their first deltas have somewhere to go, and a collector address
     // that cannot be bound stops the start like the API's would.
     await this.stats.start();
+    this.tickets.start();
     cluster.schedulingPolicy = cluster.SCHED_NONE;
     const here = path.dirname(fileURLToPath(import.meta.url));
     // SVC_WORKER_NODE_ARGS passes node flags to the workers only (e.g. `--cpu-prof` to profile).
@@ -171,7 +174,7 @@ export class Primary {
       worker.on('message', (m: WorkerMessage) => {
         this.rpc.onMessage(m);
         if (m.type === 'stats-deltas') {
-          this.stats?.onDeltas(m);
+          this.stats?.onDeltas(m, worker.id);
           return;
         }
         if (m.type === 'log') {
@@ -185,6 +188,7 @@ export class Primary {
         if (m.type === 'invalidated' || m.type === 'settle-all') { this.peerPart(worker, m); return; }
         // The worker says hello once it listens for messages (ESM loads after cluster's 'online').
         if (m.type === 'hello') {
+          this.send(worker, { type: 'tls-ticket-keys', keys: this.tickets.current() });
           this.sendSetting(worker, this.setting, this.settingGeneration, 'all');
         } else if (m.type === 'ready' && settled) {
           this.ack(m.generation, worker);
@@ -208,6 +212,7 @@ export class Primary {
         if (!settled) { settled = true; reject(new Error(`worker ${slot.index} exited during start (${signal ?? code})`)); }
         // A reload waiting for this worker's answer stops waiting for it.
         for (const generation of [...this.acks.keys()]) this.ack(generation, worker);
+        this.stats?.workerGone(worker.id);
         this.onExit(slot, worker, code, signal);
       });
     });
@@ -407,6 +412,7 @@ export class Primary {
     systemLog.info({ reason }, 'draining');
     await this.api?.close().catch(() => undefined);
     this.licenseWatch?.close();
+    this.tickets.stop();
     await this.lifecycle?.close().catch(() => undefined);
     const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
     const exited = workers.map((w) => new Promise<void>((r) => (w.isDead() ? r() : w.once('exit', () => r()))));

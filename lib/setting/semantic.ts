@@ -137,7 +137,7 @@ const URL_SOURCE = /^[a-z][a-z0-9+.-]*:\/\//i;
 
 /**
  * TLS service rules of the enabled hosts with https[]: options this build can honour, URL
- * sources (not fetched yet), one set of options per TLS port (one socket serves all its hosts),
+ * sources that can be fetched (http, https), one set of options per TLS port (one socket serves all its hosts),
  * and a port is either plain or TLS.
  */
 function checkTls(setting: Setting, indices: number[], issues: SettingIssue[]): void {
@@ -155,8 +155,8 @@ function checkTls(setting: Setting, indices: number[], issues: SettingIssue[]): 
     (h.https ?? []).forEach((e, j) => {
       for (const k of ['cert', 'key', 'ca'] as const) {
         const src = e[k];
-        if (src !== undefined && URL_SOURCE.test(src)) {
-          issues.push({ path: `${base}.https[${j}].${k}`, message: 'certificate sources given as URLs are not supported yet: give a file path' });
+        if (src !== undefined && URL_SOURCE.test(src) && !/^https?:\/\//i.test(src)) {
+          issues.push({ path: `${base}.https[${j}].${k}`, message: 'only http:// and https:// URLs can be fetched: give such a URL or a file path' });
         }
       }
     });

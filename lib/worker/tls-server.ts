@@ -11,8 +11,10 @@ import net, { type Socket } from 'node:net';
 import tls from 'node:tls';
 import { H2Service, type H2Settings } from './h2-server.js';
 import { ServiceServer, type ServerTimeouts } from './service-server.js';
+import { countClientSocket } from './client-sockets.js';
 import { helloName, MAX_HELLO } from './tls/client-hello.js';
 import { SniContexts, type TlsPort } from './tls/sni.js';
+import type { Stapler } from './tls/stapling.js';
 
 export class TlsServiceServer {
   readonly server: net.Server;
@@ -23,11 +25,12 @@ export class TlsServiceServer {
   private handshakeMs: number;
   private alpn: string[];
 
-  constructor(handler: (req: IncomingMessage, res: ServerResponse) => void, t: ServerTimeouts, port: TlsPort, h2: H2Settings) {
+  constructor(handler: (req: IncomingMessage, res: ServerResponse) => void, t: ServerTimeouts, port: TlsPort, h2: H2Settings,
+    private ticketKeys: Buffer, private readonly stapler: Stapler) {
     this.http1 = new ServiceServer(handler, t);
     this.http1.serveHandedOver();
     this.h2 = new H2Service(handler, h2);
-    this.sni = new SniContexts(port);
+    this.sni = new SniContexts(port, ticketKeys);
     this.handshakeMs = t.headersMs;
     this.alpn = alpnOf(h2);
     this.server = net.createServer({ noDelay: true }, (raw) => this.accept(raw));
@@ -35,6 +38,7 @@ export class TlsServiceServer {
 
   /** Waits for the ClientHello (bounded like a request head), then starts TLS on its host's context. */
   private accept(raw: Socket): void {
+    countClientSocket(raw);
     let buf: Buffer = Buffer.alloc(0);
     // One timer for the ClientHello and the handshake after it.
     const timer = setTimeout(() => raw.destroy(), this.handshakeMs);
@@ -56,11 +60,14 @@ export class TlsServiceServer {
 
   private startTls(raw: Socket, name: string | undefined, timer: NodeJS.Timeout, onRawError: () => void): void {
     // A certificate swap takes effect from here: the context is the one current at this handshake.
+    const secureContext = this.sni.find(name, raw.localAddress);
+    const staple = this.sni.staple(secureContext, this.stapler);
     const socket = new tls.TLSSocket(raw, {
       isServer: true,
-      secureContext: this.sni.find(name, raw.localAddress),
+      secureContext,
       // The server's order wins: a client offering both gets h2.
       ALPNProtocols: this.alpn,
+      ...(staple === undefined ? {} : { server: stapleServer(secureContext, staple) }),
     });
     raw.off('error', onRawError);
     // A failed handshake (no shared version or suite, reset) is the client's: nothing to answer.
@@ -77,10 +84,16 @@ export class TlsServiceServer {
    * context they negotiated and go on (a certificate swap drops nothing).
    */
   update(port: TlsPort, t: ServerTimeouts, h2: H2Settings): void {
-    this.sni = new SniContexts(port);
+    this.sni = new SniContexts(port, this.ticketKeys);
     this.handshakeMs = t.headersMs;
     this.h2.update(h2);
     this.alpn = alpnOf(h2);
+  }
+
+  /** The node's rotated session ticket keys: tickets of either worker resume here. */
+  setTicketKeys(keys: Buffer): void {
+    this.ticketKeys = keys;
+    this.sni.setTicketKeys(keys);
   }
 
   listen(host: string | null, port: number): Promise<void> {
@@ -98,12 +111,32 @@ export class TlsServiceServer {
     return this.http1.connections + this.h2.connections;
   }
 
+  get busy(): number {
+    return this.http1.busy + this.h2.busy;
+  }
+
   /** Stops accepting, then drains both sides: HTTP/1.1 as a plain server does, HTTP/2 by GOAWAY. */
   async drain(timeoutMs: number): Promise<void> {
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     await Promise.all([this.http1.drain(timeoutMs), this.h2.drain(timeoutMs)]);
     await closed;
   }
+}
+
+/**
+ * node staples through a TLS server's 'OCSPRequest' event: a TLSSocket asks its `server` when a
+ * client requests the status, with the context in `_sharedCreds`. This stands in for that server
+ * (there is none: the socket is made here) and answers with the response fetched beforehand.
+ */
+function stapleServer(ctx: tls.SecureContext, staple: Buffer): net.Server {
+  return {
+    _sharedCreds: ctx,
+    listenerCount: (event: string) => (event === 'OCSPRequest' ? 1 : 0),
+    emit: (event: string, _cert: unknown, _issuer: unknown, done: (err: Error | null, response?: Buffer) => void) => {
+      if (event === 'OCSPRequest') done(null, staple);
+      return true;
+    },
+  } as unknown as net.Server;
 }
 
 function alpnOf(h2: H2Settings): string[] {

@@ -2,17 +2,13 @@
 // virtual hosts, opens every listening socket (shared with the sibling workers through
 // node:cluster, so the kernel spreads connections and the primary stays off the data path) plus
 // its own internal port, and drains on request.
-import { appendFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import path from 'node:path';
-import { setFlagsFromString } from 'node:v8';
 import { HashRing } from '../balance/ring.js';
 import { urlIgnoreHashKey } from '../balance/hash-key.js';
 import { loadLuaHash, type LuaHash } from '../balance/lua-hash.js';
-import { SIBLING_SECRET_ENV, type PrimaryMessage, type WorkerMessage } from '../ipc/messages.js';
-import { serveRpc } from '../ipc/rpc.js';
 import { AccessControl } from '../access/access.js';
-import { controlHandlers, type ControlSource } from './control.js';
+import type { ControlSource } from './control.js';
 import { resolveHosts, resolvePath } from '../setting/load.js';
 import type { Setting } from '../setting/types.js';
 import { createHandler, type RuntimeState } from '../pipeline/receive.js';
@@ -25,19 +21,20 @@ import { openGeoIp } from '../rules/geoip.js';
 import type { CountryLookup } from '../rules/conditions.js';
 import { systemLog } from '../log/system-log.js';
 import { openCache, type WorkerCache } from './worker-cache.js';
-import { StatsReporter } from './stats-reporter.js';
+import type { WorkerProbe } from './stats-reporter.js';
 import { ServiceServer, type ServerTimeouts } from './service-server.js';
 import { TlsServiceServer } from './tls-server.js';
 import type { H2Settings } from './h2-server.js';
 import { CleartextH2 } from './h2c.js';
 import { tlsPlan } from './tls/plan.js';
 import type { TlsPort } from './tls/sni.js';
+import { tlsKey, tlsStatus, type TlsHostStatus } from './tls/status.js';
+import { Stapler } from './tls/stapling.js';
 import { sendError } from '../pipeline/respond.js';
 import { Siblings } from '../pipeline/hand-off.js';
 import type { Transaction } from '../pipeline/transaction.js';
 import { listenKey, VhostTable, type Listen } from '../routing/vhost-table.js';
 import type { Peers } from '../pipeline/context.js';
-import { PrimaryLink } from './primary-link.js';
 
 /**
  * The country lookup of env.geoip.path, read when a setting is applied (validation already
@@ -70,6 +67,12 @@ export class RtWorker {
   /** HTTP/2 cleartext (h2c) of the plain service ports that ever had it on. */
   private readonly h2c = new Map<ServiceServer, CleartextH2>();
   private hosts = new Map<string, HostRuntime>();
+  /** The TLS sockets of the running setting, and the errors of those that could not be opened. */
+  private tlsPorts: TlsPort[] = [];
+  private readonly tlsFailed = new Map<string, string>();
+  /** Session ticket keys: the primary's (shared by every worker) once they arrive. */
+  private ticketKeys: Buffer = randomBytes(48);
+  private readonly stapler = new Stapler();
   private readonly retiring = new Set<HostRuntime['origin']>();
   private siblings: Siblings | undefined;
   private cache: WorkerCache | undefined;
@@ -158,6 +161,7 @@ export class RtWorker {
     const retired = [...this.hosts.values()].filter((h) => nextHosts.get(h.name)?.origin !== h.origin);
     this.hosts = nextHosts;
     this.logs?.writer.setHosts(nextHosts.values());
+    this.stapler.track(tls.staples);
     const failures = await this.openListeners(table.listens(), tls.ports, basePort, timeouts, h2Settings);
     // Origin clients of removed or rebuilt hosts close once requests routed before the switch
     // had time to reach them: a request that was still looking up the cache would otherwise
@@ -195,13 +199,15 @@ export class RtWorker {
     return new ServiceServer((req: IncomingMessage, res: ServerResponse) => {
       if (this.siblings?.trusts(req) !== true) { sendError(res, 403, undefined, true); return; }
       this.handle(req, res, undefined);
-    }, t);
+    }, t, false);
   }
 
   private async openListeners(listens: Listen[], tlsPorts: TlsPort[], basePort: number, t: ServerTimeouts, h2: H2Settings): Promise<string[]> {
     const wanted = new Map<string, Listen | TlsPort>(listens.map((l) => [listenKey(l), l]));
-    for (const p of tlsPorts) wanted.set(`tls ${listenKey(p.listen)}`, p);
+    for (const p of tlsPorts) wanted.set(tlsKey(p), p);
     const failures: string[] = [];
+    this.tlsPorts = tlsPorts;
+    this.tlsFailed.clear();
     for (const [key, l] of wanted) {
       const running = this.servers.get(key);
       if (running instanceof TlsServiceServer) {
@@ -217,12 +223,14 @@ export class RtWorker {
       }
       if ('options' in l) {
         const port = l.listen.port;
-        const s = new TlsServiceServer((req: IncomingMessage, res: ServerResponse) => this.handle(req, res, port), t, l, h2);
+        const s = new TlsServiceServer((req: IncomingMessage, res: ServerResponse) => this.handle(req, res, port), t, l, h2, this.ticketKeys, this.stapler);
         try {
           await s.listen(l.listen.host, port);
           this.servers.set(key, s);
         } catch (err) {
-          failures.push(`${key}: ${(err as Error).message}`);
+          // Not a refusal of the setting: the plain service goes on, /get/https says why this
+          // host's HTTPS does not work (tlsStatus), and the next reload tries the port again.
+          this.tlsFailed.set(key, (err as Error).message);
         }
         continue;
       }
@@ -294,6 +302,23 @@ export class RtWorker {
   }
 
   /** What the management commands read of this worker. */
+  /** What the statistics reporter reads once a second (the gauges of document 1). */
+  statsProbe(): WorkerProbe {
+    return {
+      origin: (host) => this.hosts.get(host)?.origin.sessions(),
+      memory: (host) => this.cache?.store.memory.hostUsage(host),
+      filesOpen: (host) => this.cache?.store.disk.filesOpen(host) ?? 0,
+      busyConnections: () => {
+        let n = 0;
+        for (const s of this.servers.values()) n += s.busy;
+        for (const c of this.h2c.values()) n += c.h2.busy;
+        return n;
+      },
+      waitingWrites: () => this.cache?.store.disk.waitingWrites ?? 0,
+      disks: () => this.cache?.store.disk.statuses() ?? [],
+    };
+  }
+
   controlSource(): ControlSource {
     return {
       hosts: () => this.hosts,
@@ -313,6 +338,16 @@ export class RtWorker {
     const writer = new HostLogWriter(shipper);
     writer.setHosts(this.hosts.values());
     this.logs = { writer, shipper, remove: [addRecordSink(writer.record), addOriginSink(writer.origin)] };
+  }
+
+  /** Per TLS host: null when served, else why not (`/get/https`). */
+  tlsStatus(): TlsHostStatus {
+    return tlsStatus(this.tlsPorts, this.tlsFailed);
+  }
+
+  setTicketKeys(keys: Buffer): void {
+    this.ticketKeys = keys;
+    for (const s of this.servers.values()) if (s instanceof TlsServiceServer) s.setTicketKeys(keys);
   }
 
   setRing(members: number[]): void {
@@ -342,85 +377,4 @@ function retime(s: ServiceServer, t: ServerTimeouts): void {
   s.server.requestTimeout = t.requestMs;
   s.server.keepAliveTimeout = t.keepAliveMs;
   (s.server as { maxHeaderSize?: number }).maxHeaderSize = t.maxHeaderSize;
-}
-
-/** Entry of the worker process (workers/rt-worker.ts). */
-export function runWorker(): void {
-  // A miss's Transaction lives as long as its origin fetch, a hit's for microseconds. Having seen
-  // the misses of a cache fill survive, V8's allocation-site pretenuring put every later hit's
-  // Transaction in old space, where it held the request's whole object graph (IncomingMessage,
-  // ServerResponse, header strings) past each scavenge until the next full GC: measured on
-  // hit-mix, 3 MB promoted per scavenge and scavenges of 5-20 ms instead of under 1 ms. A worker
-  // serves short-lived requests; what does live long is promoted the ordinary way. (A flag on the
-  // command line would reach the disk writer thread's execArgv, which refuses V8 flags.)
-  setFlagsFromString('--no-allocation-site-pretenuring');
-  const index = Number(process.env.SVC_WORKER_INDEX ?? '0');
-  const send = (m: WorkerMessage): void => { process.send?.(m); };
-  const link = new PrimaryLink(send);
-  // Asks the primary for its first block now: the answer arrives before the setting, so the
-  // first request already has a node id.
-  const worker = new RtWorker(index, process.env[SIBLING_SECRET_ENV] ?? '', new SessionIds(() => send({ type: 'session-ids-request' })), link);
-  // Tests only: every finished record as a JSON line in <dir>/records-<pid>.jsonl, so black-box
-  // tests see what the records of a real cluster hold (session ids across workers, hand-offs).
-  const recordDir = process.env.SVC_TEST_RECORD_DIR;
-  if (recordDir !== undefined && recordDir !== '') {
-    const file = path.join(recordDir, `records-${process.pid}.jsonl`);
-    addRecordSink((tx) => appendFileSync(file, `${JSON.stringify({ worker: index, ...tx.toJSON() })}\n`));
-  }
-  worker.attachLogs((b) => send({ type: 'log', ...b }));
-  let applying: Promise<void> = Promise.resolve();
-  let ready = false;
-  const stats = new StatsReporter((m, done) => { if (process.connected) process.send!(m, undefined, {}, () => done?.()); else done?.(); });
-  stats.start();
-  const rpc = serveRpc({
-    ...controlHandlers(worker.controlSource()),
-    'drop-hosts': ({ names, diskToo }: { names: string[]; diskToo: boolean }) => worker.dropHosts(names, diskToo),
-  }, send);
-  process.on('message', (m: PrimaryMessage) => {
-    switch (m.type) {
-      case 'setting':
-        applying = applying.then(() => worker.apply(m.setting, m.baseDir, m.changedHosts)).then(
-          (failures) => {
-            if (failures.length === 0) {
-              ready = true;
-              send({ type: 'ready', generation: m.generation });
-              return;
-            }
-            send({ type: 'listen-error', generation: m.generation, errors: failures });
-            if (!ready) setTimeout(() => process.exit(1), 50);
-          },
-          (err: Error) => {
-            send({ type: 'apply-error', generation: m.generation, message: err.message });
-            // A worker that never got going is no use half-built: exit, the primary starts another.
-            if (!ready) setTimeout(() => process.exit(1), 50);
-          },
-        );
-        break;
-      case 'ring':
-        worker.setRing(m.members);
-        break;
-      case 'session-ids':
-        worker.sessionIds.addBlock(m.start, m.count);
-        break;
-      case 'rpc':
-        rpc(m);
-        break;
-      case 'done':
-        link.onMessage(m);
-        break;
-      case 'drain':
-        // The last second's counts go to the primary before the exit, so a drained worker's
-        // transactions are all in the node's statistics.
-        void applying.then(() => worker.drain(m.timeoutMs)).finally(() => void stats.flush().finally(() => process.exit(0)));
-        break;
-    }
-  });
-  send({ type: 'hello' });
-  // The primary's SIGTERM reaches the whole process group; the worker waits for its 'drain'.
-  process.on('SIGTERM', () => undefined);
-  process.on('SIGINT', () => undefined);
-  process.on('SIGHUP', () => undefined);
-  // A signal sent to the whole group must not open the inspector (SIGUSR1) or kill (SIGUSR2).
-  process.on('SIGUSR1', () => undefined);
-  process.on('SIGUSR2', () => undefined);
 }

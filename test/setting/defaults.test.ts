@@ -152,7 +152,7 @@ t.test('a host gets enable, listen *:80, mode, fallbacks and https options defau
     fallbacks: { enable: false, matchingList: [] },
     httpsOptions: {
       listen: '*:443', enableTls13: true, enableTls12: true, enableTls11: false, enableTls10: false, enableSsl30: false,
-      ciphersuite: 'ALL:!ADH:RC4+RSA:+HIGH:+MEDIUM:+LOW:+SSLv2:+EXP', forwardSecrecy: true,
+      ciphersuite: 'ALL:!ADH:RC4+RSA:+HIGH:+MEDIUM:+LOW:+SSLv2:+EXP', forwardSecrecy: true, ocspStapling: true,
     },
   });
 });
