@@ -21,6 +21,8 @@ import { TCP_DENY, TCP_ERROR } from '../cache/policy/results.js';
 /** The largest hook answer read (a redefinition is a few hundred bytes). */
 const MAX_ANSWER_BYTES = 1 << 20;
 const ALLOW = 'GET, HEAD, POST';
+/** Sent to the hook with the x-ctx-id; a hook calling the runtime back sends it (receive.ts). */
+export const HOOK_CTX_HEADER = 'x-svcx-forwarded-context-id';
 
 type Fields = Record<string, string | string[] | number | undefined>;
 
@@ -121,7 +123,7 @@ function send(tx: Transaction, rule: HookRule, body: Buffer | undefined, route: 
   tx.res.once('close', onClose);
   rule.client.request({
     method: 'POST', url: rule.path, body: Buffer.from(JSON.stringify(doc)), signal: controller.signal, trace,
-    headers: { 'content-type': 'application/json', 'x-svcx-forwarded-context-id': tx.ctxId },
+    headers: { 'content-type': 'application/json', [HOOK_CTX_HEADER]: tx.ctxId },
   }).then(async (r) => {
     traceAnswered(trace, r.statusCode);
     if (r.statusCode !== 200) {

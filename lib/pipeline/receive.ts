@@ -20,10 +20,11 @@ import { modifyFront } from './modify.js';
 import { bypass } from './bypass.js';
 import { applyRewrites, ROUTING_LOOP, ROUTING_LOOP_TEXT, type Router } from './rewrite.js';
 import { checkAccess, sendDenied } from './access.js';
-import { callHook, hookSelects } from './hook.js';
+import { callHook, HOOK_CTX_HEADER, hookSelects } from './hook.js';
 import { startTrace } from './setting-trace.js';
 
 const ALLOW = 'GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface Limits { maxUrlLength: number; maxHeaderSize: number; maxHeaderCount: number }
 
@@ -180,6 +181,11 @@ export function createHandler(getState: () => RuntimeState, sessionIds: SessionI
       tx.fromSibling = true;
       const ctx = req.headers[CTX_HEADER];
       if (typeof ctx === 'string') tx.ctxId = ctx;
+    } else {
+      // A hook calling the runtime back names the chain it belongs to (document 2), so its
+      // request logs under the same x-ctx-id. Only a UUID is taken: it only labels log lines.
+      const chain = req.headers[HOOK_CTX_HEADER];
+      if (typeof chain === 'string' && UUID.test(chain)) tx.ctxId = chain.toLowerCase();
     }
 
     if (target.url === '*') {

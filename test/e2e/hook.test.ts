@@ -169,6 +169,17 @@ t.test('the hook gets the request document with JSON, the context id, the unesca
   t.equal((await send('hook.test', '/continue/a?q=1')).cache, 'TCP_HIT', 'the engine key: a second request is a hit');
 });
 
+t.test('a request carrying X-SVCX-Forwarded-Context-Id (a hook calling back) logs under that x-ctx-id and hooks with it', async (t) => {
+  const id = '0b7e6f7c-1d2a-4c3b-9e8f-0123456789ab';
+  t.equal((await send('hook.test', '/continue/cb', { headers: { 'x-svcx-forwarded-context-id': id } })).status, 200);
+  t.equal(hookCalls('/continue/cb')[0]!.headers['x-svcx-forwarded-context-id'], id);
+  const line = await lineWith('hook.test', 'access', (l) => l.startsWith('GET /continue/cb '), 'callback line');
+  t.equal(line.split(' ').at(-1), id);
+  await send('hook.test', '/continue/cb2', { headers: { 'x-svcx-forwarded-context-id': 'not-a-uuid' } });
+  const other = await lineWith('hook.test', 'access', (l) => l.startsWith('GET /continue/cb2 '), 'second line');
+  t.not(other.split(' ').at(-1), 'not-a-uuid', 'only a UUID is taken');
+});
+
 t.test('an answer with a code other than 100 answers the client at once, logged TCP_DENY', async (t) => {
   const r = await send('hook.test', '/deny');
   t.equal(r.status, 401);
