@@ -24,7 +24,10 @@ import { SessionBlocks } from './session-blocks.js';
 import { TicketKeys } from './ticket-keys.js';
 import { StatsService } from '../stats/service.js';
 import { statisticsRoutes } from '../manager/routes/statistics.js';
-import { LogHub } from '../log/hub.js';
+import { GlobalLogs } from '../log/global/global-logs.js';
+import { reportError } from '../log/global/report.js';
+import { NodeLogs } from './node-logs.js';
+import { BackupScheduler } from '../log/repository/scheduler.js';
 import { dropMemoryEverywhere, settleEverywhere } from './peer-invalidation.js';
 
 interface Slot {
@@ -77,8 +80,11 @@ export class Primary {
   private readonly tickets = new TicketKeys((keys) => { for (const w of this.connectedWorkers()) this.send(w, { type: 'tls-ticket-keys', keys }); });
   /** Sums of the workers' counters, system figures, the statistics collector. */
   stats: StatsService | undefined;
-  /** The writer of the per-host log files; workers send it their lines. */
-  private readonly logs = new LogHub((file, err) => systemLog.error({ file, err: err.message }, 'log file cannot be written; its lines are dropped (reported once a minute)'));
+  /** Every log file of the node (global and per host), opened once the setting is loaded. */
+  private logs: NodeLogs | undefined;
+
+  /** Uploads of rolled log files to the backup repositories (env.log.repository). */
+  private readonly backups = new BackupScheduler({ watch: (event, body) => void this.lifecycle?.events.watch(event, undefined, body) });
 
   constructor(private readonly settingPath: string) {}
 
@@ -94,13 +100,18 @@ export class Primary {
     await checkStartCertificates(loaded.setting);
     this.setting = loaded.setting;
     this.baseDir = loaded.baseDir;
-    this.logs.configure(this.setting, this.baseDir);
+    const logs = new NodeLogs(new GlobalLogs(this.setting), this.baseDir);
+    this.logs = logs;
+    if (restored !== undefined) reportError({ code: '1004', detail: `hash ${restored}` });
+    logs.configure(this.setting);
     this.lifecycle = new SettingLifecycle({
       settingPath: this.settingPath, stateDir: resolvePath(this.setting, 'state'), running: loaded.setting,
       runningRaw: loaded.raw, baseDir: loaded.baseDir, version: PRODUCT_VERSION,
-      runtime: { apply: (s, changed) => this.applyToWorkers(s, changed) },
+      runtime: { apply: (s, changed) => this.applyToWorkers(s, changed) }, logs: logs.global,
     });
     await this.lifecycle.start();
+    // After the start event: the scheduler's own (00030001) follows it in the watch log.
+    this.backups.configure(this.setting, logs.backupSources());
     // The license never stops the start: a missing, invalid or expired one makes the State Inactive.
     this.license = await LicenseService.open(licensePaths(this.setting));
     this.licenseWatch = new LicenseWatch(this.license, (c) => void this.licenseChanged(c));
@@ -124,6 +135,7 @@ export class Primary {
     // that cannot be bound stops the start like the API's would.
     await this.stats.start();
     this.tickets.start();
+    const logPort = await logs.startTimed(() => this.setting, this.stats.source);
     cluster.schedulingPolicy = cluster.SCHED_NONE;
     const here = path.dirname(fileURLToPath(import.meta.url));
     // SVC_WORKER_NODE_ARGS passes node flags to the workers only (e.g. `--cpu-prof` to profile).
@@ -148,7 +160,7 @@ export class Primary {
     process.on('SIGINT', () => void this.shutdown('SIGINT'));
     process.on('SIGHUP', () => void this.reload());
     process.on('SIGUSR2', () => void this.rollingRestart());
-    systemLog.info({ workers: n, api: this.api.httpPort ?? null, apiHost: this.api.httpHost ?? null, apiTls: this.api.httpsPort ?? null, stats: this.stats.collectorPort ?? null }, 'started');
+    systemLog.info({ workers: n, api: this.api.httpPort ?? null, apiHost: this.api.httpHost ?? null, apiTls: this.api.httpsPort ?? null, stats: this.stats.collectorPort ?? null, logPort: logPort ?? null }, 'started');
   }
 
   /** A worker that fails at start-up is tried again a few times before the start fails. */
@@ -160,6 +172,7 @@ export class Primary {
       } catch (err) {
         if (attempt >= 3 || /EADDRINUSE|EACCES|EADDRNOTAVAIL/.test((err as Error).message)) throw err;
         systemLog.error({ worker: slot.index, attempt, err: (err as Error).message }, 'worker failed to start; trying again');
+        reportError({ code: '5002', detail: `worker ${slot.index}, attempt ${attempt}: ${(err as Error).message}` });
         await new Promise((r) => setTimeout(r, 200 * attempt));
       }
     }
@@ -178,7 +191,7 @@ export class Primary {
           return;
         }
         if (m.type === 'log') {
-          this.logs.write(m);
+          this.logs?.write(m);
           return;
         }
         if (m.type === 'session-ids-request') {
@@ -227,6 +240,7 @@ export class Primary {
     const lived = Date.now() - slot.startedAt;
     slot.quickDeaths = lived < QUICK_DEATH_MS ? slot.quickDeaths + 1 : 0;
     systemLog.error({ worker: slot.index, code, signal }, 'worker died; replacing it');
+    reportError({ code: '5001', detail: `worker ${slot.index} (pid ${worker.process.pid ?? '-'}) ${signal === null ? `exit code ${code}` : `signal ${signal}`}; replacing it` });
     this.replace(slot);
   }
 
@@ -238,6 +252,7 @@ export class Primary {
       if (this.shuttingDown) return;
       this.fork(slot).then(() => this.broadcastRing(), (err: Error) => {
         systemLog.error({ worker: slot.index, err: err.message }, 'replacement failed');
+        reportError({ code: '5002', detail: `worker ${slot.index} replacement: ${err.message}` });
         slot.quickDeaths++;
         if (slot.worker === undefined) this.replace(slot);
       });
@@ -320,7 +335,8 @@ export class Primary {
     this.settingGeneration = generation;
     this.api?.applySetting(setting);
     this.stats?.settingApplied(setting);
-    this.logs.configure(setting, this.baseDir);
+    this.logs?.configure(setting);
+    this.backups.configure(setting, this.logs!.backupSources());
     // Workers that became ready while the others applied got the previous setting.
     for (const w of this.liveWorkers()) if (!workers.includes(w)) this.sendSetting(w, setting, generation, 'all');
     await this.dropRemovedHosts(previous, setting);
@@ -376,8 +392,10 @@ export class Primary {
   private async licenseChanged(c: StateChange): Promise<void> {
     const fields = { State: c.state, Status: c.status, ...(c.reason === undefined ? {} : { reason: c.reason }) };
     const message = c.previous === undefined ? `license state at start: ${c.state}` : `license state changed: ${c.previous} -> ${c.state}`;
-    if (c.state === 'Inactive') systemLog.warn(fields, message);
-    else systemLog.info(fields, message);
+    if (c.state === 'Inactive') {
+      systemLog.warn(fields, message);
+      reportError({ code: '1003', detail: `${message}${c.reason === undefined ? '' : ` (${c.reason})`}` });
+    } else systemLog.info(fields, message);
     await this.lifecycle.events.info(message, fields).catch(() => undefined);
   }
 
@@ -413,6 +431,7 @@ export class Primary {
     await this.api?.close().catch(() => undefined);
     this.licenseWatch?.close();
     this.tickets.stop();
+    this.backups.close();
     await this.lifecycle?.close().catch(() => undefined);
     const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
     const exited = workers.map((w) => new Promise<void>((r) => (w.isDead() ? r() : w.once('exit', () => r()))));
@@ -421,7 +440,7 @@ export class Primary {
     await Promise.all(exited);
     clearTimeout(hardStop);
     await this.stats?.close().catch(() => undefined);
-    await this.logs.close().catch(() => undefined);
+    await this.logs?.close();
     systemLog.info('stopped');
     process.exit(0);
   }

@@ -103,6 +103,8 @@ export class RtWorker {
     const cluster = setting.env.management.cluster;
     const frontEnd = setting.functions.network.http.frontEnd;
     const rebuild = changedHosts === 'all' ? undefined : new Set(changedHosts);
+    // Before the hosts: whether their origin exchanges are watched depends on the global logs.
+    this.logs?.writer.configureGlobal(setting.env.log);
     const nextHosts = new Map<string, HostRuntime>();
     const geo = geoIpOf(setting);
     for (const h of resolved) {
@@ -111,7 +113,7 @@ export class RtWorker {
       if (old !== undefined && rebuild !== undefined && !rebuild.has(h.name) && sameOrigin(old.setting, h)) {
         nextHosts.set(h.name, { ...old, aliases: h.aliases, listen: h.listen, setting: h, ...cacheFields(h, geo) });
       } else {
-        nextHosts.set(h.name, buildHostRuntime(h, geo));
+        nextHosts.set(h.name, buildHostRuntime(h, geo, this.logs?.writer.dns));
       }
     }
     for (const h of nextHosts.values()) {

@@ -47,11 +47,14 @@ export function baseSetting(hosting: unknown[], basePort: number, opts: StartOpt
   const extra = opts.extra ?? {};
   const env = (extra.env ?? {}) as Record<string, unknown>;
   const management = (env.management ?? {}) as Record<string, unknown>;
+  const log = (env.log ?? {}) as Record<string, unknown>;
   return {
     ...extra,
     env: {
       home: '.',
       ...env,
+      // The log listener (UDP) on the API's port number: each test node gets its own, not 8514.
+      log: { ...log, meta: { port: apiPort, ...(log.meta as object | undefined) } },
       management: {
         ...management,
         api: { port: apiPort, allowList: [{ addr: '127.0.0.1', role: 'admin' }], ...(management.api as object | undefined) },
