@@ -29,6 +29,9 @@ export interface OriginNote {
   sessionType: string;
   /** cs-balance of the host. */
   balance: string;
+  /** x-sc-chain-error / x-sc-chain-info of a function call (the hook): its error text, the cache key. */
+  chainError?: string | undefined;
+  chainInfo?: string | undefined;
 }
 
 export class OriginTrace {

@@ -9,8 +9,12 @@ import type { Transaction } from './transaction.js';
 
 const PATH = 'functions.network.http.frontEnd.accessControl';
 
-/** True when the stage answered the request (denied or redirected). */
-export function checkAccess(tx: Transaction, ac: CompiledAccess): boolean {
+/**
+ * True when the stage answered the request (denied or redirected). `deferDeny`: a denial is
+ * recorded but not sent (the hook is called first: skipIfMatched.accessControl false); the
+ * caller sends it with sendDenied.
+ */
+export function checkAccess(tx: Transaction, ac: CompiledAccess, deferDeny = false): boolean {
   const input = ruleInput(tx);
   const entries = ac.entries;
   for (let k = 0; k < entries.length; k++) {
@@ -22,19 +26,25 @@ export function checkAccess(tx: Transaction, ac: CompiledAccess): boolean {
       tx.access = 1;
       return false;
     }
-    if (e.action === 'deny') return deny(tx);
+    if (e.action === 'deny') return deny(tx, deferDeny);
     return redirect(tx, e.status, e.location(captures === MATCHED ? [subjectOf(input)] : captures));
   }
-  if (ac.denyByDefault) return deny(tx);
+  if (ac.denyByDefault) return deny(tx, deferDeny);
   tx.access = 1;
   return false;
 }
 
-function deny(tx: Transaction): true {
+function deny(tx: Transaction, defer: boolean): true {
   tx.access = 2;
   tx.cacheResult = TCP_DENIED;
-  sendError(tx.res, 403);
+  if (!defer) sendError(tx.res, 403);
   return true;
+}
+
+/** The 403 of a denial that waited for the hook. */
+export function sendDenied(tx: Transaction): void {
+  tx.cacheResult = TCP_DENIED;
+  sendError(tx.res, 403);
 }
 
 function redirect(tx: Transaction, status: number, location: string): true {

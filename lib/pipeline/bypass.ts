@@ -21,8 +21,11 @@ function asksNoCache(h: IncomingHttpHeaders): boolean {
   return p !== undefined && /(?:^|,)\s*no-cache\s*(?:,|$)/i.test(p);
 }
 
-/** Whether the request was bypassed (then it is on its way to the origin). */
-export function bypass(tx: Transaction, net: NetworkRules): boolean {
+/**
+ * Whether the request was bypassed (then it is on its way to the origin). `before`: runs first
+ * and calls its argument to go on (the hook, unless skipIfMatched.bypass).
+ */
+export function bypass(tx: Transaction, net: NetworkRules, before?: (go: () => void) => void): boolean {
   const list = net.bypass;
   if (list !== undefined) {
     const input = ruleInput(tx);
@@ -39,6 +42,7 @@ export function bypass(tx: Transaction, net: NetworkRules): boolean {
   }
   if (tx.bypass === 0) return false;
   tx.cacheResult = TCP_MISS;
-  proxyToOrigin(tx);
+  if (before === undefined) proxyToOrigin(tx);
+  else before(() => proxyToOrigin(tx));
   return true;
 }

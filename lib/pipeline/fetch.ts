@@ -36,10 +36,17 @@ export function refreshKey(key: CacheKey, variantKey: string, purged: boolean): 
 
 /** Meta of a new stored object from the origin's answer (`originHeaders`: as received). */
 function newEntryMeta(key: CacheKey, status: number, originHeaders: StoredHeaders, reqHeaders: IncomingHttpHeaders,
-  requestTime: number, cachedAt: number, host: HostRuntime): CacheEntryMeta {
+  requestTime: number, cachedAt: number, host: HostRuntime, hookTtl: number | undefined): CacheEntryMeta {
   const headers = fieldsToStore(originHeaders, cachedAt, host.cachePolicy);
   const vary = withKeyHeaders(varyOf(headers), host.net?.key?.headers);
   const times = entryTimes(status, headers, requestTime, cachedAt, host.cachePolicy);
+  if (hookTtl !== undefined && status >= 200 && status < 300) {
+    // The hook's cacheTtl is the freshness lifetime of a 2xx (document 2); the copy is kept past
+    // it as long as the engine would have kept it past its own.
+    const staleAt = cachedAt + hookTtl * 1000;
+    times.deleteAt = staleAt + Math.max(0, times.deleteAt - times.staleAt);
+    times.staleAt = staleAt;
+  }
   const contentLength = Number(headers['content-length'] ?? -1);
   return {
     key, variantKey: variantOf(vary, reqHeaders), vary, status, headers,
@@ -160,7 +167,7 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
       streamUnstored(first, upstream.statusCode, resHeaders, body.readable(), cachedAt);
       return;
     }
-    const meta = newEntryMeta(plan.key, upstream.statusCode, resHeaders, tx.req.headers, requestTime, cachedAt, tx.host);
+    const meta = newEntryMeta(plan.key, upstream.statusCode, resHeaders, tx.req.headers, requestTime, cachedAt, tx.host, tx.hook?.cacheTtl);
     const vary = meta.vary;
     const writeHead = (w: Transaction): void => {
       w.cacheResult ??= plan.result;

@@ -105,6 +105,9 @@ function finish(tx: TransactionRecord): void {
   tx.status = res.headersSent && (sent > 0 || tx.completed) ? res.statusCode : 0;
   if (tx.status === 0) tx.firstByteMs = -1;
   tx.cacheResult ??= TCP_NONE;
+  // The hook's cacheResult names what the transaction counts and logs as (document 2).
+  const hooked = tx.hook?.cacheResult;
+  if (hooked !== undefined) tx.cacheResult = hooked;
   workerCounters.count(tx);
   const host = tx.host;
   if (host?.directoryStats !== undefined && !tx.fromSibling) countDirectories(host.directoryStats, workerCounters, host.logName, tx);
@@ -154,6 +157,9 @@ function hasBody(headers: Record<string, string | string[] | undefined>): boolea
  * body was not wanted) is not an origin error.
  */
 function countOrigin(t: OriginTrace): void {
+  // A hook call (tag HOOK_TRACE) is no origin exchange: the hook stage logs it once its answer is
+  // read (logHookCall), with what the answer said.
+  if (t.tag === HOOK_TRACE) return;
   const failed = t.sockError !== undefined && t.sockError !== 'Client-Close';
   workerCounters.countOrigin(t.tag, failed, t.retried, t.requestHeadBytes + t.requestBodyBytes, t.responseHeadBytes + t.responseBodyBytes,
     t.status, t.firstByteMs, t.completeMs);
@@ -166,3 +172,17 @@ function countOrigin(t: OriginTrace): void {
   }
 }
 onTraceDone(countOrigin);
+
+/** The tag of a hook call's trace: counted in no host row. */
+export const HOOK_TRACE = -1;
+
+/** A hook call's line for the origin log sinks (the origin log's `hook1` lines). */
+export function logHookCall(t: OriginTrace): void {
+  for (let i = 0; i < originSinks.length; i++) {
+    try {
+      originSinks[i]!(t);
+    } catch {
+      // As for the record sinks.
+    }
+  }
+}

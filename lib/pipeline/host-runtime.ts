@@ -15,6 +15,7 @@ import { compileNetwork, type NetworkRules } from '../network/rules.js';
 import { compileFallbacks, type FallbackRule } from '../network/fallbacks.js';
 import { compileHostRules, type HostRules } from '../rules/host-rules.js';
 import type { CountryLookup } from '../rules/conditions.js';
+import { compileHook, type HookRule } from '../hook/rule.js';
 
 /** This host's runtime as a facade of `target` (mode.facadeHost): its statistics and logs kept. */
 export function facadeOf(own: HostRuntime, target: HostRuntime | undefined): HostRuntime | undefined {
@@ -53,6 +54,8 @@ export interface HostRuntime extends RoutableHost {
   fallbacks: FallbackRule[] | undefined;
   /** urlRewrites and access control compiled; undefined when the host has neither. */
   rules: HostRules | undefined;
+  /** functions.hook compiled, with its client; undefined when the host has no hook (the usual case). */
+  hook: HookRule | undefined;
   /**
    * mode.facadeHost: the named host's runtime with this host's counter row and logs, which
    * receive serves in its place. Set by the worker once every host of a load is built.
@@ -96,6 +99,8 @@ export function buildHostRuntime(host: ResolvedHost, geo: CountryLookup | undefi
     origin,
     setting: host,
     counterSlot: workerCounters.slotOf(host.name),
+    // Validated with the setting (semantic.ts): a hook that does not compile never reaches a worker.
+    hook: compileHook(host.functions.hook, 'functions.hook', geo),
     ...cacheFields(host, geo),
   };
 }
@@ -129,5 +134,6 @@ export function sameOrigin(a: ResolvedHost, b: ResolvedHost): boolean {
 /** What the origin client is built from (backEnd.modify is not: it follows the setting anyway). */
 function originFields(h: ResolvedHost): unknown[] {
   const be = h.functions.network.http.backEnd;
-  return [h.origin, be.session, be.health, be.forwardedFor];
+  // The hook's client lives with the origin client: a changed hook builds both anew.
+  return [h.origin, be.session, be.health, be.forwardedFor, h.functions.hook];
 }

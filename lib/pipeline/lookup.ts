@@ -9,6 +9,7 @@ import type { CachedObject, CacheKey, StoredHeaders } from '../cache/store.js';
 import type { AccessControl } from '../access/access.js';
 import { purgeByMethod } from './purge-method.js';
 import { servePost } from './post-cache.js';
+import { postKeyUrl } from '../cache/key.js';
 import type { InvalidateKind, Invalidation } from '../cache/commands/invalidate.js';
 import type { Target } from '../cache/commands/targets.js';
 import type { TieredStore } from '../cache/tiered-store.js';
@@ -100,6 +101,8 @@ export class CacheStage {
       return;
     }
     const net = tx.host.net;
+    // A fallback's pass serves the URL it routed to: the hook's key named the first one.
+    if (tx.hook !== undefined && tx.fallback === undefined) { this.serveHooked(tx); return; }
     if (method !== 'GET' && method !== 'HEAD') {
       if (method === 'POST' && net?.post !== undefined) { servePost(tx, net, net.post, this.lookup); return; }
       if (method === 'POST' && tx.host.setting.functions.network.http.frontEnd.bypass.postMethod.enable) {
@@ -112,6 +115,26 @@ export class CacheStage {
     }
     this.lookup(tx, { vhost: tx.host.name, url: net?.key === undefined ? tx.url : net.key.url(tx.url) });
   };
+
+  /**
+   * After the hook (hook.ts): its cacheKey is the only key (null: no cache), and what the origin
+   * is asked (tx.url, tx.postBody) is its originRequest. Without a cacheKey the engine's key.
+   */
+  private serveHooked(tx: Transaction): void {
+    const key = tx.hook!.cacheKey;
+    if (key === null) {
+      // Logged Bypass like a POST under bypass.postMethod; not a URL bypass (UrlBypass).
+      tx.bypass = 3;
+      tx.cacheResult = TCP_MISS;
+      proxyToOrigin(tx);
+      return;
+    }
+    if (key !== undefined) { this.lookup(tx, { vhost: tx.host.name, url: key }); return; }
+    const net = tx.host.net;
+    const url = net?.key === undefined ? tx.url : net.key.url(tx.url);
+    const post = tx.postBody === undefined ? undefined : net?.post;
+    this.lookup(tx, { vhost: tx.host.name, url: post === undefined ? url : postKeyUrl(url, post.bodySensitive ? tx.postBody : undefined) });
+  }
 
   /** Lookup under the request's cache key (cachingKey applied), then a hit, a refresh or a miss. */
   private readonly lookup = (tx: Transaction, key: CacheKey): void => {
@@ -150,17 +173,19 @@ export class CacheStage {
 
   /**
    * Hash balance: handed to the URL's owner worker. A cached POST stays here: its body was read
-   * already, and the owner would read the URL's key without it.
+   * already, and the owner would read the URL's key without it. So does a hooked request: its
+   * redefinition lives here (the owner would call the hook again).
    */
   private handedOff(tx: Transaction): boolean {
-    return !tx.fromSibling && tx.postBody === undefined && this.opts.handOff?.(tx) === true;
+    return !tx.fromSibling && tx.postBody === undefined && tx.hook === undefined && this.opts.handOff?.(tx) === true;
   }
 
   private miss(tx: Transaction, key: CacheKey, control: RequestControl): void {
     if (control.onlyIfCached) { tx.cacheResult = TCP_MISS; tx.status = 504; sendError(tx.res, 504); return; }
     if (this.handedOff(tx)) return;
     // A HEAD that misses goes to the origin as it is; a later GET fills the cache.
-    if (tx.req.method === 'HEAD') { tx.cacheResult = TCP_MISS; proxyToOrigin(tx); return; }
+    // Hooked, it is fetched as a GET (document 2) and stored under the hook's key.
+    if (tx.req.method === 'HEAD' && tx.hook === undefined) { tx.cacheResult = TCP_MISS; proxyToOrigin(tx); return; }
     fetchAndStore(this.ctx, tx, { key, mayStore: !control.noStore, result: TCP_MISS });
   }
 

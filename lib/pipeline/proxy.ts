@@ -50,6 +50,7 @@ export function originRequestHeaders(tx: Transaction): Record<string, string | s
   const headers = endToEndRequestHeaders(req.headers);
   delete headers[SIBLING_HEADER];
   delete headers[CTX_HEADER];
+  if (tx.hook !== undefined) hookOriginHeaders(tx, headers);
   // An instant bypass goes as the client sent it: no fields of ours, no back-end edits.
   if (tx.bypass === 2) return headers;
   if (tx.host.forwardedFor && !tx.fromSibling) {
@@ -62,6 +63,19 @@ export function originRequestHeaders(tx: Transaction): Record<string, string | s
   if (DEBUG_WORKER !== undefined) headers['x-svc-worker'] = DEBUG_WORKER;
   if (tx.host.net?.backModify !== undefined) modifyOriginRequest(tx, headers);
   return headers;
+}
+
+/**
+ * The hook's originRequest: its body replaces the client's (the client framing goes; undici
+ * frames the new one), and its headers join the client's without replacing one, except under
+ * instant bypass, where they win (document 2). Host never: walk.ts sets it.
+ */
+function hookOriginHeaders(tx: Transaction, headers: Record<string, string | string[]>): void {
+  delete headers['content-length'];
+  delete headers['transfer-encoding'];
+  const o = tx.hook!.originRequest;
+  if (o === undefined) return;
+  for (const f of o.headers) if (headers[f.key] === undefined || tx.bypass === 2) headers[f.key] = f.value;
 }
 
 /** Writes an upstream answer to the client, streaming the body; returns when it is handed over. */
@@ -117,7 +131,8 @@ type BeforeAnswer = (status: number, headers: Record<string, string | string[] |
 export function proxyToOrigin(tx: Transaction, beforeAnswer?: BeforeAnswer): void {
   // A cached POST's body was read already (post-cache.ts): an unshared fetch sends it again.
   if (tx.postBody !== undefined) { sendToOrigin(tx, tx.postBody, null, beforeAnswer); return; }
-  if (!hasRequestBody(tx.req)) { sendToOrigin(tx, null, null, beforeAnswer); return; }
+  // A hooked request's body was read for the hook; what goes on is the hook's (postBody or none).
+  if (tx.hook !== undefined || !hasRequestBody(tx.req)) { sendToOrigin(tx, null, null, beforeAnswer); return; }
   const upload = new Upload(tx, tx.host.upload);
   upload.take().then((body) => { if (body !== undefined) sendToOrigin(tx, body, upload, beforeAnswer); }, noop);
 }
@@ -133,9 +148,10 @@ export function sendToOrigin(tx: Transaction, body: TakenBody | null, upload: Up
   // A client too slow with the rest of a streamed body gets 408 (Upload); its origin request goes.
   if (upload !== null) upload.onStall = () => controller.abort();
   const trace = tx.origin = new OriginTrace(tx.host.counterSlot);
-  if (tx.host.logs !== undefined) trace.note = originNote(tx, tx.req.method!, true);
+  if (tx.host.logs !== undefined) trace.note = originNote(tx, tx.hook === undefined ? tx.req.method! : tx.postBody === undefined ? 'GET' : 'POST', true);
   tx.host.origin.request({
-    method: tx.req.method!,
+    // Hooked: GET, or POST with the body the hook stage chose (a client HEAD goes as GET).
+    method: tx.hook === undefined ? tx.req.method! : tx.postBody === undefined ? 'GET' : 'POST',
     url: tx.url,
     headers: originRequestHeaders(tx),
     body,

@@ -19,10 +19,12 @@ import type { VhostTable } from '../routing/vhost-table.js';
 import { modifyFront } from './modify.js';
 import { bypass } from './bypass.js';
 import { applyRewrites, ROUTING_LOOP, ROUTING_LOOP_TEXT, type Router } from './rewrite.js';
-import { checkAccess } from './access.js';
+import { checkAccess, sendDenied } from './access.js';
+import { callHook, HOOK_CTX_HEADER, hookSelects } from './hook.js';
 import { startTrace } from './setting-trace.js';
 
 const ALLOW = 'GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface Limits { maxUrlLength: number; maxHeaderSize: number; maxHeaderCount: number }
 
@@ -179,6 +181,11 @@ export function createHandler(getState: () => RuntimeState, sessionIds: SessionI
       tx.fromSibling = true;
       const ctx = req.headers[CTX_HEADER];
       if (typeof ctx === 'string') tx.ctxId = ctx;
+    } else {
+      // A hook calling the runtime back names the chain it belongs to (document 2), so its
+      // request logs under the same x-ctx-id. Only a UUID is taken: it only labels log lines.
+      const chain = req.headers[HOOK_CTX_HEADER];
+      if (typeof chain === 'string' && UUID.test(chain)) tx.ctxId = chain.toLowerCase();
     }
 
     if (target.url === '*') {
@@ -212,6 +219,9 @@ function router(state: RuntimeState, port: number | undefined, localAddress: str
  */
 function serveRouted(tx: Transaction, state: RuntimeState, port: number | undefined, localAddress: string | undefined): void {
   const res = tx.res;
+  // Whether the routed host's hook selects the request, once known (a host without a hook
+  // allocates nothing for it: the closures below exist only for hosts with one).
+  let hooked: boolean | undefined;
   // A sibling's hand-off went through them already (its URL is the rewritten one), unless a
   // fallback here routed it anew.
   if (tx.host.rules !== undefined && (!tx.fromSibling || tx.fallback !== undefined)) {
@@ -221,14 +231,28 @@ function serveRouted(tx: Transaction, state: RuntimeState, port: number | undefi
     (tx as TransactionRecord).host = served;
     if (served === undefined) return sendError(res, 404);
     const access = served.rules?.access;
-    if (access !== undefined && checkAccess(tx, access)) return;
+    if (access !== undefined) {
+      // skipIfMatched.accessControl false: a denied request is still shown to the hook, whose own
+      // answer wins; when it says continue, the denial stands.
+      const hook = served.hook;
+      const defer = hook !== undefined && !hook.skipAccess && (hooked = hookSelects(tx, hook));
+      if (checkAccess(tx, access, defer)) {
+        if (defer && tx.access === 2 && !res.headersSent) callHook(tx, hook!, router(state, port, localAddress), () => sendDenied(tx));
+        return;
+      }
+    }
   }
   // A sibling's hand-off had the network rules applied by the worker its client talked to; the
   // front edits of a request apply once, on its first pass.
   const net = tx.host.net;
   if (net !== undefined && !tx.fromSibling) {
     if (net.frontModify !== undefined && tx.fallback === undefined) modifyFront(tx, net.frontModify);
-    if ((net.bypass !== undefined || net.bypassNoCache) && bypass(tx, net)) return;
+    const hook = tx.host.hook;
+    const before = hook === undefined || hook.skipBypass ? undefined : (go: () => void): void => {
+      if (hooked ??= hookSelects(tx, hook)) callHook(tx, hook, router(state, port, localAddress), go);
+      else go();
+    };
+    if ((net.bypass !== undefined || net.bypassNoCache) && bypass(tx, net, before)) return;
   }
   if (tx.host.fallbacks !== undefined && tx.reroute === undefined) {
     tx.reroute = (name) => {
@@ -241,6 +265,8 @@ function serveRouted(tx: Transaction, state: RuntimeState, port: number | undefi
     };
   }
   // In hash balance the cache stage serves hits itself and hands misses to the URL's owner.
-  state.serve(tx);
+  const hook = tx.host.hook;
+  if (hook !== undefined && (hooked ??= hookSelects(tx, hook))) callHook(tx, hook, router(state, port, localAddress), () => state.serve(tx));
+  else state.serve(tx);
 }
 

@@ -18,6 +18,7 @@ import type { ServiceCode } from '../network/fallbacks.js';
 import { serviceStatus } from './fallback.js';
 import { editOutgoing } from './modify.js';
 import type { SettingTrace } from './setting-trace.js';
+import type { HookRedefinition } from '../hook/answer.js';
 
 export type Protocol = 'http' | 'https' | 'http2';
 
@@ -133,6 +134,10 @@ export class TransactionRecord {
   logUrl: string | undefined = undefined;
   /** The host name the rules match against: the request's, or the one a rewrite routed to. */
   ruleHost = '';
+  /** x-hook / %F: '' the host has no hook, 'y' the hook was called, 'n' matchingList left it out. */
+  hookLinked: '' | 'y' | 'n' = '';
+  /** The hook's redefinition the transaction goes on with (hook.ts); undefined when none. */
+  hook: HookRedefinition | undefined = undefined;
   /** The setting trace of a request that ends in meta.settingTrace.keyword (setting-trace.ts). */
   trace: SettingTrace | undefined = undefined;
   private ctx: string | undefined = undefined;

@@ -11,6 +11,7 @@ import { parseCron } from '../log/cron.js';
 import { compileNetwork, RuleError } from '../network/rules.js';
 import { compileFallbacks } from '../network/fallbacks.js';
 import { checkRules } from '../rules/check.js';
+import { checkHook } from './hook-check.js';
 import type { DeepPartial, Functions, HostSetting, Setting } from './types.js';
 
 function checkApi(setting: Setting, issues: SettingIssue[]): void {
@@ -110,6 +111,8 @@ function checkHost(h: HostSetting, i: number, names: Set<string>, setting: Setti
   const effective = deepMerge(setting.functions, h.functions);
   checkFunctions(h.functions, effective, `${base}.functions`, issues);
   checkNetwork(setting, h.functions, effective, `${base}.functions`, issues);
+  // The global hook is checked once (below); a host is checked when its own functions change it.
+  if (h.functions?.hook !== undefined || h.functions?.network !== undefined) checkHook(effective, `${base}.functions`, issues, setting.env.geoip.path !== null);
 }
 
 const URL_SOURCE = /^[a-z][a-z0-9+.-]*:\/\//i;
@@ -186,6 +189,7 @@ export function checkSemantics(setting: Setting, hosts: { indices: number[]; nam
     () => checkMetricsSchedule(setting, issues),
     () => checkFunctions(setting.functions, setting.functions, 'functions', issues),
     () => checkNetwork(setting, setting.functions, setting.functions, 'functions', issues),
+    () => checkHook(setting.functions, 'functions', issues, setting.env.geoip.path !== null),
     () => checkTls(setting, hosts.indices, issues),
     () => checkRules(setting, hosts.indices, issues),
   ];

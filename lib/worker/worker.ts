@@ -56,6 +56,11 @@ function geoIpOf(setting: Setting): CountryLookup | undefined {
 /** How long the origin client of a removed or rebuilt host stays open after the switch. */
 const RETIRE_GRACE_MS = 10_000;
 
+/** The outbound clients a host runtime owns: its origin's, and its hook's. */
+function clientsOf(h: HostRuntime): HostRuntime['origin'][] {
+  return h.hook === undefined ? [h.origin] : [h.origin, h.hook.client];
+}
+
 export class RtWorker {
   private state: RuntimeState | undefined;
   /** Listening sockets by listenKey (plain) or `tls ` + listenKey. */
@@ -170,8 +175,10 @@ export class RtWorker {
     // had time to reach them: a request that was still looking up the cache would otherwise
     // find its origin pool closed (502).
     for (const h of retired) {
-      this.retiring.add(h.origin);
-      setTimeout(() => { this.retiring.delete(h.origin); void h.origin.close().catch(() => undefined); }, RETIRE_GRACE_MS).unref();
+      for (const o of clientsOf(h)) {
+        this.retiring.add(o);
+        setTimeout(() => { this.retiring.delete(o); void o.close().catch(() => undefined); }, RETIRE_GRACE_MS).unref();
+      }
     }
     return failures;
   }
@@ -360,7 +367,7 @@ export class RtWorker {
     if (this.internal) all.push(this.internal);
     await Promise.all(all.map((s) => s.drain(timeoutMs)));
     await this.siblings?.close();
-    await Promise.all([...this.hosts.values()].map((h) => h.origin).concat([...this.retiring]).map((o) => o.close().catch(() => undefined)));
+    await Promise.all([...this.hosts.values()].flatMap(clientsOf).concat([...this.retiring]).map((o) => o.close().catch(() => undefined)));
     await this.cache?.close();
     // The last lines: origin exchanges that ended while draining included.
     this.logs?.shipper.flush();

@@ -46,13 +46,14 @@ export const TCP_DENIED: CacheResult = 'TCP_DENIED';
 export const TCP_ERROR: CacheResult = 'TCP_ERROR';
 export const TCP_NONE: CacheResult = 'TCP_NONE';
 export const TCP_RATE_LIMITED: CacheResult = 'TCP_RATE_LIMITED';
+export const TCP_DENY: CacheResult = 'TCP_DENY';
 
 /** Position of each result in CACHE_RESULTS (per-result counters index by it, no search). */
 export const CACHE_RESULT_INDEX: Readonly<Record<CacheResult, number>> =
   Object.fromEntries(CACHE_RESULTS.map((r, i) => [r, i])) as Record<CacheResult, number>;
 
-export function isCacheResult(s: string): s is CacheResult {
-  return (CACHE_RESULTS as readonly string[]).includes(s);
+export function isCacheResult(s: unknown): s is CacheResult {
+  return (CACHE_RESULTS as readonly unknown[]).includes(s);
 }
 
 /** The HIT flavour of a stored response served as is: redirects and errors are counted apart. */

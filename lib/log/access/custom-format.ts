@@ -3,6 +3,7 @@
 // status-code condition (`%400,501{User-agent}i`: the value only for those statuses, else `-`;
 // `%!200,304{Referer}i`: except for those) and an argument in braces. Apache's `<`/`>` modifiers
 // (`%>s`) are accepted and change nothing (one status per transaction here).
+import { hookField } from '../../hook/answer.js';
 import type { TransactionRecord } from '../../pipeline/transaction.js';
 import { clientField, dash, fallbackHosts, plus, reqHeader, requestLine, resHeader, stemAndQuery, strftime } from './fields.js';
 import type { LineContext, LineFormat } from './forms.js';
@@ -51,10 +52,9 @@ function code(letter: string, arg: string | undefined): Part {
     case 'e': return (tx) => String(tx.sessionId);
     case 'E': return (tx) => tx.ctxId;
     case 'f': return (tx) => { const s = stemAndQuery(tx)[0]; return dash(s.slice(s.lastIndexOf('/') + 1)); };
-    // Hooks are not built yet: their field is `-` until they are.
-    case 'F': return () => '-';
+    case 'F': return (tx) => dash(tx.hookLinked);
     case 'L': return fallbackHosts;
-    case 'N': need(); return () => '-';
+    case 'N': { const n = need(); return (tx) => plus(tx.hook === undefined ? undefined : hookField(tx.hook.fields, n)); }
     case 'g': return (_tx, c) => c.clock.apacheAt(c.now);
     case 'G': { const n = need().toLowerCase(); return (tx) => plus(reqHeader(tx, n)); }
     case 'h': return (tx) => dash(reqHeader(tx, 'host'));

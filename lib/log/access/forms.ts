@@ -44,7 +44,7 @@ export const svcLine: LineFormat = (tx, c) => {
     `${plus(username(tx))} ${plus(clientField(tx, c.xff))} ${plus(reqHeader(tx, 'user-agent'))} ${tx.status} ` +
     `${tx.responseHeadBytes + tx.responseBodyBytes} ${ms(tx.totalMs)} ${plus(reqHeader(tx, 'referer'))} ${resInfo(tx)} ` +
     `${plus(reqHeader(tx, 'range'))} ${tx.cacheResult} ${plus(reqHeader(tx, 'accept-encoding'))} ${tx.sessionId} ` +
-    `${plus(resHeader(tx, 'content-length'))} ${ms(tx.firstByteMs)} ${tx.completed ? 'c' : 'x'} ${fallbackHosts(tx)} ${tx.ctxId} - ` +
+    `${plus(resHeader(tx, 'content-length'))} ${ms(tx.firstByteMs)} ${tx.completed ? 'c' : 'x'} ${fallbackHosts(tx)} ${tx.ctxId} ${dash(tx.hookLinked)} ` +
     `${dash(tx.host?.logName)} ${plus(reqHeader(tx, 'host'))}\n`;
 };
 

@@ -58,7 +58,7 @@ export function originLine(t: OriginTrace, clock: LineClock, now: number): strin
     `${t.status >= 400 ? t.status : '-'} ${plus(header(t, 'content-length'))} ${t.requestHeadBytes} ${t.responseHeadBytes} ` +
     `${t.responseBodyBytes} ${ms(t.completeMs)} ${ms(t.dnsMs)} ${ms(t.connectMs)} ${ms(t.firstByteMs)} ${ms(transfer)} ` +
     `${n.bypass} ${plus(n.acceptEncoding)} ${plus(header(t, 'cache-control'))} ${plus(port)} ` +
-    `${plus(header(t, 'content-encoding'))} ${n.sessionId} ${n.sessionType} - - ${t.reused ? 0 : ms(t.connectMs)} ` +
+    `${plus(header(t, 'content-encoding'))} ${n.sessionId} ${n.sessionType} ${plus(n.chainError)} ${plus(n.chainInfo)} ${t.reused ? 0 : ms(t.connectMs)} ` +
     `${t.retried ? 'y' : 'n'} - ${clockTime(startedWall)} ${n.ctxId} ${n.balance}\n`;
   return err === undefined || err === 'Client-Close' ? line : `#[ERROR:${ORIGIN_ERRORS[err]}] ${line}`;
 }

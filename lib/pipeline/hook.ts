@@ -1,0 +1,199 @@
+// Stage "hook" (functions.hook, document 2): for the requests its matchingList selects, the
+// request document is POSTed to the hook and its answer decides what happens next: an answer of
+// its own (response.code other than 100), or the request goes on redefined (header edits, host,
+// cache key and TTL, the origin request, the logged cache result, userData for the access log).
+// A host without a hook never reaches this module; a request the list leaves out costs one match.
+import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
+import { OriginTrace, traceAnswered, traceFailed, type OriginNote } from '../origin/index.js';
+import { OriginError } from '../origin/index.js';
+import { applyEdits } from '../network/header-edit.js';
+import { HookAnswerError, parseHookAnswer, type HookRedefinition } from '../hook/answer.js';
+import type { HookRule } from '../hook/rule.js';
+import { HOOK_TRACE, logHookCall } from './finish.js';
+import type { HostRuntime } from './host-runtime.js';
+import { ruleInput } from './rule-input.js';
+import { sendError } from './respond.js';
+import type { Transaction } from './transaction.js';
+import { Upload } from './upload.js';
+import { TCP_DENY, TCP_ERROR } from '../cache/policy/results.js';
+
+/** The largest hook answer read (a redefinition is a few hundred bytes). */
+const MAX_ANSWER_BYTES = 1 << 20;
+const ALLOW = 'GET, HEAD, POST';
+/** Sent to the hook with the x-ctx-id; a hook calling the runtime back sends it (receive.ts). */
+export const HOOK_CTX_HEADER = 'x-svcx-forwarded-context-id';
+
+type Fields = Record<string, string | string[] | number | undefined>;
+
+/**
+ * Whether the hook is called for this request. Only GET, HEAD and a POST the cache takes
+ * (cachingKey.postMethod: its body is read whole) are hooked: a bypassed POST needs no hooking
+ * (document 2), other methods pass as they do without a hook. A sibling's hand-off and a
+ * fallback's second pass were hooked already.
+ */
+export function hookSelects(tx: Transaction, rule: HookRule): boolean {
+  if (tx.fromSibling || tx.hookLinked !== '') return false;
+  const m = tx.method;
+  if (m !== 'GET' && m !== 'HEAD' && (m !== 'POST' || tx.host.net?.post === undefined)) return false;
+  const list = rule.matching;
+  if (list === undefined) return true;
+  // matchingList patterns are written without the host name: they see the URL alone.
+  const input = ruleInput(tx);
+  const host = input.host;
+  input.host = '';
+  input.subject = undefined;
+  let hit = false;
+  for (let i = 0; i < list.length && !hit; i++) hit = list[i]!.match(input) !== undefined;
+  input.host = host;
+  input.subject = undefined;
+  if (!hit) tx.hookLinked = 'n';
+  return hit;
+}
+
+/** `route`: a host by name as receive routes it (the answer's vhost). `next`: the rest of the way. */
+export function callHook(tx: Transaction, rule: HookRule, route: (name: string) => HostRuntime | undefined, next: () => void): void {
+  tx.hookLinked = 'y';
+  const post = tx.method === 'POST' ? tx.host.net?.post : undefined;
+  if (post === undefined) { send(tx, rule, undefined, route, next); return; }
+  const upload = new Upload(tx, { ...tx.host.upload, bufferUpTo: post.max });
+  const taken = post.max === 0 && tx.req.readableEnded ? Promise.resolve(Buffer.alloc(0)) : upload.take();
+  taken.then((body) => {
+    if (body === undefined) return;
+    upload.stop();
+    if (!Buffer.isBuffer(body)) {
+      // The hook must see the whole body, and it is larger than the POST cache reads.
+      (body as Readable).resume();
+      tx.cacheResult = TCP_ERROR;
+      sendError(tx.res, 413, undefined, true, `413 Content Too Large: a hooked POST body is at most ${post.max} bytes (cachingKey.postMethod.bodyContentLengthMax)\n`);
+      return;
+    }
+    send(tx, rule, body, route, next);
+  }, () => undefined);
+}
+
+/** The client's request head as received (document 2 `message`). */
+function requestHead(req: IncomingMessage, url: string): string {
+  let head = `${req.method ?? ''} ${url} HTTP/${req.httpVersion}\r\n`;
+  const raw = req.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if (raw[i]!.charCodeAt(0) !== 58 /* : HTTP/2 pseudo-header */) head += `${raw[i]}: ${raw[i + 1]}\r\n`;
+  }
+  return `${head}\r\n`;
+}
+
+function noteOf(tx: Transaction, rule: HookRule): OriginNote | undefined {
+  if (!rule.log || tx.host.logs?.origin === undefined) return undefined;
+  return {
+    vhost: tx.host.logName, method: 'POST', url: rule.path, range: undefined, acceptEncoding: undefined, sessionId: tx.sessionId,
+    ctxId: tx.ctxId, bypass: '-', sessionType: 'hook1', balance: '-',
+  };
+}
+
+async function readAnswer(body: Readable): Promise<string> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_ANSWER_BYTES) {
+      body.destroy();
+      throw new HookAnswerError(`the answer is larger than ${MAX_ANSWER_BYTES} bytes`);
+    }
+    parts.push(chunk as Buffer);
+  }
+  return Buffer.concat(parts).toString('utf8');
+}
+
+/** Why the hook gave no usable answer: the client's status and the origin log's chain error. */
+class HookFailure {
+  constructor(readonly status: 403 | 510, readonly reason: string) {}
+}
+
+function send(tx: Transaction, rule: HookRule, body: Buffer | undefined, route: (name: string) => HostRuntime | undefined, next: () => void): void {
+  const doc = {
+    host: tx.host.name, clientIp: tx.clientAddress, sessionId: tx.sessionId, protocol: tx.protocol,
+    message: requestHead(tx.req, tx.urlReceived), body: body === undefined ? null : body.toString('utf8'), param: rule.param,
+    // Function chains are not served (rule-input.ts): no call is ever named in a URL.
+    functions: null,
+  };
+  const trace = new OriginTrace(HOOK_TRACE);
+  trace.note = noteOf(tx, rule);
+  const controller = new AbortController();
+  const onClose = (): void => { if (!tx.res.writableFinished) controller.abort(); };
+  tx.res.once('close', onClose);
+  rule.client.request({
+    method: 'POST', url: rule.path, body: Buffer.from(JSON.stringify(doc)), signal: controller.signal, trace,
+    headers: { 'content-type': 'application/json', [HOOK_CTX_HEADER]: tx.ctxId },
+  }).then(async (r) => {
+    traceAnswered(trace, r.statusCode);
+    if (r.statusCode !== 200) {
+      r.body.resume();
+      throw new HookFailure(403, `hook answered ${r.statusCode}`);
+    }
+    try {
+      return parseHookAnswer(await readAnswer(r.body));
+    } catch (err) {
+      throw err instanceof HookAnswerError ? new HookFailure(510, err.message) : new HookFailure(403, `hook answer broken: ${(err as Error).message}`);
+    }
+  }, (err: unknown) => {
+    traceFailed(trace, err);
+    throw new HookFailure(403, err instanceof OriginError ? `hook unreachable: ${err.sockError}` : `hook unreachable: ${(err as Error).message}`);
+  }).then((answer) => {
+    tx.res.removeListener('close', onClose);
+    const n = trace.note;
+    if (n !== undefined) n.chainInfo = answer.cacheKey ?? (answer.cacheKey === null ? 'null' : undefined);
+    logHookCall(trace);
+    if (!tx.res.destroyed) apply(tx, rule, answer, body, route, next);
+  }, (err: unknown) => {
+    tx.res.removeListener('close', onClose);
+    const failure = err instanceof HookFailure ? err : new HookFailure(403, String(err));
+    if (trace.note !== undefined) trace.note.chainError = failure.reason;
+    logHookCall(trace);
+    if (controller.signal.aborted || tx.res.destroyed) return;
+    tx.cacheResult = TCP_ERROR;
+    const text = failure.status === 510 ? `510 Not Extended: ${failure.reason}\n` : undefined;
+    sendError(tx.res, failure.status, undefined, false, text);
+  });
+}
+
+function apply(tx: Transaction, rule: HookRule, a: HookRedefinition, clientBody: Buffer | undefined,
+  route: (name: string) => HostRuntime | undefined, next: () => void): void {
+  const res = tx.res;
+  if (a.end !== undefined) {
+    tx.cacheResult = TCP_DENY;
+    const e = a.end;
+    const payload = Buffer.from(e.body);
+    const headers: Fields = {};
+    for (const f of e.headers) applyEdits(headers, [{ key: f.key, mode: 'add', value: f.value, match: undefined, replace: undefined }]);
+    headers['content-length'] = payload.length;
+    delete headers['transfer-encoding'];
+    delete headers.connection;
+    try {
+      res.writeHead(e.code, headers as Record<string, string | string[] | number>);
+    } catch {
+      sendError(res, 510, undefined, false, '510 Not Extended: the hook answer carries a header node cannot send\n');
+      return;
+    }
+    res.end(tx.method === 'HEAD' || e.code === 204 || e.code === 304 ? undefined : payload);
+    return;
+  }
+  const clientMethod = tx.method === 'HEAD' ? 'GET' : tx.method;
+  const o = a.originRequest;
+  if (o !== undefined && o.method !== clientMethod && !rule.methodSwitchable) {
+    tx.cacheResult = TCP_ERROR;
+    sendError(res, 405, { allow: ALLOW }, false, `405 Method Not Allowed: the hook changed ${clientMethod} to ${o.method} and functions.hook.methodSwitchable is false\n`);
+    return;
+  }
+  if (a.headerEdits.length > 0) applyEdits(tx.req.headers as Fields, a.headerEdits);
+  if (a.vhost !== undefined && a.vhost !== tx.host.name) {
+    const h = route(a.vhost);
+    if (h === undefined) { sendError(res, 404); return; }
+    tx.host = h;
+  }
+  // The origin request: originRequest, else the cache key when it is a path, else the client's.
+  tx.url = o?.url ?? (a.cacheKey?.charCodeAt(0) === 47 /* / */ ? a.cacheKey : tx.url);
+  const method = o?.method ?? clientMethod;
+  tx.postBody = method === 'POST' ? (o?.body ?? clientBody ?? Buffer.alloc(0)) : undefined;
+  tx.hook = a;
+  next();
+}
