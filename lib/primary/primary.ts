@@ -23,6 +23,8 @@ import { WorkerBridge } from './rt-bridge.js';
 import { SessionBlocks } from './session-blocks.js';
 import { StatsService } from '../stats/service.js';
 import { statisticsRoutes } from '../manager/routes/statistics.js';
+import { graphRoutes } from '../manager/routes/graph.js';
+import { GraphService } from '../graph/service.js';
 import { LogHub } from '../log/hub.js';
 import { dropMemoryEverywhere, settleEverywhere } from './peer-invalidation.js';
 
@@ -74,6 +76,8 @@ export class Primary {
   private readonly sessionBlocks = new SessionBlocks();
   /** Sums of the workers' counters, system figures, the statistics collector. */
   stats: StatsService | undefined;
+  /** The graph history and its renderer (`/graph`). */
+  private graphs: GraphService | undefined;
   /** The writer of the per-host log files; workers send it their lines. */
   private readonly logs = new LogHub((file, err) => systemLog.error({ file, err: err.message }, 'log file cannot be written; its lines are dropped (reported once a minute)'));
 
@@ -118,6 +122,12 @@ export class Primary {
       // Three quick deaths in a row: the back-off is under way (see replace).
       crashLooping: () => this.slots.some((s) => s.quickDeaths >= 3),
     });
+    this.graphs = new GraphService({
+      file: path.join(resolvePath(this.setting, 'state'), 'graph-history.sqlite'), source: this.stats.source,
+      onReset: (why) => systemLog.warn(why),
+    });
+    const graphs = this.graphs;
+    this.stats.onSecond(() => graphs.second());
     // Before the workers: their first deltas have somewhere to go, and a collector address
     // that cannot be bound stops the start like the API's would.
     await this.stats.start();
@@ -138,7 +148,7 @@ export class Primary {
         // Discovery of other nodes belongs to the cluster work; until then there are none.
         discover: () => [],
         state: () => this.stats!.state(),
-      }).concat(statisticsRoutes(this.stats.source)),
+      }).concat(statisticsRoutes(this.stats.source), graphRoutes(this.graphs)),
     });
     await this.api.start();
     process.on('SIGTERM', () => void this.shutdown('SIGTERM'));
@@ -315,6 +325,7 @@ export class Primary {
     this.settingGeneration = generation;
     this.api?.applySetting(setting);
     this.stats?.settingApplied(setting);
+    this.graphs?.retain(setting.hosting.filter((h) => h.enable !== false).map((h) => h.name));
     this.logs.configure(setting, this.baseDir);
     // Workers that became ready while the others applied got the previous setting.
     for (const w of this.liveWorkers()) if (!workers.includes(w)) this.sendSetting(w, setting, generation, 'all');
@@ -415,6 +426,8 @@ export class Primary {
     await Promise.all(exited);
     clearTimeout(hardStop);
     await this.stats?.close().catch(() => undefined);
+    // After the statistics clock stopped: the open step is written for the next start.
+    await this.graphs?.close().catch((err: Error) => systemLog.error({ err: err.message }, 'graph history could not be closed'));
     await this.logs.close().catch(() => undefined);
     systemLog.info('stopped');
     process.exit(0);

@@ -30,6 +30,8 @@ export class StatsService {
   private readonly system: SystemSampler;
   private timer: NodeJS.Timeout | undefined;
   private collector: StatsCollector | undefined;
+  /** Run after every second is closed and the system sampled (the graph history). */
+  private readonly perSecond: Array<() => void> = [];
   readonly source: StatisticsSource;
 
   constructor(private readonly deps: StatsServiceDeps) {
@@ -67,6 +69,7 @@ export class StatsService {
     this.timer = setInterval(() => {
       this.stats.tick();
       this.system.sample();
+      for (const f of this.perSecond) f();
     }, 1000).unref();
     const cfg = this.deps.setting().env.management.cluster.stats;
     if (!cfg.enable) return;
@@ -78,6 +81,11 @@ export class StatsService {
     } catch (err) {
       throw new Error(`env.management.cluster.stats.listen: cannot listen on ${cfg.listen}: ${(err as Error).message}`);
     }
+  }
+
+  /** Calls `f` once a second, after the second's values are closed. */
+  onSecond(f: () => void): void {
+    this.perSecond.push(f);
   }
 
   get collectorPort(): number | undefined {
