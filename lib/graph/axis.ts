@@ -10,7 +10,7 @@ export interface ValueAxis {
 }
 
 /** A value axis holding [min, max] (and 0) in about `count` round steps. */
-export function valueAxis(min: number, max: number, count = 4): ValueAxis {
+export function valueAxis(min: number, max: number, count = 5): ValueAxis {
   let lo = Math.min(0, Number.isFinite(min) ? min : 0);
   let hi = Math.max(0, Number.isFinite(max) ? max : 0);
   if (hi - lo <= 0) hi = lo + 1;

@@ -7,7 +7,7 @@ import { formatValue, timeTicks, UNIT_CAPTION, valueAxis } from './axis.js';
 import type { Unit } from './lines.js';
 import type { GraphTypeName } from './types.js';
 
-export interface DrawLine {
+interface DrawLine {
   label: string;
   color: string;
   values: Float64Array;
@@ -29,7 +29,7 @@ export interface DrawJob {
 /** The line colours: Main green, Sub blue, then the further lines of the detail graphs; Peak pink. */
 export const LINE_COLORS = ['#00a000', '#0040ff', '#ff8000', '#c00000', '#8040c0'] as const;
 export const PEAK_COLOR = '#ff60c0';
-export const BACKGROUND = '#ffffff';
+const BACKGROUND = '#ffffff';
 const PLOT_BACKGROUND = '#f6f6f6';
 const GRID = '#d8d8d8';
 const TEXT = '#202020';

@@ -1,5 +1,5 @@
 // Why a graph cannot be answered: one stable code each and its HTTP status (README, "Graphs").
-export const GRAPH_ERRORS = {
+const GRAPH_ERRORS = {
   /** The path names no resource of its kind or no type. */
   GRAPH_NOT_FOUND: 404,
   /** `vhost=` names no virtual host being served. */

@@ -111,7 +111,7 @@ export interface Layout {
   signature: string;
 }
 
-export function layoutOf(resources: readonly ResourceDef[]): Layout {
+function layoutOf(resources: readonly ResourceDef[]): Layout {
   const firstLine = new Map<string, number>();
   let n = 0;
   for (const r of resources) { firstLine.set(r.name, n); n += r.lines.length; }

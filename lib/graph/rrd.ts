@@ -123,9 +123,9 @@ export class RrdStore {
     this.db.transaction(() => {
       for (const [scope, acc] of scopes) {
         const layout = layoutFor(scope);
-        let finer = this.merge(scope, ARCHIVES[0]!, t, acc, layout.lineCount);
+        const step = this.merge(scope, ARCHIVES[0]!, t, acc, layout.lineCount);
         for (const a of ARCHIVES.slice(1)) this.merge(scope, a, t, acc, layout.lineCount);
-        this.foldPeaks(scope, layout, ARCHIVES[1]!, t, mains(layout, finer));
+        this.foldPeaks(scope, layout, ARCHIVES[1]!, t, mains(layout, step));
         if (!closed) continue;
         for (let i = 2; i < ARCHIVES.length; i++) {
           const f = ARCHIVES[i - 1]!;
@@ -133,8 +133,7 @@ export class RrdStore {
           const fineStart = t + step0 - f.step;
           const row = this.row(scope, f, fineStart);
           if (row === undefined) break;
-          finer = row;
-          this.foldPeaks(scope, layout, ARCHIVES[i]!, fineStart, mains(layout, finer));
+          this.foldPeaks(scope, layout, ARCHIVES[i]!, fineStart, mains(layout, row));
         }
       }
     })();
