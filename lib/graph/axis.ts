@@ -37,8 +37,15 @@ function scaled(v: number, base: number, names: string[]): { n: string; prefix: 
   return { n, prefix: names[i]! };
 }
 
-/** A value with its unit, short enough for a tick label: `1.5 MB/s`, `25%`, `3.2k/s`. */
-export function formatValue(v: number, unit: Unit): string {
+/**
+ * A value with its unit, short enough for a tick label: `1.5 MB/s`, `25%`, `3.2k/s`. `compact`
+ * (the dash graph, whose axis caption carries the unit): only the number and its prefix.
+ */
+export function formatValue(v: number, unit: Unit, compact = false): string {
+  if (compact && unit !== '%' && unit !== 'ms') {
+    const s = scaled(v, unit === 'B' ? 1024 : 1000, unit === 'B' ? BINARY : SI);
+    return `${s.n}${s.prefix}`;
+  }
   switch (unit) {
     case '%': return `${scaled(v, 1e9, SI).n}%`;
     case 'B': { const s = scaled(v, 1024, BINARY); return `${s.n} ${s.prefix}B`; }

@@ -49,7 +49,7 @@ function ensureFonts(): void {
 export function plotArea(width: number, height: number): { x: number; y: number; w: number; h: number; font: number } {
   const small = width < 300;
   const font = small ? 8 : 10;
-  const left = small ? 47 : 66;
+  const left = small ? 36 : 66;
   const top = small ? 16 : 20;
   const bottom = small ? 34 : 38;
   return { x: left, y: top, w: width - left - (small ? 6 : 12), h: height - top - bottom, font };
@@ -151,14 +151,16 @@ export function drawGraph(job: DrawJob): Buffer {
   for (const v of axis.ticks) {
     const y = Math.round(yOf(v)) + 0.5;
     ctx.beginPath(); ctx.moveTo(area.x, y); ctx.lineTo(area.x + area.w, y); ctx.stroke();
-    ctx.fillText(formatValue(v, job.unit), area.x - 3, y);
+    ctx.fillText(formatValue(v, job.unit, small), area.x - 3, y);
   }
   ctx.textAlign = 'center';
   ctx.textBaseline = 'top';
   for (const tick of timeTicks(job.type, job.start, job.start + span)) {
     const x = Math.round(xOfT(tick.t)) + 0.5;
     ctx.beginPath(); ctx.moveTo(x, area.y); ctx.lineTo(x, area.y + area.h + (tick.label === '' ? 2 : 4)); ctx.stroke();
-    if (tick.label !== '') ctx.fillText(tick.label, x, area.y + area.h + 5);
+    // A label that would leave the picture is left out (its tick stays).
+    const half = ctx.measureText(tick.label).width / 2;
+    if (tick.label !== '' && x - half >= 0 && x + half <= job.width) ctx.fillText(tick.label, x, area.y + area.h + 5);
   }
   // The caption of the value axis, turned along it.
   ctx.save();

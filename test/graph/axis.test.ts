@@ -17,6 +17,7 @@ t.test('tick labels carry the unit with a prefix', async (t) => {
   t.equal(formatValue(1500, 'ms'), '1.5 s');
   t.equal(formatValue(12.5, '%'), '12.5%');
   t.equal(formatValue(100, 'sockets'), '100');
+  t.equal(formatValue(250e6, 'B/s', true), '250M', 'the dash graph: the caption says the unit');
 });
 
 t.test('time ticks fall on round local times and are labelled sparsely', async (t) => {
