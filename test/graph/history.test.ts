@@ -84,6 +84,13 @@ t.test('global lines read the System members; a member the document lacks is a g
   t.ok(socks.lines.every((l) => l.every(Number.isNaN)), 'no ServerSocket member: nothing drawn');
 });
 
+t.test('a member that counts since the start is drawn as its growth per second', async (t) => {
+  const h = harness(t);
+  for (const deny of [4, 6, 9]) h.run(1, {}, {}, { ServiceAccess: { Allow: 0, Deny: deny } });
+  const denied = h.history.series(NODE_SCOPE, gres('acldenied'), GRAPH_TYPES.day);
+  t.equal(denied.lines[0]!.at(-1), 2.5, '(2 + 3) denied over the 2 seconds after the first');
+});
+
 t.test('week Peak is the largest 5-minute value of its 30 minutes, month Peak the largest 30-minute value', async (t) => {
   const h = harness(t);
   // Four 30-minute blocks of six 5-minute steps: 1..6, 11..16, 1..6, 1..6 requests a second.
