@@ -132,7 +132,7 @@ export class TransactionRecord {
   }
 
   /** The record without the live objects (req, res, host runtime): what a sink may keep or write. */
-  toJSON(): Record<string, unknown> {
+  toJSON(): TransactionJSON {
     return {
       sessionId: this.sessionId, ctxId: this.ctxId, host: this.host?.name ?? null, method: this.method,
       urlReceived: this.urlReceived, url: this.url, httpVersion: this.httpVersion, protocol: this.protocol,
@@ -144,6 +144,19 @@ export class TransactionRecord {
     };
   }
 }
+
+/** The fields of the record a sink may keep as they are (copied at finish). */
+type PlainField = 'sessionId' | 'ctxId' | 'method' | 'urlReceived' | 'url' | 'httpVersion' | 'protocol'
+  | 'clientAddress' | 'clientPort' | 'serverAddress' | 'serverPort' | 'fromSibling' | 'handedTo' | 'startedAt'
+  | 'firstByteMs' | 'totalMs' | 'status' | 'requestHeadBytes' | 'requestBodyBytes' | 'responseHeadBytes'
+  | 'responseBodyBytes' | 'completed';
+
+/** TransactionRecord.toJSON: plain values only, the host by name, the origin trace as its own JSON. */
+export type TransactionJSON = Pick<TransactionRecord, PlainField> & {
+  host: string | null;
+  cacheResult: CacheResult | null;
+  origin: ReturnType<OriginTrace['toJSON']> | null;
+};
 
 /** A transaction routed to a virtual host: what the serving stages see. */
 export interface Transaction extends TransactionRecord {

@@ -9,6 +9,7 @@ import { Agent, request } from 'undici';
 import { TestOrigin } from '../helpers/origin.js';
 import { freePort } from '../helpers/ports.js';
 import { startServer } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
 
 interface Rec { worker: number; sessionId: number; ctxId: string; urlReceived: string; status: number; fromSibling: boolean; handedTo: number; cacheResult: string }
 
@@ -83,16 +84,15 @@ t.test('session ids stay unique when a worker is replaced', async (t) => {
   const died = await server.waitForLog((l) => l.msg === 'worker died; replacing it');
   // The replacement is up when its internal port (baseHostingPort + index) answers.
   const internal = `http://127.0.0.1:${server.basePort + Number(died.worker)}/up`;
-  let up = false;
-  for (let i = 0; i < 150 && !up; i++) {
+  const up = await waitFor(async () => {
     try {
       const r = await request(internal, { headers: { host: 'r.com' } });
       await r.body.text();
-      up = true;
+      return true;
     } catch {
-      await new Promise((r) => setTimeout(r, 100));
+      return false;
     }
-  }
+  }, { timeoutMs: 15_000, intervalMs: 50 });
   t.ok(up, 'the replacement listens');
   const fresh = workerPids().find((pid) => !before.includes(pid));
   t.ok(fresh !== undefined, 'a new worker process');

@@ -9,6 +9,7 @@ import { freePort } from '../helpers/ports.js';
 import { rawRequest } from '../helpers/raw-client.js';
 import { baseSetting, startWithSetting, writeSetting } from '../helpers/server.js';
 import { startPrometheus } from '../helpers/prometheus.js';
+import { pollUntil } from '../helpers/wait.js';
 import { consecutiveFreePorts } from '../helpers/ports.js';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -97,12 +98,8 @@ t.test('counts, bytes and hit ratios of a known mix match what was sent, in ever
   // A real Prometheus server scrapes the collector and answers a PromQL query with the count.
   const prom = await startPrometheus(dir, `127.0.0.1:${statsPort}`);
   t.teardown(() => prom.stop());
-  const end = Date.now() + 30_000;
-  let scraped: number | undefined;
-  while (Date.now() < end && scraped !== 12) {
-    scraped = await prom.query('sum(svc_client_requests_total{group="edge-a"})');
-    if (scraped !== 12) await new Promise((r) => setTimeout(r, 200));
-  }
+  const scraped = await pollUntil(() => prom.query('sum(svc_client_requests_total{group="edge-a"})'), (v) => v === 12,
+    { timeoutMs: 30_000, intervalMs: 200 });
   t.equal(scraped, 12, 'Prometheus answers sum(svc_client_requests_total) with the twelve requests');
   await prom.stop();
 

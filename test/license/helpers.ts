@@ -1,11 +1,10 @@
 // Shared by the license and query tests: the real management API started with the route groups
 // under test as `extraRoutes` (as the primary hands them in), and a client that can send a body.
-import http from 'node:http';
 import { ManagementApi, type Route } from '../../lib/manager/index.js';
 import { parseSetting } from '../../lib/setting/load.js';
 import type { Setting } from '../../lib/setting/types.js';
 import { freePort } from '../helpers/ports.js';
-import { fakeRt, VERSION } from '../manager/fixtures/helpers.js';
+import { call, fakeRt, VERSION } from '../manager/fixtures/helpers.js';
 
 export { VERSION };
 
@@ -23,44 +22,8 @@ export async function startWith(setting: Setting, extraRoutes: Route[]): Promise
   return { api, port };
 }
 
-export interface Answer {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  text: string;
-  json: Record<string, unknown>;
-}
-
-export function request(
-  port: number,
-  path: string,
-  o: { method?: string; headers?: Record<string, string>; body?: string | Buffer; from?: string } = {},
-): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const body = o.body === undefined ? undefined : Buffer.from(o.body);
-    const req = http.request({
-      host: '127.0.0.1',
-      port,
-      path,
-      method: o.method ?? (body === undefined ? 'GET' : 'POST'),
-      localAddress: o.from ?? '127.0.0.1',
-      agent: false,
-      headers: { ...(body === undefined ? {} : { 'content-length': String(body.length) }), ...o.headers },
-    }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => {
-        let json: Record<string, unknown> = {};
-        try {
-          json = JSON.parse(text) as Record<string, unknown>;
-        } catch { /* not JSON */ }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
-      });
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+/** A management API call that may carry a body (POST by default then). */
+export { call as request };
 
 /** A multipart/form-data body with one file part. */
 export function multipart(name: string, filename: string, data: string): { headers: Record<string, string>; body: Buffer } {

@@ -1,27 +1,20 @@
 // OriginSet.dispatch: the callback form of request() the cache miss path uses. Same failover,
 // same head; the body goes to callbacks, can be paused, turned into a Readable, or discarded.
 import t from 'tap';
-import { OriginError, OriginSet, type OriginBody, type OriginHead, type OriginOptions } from '../../lib/origin/index.js';
-import { deadPort, startOrigin } from './fixtures/origins.js';
+import { OriginError, OriginSet, type OriginBody, type OriginHead } from '../../lib/origin/index.js';
+import { deadPort, startOrigin, originSets } from './fixtures/origins.js';
+import { until } from '../helpers/wait.js';
 
 const big = Buffer.alloc(3 * 1024 * 1024, 7);
+/** The origin's side of the last /big answer: how much of it left for the client's socket. */
+let bigSocket: { bytesWritten: number; writableLength: number } | undefined;
 const origin = await startOrigin((req, res, body) => {
-  if (req.url === '/big') { res.writeHead(200, { 'content-length': String(big.length) }); res.end(big); return; }
+  if (req.url === '/big') { bigSocket = res.socket ?? undefined; res.writeHead(200, { 'content-length': String(big.length) }); res.end(big); return; }
   if (req.url === '/cut') { res.writeHead(200, { 'content-length': '1000' }); res.write('partial'); setTimeout(() => res.destroy(), 50); return; }
   res.writeHead(200, { 'content-type': 'text/plain', 'set-cookie': ['a=1', 'b=2'], 'X-Mixed-Case': 'v' });
   res.end(`${req.method} ${req.url}${body === '' ? '' : ` ${body}`}`);
 });
-const sets: OriginSet[] = [];
-t.teardown(async () => {
-  await Promise.all(sets.map((s) => s.close()));
-  await origin.stop();
-});
-
-function set(o: Partial<OriginOptions> & { address: string[] }): OriginSet {
-  const s = new OriginSet({ vhost: 'www.v.com', protocol: 'http', address2: [], ...o });
-  sets.push(s);
-  return s;
-}
+const set = originSets(origin, (fn) => t.teardown(fn));
 
 interface Got { head: OriginHead; body: Buffer; chunks: number }
 
@@ -74,7 +67,9 @@ t.test('a paused body waits and then delivers every byte', async (t) => {
   const s = set({ address: [`127.0.0.1:${origin.port}`] });
   let body: OriginBody | undefined;
   const got = fetch(s, '/big', (b) => { body = b; b.pause(); });
-  await new Promise((r) => setTimeout(r, 100));
+  // Resumed only once bytes reached the paused side's socket: those must not be lost.
+  const flushed = (): number => (bigSocket === undefined ? 0 : bigSocket.bytesWritten - bigSocket.writableLength);
+  await until(() => flushed() >= 256 * 1024, 'the origin flushed 256 KiB towards the paused body');
   body!.resume();
   const { body: bytes } = await got;
   t.equal(bytes.length, big.length);

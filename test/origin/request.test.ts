@@ -1,8 +1,8 @@
 import t from 'tap';
 import { Readable } from 'node:stream';
-import { OriginError, OriginSet, type DnsRecord, type OriginOptions } from '../../lib/origin/index.js';
+import { OriginError, OriginSet, type DnsRecord } from '../../lib/origin/index.js';
 import type { Server } from 'node:http';
-import { startOrigin, until } from './fixtures/origins.js';
+import { startOrigin, until, originSets } from './fixtures/origins.js';
 
 /** Remote ports of the origin's sockets that have closed. */
 function watchClosed(server: Server): Set<number> {
@@ -15,17 +15,7 @@ function watchClosed(server: Server): Set<number> {
 }
 
 const origin = await startOrigin();
-const sets: OriginSet[] = [];
-t.teardown(async () => {
-  await Promise.all(sets.map((s) => s.close()));
-  await origin.stop();
-});
-
-function set(o: Partial<OriginOptions> & { address: string[] }): OriginSet {
-  const s = new OriginSet({ vhost: 'www.v.com', protocol: 'http', address2: [], ...o });
-  sets.push(s);
-  return s;
-}
+const set = originSets(origin, (fn) => t.teardown(fn));
 
 async function get(s: OriginSet, url: string, extra: { hostOverride?: string } = {}) {
   const res = await s.request({ method: 'GET', url, headers: {}, ...extra });

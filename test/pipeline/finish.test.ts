@@ -3,6 +3,7 @@
 import net from 'node:net';
 import type http from 'node:http';
 import t from 'tap';
+import { until } from '../helpers/wait.js';
 import { COUNTER_FIELDS, STRIDE, TIME_BUCKETS_MS, cacheResultIndex, fieldIndex, workerCounters, type CounterField } from '../../lib/pipeline/counters.js';
 import { TCP_ERROR, TCP_HIT, TCP_MISS, TCP_NONE } from '../../lib/cache/policy/results.js';
 import { TestOrigin } from '../helpers/origin.js';
@@ -29,13 +30,6 @@ origin.on('/obj', (_q, res) => {
 function raw(path: string, opts: { method?: string; host?: string; target?: string } = {}): Promise<{ sent: number; received: number; text: string }> {
   const req = `${opts.method ?? 'GET'} ${opts.target ?? path} HTTP/1.1\r\nHost: ${opts.host ?? 'rec.test'}\r\nConnection: close\r\n\r\n`;
   return rawRequest(port, req).then((r) => ({ sent: Buffer.byteLength(req), received: Buffer.byteLength(r.text, 'latin1'), text: r.text }));
-}
-
-/** Polls a condition every 10 ms, for at most `ms`. */
-async function until(cond: () => boolean, ms = 5000): Promise<void> {
-  for (const end = Date.now() + ms; !cond(); await new Promise((r) => setTimeout(r, 10))) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-  }
 }
 
 const byUrl = (url: string, extra: (r: Rec) => boolean = () => true) => (r: Rec): boolean => r.urlReceived === url && extra(r);
@@ -143,7 +137,7 @@ t.test('pipelined requests whose connection dies each end in one record', async 
     'GET /pipe-slow HTTP/1.1\r\nHost: rec.test\r\n\r\nGET /obj?p=2 HTTP/1.1\r\nHost: rec.test\r\n\r\nGET /obj?p=3 HTTP/1.1\r\nHost: rec.test\r\n\r\n'));
   await arrived;
   // The two behind it are being served too (their answers wait for the first's to go out).
-  await until(() => origin.count('/obj') >= 1 && origin.seen.some((x) => x.url === '/obj?p=3') && origin.seen.some((x) => x.url === '/obj?p=2'));
+  await until(() => origin.count('/obj') >= 1 && origin.seen.some((x) => x.url === '/obj?p=3') && origin.seen.some((x) => x.url === '/obj?p=2'), 'the origin saw /obj and both revalidations');
   s.destroy();
   const recs = await Promise.all(['/pipe-slow', '/obj?p=2', '/obj?p=3'].map((u) => p.waitRecord(byUrl(u))));
   hold?.destroy();

@@ -3,6 +3,7 @@
 import net from 'node:net';
 import type http from 'node:http';
 import t from 'tap';
+import { until } from '../helpers/wait.js';
 import { fieldIndex, STRIDE, workerCounters, type CounterField } from '../../lib/pipeline/counters.js';
 import { TCP_ERROR } from '../../lib/cache/policy/results.js';
 import { TestOrigin } from '../helpers/origin.js';
@@ -35,12 +36,6 @@ function get(host: string, path: string, method = 'GET'): Promise<string> {
   return rawRequest(port, `${method} ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`, { timeoutMs: 10000 }).then((r) => r.text);
 }
 
-async function until(cond: () => boolean, ms = 5000): Promise<void> {
-  for (const end = Date.now() + ms; !cond(); await new Promise((r) => setTimeout(r, 10))) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-  }
-}
-
 /**
  * The record of a URL and its origin exchange once that is over too (it may end after the
  * client transaction: the live trace, not the copy the sink made).
@@ -48,7 +43,7 @@ async function until(cond: () => boolean, ms = 5000): Promise<void> {
 async function recordOf(url: string): Promise<{ status: number; cacheResult: string; requestBodyBytes: number; origin: OriginTrace }> {
   const r = await p.waitRecord((x) => x.urlReceived === url);
   const origin = p.live.get(r.sessionId)!.origin!;
-  await until(() => origin.done);
+  await until(() => origin.done, 'the origin exchange ended');
   return { status: r.status, cacheResult: r.cacheResult as string, requestBodyBytes: r.requestBodyBytes, origin };
 }
 
