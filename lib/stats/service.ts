@@ -30,9 +30,9 @@ export class StatsService {
   private readonly system: SystemSampler;
   private timer: NodeJS.Timeout | undefined;
   private collector: StatsCollector | undefined;
+  readonly source: StatisticsSource;
   /** Run after every second is closed and the system sampled (the graph history). */
   private readonly perSecond: Array<() => void> = [];
-  readonly source: StatisticsSource;
 
   constructor(private readonly deps: StatsServiceDeps) {
     this.system = new SystemSampler(deps.pids, deps.disks);
