@@ -9,14 +9,23 @@ export interface ValueAxis {
   ticks: number[];
 }
 
-/** A value axis holding [min, max] (and 0) in about `count` round steps. */
-export function valueAxis(min: number, max: number, count = 5): ValueAxis {
+/**
+ * A value axis holding [min, max] (and 0) in about `count` round steps: 1, 2, 2.5, 5 x 10^k, or
+ * for byte sizes (`binary`) 1, 2, 5, 10 ... 500 x 1024^k, so ticks read 1 GiB, not 954 MiB.
+ */
+export function valueAxis(min: number, max: number, count = 5, binary = false): ValueAxis {
   let lo = Math.min(0, Number.isFinite(min) ? min : 0);
   let hi = Math.max(0, Number.isFinite(max) ? max : 0);
   if (hi - lo <= 0) hi = lo + 1;
   const raw = (hi - lo) / count;
-  const mag = 10 ** Math.floor(Math.log10(raw));
-  const step = ([1, 2, 2.5, 5, 10].find((m) => m * mag >= raw - 1e-12) ?? 10) * mag;
+  let step: number;
+  if (binary && raw >= 1) {
+    const unit = 1024 ** Math.floor(Math.log(raw) / Math.log(1024));
+    step = ([1, 2, 5, 10, 20, 50, 100, 200, 500, 1024].find((m) => m * unit >= raw - 1e-9) ?? 1024) * unit;
+  } else {
+    const mag = 10 ** Math.floor(Math.log10(raw));
+    step = ([1, 2, 2.5, 5, 10].find((m) => m * mag >= raw - 1e-12) ?? 10) * mag;
+  }
   lo = Math.floor(lo / step + 1e-9) * step;
   hi = Math.ceil(hi / step - 1e-9) * step;
   const ticks: number[] = [];

@@ -45,13 +45,16 @@ function ensureFonts(): void {
   fontsReady = true;
 }
 
-/** Where the plot sits in the picture, for a size (the dash graph is smaller in every way). */
-export function plotArea(width: number, height: number): { x: number; y: number; w: number; h: number; font: number } {
+/**
+ * Where the plot sits in the picture, for a size (the dash graph is smaller in every way) and
+ * the rows its legend takes.
+ */
+export function plotArea(width: number, height: number, legendRows = 1): { x: number; y: number; w: number; h: number; font: number } {
   const small = width < 300;
   const font = small ? 8 : 10;
   const left = small ? 36 : 66;
   const top = small ? 16 : 20;
-  const bottom = small ? 34 : 38;
+  const bottom = (small ? 34 : 38) + (legendRows - 1) * (small ? 9 : 12);
   return { x: left, y: top, w: width - left - (small ? 6 : 12), h: height - top - bottom, font };
 }
 
@@ -81,37 +84,64 @@ function drawSeries(ctx: SKRSContext2D, values: Float64Array, xOf: (k: number) =
   ctx.stroke();
 }
 
+interface Legend {
+  entries: DrawLine[];
+  texts: string[];
+  font: number;
+  /** Indices of the entries on each row. */
+  rows: number[][];
+}
+
 /**
- * A colour box and the label of each line, with its largest value when that fits; the font
- * shrinks before any entry is left out.
+ * A colour box and the label of each line, with its largest value when that fits. When the
+ * labels do not fit one row the font shrinks, then they wrap onto a second row: no entry is
+ * ever left out.
  */
-function drawLegend(ctx: SKRSContext2D, job: DrawJob, left: number, small: boolean, font: number): void {
+function planLegend(ctx: SKRSContext2D, job: DrawJob, room: number, font: number): Legend {
   const entries = [...job.lines, ...(job.peak ? [job.peak] : [])];
+  const small = job.width < 300;
+  const labels = entries.map((l) => l.label);
   const withMax = entries.map((l) => {
     let top = -Infinity;
     for (const v of l.values) if (!Number.isNaN(v) && v > top) top = v;
     return top === -Infinity ? l.label : `${l.label} (max ${formatValue(top, job.unit)})`;
   });
-  const room = job.width - (small ? 4 : left) - 4;
-  const width = (texts: string[], f: number): number => {
+  const wrap = (texts: string[], f: number): number[][] => {
     ctx.font = `${f}px "${FAMILY}"`;
-    return texts.reduce((a, t) => a + ctx.measureText(t).width + f + 8, 0);
+    const rows: number[][] = [[]];
+    let used = 0;
+    texts.forEach((t, i) => {
+      const w = ctx.measureText(t).width + f + 8;
+      if (used + w > room && rows.at(-1)!.length > 0) { rows.push([]); used = 0; }
+      rows.at(-1)!.push(i);
+      used += w;
+    });
+    return rows;
   };
-  let texts = small ? entries.map((l) => l.label) : withMax;
-  if (width(texts, font) > room) texts = entries.map((l) => l.label);
-  let f = font;
-  while (f > 6 && width(texts, f) > room) f--;
+  if (!small && wrap(withMax, font).length === 1) return { entries, texts: withMax, font, rows: wrap(withMax, font) };
+  for (let f = font; f >= 7; f--) {
+    const rows = wrap(labels, f);
+    if (rows.length === 1) return { entries, texts: labels, font: f, rows };
+  }
+  return { entries, texts: labels, font: 7, rows: wrap(labels, 7) };
+}
+
+function drawLegend(ctx: SKRSContext2D, legend: Legend, x0: number, bottom: number, small: boolean): void {
+  const f = legend.font;
   ctx.font = `${f}px "${FAMILY}"`;
   ctx.textAlign = 'left';
   ctx.textBaseline = 'middle';
-  const y = job.height - (small ? 7 : 9);
-  let x = small ? 4 : left;
-  entries.forEach((l, i) => {
-    ctx.fillStyle = l.color;
-    ctx.fillRect(x, y - f / 2 + 1, f - 2, f - 2);
-    ctx.fillStyle = TEXT;
-    ctx.fillText(texts[i]!, x + f + 1, y);
-    x += ctx.measureText(texts[i]!).width + f + 8;
+  const rowHeight = small ? 9 : 12;
+  legend.rows.forEach((row, r) => {
+    const y = bottom - (legend.rows.length - 1 - r) * rowHeight;
+    let x = x0;
+    for (const i of row) {
+      ctx.fillStyle = legend.entries[i]!.color;
+      ctx.fillRect(x, y - f / 2 + 1, f - 2, f - 2);
+      ctx.fillStyle = TEXT;
+      ctx.fillText(legend.texts[i]!, x + f + 1, y);
+      x += ctx.measureText(legend.texts[i]!).width + f + 8;
+    }
   });
 }
 
@@ -119,8 +149,11 @@ export function drawGraph(job: DrawJob): Buffer {
   ensureFonts();
   const canvas = createCanvas(job.width, job.height);
   const ctx = canvas.getContext('2d');
-  const area = plotArea(job.width, job.height);
   const small = job.width < 300;
+  const base = plotArea(job.width, job.height);
+  const legendX = small ? 4 : base.x;
+  const legend = planLegend(ctx, job, job.width - legendX - 4, base.font);
+  const area = plotArea(job.width, job.height, legend.rows.length);
   ctx.fillStyle = BACKGROUND;
   ctx.fillRect(0, 0, job.width, job.height);
 
@@ -133,7 +166,7 @@ export function drawGraph(job: DrawJob): Buffer {
   const all = [...job.lines.map((l) => l.values), ...(job.peak ? [job.peak.values] : [])];
   let min = Infinity, max = -Infinity;
   for (const a of all) for (const v of a) if (!Number.isNaN(v)) { if (v < min) min = v; if (v > max) max = v; }
-  const axis = valueAxis(min, max);
+  const axis = valueAxis(min, max, 5, job.unit === 'B');
   const n = job.lines[0]?.values.length ?? 0;
   const span = n * job.step;
   const xOfT = (t: number): number => area.x + ((t - job.start) / span) * area.w;
@@ -186,6 +219,6 @@ export function drawGraph(job: DrawJob): Buffer {
   ctx.strokeStyle = '#808080';
   ctx.strokeRect(area.x + 0.5, area.y + 0.5, area.w - 1, area.h - 1);
 
-  drawLegend(ctx, job, area.x, small, area.font);
+  drawLegend(ctx, legend, legendX, job.height - (small ? 7 : 9), small);
   return canvas.encodeSync('png');
 }

@@ -6,6 +6,8 @@ t.test('the value axis holds zero and the largest value in round steps', async (
   t.same(valueAxis(0, 2.22), { lo: 0, hi: 2.5, ticks: [0, 0.5, 1, 1.5, 2, 2.5] });
   t.same(valueAxis(0, 23_000), { lo: 0, hi: 25_000, ticks: [0, 5000, 10_000, 15_000, 20_000, 25_000] });
   t.same(valueAxis(NaN, NaN).ticks[0], 0, 'no data: an axis from 0');
+  const gib = 1024 ** 3;
+  t.same(valueAxis(0, 3.06 * gib, 5, true).ticks, [0, 1, 2, 3, 4].map((n) => n * gib), 'bytes step in whole GiB');
   const neg = valueAxis(-30, 80);
   t.ok(neg.lo <= -30 && neg.lo > -60 && neg.hi >= 80 && neg.hi < 120, 'a negative byte hit ratio stays on the axis');
 });
