@@ -78,6 +78,9 @@ t.test('graphs of a live node', async (t) => {
     t.equal(await inPlot(idle.body, SUB), 0, 'nothing rises above zero for a host without traffic');
     const ratio = await get(server, '/graph/vhost/hitratio_day.png?vhost=h.test');
     t.ok(await inPlot(ratio.body, MAIN) > 0, 'the hit ratio of h.test is drawn');
+    const cpu = await get(server, '/graph/cpu_day.png');
+    t.ok(await inPlot(cpu.body, MAIN) > 0, 'the node\'s CPU use is drawn');
+    t.equal(await inPlot(cpu.body, PEAK), 0, 'no Peak line below week');
   });
 
   await t.test('graphs asked at the same time are drawn one after another, none refused', async (t) => {
