@@ -61,8 +61,10 @@ export class GraphHistory {
   sample(second: Second): void {
     const step = Math.floor(this.now() / 1000 / STEP) * STEP;
     if (this.stepStart !== step) {
-      if (this.stepStart !== undefined) this.write(true);
+      const ended = this.stepStart;
       this.stepStart = step;
+      // Moves on first: a store that cannot be written loses that step, not every later one.
+      if (ended !== undefined) this.write(ended, true);
     }
     this.addScope(this.acc(NODE_SCOPE), layoutFor(NODE_SCOPE), { doc: second.host, row: second.nodeRow });
     const all = this.acc(ALL_HOSTS_SCOPE);
@@ -101,11 +103,11 @@ export class GraphHistory {
     }
   }
 
-  /** Writes the open step (`closed` false: at shutdown; the next start goes on adding to it). */
-  private write(closed: boolean): void {
-    if (this.stepStart === undefined || this.accs.size === 0) return;
-    this.store.commit(this.stepStart, this.accs, closed);
+  /** Writes a step's accumulators (`closed` false: at shutdown; the next start goes on adding to it). */
+  private write(t: number, closed: boolean): void {
+    const accs = this.accs;
     this.accs = new Map();
+    if (accs.size > 0) this.store.commit(t, accs, closed);
   }
 
   /** Keeps the hosts served (plus the node and the sum of hosts); the others' history goes. */
@@ -146,7 +148,7 @@ export class GraphHistory {
   }
 
   close(): void {
-    this.write(false);
+    if (this.stepStart !== undefined) this.write(this.stepStart, false);
     this.store.close();
   }
 }

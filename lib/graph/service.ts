@@ -15,8 +15,8 @@ export interface GraphServiceDeps {
   file: string;
   /** The statistics the history samples (and the hosts served now). */
   source: ViewSource;
-  /** A history written by another version or unreadable was dropped. */
-  onReset(why: string): void;
+  /** A history dropped (another version's, unreadable), or one that cannot be written. */
+  warn(why: string): void;
   now?: () => number;
 }
 
@@ -27,20 +27,31 @@ const VHOST = byName(VHOST_RESOURCES);
 export class GraphService {
   private readonly history: GraphHistory;
   private readonly renderer = new GraphRenderer();
+  private lastWarning = 0;
 
   constructor(private readonly deps: GraphServiceDeps) {
-    this.history = new GraphHistory(RrdStore.open(deps.file, deps.onReset), deps.now);
+    this.history = new GraphHistory(RrdStore.open(deps.file, deps.warn), deps.now);
     this.history.retain(deps.source.hosts());
   }
 
-  /** Samples the second just closed (called by the statistics service's clock). */
+  /**
+   * Samples the second just closed (called by the statistics service's clock). A store that
+   * cannot be written (disk full) costs the graphs that step, never the primary: it is reported
+   * at most once a minute.
+   */
   second(): void {
     const src = this.deps.source;
-    this.history.sample({
-      host: hostDocument(src, 'realtime').Host as Record<string, unknown>,
-      nodeRow: src.stats.node.second,
-      hostRow: (name) => src.stats.series(name).second,
-    });
+    try {
+      this.history.sample({
+        host: hostDocument(src, 'realtime').Host as Record<string, unknown>,
+        nodeRow: src.stats.node.second,
+        hostRow: (name) => src.stats.series(name).second,
+      });
+    } catch (err) {
+      if (Date.now() - this.lastWarning < 60_000) return;
+      this.lastWarning = Date.now();
+      this.deps.warn(`graph history cannot be written (${(err as Error).message}); its steps are lost meanwhile`);
+    }
   }
 
   /** After a setting change: the history of hosts no longer served is dropped. */

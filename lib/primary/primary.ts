@@ -124,7 +124,7 @@ export class Primary {
     });
     this.graphs = new GraphService({
       file: path.join(resolvePath(this.setting, 'state'), 'graph-history.sqlite'), source: this.stats.source,
-      onReset: (why) => systemLog.warn(why),
+      warn: (why) => systemLog.warn(why),
     });
     const graphs = this.graphs;
     this.stats.onSecond(() => graphs.second());

@@ -24,9 +24,10 @@ function row(fill: Fill = {}): Float64Array {
 
 function harness(t: Test, file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'graph-')), 'h.sqlite')) {
   let now = T0 * 1000;
-  const history = new GraphHistory(RrdStore.open(file, () => undefined), () => now);
+  const store = RrdStore.open(file, () => undefined);
+  const history = new GraphHistory(store, () => now);
   const h = {
-    file, history,
+    file, history, store,
     at(seconds: number) { now = (T0 + seconds) * 1000; },
     /** `n` seconds, each with these rows for hosts a and b, the clock moving one second each. */
     run(n: number, a: Fill, b: Fill = {}, system: Record<string, unknown> = { CPU: { Kernel: 500, User: 1500 } }) {
@@ -141,4 +142,17 @@ t.test('a host no longer served loses its history; the node and the sum of hosts
   t.ok(kept.lines[1]!.some((v) => v === 1));
   const all = h.history.series(ALL_HOSTS_SCOPE, vres('client_http_res'), GRAPH_TYPES.day);
   t.ok(all.lines[1]!.some((v) => v === 2));
+});
+
+t.test('a step the store cannot take is lost alone: the next steps are written', async (t) => {
+  const h = harness(t);
+  const commit = h.store.commit.bind(h.store);
+  let failures = 1;
+  h.store.commit = (...args) => { if (failures-- > 0) throw new Error('disk full'); commit(...args); };
+  h.run(300, { requests: 1 });
+  t.throws(() => h.run(1, { requests: 2 }), /disk full/, 'the failure reaches the caller (the service logs it)');
+  h.at(301);
+  h.run(300, { requests: 2 });
+  const s = h.history.series('a', vres('client_http_res'), GRAPH_TYPES.day);
+  t.same(points(s.lines[1]!, s.start, s.step), [[300, 2], [600, 2]], 'the first step is lost, the second stored, the third open');
 });
