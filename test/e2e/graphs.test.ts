@@ -30,7 +30,6 @@ async function get(server: RunningServer, p: string): Promise<{ status: number; 
 async function inPlot(png: Buffer, color: [number, number, number]): Promise<number> {
   const { width, height } = pngSize(png);
   const a = plotArea(width, height);
-  if (process.env.GRAPH_PNG_DIR) fs.writeFileSync(path.join(process.env.GRAPH_PNG_DIR, `${Date.now()}-${color.join('-')}.png`), png);
   return countColor(png, { x: a.x + 1, y: a.y + 1, w: a.w - 2, h: a.h - 5 }, color);
 }
 
