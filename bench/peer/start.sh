@@ -2,6 +2,8 @@
 # start.sh PORT ORIGIN_PORT - this project's server as a benchmark peer (see ../../shared/bench):
 # one RT worker pinned to CPU $BENCH_PROXY_CPU (0), one vhost on PORT proxying 127.0.0.1:ORIGIN_PORT,
 # cache on /dev/shm like the other peers, no access log. Prints the PID of the primary.
+# BENCH_SVC_SETTING=setting-rules.json runs the same host with ten urlRewrites no request
+# matches (the cost of rules that do not apply; issue 14 asks hit-1k to keep >= 0.95 of it).
 set -euo pipefail
 PORT=${1:?usage: start.sh PORT ORIGIN_PORT}
 ORIGIN_PORT=${2:?usage: start.sh PORT ORIGIN_PORT}
@@ -14,7 +16,7 @@ rm -rf "$STATE" "$CACHE"; mkdir -p "$STATE" "$CACHE"
 [ -f "$ROOT/dist/bin/svc.js" ] || (cd "$ROOT" && npx tsc -p tsconfig.json)
 sed -e "s#@PORT@#$PORT#g" -e "s#@ORIGIN_PORT@#$ORIGIN_PORT#g" -e "s#@CACHE@#$CACHE#g" \
   -e "s#@API_PORT@#$((PORT + 1000))#g" -e "s#@BASE_PORT@#$((PORT + 2000))#g" \
-  "$HERE/setting.json" >"$STATE/setting.json"
+  "$HERE/${BENCH_SVC_SETTING:-setting.json}" >"$STATE/setting.json"
 taskset -c "$PROXY_CPU" node "$ROOT/dist/bin/svc.js" start --setting "$STATE/setting.json" \
   >"$STATE/stdout.log" 2>&1 </dev/null &
 echo $! >"$STATE/pid"

@@ -10,6 +10,8 @@ import type { Setting } from '../setting/types.js';
 import { writeFileAtomic } from './atomic.js';
 import { loadCandidate, LoadFailure, type Candidate } from './candidate.js';
 import { ConfigEvents, WATCH } from './config-events.js';
+import { traceKeywordWarning } from '../rules/check.js';
+import { systemLog } from '../log/system-log.js';
 import { hostChanges, sameValue, withoutHosting } from './diff.js';
 import { HistoryStore, sameContent, toEntry, type HistoryEntry, type HistoryRow } from './history.js';
 import { stageLinked } from './install.js';
@@ -114,6 +116,7 @@ export class SettingLifecycle {
     await this.recover();
     await writeStatePointer(this.opts.settingPath, this.opts.stateDir);
     await this.events.watch(WATCH.started, undefined, withoutHosting(this.current));
+    await this.warnAtLoad();
     await this.fullsync();
     // Hourly: the fullsync records, and retention by age (which also runs on every commit and
     // history read), so old entries go even on a node nobody deploys to.
@@ -237,6 +240,14 @@ export class SettingLifecycle {
     return (await this.history()).add(pkg, md5(raw), ver, content ?? await contentHash(raw, refs, staged));
   }
 
+  /** Warnings of a loaded setting in the info log (and the process log). */
+  private async warnAtLoad(): Promise<void> {
+    const w = traceKeywordWarning(this.current);
+    if (w === undefined) return;
+    systemLog.warn(w);
+    await this.events.info(`warning: ${w}`);
+  }
+
   private async logChanges(prev: Setting, ch: ReturnType<typeof hostChanges>, source: string, fields: Record<string, unknown>): Promise<void> {
     const store = await this.history();
     for (const h of ch.added) {
@@ -254,6 +265,7 @@ export class SettingLifecycle {
       // Global members that changed, e.g. {"functions": ["network"], "meta": ["history"]}.
       globals: changedMembers(prev, this.current),
     });
+    await this.warnAtLoad();
   }
 
   /**

@@ -50,7 +50,8 @@ function isLoopback(ip: string): boolean {
   return ip.startsWith('127.') || ip === '::1';
 }
 
-interface WithLogs { logs?: HostLogs | undefined; name: string }
+/** `logName`: whose logs the lines go to (a facade's, when it differs from the serving host). */
+interface WithLogs { logs?: HostLogs | undefined; name: string; logName?: string }
 
 /** The origin log's view of the client transaction, taken when the exchange starts. */
 export function originNote(tx: TransactionRecord, method: string, bypass: boolean): OriginNote | undefined {
@@ -58,7 +59,7 @@ export function originNote(tx: TransactionRecord, method: string, bypass: boolea
   if (host?.logs?.origin === undefined) return undefined;
   const h = tx.req.headers;
   return {
-    vhost: host.name, method, url: tx.url, range: h.range, acceptEncoding: h['accept-encoding'], sessionId: tx.sessionId,
+    vhost: host.logName ?? host.name, method, url: tx.url, range: h.range, acceptEncoding: h['accept-encoding'], sessionId: tx.sessionId,
     ctxId: tx.ctxId, bypass, sessionType: 'cache', balance: '-',
   };
 }
@@ -79,7 +80,8 @@ export class HostLogWriter {
     const c = this.ctx;
     c.xff = a.xff;
     c.now = Date.now();
-    this.shipper.add('access', tx.host!.name, a.line(tx, c));
+    const host = tx.host as WithLogs;
+    this.shipper.add('access', host.logName ?? host.name, a.line(tx, c));
   };
 
   /** Hosts by name for the origin sink (an exchange can end after its transaction). */

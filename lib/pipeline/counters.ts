@@ -42,6 +42,10 @@ export const COUNTER_FIELDS = [
   'originFirstByteMs', 'originCompleteMs',
   'originFirstByteMs1xx', 'originFirstByteMs2xx', 'originFirstByteMs3xx', 'originFirstByteMs4xx', 'originFirstByteMs5xx',
   'originCompleteMs1xx', 'originCompleteMs2xx', 'originCompleteMs3xx', 'originCompleteMs4xx', 'originCompleteMs5xx',
+  /** URL rewrites applied (document 1 URLRewrite); one transaction may count several. */
+  'urlRewrites',
+  /** Transactions access control let through / denied or redirected (document 1 ServiceAccess). */
+  'accessAllow', 'accessDeny',
 ] as const;
 
 /**
@@ -70,6 +74,8 @@ const FROM_SIBLING = F.fromSibling;
 const FIRST_BYTE_1XX = F.firstByteMs1xx;
 const TOTAL_1XX = F.totalMs1xx;
 const COMPLETED_1XX = F.completed1xx;
+const URL_REWRITES = F.urlRewrites;
+const ACCESS_ALLOW = F.accessAllow;
 const RESULTS_AT = COUNTER_FIELDS.length;
 /** Where the client and origin time histograms start in a row. */
 export const CLIENT_HISTOGRAM_AT = RESULTS_AT + CACHE_RESULTS.length;
@@ -218,6 +224,9 @@ function countRow(v: Float64Array, base: number, tx: TransactionRecord): void {
   v[base + RESPONSE_BODY] += tx.responseBodyBytes;
   v[base + TOTAL] += total;
   if (tx.handedTo >= 0) v[base + HANDED_OFF]++;
+  if (tx.rewrites > 0) v[base + URL_REWRITES] += tx.rewrites;
+  // accessAllow and accessDeny sit side by side: 1 -> allow, 2 -> deny.
+  if (tx.access !== 0) v[base + ACCESS_ALLOW + tx.access - 1]++;
   if (tx.cacheResult !== undefined) v[base + RESULTS_AT + CACHE_RESULT_INDEX[tx.cacheResult]]++;
 }
 

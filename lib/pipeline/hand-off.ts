@@ -78,8 +78,9 @@ export class Siblings {
     const req = tx.req;
     const headers = endToEndRequestHeaders(req.headers);
     // The routed host's name, not the client's Host: an absolute-form request carries its host in
-    // the target, and the owner must land on the same virtual host this worker chose.
-    headers.host = tx.host.name;
+    // the target, and the owner must land on the same virtual host this worker chose (a facade's
+    // name for a facade: the owner serves it through the same named host and counts it there).
+    headers.host = tx.host.logName;
     if (tx.host.forwardedFor) {
       const client = clientAddress(req);
       const prior = headers['x-forwarded-for'];

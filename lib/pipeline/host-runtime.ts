@@ -8,9 +8,18 @@ import type { Listen, RoutableHost } from '../routing/vhost-table.js';
 import { workerCounters } from './counters.js';
 import { hostLogsOf, type HostLogs } from '../log/host-logs.js';
 import { systemLog } from '../log/system-log.js';
+import { compileHostRules, type HostRules } from '../rules/host-rules.js';
+import type { CountryLookup } from '../rules/conditions.js';
+
+/** This host's runtime as a facade of `target` (mode.facadeHost): its statistics and logs kept. */
+export function facadeOf(own: HostRuntime, target: HostRuntime | undefined): HostRuntime | undefined {
+  return target === undefined ? undefined : { ...target, logName: own.name, counterSlot: own.counterSlot, logs: own.logs, facade: undefined };
+}
 
 export interface HostRuntime extends RoutableHost {
   name: string;
+  /** The host whose logs and x-vhost the transactions show: `name`, or the facade's name. */
+  logName: string;
   enable: boolean;
   aliases: string[];
   listen: Listen | null;
@@ -29,6 +38,13 @@ export interface HostRuntime extends RoutableHost {
   counterSlot: number;
   /** What the host logs (access, origin); undefined when it logs nothing. */
   logs: HostLogs | undefined;
+  /** urlRewrites and access control compiled; undefined when the host has neither. */
+  rules: HostRules | undefined;
+  /**
+   * mode.facadeHost: the named host's runtime with this host's counter row and logs, which
+   * receive serves in its place. Set by the worker once every host of a load is built.
+   */
+  facade?: HostRuntime | undefined;
 }
 
 function cachePolicyOf(host: ResolvedHost): CachePolicyOptions {
@@ -40,7 +56,7 @@ function cachePolicyOf(host: ResolvedHost): CachePolicyOptions {
   };
 }
 
-export function buildHostRuntime(host: ResolvedHost): HostRuntime {
+export function buildHostRuntime(host: ResolvedHost, geo: CountryLookup | undefined): HostRuntime {
   const backEnd = host.functions.network.http.backEnd;
   const origin = new OriginSet({
     vhost: host.name,
@@ -57,6 +73,7 @@ export function buildHostRuntime(host: ResolvedHost): HostRuntime {
   });
   return {
     name: host.name,
+    logName: host.name,
     enable: host.enable,
     aliases: host.aliases,
     listen: host.listen,
@@ -64,13 +81,15 @@ export function buildHostRuntime(host: ResolvedHost): HostRuntime {
     origin,
     setting: host,
     counterSlot: workerCounters.slotOf(host.name),
-    ...cacheFields(host),
+    ...cacheFields(host, geo),
   };
 }
 
 /** The members of a HostRuntime that follow the host setting without a new origin client. */
-export function cacheFields(host: ResolvedHost): Pick<HostRuntime, 'cachePolicy' | 'volatile' | 'nonVolatileSize' | 'connectTimeoutMs' | 'upload' | 'logs'> {
+export function cacheFields(host: ResolvedHost, geo: CountryLookup | undefined):
+  Pick<HostRuntime, 'cachePolicy' | 'volatile' | 'nonVolatileSize' | 'connectTimeoutMs' | 'upload' | 'logs' | 'rules'> {
   return {
+    rules: compileHostRules(host, geo),
     logs: hostLogsOf(host, (message) => systemLog.warn(message)),
     upload: uploadLimits(host.functions.network.http.frontEnd),
     cachePolicy: cachePolicyOf(host),

@@ -15,6 +15,9 @@ import { track } from './finish.js';
 import { SessionIds } from './session-ids.js';
 import { h2Head, isH2 } from './h2.js';
 import type { VhostTable } from '../routing/vhost-table.js';
+import { applyRewrites, ROUTING_LOOP, ROUTING_LOOP_TEXT } from './rewrite.js';
+import { checkAccess } from './access.js';
+import { startTrace } from './setting-trace.js';
 
 const ALLOW = 'GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS';
 
@@ -36,6 +39,8 @@ export interface RuntimeState {
   balance: Balance;
   /** Serves a routed transaction (the cache stages, or plain proxying). */
   serve: (tx: Transaction) => void;
+  /** meta.settingTrace.keyword when the trace is enabled. */
+  traceKeyword: string | undefined;
 }
 
 /**
@@ -149,7 +154,9 @@ export function createHandler(getState: () => RuntimeState, sessionIds: SessionI
     if (target === 'bad-target') return sendError(res, 400, undefined, true);
     // HTTP/1.1 requires a Host (node answers 400 itself); HTTP/1.0 may omit it and then only the
     // default host can serve it.
-    const host = state.table.route(target.host, port, port === undefined ? undefined : req.socket.localAddress);
+    const localAddress = port === undefined ? undefined : req.socket.localAddress;
+    let host = state.table.route(target.host, port, localAddress);
+    if (host?.facade !== undefined) host = host.facade;
     tx.host = host;
     tx.url = target.url;
     // The URL and header limits are the routed host's own (functions inside a host override the
@@ -159,6 +166,7 @@ export function createHandler(getState: () => RuntimeState, sessionIds: SessionI
     if (headBytes > limits.maxHeaderSize) return sendError(res, 431, undefined, true);
     if (fieldCount > limits.maxHeaderCount) return sendError(res, 431, undefined, true);
     if (host === undefined) return sendError(res, 404);
+    if (state.traceKeyword !== undefined) startTrace(tx, state.traceKeyword);
 
     // Only the internal port (no `port`) trusts the sibling's marks.
     if (port === undefined && req.headers[SIBLING_HEADER] !== undefined) {
@@ -176,6 +184,20 @@ export function createHandler(getState: () => RuntimeState, sessionIds: SessionI
         return;
       }
       return sendError(res, 400, undefined, true);
+    }
+    // The request rules of the host (urlRewrites, then access control); none: one property test.
+    // A sibling's hand-off already went through them (its URL is the rewritten one).
+    if (host.rules !== undefined && !tx.fromSibling) {
+      tx.ruleHost = target.host;
+      const served = applyRewrites(tx, host, (name) => {
+        const h = state.table.route(name, port, localAddress);
+        return h?.facade ?? h;
+      });
+      if (served === ROUTING_LOOP) return sendError(res, 508, undefined, false, ROUTING_LOOP_TEXT);
+      tx.host = served;
+      if (served === undefined) return sendError(res, 404);
+      const access = served.rules?.access;
+      if (access !== undefined && checkAccess(tx as Transaction, access)) return;
     }
     // In hash balance the cache stage serves hits itself and hands misses to the URL's owner.
     state.serve(tx as Transaction);

@@ -12,13 +12,14 @@ function bodyOf(status: number): Buffer {
   return b;
 }
 
-export function sendError(res: ServerResponse, status: number, extra?: Record<string, string>, close = false): void {
+/** `text`: a body saying more than the status line (default: `<status> <reason>`). */
+export function sendError(res: ServerResponse, status: number, extra?: Record<string, string>, close = false, text?: string): void {
   if (res.headersSent) {
     // Too late to change the status: cut the connection so the client sees an incomplete body.
     res.destroy();
     return;
   }
-  const body = bodyOf(status);
+  const body = text === undefined ? bodyOf(status) : Buffer.from(text);
   const headers: Record<string, string | number> = {
     'content-type': 'text/plain; charset=utf-8',
     'content-length': body.length,

@@ -9,6 +9,7 @@ import type { HostRuntime } from './host-runtime.js';
 import type { CacheResult } from '../cache/policy/results.js';
 import type { OriginTrace } from '../origin/index.js';
 import { isH2 } from './h2.js';
+import type { SettingTrace } from './setting-trace.js';
 
 export type Protocol = 'http' | 'https' | 'http2';
 
@@ -83,6 +84,16 @@ export class TransactionRecord {
    * object is still stored after the client left): `origin.done` says whether it ended.
    */
   origin: OriginTrace | undefined = undefined;
+  /** URL rewrites applied (each one a routing; at most MAX_ROUTINGS), counted as URLRewrite. */
+  rewrites = 0;
+  /** Access control: 0 not checked, 1 let through, 2 denied or redirected (ServiceAccess). */
+  access: 0 | 1 | 2 = 0;
+  /** The URL the access log shows when a rewrite said `accessLogUrl: replace`. */
+  logUrl: string | undefined = undefined;
+  /** The host name the rules match against: the request's, or the one a rewrite routed to. */
+  ruleHost = '';
+  /** The setting trace of a request that ends in meta.settingTrace.keyword (setting-trace.ts). */
+  trace: SettingTrace | undefined = undefined;
   private ctx: string | undefined = undefined;
 
   constructor(readonly req: IncomingMessage, readonly res: ServerResponse, sessionId: number) {
@@ -106,6 +117,8 @@ export class TransactionRecord {
     if (this.req.httpVersionMajor === 2 && isH2(this.req)) return 'http2';
     return (this.req.socket as { encrypted?: boolean } | null)?.encrypted === true ? 'https' : 'http';
   }
+  /** The URL as the access log shows it (cs-uri-stem, cs-uri-query). */
+  get loggedUrl(): string { return this.logUrl ?? this.urlReceived; }
   get clientAddress(): string { return this.connection.clientAddress; }
   get clientPort(): number { return this.connection.clientPort; }
   get serverAddress(): string { return this.connection.serverAddress; }

@@ -54,9 +54,10 @@ export function parseSetting(input: unknown, opts: ParseOptions = {}): Setting {
     const named = new Set(api.roles.map((r) => r?.name));
     for (const r of INITIAL_ROLES) if (!named.has(r.name)) api.roles.push(structuredClone(r));
   }
+  // Resolved before the semantic rules, which open files under it (GeoIP databases).
+  if (typeof setting.env?.home === 'string') setting.env.home = path.resolve(baseDir, setting.env.home);
   checkSemantics(setting, hosts, issues, opts.futureFeatures !== true);
   if (issues.length > 0) throw new SettingError(issues);
-  setting.env.home = path.resolve(baseDir, setting.env.home);
   checkLuaHash(setting);
   return setting;
 }

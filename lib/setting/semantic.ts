@@ -7,6 +7,7 @@ import { checkHttpsOptions, sameTlsOptions } from '../worker/tls/options.js';
 import { TLS_VERSIONS } from './schema/management.js';
 import { checkTagged } from './tagged.js';
 import { checkNotImplemented } from './not-implemented.js';
+import { checkRules } from '../rules/check.js';
 import type { DeepPartial, Functions, HostSetting, Setting } from './types.js';
 
 function checkApi(setting: Setting, issues: SettingIssue[]): void {
@@ -83,6 +84,8 @@ function checkHost(h: HostSetting, i: number, names: Set<string>, setting: Setti
   const facade = h.mode.facadeHost;
   if (facade !== null && (facade === h.name || !names.has(facade))) {
     issues.push({ path: `${base}.mode.facadeHost`, message: `"${facade}" is not another host of hosting[]` });
+  } else if (facade !== null && setting.hosting.some((o) => o.name === facade && o.mode.facadeHost !== null)) {
+    issues.push({ path: `${base}.mode.facadeHost`, message: `"${facade}" is itself a facade: name the host that serves` });
   }
   h.fallbacks.matchingList.forEach((m, k) => {
     const c = m.serviceCode;
@@ -91,15 +94,6 @@ function checkHost(h: HostSetting, i: number, names: Set<string>, setting: Setti
       issues.push({ path, message: `must be #LAST, #FIRST, #BEFORE or a status code, got "${c}"` });
     } else if (typeof c === 'number' && (c < 200 || c > 599 || c === 206 || (c >= 300 && c < 400))) {
       issues.push({ path, message: `status code ${c} cannot be a service code (1xx, 206 and 3xx are not allowed)` });
-    }
-  });
-  (h.urlRewrites ?? []).forEach((r, k) => {
-    const urlConditions = r.pattern.match(/(?:^|&)\s*[$!]URL\[/g) ?? [];
-    if (urlConditions.length > 1) {
-      issues.push({ path: `${base}.urlRewrites[${k}].pattern`, message: 'at most one URL[...] condition is allowed' });
-    }
-    if (/(?:^|&)\s*!URL\[/.test(r.pattern)) {
-      issues.push({ path: `${base}.urlRewrites[${k}].pattern`, message: 'the URL[...] condition cannot be negated' });
     }
   });
   const listen = parseListen(h.listen);
@@ -173,6 +167,7 @@ export function checkSemantics(setting: Setting, hosts: { indices: number[]; nam
     () => { if (refuseNotImplemented) checkNotImplemented(setting, hosts.indices, issues); },
     () => checkFunctions(setting.functions, setting.functions, 'functions', issues),
     () => checkTls(setting, hosts.indices, issues),
+    () => checkRules(setting, hosts.indices, issues),
   ];
   setting.hosting.forEach((h, i) => rules.push(() => checkHost(h, hosts.indices[i]!, hosts.names, setting, issues)));
   for (const rule of rules) {

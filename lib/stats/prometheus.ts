@@ -67,6 +67,12 @@ export function metricsText(src: ViewSource, group: string | undefined): string 
   counter('svc_client_handed_off_total', 'Client transactions handed to the owner worker of their URL (hash balance).', ['handedOff']);
   w.family('svc_client_cache_results_total', 'counter', 'Client transactions by cache result.');
   for (const [vhost, v] of data) for (const r of CACHE_RESULTS) w.sample('svc_client_cache_results_total', { vhost, result: r }, v[cacheResultIndex(r)]!);
+  counter('svc_url_rewrites_total', 'URL rewrites applied (hosting[].urlRewrites; document 1 URLRewrite).', ['urlRewrites']);
+  w.family('svc_access_control_total', 'counter', 'Client transactions access control let through (allow) or denied and redirected (deny).');
+  for (const [vhost, v] of data) {
+    w.sample('svc_access_control_total', { vhost, decision: 'allow' }, v[fieldIndex('accessAllow')]!);
+    w.sample('svc_access_control_total', { vhost, decision: 'deny' }, v[fieldIndex('accessDeny')]!);
+  }
   histogram(w, data, 'svc_client_response_time_seconds', 'Time from the request received to the answer complete.', CLIENT_HISTOGRAM_AT, 'totalMs', 'requests');
   counter('svc_origin_requests_total', 'Origin exchanges that ended.', ['originRequests']);
   w.family('svc_origin_responses_total', 'counter', 'Origin exchanges answered, by the origin status class.');

@@ -90,6 +90,11 @@ function traffic(r: Reading): Record<string, number> {
   return out;
 }
 
+/** Document 1 ServiceAccess: transactions access control let through and refused (redirects included). */
+function serviceAccess(r: Reading): Record<string, number> {
+  return { Allow: r.rate('accessAllow'), Deny: r.rate('accessDeny') };
+}
+
 
 /** The 5-minute sums of document 1 (HttpCountSum, HttpRequestHitSum): plain counts, no division. */
 function sums(s: Series): Record<string, Record<string, number>> {
@@ -151,6 +156,9 @@ function trafficEntry(s: Series, r: Reading): Record<string, unknown> {
 function virtualHost(name: string, s: Series, interval: Interval, now: number): Record<string, unknown> {
   const r = reading(s, interval);
   const vh: Record<string, unknown> = { Name: name, Uptime: Math.floor((now - s.since) / 1000), ...traffic(r) };
+  // Refused by access control (403, TCP_DENIED); redirects are not denials here.
+  vh.ClientHttpReqDenied = round(r.result('TCP_DENIED') / r.seconds);
+  if (interval === 'min5') vh.ClientHttpReqDeniedSum = s.min5.sum[cacheResultIndex('TCP_DENIED')]!;
   return {
     ...vh,
     ClientTraffic: {
@@ -173,7 +181,8 @@ export function hostDocument(src: ViewSource, interval: Interval): Record<string
     ...traffic(reading(node, interval)),
   };
   if (interval === 'min5') Object.assign(host, sums(node));
-  host.System = src.system();
+  const r = reading(node, interval);
+  host.System = { ...src.system(), ServiceAccess: serviceAccess(r), URLRewrite: r.rate('urlRewrites') };
   host.VirtualHost = src.hosts().map((h) => virtualHost(h, src.stats.series(h), interval, now));
   return { Host: host };
 }

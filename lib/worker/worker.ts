@@ -20,7 +20,10 @@ import { SessionIds } from '../pipeline/session-ids.js';
 import { addOriginSink, addRecordSink } from '../pipeline/finish.js';
 import { HostLogWriter } from '../log/host-logs.js';
 import { LogShipper } from '../log/ship.js';
-import { buildHostRuntime, cacheFields, sameOrigin, type HostRuntime } from '../pipeline/host-runtime.js';
+import { buildHostRuntime, cacheFields, facadeOf, sameOrigin, type HostRuntime } from '../pipeline/host-runtime.js';
+import { openGeoIp } from '../rules/geoip.js';
+import type { CountryLookup } from '../rules/conditions.js';
+import { systemLog } from '../log/system-log.js';
 import { openCache, type WorkerCache } from './worker-cache.js';
 import { StatsReporter } from './stats-reporter.js';
 import { ServiceServer, type ServerTimeouts } from './service-server.js';
@@ -35,6 +38,21 @@ import type { Transaction } from '../pipeline/transaction.js';
 import { listenKey, VhostTable, type Listen } from '../routing/vhost-table.js';
 import type { Peers } from '../pipeline/context.js';
 import { PrimaryLink } from './primary-link.js';
+
+/**
+ * The country lookup of env.geoip.path, read when a setting is applied (validation already
+ * opened the same files); undefined when not configured or unreadable now.
+ */
+function geoIpOf(setting: Setting): CountryLookup | undefined {
+  const p = setting.env.geoip.path;
+  if (p === null) return undefined;
+  try {
+    return openGeoIp(resolvePath(setting, p)).lookup;
+  } catch (err) {
+    systemLog.warn({ err: (err as Error).message }, 'GeoIP databases cannot be read');
+    return undefined;
+  }
+}
 
 /** How long the origin client of a removed or rebuilt host stays open after the switch. */
 const RETIRE_GRACE_MS = 10_000;
@@ -78,14 +96,19 @@ export class RtWorker {
     const frontEnd = setting.functions.network.http.frontEnd;
     const rebuild = changedHosts === 'all' ? undefined : new Set(changedHosts);
     const nextHosts = new Map<string, HostRuntime>();
+    const geo = geoIpOf(setting);
     for (const h of resolved) {
       if (!h.enable) continue;
       const old = this.hosts.get(h.name);
       if (old !== undefined && rebuild !== undefined && !rebuild.has(h.name) && sameOrigin(old.setting, h)) {
-        nextHosts.set(h.name, { ...old, aliases: h.aliases, listen: h.listen, setting: h, ...cacheFields(h) });
+        nextHosts.set(h.name, { ...old, aliases: h.aliases, listen: h.listen, setting: h, ...cacheFields(h, geo) });
       } else {
-        nextHosts.set(h.name, buildHostRuntime(h));
+        nextHosts.set(h.name, buildHostRuntime(h, geo));
       }
+    }
+    for (const h of nextHosts.values()) {
+      const f = h.setting.mode.facadeHost;
+      h.facade = f === null ? undefined : facadeOf(h, nextHosts.get(f));
     }
     const basePort = cluster.meta.baseHostingPort;
     this.siblings ??= new Siblings(basePort, this.index, this.siblingSecret);
@@ -125,6 +148,7 @@ export class RtWorker {
         siblings: this.siblings,
       },
       serve: this.cache.stage.serve,
+      traceKeyword: setting.meta.settingTrace.enable ? setting.meta.settingTrace.keyword : undefined,
     };
     const retired = [...this.hosts.values()].filter((h) => nextHosts.get(h.name)?.origin !== h.origin);
     this.hosts = nextHosts;

@@ -88,7 +88,6 @@ t.test('geoiplist lists the .mmdb files of env.geoip.path with their sizes', asy
   await fs.writeFile(path.join(dir, 'GeoLite2-City.mmdb'), Buffer.alloc(10));
   await fs.writeFile(path.join(dir, 'README.txt'), 'not a database');
   const setting = makeSetting(allowAll);
-  // env.geoip.path is not in the schema yet; the handler reads it loosely.
   (setting.env as Record<string, unknown>).geoip = { path: dir };
   const { api, port } = await startApi(setting);
   t.teardown(() => api.close());

@@ -25,7 +25,7 @@ const owner = http.createServer((req, res) => {
 await new Promise<void>((r) => owner.listen(basePort, '127.0.0.1', () => r()));
 
 const host = {
-  name: 'a.com', enable: true, aliases: [], listen: null, forwardedFor: true,
+  name: 'a.com', logName: 'a.com', enable: true, aliases: [], listen: null, forwardedFor: true,
   upload: { bufferUpTo: 65536, minBytesPerPeriod: 0, periodMs: 20_000 },
   origin: new OriginSet({ vhost: 'a.com', protocol: 'http', address: [`127.0.0.1:${origin.port}`], address2: [] }),
 } as unknown as HostRuntime;

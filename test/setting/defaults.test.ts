@@ -89,6 +89,7 @@ t.test('functions get the network, cache, hook, log and pagedesk defaults', asyn
     bufferBodyUpTo: 65536, bodyMinRate: { bytesPerSecond: 500, period: 20 },
     http2: { enable: true, cleartext: false, maxConcurrentStreams: 128, maxHeaderListSize: 65536, initialWindowSize: 65535, settingsTimeout: 10 },
     bypass: { postMethod: { enable: true } },
+    accessControl: { enable: false, default: 'allow', caseSensitive: true, matchingList: [] },
   });
   t.strictSame(f.network.http.backEnd, {
     session: { connectTimeout: 3, receiveTimeout: 10, reuseTimeout: 60, maxConnections: 256 },

@@ -56,9 +56,9 @@ export function clientField(tx: TransactionRecord, mode: XffMode): string {
   return mode === 'all' ? `${list},${ip}` : list;
 }
 
-/** Path and query of the target as received, split at the first `?`. */
+/** Path and query of the target as received (or as rewritten: accessLogUrl), split at the first `?`. */
 export function stemAndQuery(tx: TransactionRecord): [string, string] {
-  const u = tx.urlReceived;
+  const u = tx.loggedUrl;
   const q = u.indexOf('?');
   return q < 0 ? [u, ''] : [u.slice(0, q), u.slice(q + 1)];
 }

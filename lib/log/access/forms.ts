@@ -45,7 +45,7 @@ export const svcLine: LineFormat = (tx, c) => {
     `${tx.responseHeadBytes + tx.responseBodyBytes} ${ms(tx.totalMs)} ${plus(reqHeader(tx, 'referer'))} ${resInfo(tx)} ` +
     `${plus(reqHeader(tx, 'range'))} ${tx.cacheResult} ${plus(reqHeader(tx, 'accept-encoding'))} ${tx.sessionId} ` +
     `${plus(resHeader(tx, 'content-length'))} ${ms(tx.firstByteMs)} ${tx.completed ? 'c' : 'x'} - ${tx.ctxId} - ` +
-    `${dash(tx.host?.name)} ${plus(reqHeader(tx, 'host'))}\n`;
+    `${dash(tx.host?.logName)} ${plus(reqHeader(tx, 'host'))}\n`;
 };
 
 /** A value inside double quotes of the combined format: `"` and `\` escaped as Apache does. */

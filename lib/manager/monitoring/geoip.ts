@@ -1,6 +1,6 @@
 // `/monitoring/geoiplist`: the MaxMind databases of the configured GeoIP directory.
-// Document 1 shows no setting for that directory; it is `env.geoip.path` (default null), read
-// loosely here until the schema carries it.
+// Document 1 shows no setting for that directory; it is `env.geoip.path` (default null), the
+// directory the access-control and rewrite conditions read country codes from (lib/rules/geoip.ts).
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Setting } from '../../setting/types.js';
@@ -10,9 +10,8 @@ export interface GeoIpList { path: string; files: Array<{ file: string; size: nu
 
 /** The configured directory, resolved against env.home; undefined when not configured. */
 function geoipDir(setting: Setting): string | undefined {
-  const env = setting.env as Setting['env'] & { geoip?: { path?: string | null } | null };
-  const p = env.geoip?.path;
-  if (typeof p !== 'string' || p === '') return undefined;
+  const p = setting.env.geoip?.path;
+  if (p === null || p === undefined) return undefined;
   return path.resolve(setting.env.home, p);
 }
 

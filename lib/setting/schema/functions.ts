@@ -5,6 +5,7 @@ import { Type } from 'typebox';
 import { Bool, Int, Loose, NullStr, Num, Obj, OneOf, Opt, Secs, Section, Str } from './common.js';
 import { HostLogSchema } from './log.js';
 import { PagedeskSchema } from './pagedesk.js';
+import { AccessControlSchema } from './access-control.js';
 
 const FrontEnd = Section({
   maxUrlLength: Int(8192, { minimum: 256, description: 'bytes of request line target; longer gets 414' }),
@@ -41,7 +42,7 @@ const FrontEnd = Section({
     postMethod: Section({ enable: Bool(true, 'POST requests go to the origin without the cache') }),
   }, 'requests passed to the origin without the cache'),
   modify: Opt(Loose('header and URL modification rules (shape not fixed yet)')),
-  accessControl: Opt(Loose('access control rules (shape not fixed yet)')),
+  accessControl: AccessControlSchema,
 }, 'client side of HTTP');
 
 const BackEnd = Section({
