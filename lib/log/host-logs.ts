@@ -60,7 +60,7 @@ export function originNote(tx: TransactionRecord, method: string, bypass: boolea
   const h = tx.req.headers;
   return {
     vhost: host.logName ?? host.name, method, url: tx.url, range: h.range, acceptEncoding: h['accept-encoding'], sessionId: tx.sessionId,
-    ctxId: tx.ctxId, bypass, sessionType: 'cache', balance: '-',
+    ctxId: tx.ctxId, bypass: bypass ? (tx.bypass === 2 ? 'Bypass/instant' : 'Bypass') : '-', sessionType: 'cache', balance: '-',
   };
 }
 

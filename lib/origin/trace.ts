@@ -23,8 +23,8 @@ export interface OriginNote {
   acceptEncoding: string | undefined;
   sessionId: number;
   ctxId: string;
-  /** Pass-through (not cached): cs-reqinfo Bypass. */
-  bypass: boolean;
+  /** cs-reqinfo: `Bypass` for a pass-through (not cached), `Bypass/instant`, or `-`. */
+  bypass: string;
   /** Where the request came from: `cache` (a fetch or pass-through), `recovery`, `healthcheck`, a function name. */
   sessionType: string;
   /** cs-balance of the host. */

@@ -46,6 +46,8 @@ export const COUNTER_FIELDS = [
   'urlRewrites',
   /** Transactions access control let through / denied or redirected (document 1 ServiceAccess). */
   'accessAllow', 'accessDeny',
+  /** Sent to the origin by a bypass rule (pattern or no-cache request), nothing stored: UrlBypass. */
+  'urlBypass',
 ] as const;
 
 /**
@@ -76,6 +78,7 @@ const TOTAL_1XX = F.totalMs1xx;
 const COMPLETED_1XX = F.completed1xx;
 const URL_REWRITES = F.urlRewrites;
 const ACCESS_ALLOW = F.accessAllow;
+const URL_BYPASS = F.urlBypass;
 const RESULTS_AT = COUNTER_FIELDS.length;
 /** Where the client and origin time histograms start in a row. */
 export const CLIENT_HISTOGRAM_AT = RESULTS_AT + CACHE_RESULTS.length;
@@ -202,6 +205,7 @@ export class Counters {
 
 function countRow(v: Float64Array, base: number, tx: TransactionRecord): void {
   v[base + REQUESTS]++;
+  if (tx.bypass === 1 || tx.bypass === 2) v[base + URL_BYPASS]++;
   const status = tx.status;
   const total = tx.totalMs;
   if (status > 0) {

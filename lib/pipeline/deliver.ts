@@ -8,6 +8,7 @@ import type { Transaction } from './transaction.js';
 import { multipartContentType, multipartLength, multipartParts, multipartTrailer, type ByteRange } from '../cache/policy/index.js';
 import { conditionalResult, multipartBoundary, rangeOf } from './rules.js';
 import { ageAt, DEBUG_WORKER, fullAnswerHead, viaWith, viewOf } from './stored-view.js';
+import { fallBack } from './fallback.js';
 import { TCP_HIT, TCP_IMS_HIT, TCP_MISS } from '../cache/policy/results.js';
 
 /** Fields a 304 carries from the stored response (RFC 9110 15.4.5). */
@@ -58,6 +59,8 @@ function finishEmpty(tx: Transaction, status: number, headers: Record<string, st
 
 /** Answers a transaction from a stored object; `drop` names fields a no-cache="..." forbids. */
 export function deliverCached(tx: Transaction, obj: CachedObject, now: number, drop?: readonly string[]): void {
+  // The frontend fallbacks see cached answers too (a negatively cached 404 ...).
+  if (tx.host.fallbacks !== undefined && fallBack(tx, obj.status, obj.status, obj.headers, false)) return;
   const req = tx.req;
   const headers = obj.headers;
   const cond = conditionalResult(req.method!, req.headers, obj.status, headers);

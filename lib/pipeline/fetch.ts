@@ -15,6 +15,8 @@ import type { CacheEntryMeta, CacheKey, StoredHeaders } from '../cache/store.js'
 import type { StoreSink } from '../cache/tiered-sink.js';
 import type { CacheContext } from './context.js';
 import { answerHeaders } from './deliver.js';
+import { modifyOriginResponse } from './modify.js';
+import { matchFallback, routeFallback, type Found } from './fallback.js';
 import type { SharedFetch } from './inflight.js';
 import { entryTimes, fieldsToStore, storableResponse, variantMatches, variantOf, varyOf } from './rules.js';
 import { TCP_ERROR, type CacheResult } from '../cache/policy/results.js';
@@ -35,7 +37,7 @@ export function refreshKey(key: CacheKey, variantKey: string, purged: boolean): 
 function newEntryMeta(key: CacheKey, status: number, originHeaders: StoredHeaders, reqHeaders: IncomingHttpHeaders,
   requestTime: number, cachedAt: number, host: HostRuntime): CacheEntryMeta {
   const headers = fieldsToStore(originHeaders, cachedAt, host.cachePolicy);
-  const vary = varyOf(headers);
+  const vary = withKeyHeaders(varyOf(headers), host.net?.key?.headers);
   const times = entryTimes(status, headers, requestTime, cachedAt, host.cachePolicy);
   const contentLength = Number(headers['content-length'] ?? -1);
   return {
@@ -47,6 +49,17 @@ function newEntryMeta(key: CacheKey, status: number, originHeaders: StoredHeader
     volatile: host.volatile && (host.nonVolatileSize <= 0 || contentLength < 0 || contentLength < host.nonVolatileSize),
     ...(host.volatile && host.nonVolatileSize > 0 && contentLength < 0 ? { volatileUpTo: host.nonVolatileSize } : {}),
   };
+}
+
+/**
+ * cachingKey.headers key the stored variants as if the origin had named them in Vary (the
+ * answer's own Vary is sent unchanged); `*` stays alone, it matches nothing anyway.
+ */
+function withKeyHeaders(vary: string[], keyHeaders: readonly string[] | undefined): string[] {
+  if (keyHeaders === undefined || keyHeaders.length === 0 || vary[0] === '*') return vary;
+  const out = [...vary];
+  for (const h of keyHeaders) if (!out.includes(h)) out.push(h);
+  return out;
 }
 
 export interface FetchPlan {
@@ -111,15 +124,23 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
   if (plan.conditional !== undefined) Object.assign(headers, plan.conditional);
   const requestTime = Date.now();
   const trace = tx.origin = new OriginTrace(tx.host.counterSlot);
-  if (tx.host.logs !== undefined) trace.note = originNote(tx, 'GET', false);
+  if (tx.host.logs !== undefined) trace.note = originNote(tx, tx.postBody === undefined ? 'GET' : 'POST', false);
   // dispatch, not request(): no promise, stream or async resource per fetch (OriginSet.dispatch).
-  tx.host.origin.dispatch({ method: 'GET', url: tx.url, headers, body: null, trace }, { onHead: (upstream, body) => {
+  const postBody = tx.postBody ?? null;
+  tx.host.origin.dispatch({ method: postBody === null ? 'GET' : 'POST', url: tx.url, headers, body: postBody, trace }, { onHead: (upstream, body) => {
     traceAnswered(trace, upstream.statusCode);
     const cachedAt = Date.now();
     const resHeaders = endToEndResponseHeaders(upstream.headers);
+    if (tx.host.net?.backModify !== undefined) modifyOriginResponse(tx, resHeaders);
     if (plan.intercept !== undefined && plan.intercept(upstream.statusCode, resHeaders, f)) {
       body.discard();
       ctx.inflight.finish(f);
+      return;
+    }
+    const found = fallbackOf(f, tx, plan, upstream.statusCode, resHeaders);
+    if (found !== undefined) {
+      body.discard();
+      routeWaiting(ctx, f, tx, found, upstream.statusCode, upstream.statusCode, resHeaders);
       return;
     }
     // An error answer does not replace a stored copy that can still be revalidated later.
@@ -151,12 +172,37 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
     ctx.inflight.finish(f);
     if (plan.intercept !== undefined && plan.intercept(-1, {}, f)) return;
     const status = plan.unreachableStatus ?? (err instanceof OriginError ? err.status : 502);
+    const found = fallbackOf(f, tx, plan, -1, NO_FIELDS);
+    if (found !== undefined) { routeWaiting(ctx, f, tx, found, -1, status, NO_FIELDS); return; }
     for (const w of f.takeWaiting()) {
       w.cacheResult = TCP_ERROR;
       w.status = status;
       sendError(w.res, status);
     }
   } });
+}
+
+const NO_FIELDS: StoredHeaders = {};
+
+/** A fallback entry for the origin's answer to the client that started the fetch, if any. */
+function fallbackOf(f: SharedFetch, tx: Transaction, plan: FetchPlan, status: number, fields: StoredHeaders): Found | undefined {
+  if (tx.host.fallbacks === undefined || plan.background === true || !f.waiting.includes(tx)) return undefined;
+  return matchFallback(tx, status, fields, true);
+}
+
+/**
+ * The clients waiting on the fetch are routed as their fallbacks say (the fetch is closed first,
+ * so none of them joins it again); one whose own request matches no entry asks the origin
+ * itself: the answer it waited for is not stored.
+ */
+function routeWaiting(ctx: CacheContext, f: SharedFetch, tx: Transaction, found: Found, status: number, sent: number, fields: StoredHeaders): void {
+  const waiting = f.takeWaiting();
+  ctx.inflight.finish(f);
+  for (const w of waiting) {
+    const mine = w === tx ? found : matchFallback(w, status, fields, true);
+    if (mine !== undefined) routeFallback(w, mine, sent);
+    else proxyToOrigin(w);
+  }
 }
 
 /**

@@ -8,6 +8,8 @@
 import { Http2ServerRequest, Http2ServerResponse, constants, type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TransactionRecord } from './transaction.js';
+import { editOutgoing } from './modify.js';
+import { serviceStatus } from './fallback.js';
 
 /** Fields that describe one HTTP/1 connection: an HTTP/2 message must not carry them. */
 const CONNECTION_FIELDS = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'http2-settings'];
@@ -48,7 +50,9 @@ export class TxH2Response extends Http2ServerResponse<TxH2Request> {
     const tx = this.tx;
     if (tx !== undefined && tx.firstByteMs < 0) tx.firstByteMs = performance.now() - tx.startMono;
     // HTTP/2 has no reason phrase (node warns about one once per process).
-    const fields = typeof reason === 'object' ? reason : headers;
+    if (tx?.fallback !== undefined) statusCode = serviceStatus(tx, statusCode);
+    let fields = typeof reason === 'object' ? reason : headers;
+    if (tx?.responseEdits !== undefined) fields = editOutgoing(this, fields, tx.responseEdits);
     if (fields !== undefined && !Array.isArray(fields)) {
       for (const name of CONNECTION_FIELDS) if (fields[name] !== undefined) delete fields[name];
     }

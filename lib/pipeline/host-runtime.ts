@@ -8,6 +8,8 @@ import type { Listen, RoutableHost } from '../routing/vhost-table.js';
 import { workerCounters } from './counters.js';
 import { hostLogsOf, type HostLogs } from '../log/host-logs.js';
 import { systemLog } from '../log/system-log.js';
+import { compileNetwork, type NetworkRules } from '../network/rules.js';
+import { compileFallbacks, type FallbackRule } from '../network/fallbacks.js';
 import { compileHostRules, type HostRules } from '../rules/host-rules.js';
 import type { CountryLookup } from '../rules/conditions.js';
 
@@ -38,6 +40,10 @@ export interface HostRuntime extends RoutableHost {
   counterSlot: number;
   /** What the host logs (access, origin); undefined when it logs nothing. */
   logs: HostLogs | undefined;
+  /** Bypass, header edits and cache key rules; undefined when the host has none (the usual case). */
+  net: NetworkRules | undefined;
+  /** hosting[].fallbacks compiled; undefined when off or empty. */
+  fallbacks: FallbackRule[] | undefined;
   /** urlRewrites and access control compiled; undefined when the host has neither. */
   rules: HostRules | undefined;
   /**
@@ -87,9 +93,12 @@ export function buildHostRuntime(host: ResolvedHost, geo: CountryLookup | undefi
 
 /** The members of a HostRuntime that follow the host setting without a new origin client. */
 export function cacheFields(host: ResolvedHost, geo: CountryLookup | undefined):
-  Pick<HostRuntime, 'cachePolicy' | 'volatile' | 'nonVolatileSize' | 'connectTimeoutMs' | 'upload' | 'logs' | 'rules'> {
+  Pick<HostRuntime, 'cachePolicy' | 'volatile' | 'nonVolatileSize' | 'connectTimeoutMs' | 'upload' | 'logs' | 'rules' | 'net' | 'fallbacks'> {
   return {
     rules: compileHostRules(host, geo),
+    // Validated with the setting: a rule that does not compile never reaches a worker.
+    net: compileNetwork(host.functions.network, 'functions', geo),
+    fallbacks: compileFallbacks(host.fallbacks, 'hosting'),
     logs: hostLogsOf(host, (message) => systemLog.warn(message)),
     upload: uploadLimits(host.functions.network.http.frontEnd),
     cachePolicy: cachePolicyOf(host),
@@ -101,6 +110,11 @@ export function cacheFields(host: ResolvedHost, geo: CountryLookup | undefined):
 
 /** Whether a new setting of a host can keep the running origin client (same origin fields). */
 export function sameOrigin(a: ResolvedHost, b: ResolvedHost): boolean {
-  return JSON.stringify([a.origin, a.functions.network.http.backEnd]) ===
-    JSON.stringify([b.origin, b.functions.network.http.backEnd]);
+  return JSON.stringify(originFields(a)) === JSON.stringify(originFields(b));
+}
+
+/** What the origin client is built from (backEnd.modify is not: it follows the setting anyway). */
+function originFields(h: ResolvedHost): unknown[] {
+  const be = h.functions.network.http.backEnd;
+  return [h.origin, be.session, be.health, be.forwardedFor];
 }

@@ -8,6 +8,7 @@ import type { Transaction } from './transaction.js';
 import type { CachedObject, CacheKey, StoredHeaders } from '../cache/store.js';
 import type { AccessControl } from '../access/access.js';
 import { purgeByMethod } from './purge-method.js';
+import { servePost } from './post-cache.js';
 import type { InvalidateKind, Invalidation } from '../cache/commands/invalidate.js';
 import type { Target } from '../cache/commands/targets.js';
 import type { TieredStore } from '../cache/tiered-store.js';
@@ -24,6 +25,8 @@ import { TCP_CLIENT_REFRESH_MISS, TCP_MISS, TCP_NONE, TCP_REF_FAIL_HIT, TCP_REFR
 
 /** An asynchronous command waiting in the primary's queue (pre-cache control). */
 export interface PrectrlEntry { vhost: string; kind: InvalidateKind; target: Target; queuedAt: number }
+
+const POST_BYPASS = { postMethod: { enable: true } };
 
 export interface CacheStageOptions {
   store: TieredStore;
@@ -96,8 +99,22 @@ export class CacheStage {
       void purgeByMethod(tx, this.ctx.store, this.opts.purgeAccess?.(), this.purgeSides).catch(() => sendError(tx.res, 500));
       return;
     }
-    if (method !== 'GET' && method !== 'HEAD') { this.passUnsafe(tx); return; }
-    const key: CacheKey = { vhost: tx.host.name, url: tx.url };
+    const net = tx.host.net;
+    if (method !== 'GET' && method !== 'HEAD') {
+      if (method === 'POST' && net?.post !== undefined) { servePost(tx, net, net.post, this.lookup); return; }
+      if (method === 'POST' && tx.host.setting.functions.network.http.frontEnd.bypass.postMethod.enable) {
+        // Bypass by method: logged Bypass; UrlBypass counts only URL and no-cache bypasses.
+        tx.bypass = 3;
+        tx.trace?.matched(tx.host.name, 'functions.network.http.frontEnd.bypass', POST_BYPASS);
+      }
+      this.passUnsafe(tx);
+      return;
+    }
+    this.lookup(tx, { vhost: tx.host.name, url: net?.key === undefined ? tx.url : net.key.url(tx.url) });
+  };
+
+  /** Lookup under the request's cache key (cachingKey applied), then a hit, a refresh or a miss. */
+  private readonly lookup = (tx: Transaction, key: CacheKey): void => {
     const control = requestControl(tx.req.headers);
     const pending = this.prectrl.size === 0 ? undefined : this.pendingCommand(key.vhost, key.url);
     if (pending !== undefined) { this.serveUnderCommand(tx, key, control, pending); return; }
@@ -126,14 +143,22 @@ export class CacheStage {
       // and the queued command will leave it alone too (runInvalidation's `before`).
       if (obj.cachedAt >= queuedAt) { this.found(tx, key, obj, control); return; }
       if (kind === 'hardpurge') { this.miss(tx, key, control); return; }
-      if (!tx.fromSibling && this.opts.handOff?.(tx)) return;
+      if (this.handedOff(tx)) return;
       this.refresh(tx, key, obj, control, kind === 'purge' ? 1 : 2);
     }, () => this.miss(tx, key, control));
   }
 
+  /**
+   * Hash balance: handed to the URL's owner worker. A cached POST stays here: its body was read
+   * already, and the owner would read the URL's key without it.
+   */
+  private handedOff(tx: Transaction): boolean {
+    return !tx.fromSibling && tx.postBody === undefined && this.opts.handOff?.(tx) === true;
+  }
+
   private miss(tx: Transaction, key: CacheKey, control: RequestControl): void {
     if (control.onlyIfCached) { tx.cacheResult = TCP_MISS; tx.status = 504; sendError(tx.res, 504); return; }
-    if (!tx.fromSibling && this.opts.handOff?.(tx)) return;
+    if (this.handedOff(tx)) return;
     // A HEAD that misses goes to the origin as it is; a later GET fills the cache.
     if (tx.req.method === 'HEAD') { tx.cacheResult = TCP_MISS; proxyToOrigin(tx); return; }
     fetchAndStore(this.ctx, tx, { key, mayStore: !control.noStore, result: TCP_MISS });
@@ -157,7 +182,7 @@ export class CacheStage {
       return;
     }
     // Refresh now: a conditional request when the copy has a validator.
-    if (!tx.fromSibling && this.opts.handOff?.(tx)) return;
+    if (this.handedOff(tx)) return;
     this.refresh(tx, key, obj, control, obj.invalidated ?? 0, decision.client);
   }
 
@@ -270,8 +295,10 @@ export class CacheStage {
     tx.cacheResult = TCP_NONE;
     proxyToOrigin(tx, async (status, headers) => {
       if (status < 200 || status >= 400) return;
-      const urls = invalidationTargets(tx.req.method!, status, tx.url, headers as StoredHeaders, tx.req.headers.host ?? tx.host.name);
-      if (urls.length === 0) return;
+      const named = invalidationTargets(tx.req.method!, status, tx.url, headers as StoredHeaders, tx.req.headers.host ?? tx.host.name);
+      if (named.length === 0) return;
+      const rule = tx.host.net?.key;
+      const urls = rule === undefined ? named : named.map(rule.url);
       const vhost = tx.host.name;
       // Rows marked and the invalidation logged in one transaction: a copy of these URLs fetched
       // before now that commits later (any worker's writer thread) lands already stale.

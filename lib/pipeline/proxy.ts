@@ -15,6 +15,8 @@ import { sendError } from './respond.js';
 import { CTX_HEADER, SIBLING_HEADER } from './sibling-header.js';
 import type { Transaction } from './transaction.js';
 import { Upload, type TakenBody } from './upload.js';
+import { modifyOriginRequest, modifyOriginResponse } from './modify.js';
+import { fallBack } from './fallback.js';
 import { TCP_ERROR, TCP_MISS } from '../cache/policy/results.js';
 
 /** Opt-in (SVC_DEBUG_HEADERS=1): name the worker on origin requests and answers, for tracing. */
@@ -47,6 +49,8 @@ export function originRequestHeaders(tx: Transaction): Record<string, string | s
   const headers = endToEndRequestHeaders(req.headers);
   delete headers[SIBLING_HEADER];
   delete headers[CTX_HEADER];
+  // An instant bypass goes as the client sent it: no fields of ours, no back-end edits.
+  if (tx.bypass === 2) return headers;
   if (tx.host.forwardedFor && !tx.fromSibling) {
     const prior = headers['x-forwarded-for'];
     const client = clientAddress(req);
@@ -55,6 +59,7 @@ export function originRequestHeaders(tx: Transaction): Record<string, string | s
   const via = headers.via;
   headers.via = via === undefined ? VIA : `${Array.isArray(via) ? via.join(', ') : via}, ${VIA}`;
   if (DEBUG_WORKER !== undefined) headers['x-svc-worker'] = DEBUG_WORKER;
+  if (tx.host.net?.backModify !== undefined) modifyOriginRequest(tx, headers);
   return headers;
 }
 
@@ -68,7 +73,9 @@ export interface Upstream {
 export function deliverUpstream(tx: Transaction, upstream: Upstream, addVia = true): void {
   const res = tx.res;
   const headers = endToEndResponseHeaders(upstream.headers);
-  if (addVia) {
+  // A sibling's answer (addVia false) had the origin-side edits made by the owner worker.
+  if (addVia && tx.host.net?.backModify !== undefined) modifyOriginResponse(tx, headers);
+  if (addVia && tx.bypass !== 2) {
     const via = headers.via;
     headers.via = via === undefined ? VIA : `${Array.isArray(via) ? via.join(', ') : via}, ${VIA}`;
   }
@@ -107,6 +114,8 @@ type BeforeAnswer = (status: number, headers: Record<string, string | string[] |
  * request is ready to use it.
  */
 export function proxyToOrigin(tx: Transaction, beforeAnswer?: BeforeAnswer): void {
+  // A cached POST's body was read already (post-cache.ts): an unshared fetch sends it again.
+  if (tx.postBody !== undefined) { sendToOrigin(tx, tx.postBody, null, beforeAnswer); return; }
   if (!hasRequestBody(tx.req)) { sendToOrigin(tx, null, null, beforeAnswer); return; }
   const upload = new Upload(tx, tx.host.upload);
   upload.take().then((body) => { if (body !== undefined) sendToOrigin(tx, body, upload, beforeAnswer); }, noop);
@@ -133,8 +142,13 @@ export function sendToOrigin(tx: Transaction, body: TakenBody | null, upload: Up
     trace,
   }).then((upstream: OriginResponse) => {
     traceAnswered(trace, upstream.statusCode);
+    if (beforeAnswer === undefined) {
+      if (tx.host.fallbacks !== undefined && fallBack(tx, upstream.statusCode, upstream.statusCode, upstream.headers, true)) { discard(upstream.body); return; }
+      tx.cacheResult ??= TCP_MISS;
+      deliverUpstream(tx, upstream);
+      return;
+    }
     tx.cacheResult ??= TCP_MISS;
-    if (beforeAnswer === undefined) { deliverUpstream(tx, upstream); return; }
     // The body waits unread while the invalidation runs; an origin reset meanwhile must not be an
     // unheard 'error' (pipeBody sees the broken body when it gets it).
     upstream.body.on('error', noop);
@@ -142,8 +156,10 @@ export function sendToOrigin(tx: Transaction, body: TakenBody | null, upload: Up
   }, (err: unknown) => {
     traceFailed(trace, err);
     if (controller.signal.aborted) return;
+    const status = originErrorStatus(err);
+    if (beforeAnswer === undefined && tx.host.fallbacks !== undefined && fallBack(tx, -1, status, {}, true)) return;
     tx.cacheResult = TCP_ERROR;
-    tx.status = originErrorStatus(err);
+    tx.status = status;
     // An upload cut short leaves the rest of its body unread (the socket stops reading once the
     // request's buffer is full): the connection goes with the answer, or it would hang there.
     sendError(tx.res, tx.status, undefined, !tx.req.complete);

@@ -8,6 +8,7 @@
 // worker's memory copies are gone before the answer.
 import { effectiveKind, noTargetStatus } from '../cache/commands/purge-mode.js';
 import { parseTargets, TargetError, type Target } from '../cache/commands/targets.js';
+import { keyTargets } from '../cache/key.js';
 import { memoryItems, runInvalidation, type InvalidateKind, type InvalidateResult, type Invalidation } from '../cache/commands/invalidate.js';
 import type { AccessControl } from '../access/access.js';
 import { PRODUCT_VERSION } from '../version.js';
@@ -45,7 +46,10 @@ export async function purgeByMethod(tx: Transaction, store: TieredStore, access:
   if (!valid) return fail(400, `unknown X-Invalidate: ${requested}`);
   let targets;
   try {
-    targets = parseTargets(tx.url, () => tx.host.name, tx.host.name);
+    // As cache keys: the host's cachingKey applies to the URL the client names.
+    const net = tx.host.net;
+    const parsed = parseTargets(tx.url, () => tx.host.name, tx.host.name);
+    targets = net === undefined ? parsed : keyTargets(parsed, () => ({ rule: net.key, post: net.post !== undefined }));
   } catch (err) {
     if (err instanceof TargetError) return fail(400, err.message);
     throw err;

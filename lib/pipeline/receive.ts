@@ -15,7 +15,9 @@ import { track } from './finish.js';
 import { SessionIds } from './session-ids.js';
 import { h2Head, isH2 } from './h2.js';
 import type { VhostTable } from '../routing/vhost-table.js';
-import { applyRewrites, ROUTING_LOOP, ROUTING_LOOP_TEXT } from './rewrite.js';
+import { modifyFront } from './modify.js';
+import { bypass } from './bypass.js';
+import { applyRewrites, ROUTING_LOOP, ROUTING_LOOP_TEXT, type Router } from './rewrite.js';
 import { checkAccess } from './access.js';
 import { startTrace } from './setting-trace.js';
 
@@ -185,22 +187,56 @@ export function createHandler(getState: () => RuntimeState, sessionIds: SessionI
       }
       return sendError(res, 400, undefined, true);
     }
-    // The request rules of the host (urlRewrites, then access control); none: one property test.
-    // A sibling's hand-off already went through them (its URL is the rewritten one).
-    if (host.rules !== undefined && !tx.fromSibling) {
-      tx.ruleHost = target.host;
-      const served = applyRewrites(tx, host, (name) => {
-        const h = state.table.route(name, port, localAddress);
-        return h?.facade ?? h;
-      });
-      if (served === ROUTING_LOOP) return sendError(res, 508, undefined, false, ROUTING_LOOP_TEXT);
-      tx.host = served;
-      if (served === undefined) return sendError(res, 404);
-      const access = served.rules?.access;
-      if (access !== undefined && checkAccess(tx as Transaction, access)) return;
-    }
-    // In hash balance the cache stage serves hits itself and hands misses to the URL's owner.
-    state.serve(tx as Transaction);
+    tx.ruleHost = target.host;
+    serveRouted(tx as Transaction, state, port, localAddress);
   };
+}
+
+/** A host by name as receive routes it (a facade serves as the host it names). */
+function router(state: RuntimeState, port: number | undefined, localAddress: string | undefined): Router {
+  return (name) => {
+    const h = state.table.route(name, port, localAddress);
+    return h?.facade ?? h;
+  };
+}
+
+/**
+ * The routed transaction through the rule stages (urlRewrites, access control, then the network
+ * rules: front header edits, bypass) into the cache stages. A fallback comes back here with its
+ * new URL (tx.reroute), so the rules see it as they see a request. A host without rules pays
+ * one property test per kind.
+ */
+function serveRouted(tx: Transaction, state: RuntimeState, port: number | undefined, localAddress: string | undefined): void {
+  const res = tx.res;
+  // A sibling's hand-off went through them already (its URL is the rewritten one), unless a
+  // fallback here routed it anew.
+  if (tx.host.rules !== undefined && (!tx.fromSibling || tx.fallback !== undefined)) {
+    const served = applyRewrites(tx, tx.host, router(state, port, localAddress));
+    if (served === ROUTING_LOOP) return sendError(res, 508, undefined, false, ROUTING_LOOP_TEXT);
+    // A rewrite to a host nobody serves: a 404 of no host, as for a request that named it.
+    (tx as TransactionRecord).host = served;
+    if (served === undefined) return sendError(res, 404);
+    const access = served.rules?.access;
+    if (access !== undefined && checkAccess(tx, access)) return;
+  }
+  // A sibling's hand-off had the network rules applied by the worker its client talked to; the
+  // front edits of a request apply once, on its first pass.
+  const net = tx.host.net;
+  if (net !== undefined && !tx.fromSibling) {
+    if (net.frontModify !== undefined && tx.fallback === undefined) modifyFront(tx, net.frontModify);
+    if ((net.bypass !== undefined || net.bypassNoCache) && bypass(tx, net)) return;
+  }
+  if (tx.host.fallbacks !== undefined && tx.reroute === undefined) {
+    tx.reroute = (name) => {
+      if (name !== undefined) {
+        const h = router(state, port, localAddress)(name);
+        if (h === undefined) return sendError(res, 404);
+        tx.host = h;
+      }
+      serveRouted(tx, state, port, localAddress);
+    };
+  }
+  // In hash balance the cache stage serves hits itself and hands misses to the URL's owner.
+  state.serve(tx);
 }
 

@@ -9,6 +9,10 @@ import type { HostRuntime } from './host-runtime.js';
 import type { CacheResult } from '../cache/policy/results.js';
 import type { OriginTrace } from '../origin/index.js';
 import { isH2 } from './h2.js';
+import type { HeaderEdit } from '../network/header-edit.js';
+import type { ServiceCode } from '../network/fallbacks.js';
+import { serviceStatus } from './fallback.js';
+import { editOutgoing } from './modify.js';
 import type { SettingTrace } from './setting-trace.js';
 
 export type Protocol = 'http' | 'https' | 'http2';
@@ -84,6 +88,22 @@ export class TransactionRecord {
    * object is still stored after the client left): `origin.done` says whether it ended.
    */
   origin: OriginTrace | undefined = undefined;
+  /**
+   * Bypassed to the origin: 0 no; by a bypass rule (bypass.ts) 1 `Bypass`, 2 `Bypass/instant`;
+   * 3 a POST under bypass.postMethod (lookup.ts), logged `Bypass` but not counted in UrlBypass.
+   */
+  bypass: 0 | 1 | 2 | 3 = 0;
+  /** Edits of the answer's fields by the front modify rules the request matched (modify.ts). */
+  responseEdits: HeaderEdit[] | undefined = undefined;
+  /** A cacheable POST's body, read whole (post-cache.ts): what its origin request sends. */
+  postBody: Buffer | undefined = undefined;
+  /**
+   * Fallbacks taken (fallback.ts): the status of each answer replaced, the host each routed to
+   * (`x-fallback`, `%L`) and the serviceCode of the last one; undefined when none.
+   */
+  fallback: { statuses: number[]; hosts: string[]; code: ServiceCode } | undefined = undefined;
+  /** Serves the transaction again from the rule stages (a fallback); set for hosts with fallbacks. */
+  reroute: ((hostName: string | undefined) => void) | undefined = undefined;
   /** URL rewrites applied (each one a routing; at most MAX_ROUTINGS), counted as URLRewrite. */
   rewrites = 0;
   /** Access control: 0 not checked, 1 let through, 2 denied or redirected (ServiceAccess). */
@@ -188,6 +208,12 @@ export class TxResponse extends ServerResponse {
     headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
     const tx = this.tx;
     if (tx !== undefined && tx.firstByteMs < 0) tx.firstByteMs = performance.now() - tx.startMono;
+    if (tx?.fallback !== undefined) statusCode = serviceStatus(tx, statusCode);
+    const edits = tx?.responseEdits;
+    if (edits !== undefined) {
+      const fields = editOutgoing(this, typeof reason === 'object' ? reason : headers, edits);
+      return super.writeHead(statusCode, typeof reason === 'string' ? reason : undefined, fields);
+    }
     // node's writeHead sorts (code, reason, headers) from (code, headers) itself.
     return super.writeHead(statusCode, reason as string | undefined, headers);
   }

@@ -9,6 +9,9 @@ import { VhostTable } from '../routing/vhost-table.js';
 import { resolveHosts } from '../setting/load.js';
 import type { Setting } from '../setting/types.js';
 import type { WorkerBridge } from './rt-bridge.js';
+import { compileKeyRule, keyTargets, type KeyRule } from '../cache/key.js';
+
+const NO_KEY_RULE = { rule: undefined, post: false };
 
 export interface InvalidationOutcome { kind: InvalidateKind; result: InvalidateResult; /** HTTP status: purge.resCodeNoCtrlTarget when nothing matched. */ status: number }
 
@@ -39,11 +42,31 @@ export class InvalidationService {
     return this.purge.get(vhost);
   };
 
-  /** Parses `url`; throws TargetError (400) for a bad or unknown target. */
+  private keysFor: Setting | undefined;
+  private keys = new Map<string, { rule: KeyRule | undefined; post: boolean }>();
+
+  /** Each host's cache key rule (cachingKey), as its workers compile it. */
+  private keyOf = (vhost: string): { rule: KeyRule | undefined; post: boolean } => {
+    const s = this.setting();
+    if (this.keysFor !== s) {
+      this.keys = new Map(resolveHosts(s).map((h) => {
+        const ck = h.functions.network.cache.cachingKey;
+        return [h.name, { rule: compileKeyRule(ck), post: ck.postMethod.enable }];
+      }));
+      this.keysFor = s;
+    }
+    return this.keys.get(vhost) ?? NO_KEY_RULE;
+  };
+
+  /**
+   * Parses `url` into the targets as cache keys (a host's cachingKey applies, so the URL as a
+   * client writes it reaches what was stored for it); throws TargetError (400) for a bad or
+   * unknown target.
+   */
   targets(url: string | null): Target[] {
     const list = parseTargets(url, this.knownHost, this.lastHost);
     this.lastHost = list[list.length - 1]!.vhost;
-    return list;
+    return keyTargets(list, this.keyOf);
   }
 
   /** The command the target really gets after purge.purge2expire (also what pre-cache control applies). */

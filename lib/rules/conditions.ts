@@ -33,13 +33,15 @@ export interface CompileOptions {
   allowUrl: boolean;
   /** Where IP[<country>] looks addresses up; without it a country condition is refused. */
   geo?: CountryLookup | undefined;
+  /** Names a condition may take (all when absent): a rule kind that cannot honour one refuses it. */
+  names?: readonly ConditionName[];
 }
 
 const CONDITION_NAMES = ['URL', 'URLMATCH', 'IP', 'METHOD', 'HEADER', 'PROTOCOL', 'FUNCTION'] as const;
 type ConditionName = typeof CONDITION_NAMES[number];
 
 /** A pattern the setting cannot use: the message is shown at the JSON path of the pattern. */
-class PatternError extends Error {}
+export class PatternError extends Error {}
 
 type Test = (input: RuleInput) => boolean;
 
@@ -178,6 +180,16 @@ function regex(source: string, name: string, caseSensitive: boolean): RegExp {
   }
 }
 
+/**
+ * Document 2 gives URL and URLMATCH a regex but a HEADER value "a pattern": the wildcard form
+ * operators write (`User-Agent: *Mobile*`), `*` any run of characters, the rest literal, matched
+ * against the whole value.
+ */
+function wildcard(pattern: string, caseSensitive: boolean): RegExp {
+  const body = pattern.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('.*');
+  return new RegExp(`^${body}$`, caseSensitive ? 's' : 'is');
+}
+
 function list(value: string, name: string): string[] {
   const items = value.split(/[;|,]/).map((s) => s.trim()).filter((s) => s !== '');
   if (items.length === 0) throw new PatternError(`${name}[] lists nothing`);
@@ -197,7 +209,7 @@ function headerTest(value: string, caseSensitive: boolean): Test {
   if (colon < 0) return (input) => input.headers[name] !== undefined;
   const want = value.slice(colon + 1).trim();
   if (want === '') return (input) => headerValue(input.headers, name) === '';
-  const re = regex(want, 'HEADER', caseSensitive);
+  const re = wildcard(want, caseSensitive);
   return (input) => {
     const v = headerValue(input.headers, name);
     return v !== undefined && re.test(v);
@@ -278,6 +290,7 @@ export function compilePattern(pattern: string, opts: CompileOptions): CompiledP
   let urlPrefilter: Prefilter | undefined;
   const tests: Test[] = [];
   for (const c of raw) {
+    if (opts.names !== undefined && !opts.names.includes(c.name)) throw new PatternError(`${c.name}[...] cannot be used here (allowed: ${opts.names.join(', ')})`);
     if (c.name === 'URL') {
       if (!opts.allowUrl) throw new PatternError('URL[...] cannot be used here: use URLMATCH[...]');
       if (c.negated) throw new PatternError('URL[...] cannot be negated: use !URLMATCH[...]');

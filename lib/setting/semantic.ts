@@ -7,6 +7,8 @@ import { checkHttpsOptions, sameTlsOptions } from '../worker/tls/options.js';
 import { TLS_VERSIONS } from './schema/management.js';
 import { checkTagged } from './tagged.js';
 import { checkNotImplemented } from './not-implemented.js';
+import { compileNetwork, RuleError } from '../network/rules.js';
+import { compileFallbacks } from '../network/fallbacks.js';
 import { checkRules } from '../rules/check.js';
 import type { DeepPartial, Functions, HostSetting, Setting } from './types.js';
 
@@ -77,6 +79,19 @@ function checkFunctions(own: DeepPartial<Functions> | undefined, effective: Func
   }
 }
 
+/** The network rules (bypass, modify, cachingKey) compile as the workers will compile them. */
+function checkNetwork(setting: Setting, own: DeepPartial<Functions> | undefined, effective: Functions, base: string, issues: SettingIssue[]): void {
+  if (own?.network === undefined) return;
+  // Compiling only needs to know whether GeoIP is there (lib/rules/check.ts reports a bad path).
+  const geo = setting.env.geoip.path === null ? undefined : (): undefined => undefined;
+  try {
+    compileNetwork(effective.network, base, geo);
+  } catch (err) {
+    if (!(err instanceof RuleError)) throw err;
+    issues.push({ path: err.path, message: err.message });
+  }
+}
+
 const SERVICE_CODE_WORDS = ['#LAST', '#FIRST', '#BEFORE'];
 
 function checkHost(h: HostSetting, i: number, names: Set<string>, setting: Setting, issues: SettingIssue[]): void {
@@ -104,7 +119,15 @@ function checkHost(h: HostSetting, i: number, names: Set<string>, setting: Setti
       message: `port ${listen.port} is reserved for the management API (${api}) and the RT control port (${api - 1})`,
     });
   }
-  checkFunctions(h.functions, deepMerge(setting.functions, h.functions), `${base}.functions`, issues);
+  try {
+    compileFallbacks(h.fallbacks, base);
+  } catch (err) {
+    if (!(err instanceof RuleError)) throw err;
+    issues.push({ path: err.path, message: err.message });
+  }
+  const effective = deepMerge(setting.functions, h.functions);
+  checkFunctions(h.functions, effective, `${base}.functions`, issues);
+  checkNetwork(setting, h.functions, effective, `${base}.functions`, issues);
 }
 
 const URL_SOURCE = /^[a-z][a-z0-9+.-]*:\/\//i;
@@ -166,6 +189,7 @@ export function checkSemantics(setting: Setting, hosts: { indices: number[]; nam
     () => checkLogBackups(setting, hosts.indices, issues),
     () => { if (refuseNotImplemented) checkNotImplemented(setting, hosts.indices, issues); },
     () => checkFunctions(setting.functions, setting.functions, 'functions', issues),
+    () => checkNetwork(setting, setting.functions, setting.functions, 'functions', issues),
     () => checkTls(setting, hosts.indices, issues),
     () => checkRules(setting, hosts.indices, issues),
   ];

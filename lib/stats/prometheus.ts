@@ -64,6 +64,7 @@ export function metricsText(src: ViewSource, group: string | undefined): string 
   counter('svc_client_incomplete_total', 'Client transactions whose answer did not go out whole.', ['incomplete']);
   counter('svc_client_received_bytes_total', 'Bytes received from clients (heads and bodies).', ['requestHeadBytes', 'requestBodyBytes']);
   counter('svc_client_sent_bytes_total', 'Bytes sent to clients (heads and bodies).', ['responseHeadBytes', 'responseBodyBytes']);
+  counter('svc_client_bypassed_total', 'Client transactions sent to the origin by a bypass rule (UrlBypass).', ['urlBypass']);
   counter('svc_client_handed_off_total', 'Client transactions handed to the owner worker of their URL (hash balance).', ['handedOff']);
   w.family('svc_client_cache_results_total', 'counter', 'Client transactions by cache result.');
   for (const [vhost, v] of data) for (const r of CACHE_RESULTS) w.sample('svc_client_cache_results_total', { vhost, result: r }, v[cacheResultIndex(r)]!);

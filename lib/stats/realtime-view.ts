@@ -161,6 +161,9 @@ function virtualHost(name: string, s: Series, interval: Interval, now: number): 
   if (interval === 'min5') vh.ClientHttpReqDeniedSum = s.min5.sum[cacheResultIndex('TCP_DENIED')]!;
   return {
     ...vh,
+    // Requests sent to the origin by a bypass rule (pattern or no-cache request): per second, and
+    // since the primary started.
+    UrlBypass: { HttpReqCount: r.rate('urlBypass'), HttpReqCountSum: s.total[fieldIndex('urlBypass')]! },
     ClientTraffic: {
       // Directory statistics are not configurable yet: one entry, `/`, at depth 0, not accumulated.
       Depth: 0, Accum: 0, HttpsTraffic: 0, TrafficCount: 1,

@@ -27,7 +27,7 @@ const server = await startServer([
       { pattern: '$IP[127.0.0.32/27]', action: 'deny' },
       { pattern: '$IP[JP]', action: 'deny' },
       { pattern: '$URL[^a\\.com/go/(.*)]', action: 'redirect', location: 'https://#1', status: 301 },
-      { pattern: '$URLMATCH[^a\\.com/admin/] & !HEADER[X-Admin: ^secret$]', action: 'deny' },
+      { pattern: '$URLMATCH[^a\\.com/admin/] & !HEADER[X-Admin: secret]', action: 'deny' },
       { pattern: '$METHOD[DELETE]', action: 'deny' },
     ]),
   },

@@ -23,7 +23,7 @@ const server = await startServer([
       { pattern: '$URL[^a\\.com/Case/(.*)]', replace: '/case-matched/#1' },
       { pattern: '$URL[^a\\.com/nocase/(.*)]', replace: '/nocase-matched/#1', caseSensitive: false },
       { pattern: '$URLMATCH[^a\\.com/static/] & $METHOD[POST;PUT]', replace: '/static-write' },
-      { pattern: '$URL[^a\\.com/hdr/(.*)] & $HEADER[X-Beta: ^yes$]', replace: '/beta/#1' },
+      { pattern: '$URL[^a\\.com/hdr/(.*)] & $HEADER[X-Beta: yes]', replace: '/beta/#1' },
       { pattern: '$URL[^a\\.com/present/(.*)] & $HEADER[X-Flag]', replace: '/flagged/#1' },
       { pattern: '$URL[^a\\.com/empty/(.*)] & $HEADER[X-Flag:]', replace: '/empty-flag/#1' },
       { pattern: '$URL[^a\\.com/loop/(.*)]', replace: 'c.com/loop/#1' },

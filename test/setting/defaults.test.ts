@@ -88,18 +88,23 @@ t.test('functions get the network, cache, hook, log and pagedesk defaults', asyn
     maxUrlLength: 8192, maxHeaderSize: 16384, maxHeaderCount: 2000, keepAliveTimeout: 60, headersTimeout: 10, requestTimeout: 300,
     bufferBodyUpTo: 65536, bodyMinRate: { bytesPerSecond: 500, period: 20 },
     http2: { enable: true, cleartext: false, maxConcurrentStreams: 128, maxHeaderListSize: 65536, initialWindowSize: 65535, settingsTimeout: 10 },
-    bypass: { postMethod: { enable: true } },
+    bypass: { postMethod: { enable: true }, noCacheRequest: { enable: false }, matchingList: [] },
+    modify: { matchingList: [] },
     accessControl: { enable: false, default: 'allow', caseSensitive: true, matchingList: [] },
   });
   t.strictSame(f.network.http.backEnd, {
     session: { connectTimeout: 3, receiveTimeout: 10, reuseTimeout: 60, maxConnections: 256 },
     health: { failCount: 3, recoveryInterval: 5, inactiveTtl: 600 },
     forwardedFor: true,
+    modify: { matchingList: [] },
   });
   t.strictSame(f.network.cache, {
     ttl: { default: 0, negative: 10, negativeServerErrors: false, heuristicFraction: 0.1, heuristicMax: 86400, keep: 3600 },
     honourNoCache: true, honourPrivate: true, storeSetCookie: false,
-    cachingKey: { postMethod: { enable: false, bodySensitive: false, bodyContentLengthMax: 102400 } },
+    cachingKey: {
+      caseSensitive: true, queryString: { enable: true, sort: false, ignore: [], keep: [] }, headers: [],
+      postMethod: { enable: false, bodySensitive: false, bodyContentLengthMax: 102400 },
+    },
     compression: { useOriginEncoding: true },
     purge: { purge2expire: 'NONE', resCodeNoCtrlTarget: 200 },
     enablePurgeMethod: false,

@@ -21,9 +21,12 @@ t.test('unknown fields are refused at every depth', async (t) => {
   t.strictSame(paths(withHost({ functions: { hook: { sesion: {} } } })), ['hosting[0].functions.hook.sesion']);
 });
 
-t.test('loose rule objects accept members the schema does not know', async (t) => {
+t.test('the network rule objects refuse members the schema does not know, globally and per host', async (t) => {
   const f = { network: { http: { frontEnd: { modify: { anything: [1] } } }, cache: { cachingKey: { custom: true } } } };
-  t.strictSame(issuesOf({ functions: f, hosting: [{ ...minimalHost, functions: f }] }), []);
+  t.strictSame(issuesOf({ functions: f, hosting: [{ ...minimalHost, functions: f }] }).map((i) => i.path), [
+    'functions.network.http.frontEnd.modify.anything', 'functions.network.cache.cachingKey.custom',
+    'hosting[0].functions.network.http.frontEnd.modify.anything', 'hosting[0].functions.network.cache.cachingKey.custom',
+  ]);
 });
 
 t.test('a value of the wrong type names the expected and the given type', async (t) => {

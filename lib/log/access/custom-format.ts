@@ -4,7 +4,7 @@
 // `%!200,304{Referer}i`: except for those) and an argument in braces. Apache's `<`/`>` modifiers
 // (`%>s`) are accepted and change nothing (one status per transaction here).
 import type { TransactionRecord } from '../../pipeline/transaction.js';
-import { clientField, dash, plus, reqHeader, requestLine, resHeader, stemAndQuery, strftime } from './fields.js';
+import { clientField, dash, fallbackHosts, plus, reqHeader, requestLine, resHeader, stemAndQuery, strftime } from './fields.js';
 import type { LineContext, LineFormat } from './forms.js';
 
 type Part = string | ((tx: TransactionRecord, c: LineContext) => string);
@@ -51,8 +51,9 @@ function code(letter: string, arg: string | undefined): Part {
     case 'e': return (tx) => String(tx.sessionId);
     case 'E': return (tx) => tx.ctxId;
     case 'f': return (tx) => { const s = stemAndQuery(tx)[0]; return dash(s.slice(s.lastIndexOf('/') + 1)); };
-    // Hooks and fallbacks are not built yet: their fields are `-` until they are.
-    case 'F': case 'L': return () => '-';
+    // Hooks are not built yet: their field is `-` until they are.
+    case 'F': return () => '-';
+    case 'L': return fallbackHosts;
     case 'N': need(); return () => '-';
     case 'g': return (_tx, c) => c.clock.apacheAt(c.now);
     case 'G': { const n = need().toLowerCase(); return (tx) => plus(reqHeader(tx, n)); }

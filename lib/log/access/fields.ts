@@ -72,12 +72,19 @@ export function username(tx: TransactionRecord): string | undefined {
   return c > 0 ? decoded.slice(0, c) : undefined;
 }
 
-/** `sc-resinfo`: content coding (TLS version and Bypass once those exist), joined by `+`. */
+/** `sc-resinfo`: content coding (TLS version once it exists) and `Bypass`, joined by `+`. */
 export function resInfo(tx: TransactionRecord): string {
   const parts: string[] = [];
   const ce = resHeader(tx, 'content-encoding');
   if (ce === 'gzip' || ce === 'deflate') parts.push(ce);
+  if (tx.bypass !== 0) parts.push(tx.bypass === 2 ? 'Bypass/instant' : 'Bypass');
   return parts.length === 0 ? '-' : parts.join('+');
+}
+
+/** `x-fallback` / `%L`: the hosts the fallbacks routed the request to, joined by `+`. */
+export function fallbackHosts(tx: TransactionRecord): string {
+  const fb = tx.fallback;
+  return fb === undefined ? '-' : fb.hosts.join('+');
 }
 
 /** The first line of the request, as Apache's `%r`. */

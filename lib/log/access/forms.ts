@@ -3,7 +3,7 @@
 // `goaccess --log-format=COMBINED` and every combined-log tool) and `weblogB` (the IIS W3C
 // extended format). The `custom` form is custom-format.ts.
 import type { TransactionRecord } from '../../pipeline/transaction.js';
-import { clientField, dash, plus, reqHeader, requestLine, resHeader, resInfo, stemAndQuery, username, type LineClock, type XffMode } from './fields.js';
+import { clientField, dash, fallbackHosts, plus, reqHeader, requestLine, resHeader, resInfo, stemAndQuery, username, type LineClock, type XffMode } from './fields.js';
 
 /** What a form needs besides the record: the xff mode, the line clock and the completion time. */
 export interface LineContext {
@@ -44,7 +44,7 @@ export const svcLine: LineFormat = (tx, c) => {
     `${plus(username(tx))} ${plus(clientField(tx, c.xff))} ${plus(reqHeader(tx, 'user-agent'))} ${tx.status} ` +
     `${tx.responseHeadBytes + tx.responseBodyBytes} ${ms(tx.totalMs)} ${plus(reqHeader(tx, 'referer'))} ${resInfo(tx)} ` +
     `${plus(reqHeader(tx, 'range'))} ${tx.cacheResult} ${plus(reqHeader(tx, 'accept-encoding'))} ${tx.sessionId} ` +
-    `${plus(resHeader(tx, 'content-length'))} ${ms(tx.firstByteMs)} ${tx.completed ? 'c' : 'x'} - ${tx.ctxId} - ` +
+    `${plus(resHeader(tx, 'content-length'))} ${ms(tx.firstByteMs)} ${tx.completed ? 'c' : 'x'} ${fallbackHosts(tx)} ${tx.ctxId} - ` +
     `${dash(tx.host?.logName)} ${plus(reqHeader(tx, 'host'))}\n`;
 };
 

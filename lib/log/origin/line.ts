@@ -57,7 +57,7 @@ export function originLine(t: OriginTrace, clock: LineClock, now: number): strin
     `${plus(t.domain)} ${plus(n.url)} ${plus(ip)} ${t.status} ${plus(n.range)} ${err ?? '-'} ` +
     `${t.status >= 400 ? t.status : '-'} ${plus(header(t, 'content-length'))} ${t.requestHeadBytes} ${t.responseHeadBytes} ` +
     `${t.responseBodyBytes} ${ms(t.completeMs)} ${ms(t.dnsMs)} ${ms(t.connectMs)} ${ms(t.firstByteMs)} ${ms(transfer)} ` +
-    `${n.bypass ? 'Bypass' : '-'} ${plus(n.acceptEncoding)} ${plus(header(t, 'cache-control'))} ${plus(port)} ` +
+    `${n.bypass} ${plus(n.acceptEncoding)} ${plus(header(t, 'cache-control'))} ${plus(port)} ` +
     `${plus(header(t, 'content-encoding'))} ${n.sessionId} ${n.sessionType} - - ${t.reused ? 0 : ms(t.connectMs)} ` +
     `${t.retried ? 'y' : 'n'} - ${clockTime(startedWall)} ${n.ctxId} ${n.balance}\n`;
   return err === undefined || err === 'Client-Close' ? line : `#[ERROR:${ORIGIN_ERRORS[err]}] ${line}`;

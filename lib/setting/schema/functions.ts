@@ -2,9 +2,10 @@
 // `functions`. Document 2 names the hook and a few network fields; the rest of the network
 // block (limits, timeouts, TTLs) is ours, because the server needs them and the spec shows none.
 import { Type } from 'typebox';
-import { Bool, Int, Loose, NullStr, Num, Obj, OneOf, Opt, Secs, Section, Str } from './common.js';
+import { Bool, Int, NullStr, Num, Obj, OneOf, Opt, Secs, Section, Str } from './common.js';
 import { HostLogSchema } from './log.js';
 import { PagedeskSchema } from './pagedesk.js';
+import { Bypass, CachingKey, Modify } from './network.js';
 import { AccessControlSchema } from './access-control.js';
 
 const FrontEnd = Section({
@@ -38,10 +39,8 @@ const FrontEnd = Section({
     }),
     settingsTimeout: Secs(10, 'seconds a client has to acknowledge the server\'s SETTINGS; then GOAWAY SETTINGS_TIMEOUT'),
   }, 'HTTP/2 on the client side; per connection, so only the global values apply'),
-  bypass: Section({
-    postMethod: Section({ enable: Bool(true, 'POST requests go to the origin without the cache') }),
-  }, 'requests passed to the origin without the cache'),
-  modify: Opt(Loose('header and URL modification rules (shape not fixed yet)')),
+  bypass: Bypass,
+  modify: Modify('header edits on the client side: request fields as received, response fields as sent'),
   accessControl: AccessControlSchema,
 }, 'client side of HTTP');
 
@@ -58,6 +57,7 @@ const BackEnd = Section({
     inactiveTtl: Secs(600, 'seconds an Inactive address that does not recover stays listed'),
   }),
   forwardedFor: Bool(true, 'append the client address to X-Forwarded-For toward the origin'),
+  modify: Modify('header edits on the origin side: request fields sent to the origin, response fields as received (before storing)'),
 }, 'origin side of HTTP');
 
 const Cache = Section({
@@ -72,13 +72,7 @@ const Cache = Section({
   honourNoCache: Bool(true, 'respect the no-cache response directive of the origin (false: ignore it)'),
   honourPrivate: Bool(true, 'do not store Cache-Control: private responses'),
   storeSetCookie: Bool(false, 'store Set-Cookie with a cached response and send it with every hit (false: only the client whose request fetched it gets it)'),
-  cachingKey: Type.Object({
-    postMethod: Section({
-      enable: Bool(false, 'POST responses may be cached'),
-      bodySensitive: Bool(false, 'the POST body is part of the cache key'),
-      bodyContentLengthMax: Int(102400, { minimum: 0, description: 'largest POST body taken into the key, bytes' }),
-    }),
-  }, { additionalProperties: true, default: {}, description: 'cache key rules; further members are allowed' }),
+  cachingKey: CachingKey,
   compression: Section({ useOriginEncoding: Bool(true, 'keep the Content-Encoding of the origin') }),
   purge: Section({
     purge2expire: OneOf(['NONE', 'ROOT', 'PATTERN', 'ALL'], 'NONE', 'which purges are turned into expire'),
