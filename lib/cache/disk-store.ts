@@ -9,6 +9,7 @@ import type { Readable, Writable } from 'node:stream';
 import { cleanTemp, prepareDisk, unlinkQuiet } from './disk-files.js';
 import { DiskSink, DiskWriter } from './disk-write.js';
 import { WriterChannel } from './disk/writer-channel.js';
+import { countCacheEvent } from './events.js';
 import { IndexDb, type IndexRow, type Released } from './index-db.js';
 import { INVALIDATED_HARDPURGED, prefixUpperBound, type PrefixMark } from './prefix.js';
 import { RangeMarks, type RangeKind, type RangeMarkOptions } from './range-marks.js';
@@ -52,7 +53,7 @@ export interface DiskStoreOptions {
   now?: () => number;
 }
 
-type DiskStatus = 'Normal' | 'Invalid';
+export type DiskStatus = 'Normal' | 'Invalid';
 
 export interface DiskInfo {
   path: string;
@@ -120,6 +121,7 @@ class DiskObject implements CachedObject {
   get path(): string { return this.row.path; }
   openBody(start?: number, end?: number): Readable {
     const s = createReadStream(this.row.path, { start: start ?? 0, ...(end === undefined ? {} : { end }) });
+    this.store.readOpened(this.key.vhost, s);
     // The body vanished (removed by another worker after a replacement, or by hand): drop the
     // row so the next lookup is a clean miss instead of another failed read.
     s.once('error', (err: NodeJS.ErrnoException) => {
@@ -227,7 +229,11 @@ export class DiskStore implements CacheStore {
       const rows = variantKey === undefined
         ? this.index.rowsOfUrl(key.vhost, key.url)
         : [this.index.row(key.vhost, key.url, variantKey)].filter((r) => r !== undefined);
-      for (const r of rows) this.index.removeRow(r, released);
+      for (const r of rows) {
+        this.index.removeRow(r, released);
+        // A hard purge's tombstone was counted as erased by the command.
+        if (r.invalidated !== INVALIDATED_HARDPURGED) countCacheEvent(r.vhost, 'erase');
+      }
       return rows.length;
     });
     await this.unlinkAll(released);
@@ -242,7 +248,11 @@ export class DiskStore implements CacheStore {
   /** Deletes (hardpurge) every variant under the prefix, in bounded batches. */
   async deleteByPrefix(vhost: string, prefix: string): Promise<number> {
     return this.eachPrefixPage(vhost, prefix, (rows, released) => {
-      for (const r of rows) this.index.removeRow(r, released);
+      for (const r of rows) {
+        this.index.removeRow(r, released);
+        // A hard purge's tombstone was counted as erased by the command.
+        if (r.invalidated !== INVALIDATED_HARDPURGED) countCacheEvent(r.vhost, 'erase');
+      }
     });
   }
 
@@ -317,7 +327,11 @@ export class DiskStore implements CacheStore {
     const released: Released = { paths: [] };
     const n = this.index.batch(() => {
       const rows = this.index.expiredRows(now, limit);
-      for (const r of rows) this.index.removeRow(r, released);
+      for (const r of rows) {
+        this.index.removeRow(r, released);
+        // A hard purge's tombstone was counted as erased by the command.
+        if (r.invalidated !== INVALIDATED_HARDPURGED) countCacheEvent(r.vhost, 'erase');
+      }
       // A fetch that started before an invalidation and commits after it lands stale (insertRow
       // reads these rows); none is in flight for 10 minutes, so older rows are only weight.
       this.index.pruneInvalidations(now - INVALIDATION_KEEP_MS);
@@ -325,6 +339,33 @@ export class DiskStore implements CacheStore {
     });
     await this.unlinkAll(released);
     return n;
+  }
+
+  /** Files and index changes waiting for the writer thread (System.WaitingFiles2Write). */
+  get waitingWrites(): number {
+    return this.writer.operations;
+  }
+
+  /** Body files of each host open for reading now (VirtualHost FileOpened, with the writes). */
+  private readonly reading = new Map<string, number>();
+
+  /** A body file of `vhost` was opened for reading: counted until its stream closes. */
+  readOpened(vhost: string, stream: Readable): void {
+    this.reading.set(vhost, (this.reading.get(vhost) ?? 0) + 1);
+    stream.once('close', () => {
+      const n = (this.reading.get(vhost) ?? 1) - 1;
+      if (n > 0) this.reading.set(vhost, n); else this.reading.delete(vhost);
+    });
+  }
+
+  /** Body files of a host open now in this process, for reading or being written. */
+  filesOpen(vhost: string): number {
+    return (this.reading.get(vhost) ?? 0) + (this.writer.writingByHost.get(vhost) ?? 0);
+  }
+
+  /** This process's view of each disk's status, without reading the index (once a second). */
+  statuses(): DiskStatus[] {
+    return this.disks.map((d) => d.status);
   }
 
   diskStatus(): DiskInfo[] {

@@ -39,7 +39,7 @@ export class IndexDb {
       // key that is there already (a replacement) inserts nothing; insertRow handles that.
       insert: p(`INSERT INTO entries (${COLUMNS}) VALUES (${COLUMNS.split(', ').map(() => '?').join(', ')}) ON CONFLICT DO NOTHING`),
       deleteId: p(`DELETE FROM entries WHERE id = ?`),
-      lru: p(`SELECT id, path, size FROM entries WHERE disk = ? ORDER BY last_access LIMIT ?`),
+      lru: p(`SELECT id, vhost, path, size FROM entries WHERE disk = ? ORDER BY last_access LIMIT ?`),
       invalidatedSince: p(`SELECT MAX(at) FROM cache_invalidations WHERE vhost = ? AND at >= ?
         AND (url = ? OR (prefix = 1 AND substr(?, 1, length(url)) = url))`).pluck(),
       recordInvalidation: p('INSERT INTO cache_invalidations (vhost, url, prefix, at) VALUES (?, ?, 0, ?)'),
@@ -60,7 +60,7 @@ export class IndexDb {
       dropRowsFrom: p(`DELETE FROM entries WHERE disk >= ?`),
       rangeAll: p(`SELECT * FROM entries WHERE vhost = ? AND (url, variant) > (?, ?) ORDER BY url, variant LIMIT ?`),
       rangeTo: p(`SELECT * FROM entries WHERE vhost = ? AND (url, variant) > (?, ?) AND url < ? ORDER BY url, variant LIMIT ?`),
-      expired: p(`SELECT id, path, size, disk FROM entries WHERE delete_at > 0 AND delete_at < ? LIMIT ?`),
+      expired: p(`SELECT id, vhost, path, size, disk, invalidated FROM entries WHERE delete_at > 0 AND delete_at < ? LIMIT ?`),
       keyRow: p(`SELECT id, path, size, disk FROM entries WHERE vhost = ? AND url = ? AND variant = ?`),
       latestInvalidation: p(`SELECT MAX(at) FROM cache_invalidations WHERE vhost = ?`).pluck(),
       setUsed: p(`UPDATE disks SET used = ? WHERE idx = ?`),
@@ -131,12 +131,13 @@ export class IndexDb {
     this.addUsed(row.size, row.disk, batch);
     let over = this.used(row.disk, batch) - quota;
     for (let rounds = 0; over > 0 && rounds < 10_000; rounds++) {
-      const victims = this.s.lru.all(row.disk, 64) as { id: number; path: string; size: number }[];
+      const victims = this.s.lru.all(row.disk, 64) as { id: number; vhost: string; path: string; size: number }[];
       let took = false;
       for (const v of victims) {
         if (over <= 0) break;
         if (v.id === id) continue;
         this.removeRow({ ...v, disk: row.disk }, released, batch);
+        released.evicted?.push(v.vhost);
         over -= v.size;
         took = true;
       }
@@ -326,8 +327,8 @@ export class IndexDb {
     }
   }
 
-  expiredRows(now: number, limit: number): Pick<IndexRow, 'id' | 'path' | 'size' | 'disk'>[] {
-    return this.s.expired.all(now, limit) as Pick<IndexRow, 'id' | 'path' | 'size' | 'disk'>[];
+  expiredRows(now: number, limit: number): Pick<IndexRow, 'id' | 'vhost' | 'path' | 'size' | 'disk' | 'invalidated'>[] {
+    return this.s.expired.all(now, limit) as Pick<IndexRow, 'id' | 'vhost' | 'path' | 'size' | 'disk' | 'invalidated'>[];
   }
 
   /** Invalidations older than any fetch still in flight can be forgotten (see insertRow). */

@@ -44,6 +44,8 @@ export interface DiskRow {
 /** Files that are no longer referenced once a transaction commits, to unlink afterwards. */
 export interface Released {
   paths: string[];
+  /** The host of each row evicted to make room (CacheFileEvent Erase), when the caller asks. */
+  evicted?: string[];
 }
 
 /**

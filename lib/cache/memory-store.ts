@@ -87,10 +87,21 @@ interface Group {
   nodes: Node[];
 }
 
+/** What one host holds in a memory store (VirtualHost Memory, FileInstance, SecuredMemory). */
+export interface HostMemory {
+  bytes: number;
+  objects: number;
+  /** Bytes the LRU evicted to make room, since the store opened. */
+  evictedBytes: number;
+  evictedObjects: number;
+}
+
 export class MemoryStore implements CacheStore {
   readonly maxBytes: number;
   readonly maxObjectBytes: number;
   private readonly hosts = new Map<string, Map<string, Group>>();
+  /** Kept as entries come and go (inserts and evictions only, never on a hit). */
+  private readonly perHost = new Map<string, HostMemory>();
   /** Most recently used end of the LRU list. */
   private head: Node | null = null;
   private tail: Node | null = null;
@@ -178,6 +189,9 @@ export class MemoryStore implements CacheStore {
     this.pushFront(node);
     this.used += bytes;
     this.count++;
+    const h = this.usageOf(group.vhost);
+    h.bytes += bytes;
+    h.objects++;
     this.evict(node);
     return obj;
   }
@@ -273,6 +287,7 @@ export class MemoryStore implements CacheStore {
 
   async close(): Promise<void> {
     this.hosts.clear();
+    this.perHost.clear();
     this.head = this.tail = null;
     this.used = this.count = 0;
   }
@@ -284,6 +299,7 @@ export class MemoryStore implements CacheStore {
   private replaceObj(node: Node, obj: MemoryObject): void {
     const bytes = this.costOf(obj);
     this.used += bytes - node.bytes;
+    this.usageOf(node.group.vhost).bytes += bytes - node.bytes;
     node.obj = obj;
     node.bytes = bytes;
     this.evict(node);
@@ -295,6 +311,9 @@ export class MemoryStore implements CacheStore {
     while (this.used > this.maxBytes && guard-- > 0) {
       const victim = this.tail;
       if (victim === null || victim === keep) break;
+      const h = this.usageOf(victim.group.vhost);
+      h.evictedBytes += victim.bytes;
+      h.evictedObjects++;
       this.unlinkNode(victim, victim.group.nodes.indexOf(victim));
     }
   }
@@ -332,6 +351,21 @@ export class MemoryStore implements CacheStore {
     }
     this.used -= node.bytes;
     this.count--;
+    const h = this.usageOf(group.vhost);
+    h.bytes -= node.bytes;
+    h.objects--;
+  }
+
+  private usageOf(vhost: string): HostMemory {
+    let h = this.perHost.get(vhost);
+    if (h === undefined) this.perHost.set(vhost, (h = { bytes: 0, objects: 0, evictedBytes: 0, evictedObjects: 0 }));
+    return h;
+  }
+
+  /** A copy of one host's share of the store now (zeros for a host it never held). */
+  hostUsage(vhost: string): HostMemory {
+    const h = this.perHost.get(vhost);
+    return h === undefined ? { bytes: 0, objects: 0, evictedBytes: 0, evictedObjects: 0 } : { ...h };
   }
 }
 

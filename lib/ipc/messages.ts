@@ -101,4 +101,24 @@ interface SessionIdMessage { type: 'session-ids'; start: number; count: number }
  * `hosts.length` rows of `stride` numbers in the layout of lib/pipeline/counters.ts (row 0: the
  * transactions no virtual host took). Not sent when nothing was counted.
  */
-export interface StatsDeltasMessage { type: 'stats-deltas'; stride: number; hosts: string[]; values: number[] }
+/** What a worker has now (not deltas): each message replaces the previous one of that worker. */
+export interface WorkerGauges {
+  /** Client connections open (TLS handshakes included), and those with a request in progress. */
+  serverSockets: number;
+  serverBusy: number;
+  /** Mean event-loop delay over the last second, 0.01 ms. */
+  eventLoopLag: number;
+  /** Object writes and index changes handed to the disk writer and not yet done. */
+  waitingWrites: number;
+  /** Each cache disk's status as this worker's store sees it (env.cache.disks order). */
+  disks: string[];
+}
+
+/**
+ * Once a second from each worker: `values` are counter deltas (rows of `stride`, one per host
+ * name, row 0 no host); `gauges` the host gauges now (rows of HOST_GAUGE_STRIDE, same rows).
+ */
+export interface StatsDeltasMessage {
+  type: 'stats-deltas'; stride: number; hosts: string[]; values: number[];
+  gaugeStride: number; gauges: number[]; node: WorkerGauges;
+}

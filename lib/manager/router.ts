@@ -44,6 +44,8 @@ export class Dispatcher {
   private readonly exact = new Map<string, Route[]>();
   private readonly prefixes: Route[];
   private access: AccessControl | undefined;
+  /** Requests the ACL let through and refused (System.ServiceAccess), since the start. */
+  readonly managementAccess = { Allow: 0, Deny: 0 };
 
   constructor(routes: readonly Route[], private readonly ctx: RouteContext) {
     assertGated(routes);
@@ -58,10 +60,17 @@ export class Dispatcher {
   async handle(raw: RawRequest): Promise<ApiReply> {
     const v = this.ctx.version;
     // A caller on no allowList entry learns nothing, not even that its path is malformed.
-    if (this.access?.roleOf(raw.remoteAddress) === undefined) return this.unauthorized(raw.method, normalisePath(raw.rawPath), raw.rawPath);
+    if (this.access?.roleOf(raw.remoteAddress) === undefined) {
+      this.managementAccess.Deny++;
+      return this.unauthorized(raw.method, normalisePath(raw.rawPath), raw.rawPath);
+    }
     const path = normalisePath(raw.rawPath);
     if (path === undefined) return fail(HTTP.badRequest, v, raw.rawPath, 'query', 'Bad Request: malformed path');
-    if (!this.access.check(raw.remoteAddress, path).allowed) return this.unauthorized(raw.method, path, path);
+    if (!this.access.check(raw.remoteAddress, path).allowed) {
+      this.managementAccess.Deny++;
+      return this.unauthorized(raw.method, path, path);
+    }
+    this.managementAccess.Allow++;
 
     const { route, allowed, rest } = this.find(raw.method, path);
     if (route === undefined) {

@@ -29,6 +29,11 @@ export class ManagementApi {
   private plain: PlainServer | undefined;
   private tlsServer: https.Server | undefined;
 
+  /** Management requests the ACL let through and refused since the start. */
+  get managementAccess(): { Allow: number; Deny: number } {
+    return this.dispatcher.managementAccess;
+  }
+
   constructor(private readonly opts: ManagementApiOptions) {
     this.dispatcher = new Dispatcher([...allRoutes(), ...(opts.extraRoutes ?? [])], {
       setting: () => opts.getSetting(),

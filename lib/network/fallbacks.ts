@@ -2,7 +2,7 @@
 // it answers (exact, `5xx`, `fail`), its pattern ($URL, $URLMATCH, $HEADER of the request and
 // $RESHEADER of the answer), where it routes (`replace`) and the status finally sent
 // (`serviceCode`). Throws RuleError at the JSON path of a bad member; validation runs it too.
-import { compilePattern, compileReplace, PatternError, subjectOf, type CompiledPattern, type RuleInput } from '../rules/conditions.js';
+import { compilePattern, compileReplace, PatternError, subjectOf, type CompiledPattern, type RuleInput, wildcard } from '../rules/conditions.js';
 import { RuleError } from './rules.js';
 
 type Phase = 'frontend' | 'backend';
@@ -69,12 +69,8 @@ function resHeaderTest(value: string, negated: boolean): ResHeaderTest {
   if (colon < 0) return { name, negated, instantOnly, test: (v) => v !== undefined };
   const want = value.slice(colon + 1).trim();
   if (want === '') return { name, negated, instantOnly, test: (v) => v === '' };
-  let re: RegExp;
-  try {
-    re = new RegExp(want);
-  } catch (err) {
-    throw new PatternError(`RESHEADER[${value}]: ${(err as Error).message}`);
-  }
+  // The value is a wildcard pattern, as $HEADER's is (lib/rules/conditions.ts).
+  const re = wildcard(want, true);
   return { name, negated, instantOnly, test: (v) => v !== undefined && re.test(v) };
 }
 

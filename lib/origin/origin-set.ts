@@ -187,6 +187,25 @@ export class OriginSet {
     this.rebuild();
   }
 
+  /**
+   * Origin connections of this host now: open, carrying an exchange, and the requests queued in
+   * the pools for a connection (every one busy at maxConnections). Read once a second.
+   */
+  sessions(): { open: number; busy: number; queued: number } {
+    let open = 0;
+    let busy = 0;
+    let queued = 0;
+    for (const a of this.addrs) {
+      for (const e of a.endpoints) {
+        const st = e.pool.stats;
+        open += st.connected;
+        busy += st.connected - st.free;
+        queued += st.queued;
+      }
+    }
+    return { open, busy, queued };
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     const closing: Promise<void>[] = [];

@@ -196,8 +196,20 @@ function onCreate(m: { request: TracedRequest }): void {
   t.linked = true;
 }
 
+/**
+ * Origin connections this process opened and that closed since it started (System.ClientSocket
+ * Connected/Closed), counted from undici's connect events once the channels are subscribed.
+ */
+export const originSockets = { connected: 0, closed: 0 };
+
+function originSocketClosed(): void {
+  originSockets.closed++;
+}
+
 function onConnected(m: { socket: TracedSocket }): void {
   m.socket[CONNECTED_AT] = performance.now();
+  originSockets.connected++;
+  m.socket.once('close', originSocketClosed);
 }
 
 function onSendHeaders(m: { request: TracedRequest; headers: string; socket: TracedSocket }): void {

@@ -48,6 +48,23 @@ export const COUNTER_FIELDS = [
   'accessAllow', 'accessDeny',
   /** Sent to the origin by a bypass rule (pattern or no-cache request), nothing stored: UrlBypass. */
   'urlBypass',
+  // Added for the members of issue 12 (sessions, sockets, bypass, TLS, cache events).
+  /** Client connections accepted and closed (row 0: a connection has no host). */
+  'clientAccepted', 'clientClosed',
+  /** Origin connections opened and closed (row 0: undici's pools do not say for which host). */
+  'originConnected', 'originClosed',
+  /** Passed to the origin without the cache, for any reason (TCP_NONE with an origin exchange): ClientHttpReqBypass. */
+  'bypassed',
+  /** Client bytes in and out of the transactions a bypass rule sent to the origin (urlBypass). */
+  'urlBypassInBytes', 'urlBypassOutBytes',
+  /** Bytes received from and sent to clients over TLS (ClientTraffic SSL). */
+  'tlsInBytes', 'tlsOutBytes',
+  /** Answers that went out whole, every class (ResTotal.Completed). */
+  'completed',
+  /** Bytes and objects the memory cache evicted to make room (SecuredMemory). */
+  'memoryEvictedBytes', 'memoryEvictedObjects',
+  /** Cached objects written to disk, erased, purged, expired (CacheFileEvent; lib/cache/events.ts). */
+  'fileCreated', 'fileErased', 'filePurged', 'fileExpired',
 ] as const;
 
 /**
@@ -79,6 +96,11 @@ const COMPLETED_1XX = F.completed1xx;
 const URL_REWRITES = F.urlRewrites;
 const ACCESS_ALLOW = F.accessAllow;
 const URL_BYPASS = F.urlBypass;
+const URL_BYPASS_IN = F.urlBypassInBytes;
+const COMPLETED = F.completed;
+const BYPASSED = F.bypassed;
+const TLS_IN = F.tlsInBytes;
+const TCP_NONE_AT = CACHE_RESULT_INDEX.TCP_NONE;
 const RESULTS_AT = COUNTER_FIELDS.length;
 /** Where the client and origin time histograms start in a row. */
 export const CLIENT_HISTOGRAM_AT = RESULTS_AT + CACHE_RESULTS.length;
@@ -93,6 +115,9 @@ function bucketOf(ms: number): number {
   return i;
 }
 
+/** Joins a host and a statistics directory in the name of a directory row (directory-stats.ts). */
+export const DIRECTORY_SEPARATOR = '\u0000';
+
 /** Where a named field sits in a row (for readers of a snapshot). */
 export function fieldIndex(name: CounterField): number {
   return F[name];
@@ -102,6 +127,25 @@ export function cacheResultIndex(result: (typeof CACHE_RESULTS)[number]): number
   return RESULTS_AT + CACHE_RESULT_INDEX[result];
 }
 
+/**
+ * Gauges of a row, sent as they are (not as deltas): client transactions in progress (received,
+ * not finished) and, of those, the ones whose answer has started (ClientSession,
+ * ClientActiveSession). Kept by increments at receive, routing, the status line and finish.
+ */
+const GAUGE_FIELDS = ['clientSessions', 'clientActive'] as const;
+export const GAUGE_STRIDE = GAUGE_FIELDS.length;
+
+/**
+ * The gauges a worker sends per host row: GAUGE_FIELDS, then what the statistics reporter reads
+ * from the host's runtime once a second: origin connections open and carrying an exchange,
+ * origin requests queued for a connection, memory cache bytes and objects of the host, and its
+ * body files open for reading or being written.
+ */
+const HOST_GAUGES = [...GAUGE_FIELDS, 'originSessions', 'originActive', 'originQueued', 'memoryBytes', 'memoryObjects', 'filesOpen'] as const;
+export type HostGauge = (typeof HOST_GAUGES)[number];
+export const HOST_GAUGE_STRIDE = HOST_GAUGES.length;
+export const HOST_GAUGE_INDEX = Object.fromEntries(HOST_GAUGES.map((g, i) => [g, i])) as Record<HostGauge, number>;
+
 interface CounterDeltas {
   /** Host name of each row; row 0 ('') is the transactions no virtual host took. */
   hosts: string[];
@@ -110,10 +154,14 @@ interface CounterDeltas {
   values: Float64Array;
   /** The sum of the rows: the worker's total of each field. */
   total: Float64Array;
+  /** Row r, gauge g: gauges[r * GAUGE_STRIDE + g]; the values now. */
+  gauges: Float64Array;
 }
 
 export class Counters {
   values: Float64Array;
+  /** GAUGE_FIELDS per row. */
+  gauges: Float64Array;
   private shipped: Float64Array;
   private readonly slots = new Map<string, number>();
   private readonly names: string[] = [''];
@@ -121,6 +169,7 @@ export class Counters {
   constructor(rows = 16) {
     this.values = new Float64Array(rows * STRIDE);
     this.shipped = new Float64Array(rows * STRIDE);
+    this.gauges = new Float64Array(rows * GAUGE_STRIDE);
   }
 
   /**
@@ -141,8 +190,42 @@ export class Counters {
       const shipped = new Float64Array(grown.length);
       shipped.set(this.shipped);
       this.shipped = shipped;
+      const gauges = new Float64Array(this.gauges.length * 2);
+      gauges.set(this.gauges);
+      this.gauges = gauges;
     }
     return slot;
+  }
+
+  /** The host name of each row (row 0: ''), in row order. */
+  hostNames(): readonly string[] {
+    return this.names;
+  }
+
+  /** A client transaction was received: counted in row 0 (no host yet); returns that row. */
+  begin(): number {
+    this.gauges[0]++;
+    return 0;
+  }
+
+  /** It was routed to the host of counter row `slot`: moves it there; returns its row. */
+  routed(slot: number): number {
+    if (slot <= 0) return 0;
+    this.gauges[0]--;
+    this.gauges[slot * GAUGE_STRIDE]++;
+    return slot;
+  }
+
+  /** The transaction of gauge row `row` sent its status line: it is sending its answer. */
+  answering(row: number): void {
+    this.gauges[row * GAUGE_STRIDE + 1]++;
+  }
+
+  /** The transaction of gauge row `row` finished; `answered`: answering() was called for it. */
+  end(row: number, answered: boolean): void {
+    const at = row * GAUGE_STRIDE;
+    this.gauges[at]--;
+    if (answered) this.gauges[at + 1]--;
   }
 
   /** One ended client transaction, into its host's row (row 0 without a host). */
@@ -154,6 +237,11 @@ export class Counters {
     // worker that faced the client counts the transaction, so node sums count it once.
     if (tx.fromSibling) this.values[base + FROM_SIBLING]++;
     else countRow(this.values, base, tx);
+  }
+
+  /** An ended client transaction counted again in another row (a statistics directory's). */
+  countAt(slot: number, tx: TransactionRecord): void {
+    countRow(this.values, slot * STRIDE, tx);
   }
 
   /**
@@ -199,13 +287,12 @@ export class Counters {
       total[i % STRIDE] += d;
       s[i] = v[i]!;
     }
-    return { hosts: this.names.slice(), stride: STRIDE, values: out, total };
+    return { hosts: this.names.slice(), stride: STRIDE, values: out, total, gauges: this.gauges.slice(0, rows * GAUGE_STRIDE) };
   }
 }
 
 function countRow(v: Float64Array, base: number, tx: TransactionRecord): void {
   v[base + REQUESTS]++;
-  if (tx.bypass === 1 || tx.bypass === 2) v[base + URL_BYPASS]++;
   const status = tx.status;
   const total = tx.totalMs;
   if (status > 0) {
@@ -221,6 +308,19 @@ function countRow(v: Float64Array, base: number, tx: TransactionRecord): void {
     v[base + UNANSWERED]++;
   }
   if (!tx.completed) v[base + INCOMPLETE]++;
+  else v[base + COMPLETED]++;
+  const bytesIn = tx.requestHeadBytes + tx.requestBodyBytes;
+  const bytesOut = tx.responseHeadBytes + tx.responseBodyBytes;
+  if (tx.cacheResult === CACHE_RESULTS[TCP_NONE_AT] && tx.origin !== undefined) v[base + BYPASSED]++;
+  if (tx.bypass === 1 || tx.bypass === 2) {
+    v[base + URL_BYPASS]++;
+    v[base + URL_BYPASS_IN] += bytesIn;
+    v[base + URL_BYPASS_IN + 1] += bytesOut;
+  }
+  if (tx.connection.tls) {
+    v[base + TLS_IN] += bytesIn;
+    v[base + TLS_IN + 1] += bytesOut;
+  }
   v[base + CLIENT_HISTOGRAM_AT + bucketOf(total)]++;
   v[base + REQUEST_HEAD] += tx.requestHeadBytes;
   v[base + REQUEST_BODY] += tx.requestBodyBytes;

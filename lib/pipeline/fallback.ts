@@ -7,9 +7,8 @@
 // kept): another method's body is gone once its first answer comes.
 import { findFallback } from '../network/fallbacks.js';
 import { splitRewritten } from '../rules/rewrites.js';
-import { MAX_ROUTINGS } from './rewrite.js';
 import { ruleInput } from './rule-input.js';
-import type { Transaction, TransactionRecord } from './transaction.js';
+import { MAX_ROUTINGS, type Transaction, type TransactionRecord } from './transaction.js';
 
 const PATH = 'hosting.fallbacks';
 

@@ -10,6 +10,7 @@ import type { Socket } from 'node:net';
 import { TCP_NONE } from '../cache/policy/results.js';
 import { onTraceDone, type OriginTrace } from '../origin/index.js';
 import { workerCounters } from './counters.js';
+import { countDirectories } from './directory-stats.js';
 import { h2Bytes, isH2 } from './h2.js';
 import type { TransactionRecord, TxResponse } from './transaction.js';
 
@@ -98,12 +99,15 @@ function finish(tx: TransactionRecord): void {
   // (The version alone could be an HTTP/1 request line claiming 2.0, answered 505.)
   const sent = req.httpVersionMajor === 2 && isH2(req) ? h2Bytes(tx) : connectionBytes(tx);
   tx.completed = res.writableFinished && !tx.aborted;
+  if (tx.sessionRow >= 0) workerCounters.end(tx.sessionRow, tx.firstByteMs >= 0);
   // An answer started when a byte of it went out (document 3: a connection that ends before the
   // response starts logs status 0).
   tx.status = res.headersSent && (sent > 0 || tx.completed) ? res.statusCode : 0;
   if (tx.status === 0) tx.firstByteMs = -1;
   tx.cacheResult ??= TCP_NONE;
   workerCounters.count(tx);
+  const host = tx.host;
+  if (host?.directoryStats !== undefined && !tx.fromSibling) countDirectories(host.directoryStats, workerCounters, host.logName, tx);
   for (let i = 0; i < sinks.length; i++) {
     try {
       sinks[i]!(tx);

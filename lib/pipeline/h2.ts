@@ -8,6 +8,7 @@
 import { Http2ServerRequest, Http2ServerResponse, constants, type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TransactionRecord } from './transaction.js';
+import { workerCounters } from './counters.js';
 import { editOutgoing } from './modify.js';
 import { serviceStatus } from './fallback.js';
 
@@ -48,7 +49,10 @@ export class TxH2Response extends Http2ServerResponse<TxH2Request> {
 
   override writeHead(statusCode: number, reason?: string | OutgoingHttpHeaders, headers?: OutgoingHttpHeaders): this {
     const tx = this.tx;
-    if (tx !== undefined && tx.firstByteMs < 0) tx.firstByteMs = performance.now() - tx.startMono;
+    if (tx !== undefined && tx.firstByteMs < 0) {
+      tx.firstByteMs = performance.now() - tx.startMono;
+      if (tx.sessionRow >= 0) workerCounters.answering(tx.sessionRow);
+    }
     // HTTP/2 has no reason phrase (node warns about one once per process).
     if (tx?.fallback !== undefined) statusCode = serviceStatus(tx, statusCode);
     let fields = typeof reason === 'object' ? reason : headers;

@@ -6,6 +6,7 @@ import type { ResolvedHost } from '../setting/types.js';
 import { uploadLimits, type UploadLimits } from './upload.js';
 import type { Listen, RoutableHost } from '../routing/vhost-table.js';
 import { workerCounters } from './counters.js';
+import { directoryStatsOf, type DirectoryStats } from './directory-stats.js';
 import { hostLogsOf, type HostLogs } from '../log/host-logs.js';
 import { systemLog } from '../log/system-log.js';
 import { compileNetwork, type NetworkRules } from '../network/rules.js';
@@ -15,7 +16,9 @@ import type { CountryLookup } from '../rules/conditions.js';
 
 /** This host's runtime as a facade of `target` (mode.facadeHost): its statistics and logs kept. */
 export function facadeOf(own: HostRuntime, target: HostRuntime | undefined): HostRuntime | undefined {
-  return target === undefined ? undefined : { ...target, logName: own.name, counterSlot: own.counterSlot, logs: own.logs, facade: undefined };
+  return target === undefined ? undefined : {
+    ...target, logName: own.name, counterSlot: own.counterSlot, logs: own.logs, directoryStats: own.directoryStats, facade: undefined,
+  };
 }
 
 export interface HostRuntime extends RoutableHost {
@@ -40,6 +43,8 @@ export interface HostRuntime extends RoutableHost {
   counterSlot: number;
   /** What the host logs (access, origin); undefined when it logs nothing. */
   logs: HostLogs | undefined;
+  /** Directory statistics (functions.statistics.directory); undefined when off. */
+  directoryStats: DirectoryStats | undefined;
   /** Bypass, header edits and cache key rules; undefined when the host has none (the usual case). */
   net: NetworkRules | undefined;
   /** hosting[].fallbacks compiled; undefined when off or empty. */
@@ -93,8 +98,9 @@ export function buildHostRuntime(host: ResolvedHost, geo: CountryLookup | undefi
 
 /** The members of a HostRuntime that follow the host setting without a new origin client. */
 export function cacheFields(host: ResolvedHost, geo: CountryLookup | undefined):
-  Pick<HostRuntime, 'cachePolicy' | 'volatile' | 'nonVolatileSize' | 'connectTimeoutMs' | 'upload' | 'logs' | 'rules' | 'net' | 'fallbacks'> {
+  Pick<HostRuntime, 'cachePolicy' | 'volatile' | 'nonVolatileSize' | 'connectTimeoutMs' | 'upload' | 'logs' | 'rules' | 'net' | 'fallbacks' | 'directoryStats'> {
   return {
+    directoryStats: directoryStatsOf(host.functions.statistics.directory),
     rules: compileHostRules(host, geo),
     // Validated with the setting: a rule that does not compile never reaches a worker.
     net: compileNetwork(host.functions.network, 'functions', geo),

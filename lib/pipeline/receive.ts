@@ -13,6 +13,7 @@ import { parseTarget } from './target.js';
 import { TransactionRecord, type Transaction } from './transaction.js';
 import { track } from './finish.js';
 import { SessionIds } from './session-ids.js';
+import { workerCounters } from './counters.js';
 import { h2Head, isH2 } from './h2.js';
 import type { VhostTable } from '../routing/vhost-table.js';
 import { modifyFront } from './modify.js';
@@ -125,6 +126,8 @@ export function createHandler(getState: () => RuntimeState, sessionIds: SessionI
     // First: every answer below, the error answers too, is a transaction that finish records.
     const tx = new TransactionRecord(req, res, sessionIds.take());
     track(tx);
+    // A sibling's hand-off (the internal port: no `port`) is in the sibling's sessions already.
+    if (port !== undefined) tx.sessionRow = workerCounters.begin();
     const rawUrl = tx.urlReceived;
     let head: HeadShape;
     if (req.httpVersionMajor === 1) head = measureHead(req.rawHeaders);
@@ -160,6 +163,7 @@ export function createHandler(getState: () => RuntimeState, sessionIds: SessionI
     let host = state.table.route(target.host, port, localAddress);
     if (host?.facade !== undefined) host = host.facade;
     tx.host = host;
+    if (host !== undefined && tx.sessionRow === 0) tx.sessionRow = workerCounters.routed(host.counterSlot);
     tx.url = target.url;
     // The URL and header limits are the routed host's own (functions inside a host override the
     // global ones); with no host, the global ones.

@@ -5,10 +5,9 @@
 import { splitRewritten } from '../rules/rewrites.js';
 import type { HostRuntime } from './host-runtime.js';
 import { ruleInput } from './rule-input.js';
-import type { TransactionRecord } from './transaction.js';
+import { MAX_ROUTINGS, type TransactionRecord } from './transaction.js';
 
 /** Document 2: "Maximum routing count is 10". */
-export const MAX_ROUTINGS = 10;
 export const ROUTING_LOOP = 'loop';
 export const ROUTING_LOOP_TEXT = `508 Loop Detected: urlRewrites rewrote this request more than ${MAX_ROUTINGS} times\n`;
 

@@ -9,6 +9,10 @@ import type { HostRuntime } from './host-runtime.js';
 import type { CacheResult } from '../cache/policy/results.js';
 import type { OriginTrace } from '../origin/index.js';
 import { isH2 } from './h2.js';
+import { workerCounters } from './counters.js';
+
+/** Routings one request may take (rewrites and fallbacks together); the next one is a loop. */
+export const MAX_ROUTINGS = 10;
 import type { HeaderEdit } from '../network/header-edit.js';
 import type { ServiceCode } from '../network/fallbacks.js';
 import { serviceStatus } from './fallback.js';
@@ -29,6 +33,8 @@ export interface Connection {
   readonly clientPort: number;
   readonly serverAddress: string;
   readonly serverPort: number;
+  /** The connection is TLS (an HTTP/2 request's socket is node's proxy of its session's socket). */
+  readonly tls: boolean;
 }
 
 interface NamedSocket extends Socket { svcConnection?: Connection }
@@ -43,6 +49,7 @@ function connectionOf(socket: NamedSocket): Connection {
     c = {
       clientAddress: plainAddress(socket.remoteAddress), clientPort: socket.remotePort ?? 0,
       serverAddress: plainAddress(socket.localAddress), serverPort: socket.localPort ?? 0,
+      tls: (socket as { encrypted?: boolean }).encrypted === true,
     };
     socket.svcConnection = c;
   }
@@ -57,6 +64,12 @@ export class TransactionRecord {
   /** Path plus query as the cache and the origin see it (after the target form and rewrites). */
   url: string;
   readonly connection: Connection;
+  /**
+   * The counter row whose session gauges count this transaction (0 until routed to a host); -1
+   * when it is not counted (a sibling's hand-off on the internal port). Kept so a later change of
+   * `host` cannot unbalance the gauges.
+   */
+  sessionRow = -1;
   /** Arrived from a sibling worker (hash balance): already counted and X-Forwarded-For set there. */
   fromSibling = false;
   /** Handed to this sibling worker index (hash balance), -1 when served here. */
@@ -207,7 +220,10 @@ export class TxResponse extends ServerResponse {
   override writeHead(statusCode: number, reason?: string | OutgoingHttpHeaders | OutgoingHttpHeader[],
     headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
     const tx = this.tx;
-    if (tx !== undefined && tx.firstByteMs < 0) tx.firstByteMs = performance.now() - tx.startMono;
+    if (tx !== undefined && tx.firstByteMs < 0) {
+      tx.firstByteMs = performance.now() - tx.startMono;
+      if (tx.sessionRow >= 0) workerCounters.answering(tx.sessionRow);
+    }
     if (tx?.fallback !== undefined) statusCode = serviceStatus(tx, statusCode);
     const edits = tx?.responseEdits;
     if (edits !== undefined) {

@@ -121,6 +121,8 @@ export class Primary {
       licenseState: () => this.license.state(),
       // Three quick deaths in a row: the back-off is under way (see replace).
       crashLooping: () => this.slots.some((s) => s.quickDeaths >= 3),
+      managementAccess: () => this.api?.managementAccess ?? { Allow: 0, Deny: 0 },
+      indexPath: () => resolvePath(this.setting, this.setting.env.cache.indexPath),
     });
     this.graphs = new GraphService({
       file: path.join(resolvePath(this.setting, 'state'), 'graph-history.sqlite'), source: this.stats.source,
@@ -181,7 +183,7 @@ export class Primary {
       worker.on('message', (m: WorkerMessage) => {
         this.rpc.onMessage(m);
         if (m.type === 'stats-deltas') {
-          this.stats?.onDeltas(m);
+          this.stats?.onDeltas(m, worker.id);
           return;
         }
         if (m.type === 'log') {
@@ -218,6 +220,7 @@ export class Primary {
         if (!settled) { settled = true; reject(new Error(`worker ${slot.index} exited during start (${signal ?? code})`)); }
         // A reload waiting for this worker's answer stops waiting for it.
         for (const generation of [...this.acks.keys()]) this.ack(generation, worker);
+        this.stats?.workerGone(worker.id);
         this.onExit(slot, worker, code, signal);
       });
     });

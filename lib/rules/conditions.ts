@@ -185,7 +185,7 @@ function regex(source: string, name: string, caseSensitive: boolean): RegExp {
  * operators write (`User-Agent: *Mobile*`), `*` any run of characters, the rest literal, matched
  * against the whole value.
  */
-function wildcard(pattern: string, caseSensitive: boolean): RegExp {
+export function wildcard(pattern: string, caseSensitive: boolean): RegExp {
   const body = pattern.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('.*');
   return new RegExp(`^${body}$`, caseSensitive ? 's' : 'is');
 }

@@ -4,8 +4,8 @@
 // 1-minute and 5-minute windows (averages, 5-minute sums). Workers send deltas, so a worker that
 // restarts, counting from zero, adds only what it counted since: totals never go backwards or
 // double. What a crashed worker counted in its last second is lost (a drained one sends it).
-import { STRIDE } from '../pipeline/counters.js';
-import type { StatsDeltasMessage } from '../ipc/messages.js';
+import { DIRECTORY_SEPARATOR, HOST_GAUGE_STRIDE, STRIDE } from '../pipeline/counters.js';
+import type { StatsDeltasMessage, WorkerGauges } from '../ipc/messages.js';
 import { SlidingWindow } from './windows.js';
 
 /** The figures of one host, or of the node. */
@@ -37,9 +37,19 @@ export class Series {
   }
 }
 
+/** The node's gauges: the sums of the live workers' latest ones (EQ: the largest lag). */
+export interface NodeGauges extends Omit<WorkerGauges, 'disks'> {
+  /** The host gauges summed over every row (HOST_GAUGES order). */
+  all: Float64Array;
+  /** Per disk, the statuses the workers see. */
+  disks: string[][];
+}
+
 export class StatsAggregator {
   readonly node: Series;
   private readonly hosts = new Map<string, Series>();
+  /** The latest message of each live worker (its gauges replace the previous ones). */
+  private readonly latest = new Map<number, StatsDeltasMessage>();
   readonly startedAt: number;
 
   /** `now`: wall-clock ms (injected by tests). */
@@ -48,15 +58,50 @@ export class StatsAggregator {
     this.node = new Series(this.startedAt);
   }
 
-  /** One worker's deltas. A layout that is not ours (a worker of another build) is ignored. */
-  onDeltas(m: StatsDeltasMessage): void {
+  /**
+   * One worker's deltas and gauges; `from` names the worker (its gauges count until it is gone).
+   * A layout that is not ours (a worker of another build) is ignored.
+   */
+  onDeltas(m: StatsDeltasMessage, from = 0): void {
     if (m.stride !== STRIDE || m.values.length !== m.hosts.length * STRIDE) return;
+    if (m.gaugeStride === HOST_GAUGE_STRIDE && m.gauges.length === m.hosts.length * HOST_GAUGE_STRIDE) this.latest.set(from, m);
     for (let r = 0; r < m.hosts.length; r++) {
       const at = r * STRIDE;
-      this.node.addRow(m.values, at);
+      const name = m.hosts[r]!;
+      // A directory row counts again what its host's row counted: not for the node.
+      if (!name.includes(DIRECTORY_SEPARATOR)) this.node.addRow(m.values, at);
       // Row 0 (no virtual host took the transaction) counts for the node only.
-      if (r > 0) this.series(m.hosts[r]!).addRow(m.values, at);
+      if (r > 0) this.series(name).addRow(m.values, at);
     }
+  }
+
+  /** A worker exited: its connections and work in progress are gone with it. */
+  workerGone(from: number): void {
+    this.latest.delete(from);
+  }
+
+  /** A host's gauges summed over the live workers (HOST_GAUGES order). */
+  hostGauges(name: string): Float64Array {
+    const out = new Float64Array(HOST_GAUGE_STRIDE);
+    for (const m of this.latest.values()) {
+      const r = m.hosts.indexOf(name);
+      if (r < 0) continue;
+      for (let g = 0; g < HOST_GAUGE_STRIDE; g++) out[g] += m.gauges[r * HOST_GAUGE_STRIDE + g]!;
+    }
+    return out;
+  }
+
+  nodeGauges(): NodeGauges {
+    const out: NodeGauges = { all: new Float64Array(HOST_GAUGE_STRIDE), serverSockets: 0, serverBusy: 0, eventLoopLag: 0, waitingWrites: 0, disks: [] };
+    for (const m of this.latest.values()) {
+      for (let i = 0; i < m.gauges.length; i++) out.all[i % HOST_GAUGE_STRIDE] += m.gauges[i]!;
+      out.serverSockets += m.node.serverSockets;
+      out.serverBusy += m.node.serverBusy;
+      out.eventLoopLag = Math.max(out.eventLoopLag, m.node.eventLoopLag);
+      out.waitingWrites += m.node.waitingWrites;
+      m.node.disks.forEach((st, i) => (out.disks[i] ??= []).push(st));
+    }
+    return out;
   }
 
   /** A second went by: what arrived during it becomes the 1-second values. */
@@ -75,10 +120,24 @@ export class StatsAggregator {
     return s;
   }
 
-  /** Forgets hosts no longer served (their past stays in the node's figures). */
+  /** The statistics directories a host has figures for, sorted. */
+  directories(host: string): string[] {
+    const prefix = `${host}${DIRECTORY_SEPARATOR}`;
+    const out: string[] = [];
+    for (const n of this.hosts.keys()) if (n.startsWith(prefix)) out.push(n.slice(prefix.length));
+    return out.sort();
+  }
+
+  /** A statistics directory's figures (created empty when it has counted nothing yet). */
+  directory(host: string, dir: string): Series {
+    return this.series(`${host}${DIRECTORY_SEPARATOR}${dir}`);
+  }
+
+  /** Forgets hosts no longer served and their directories (their past stays in the node's figures). */
   retain(names: Iterable<string>): void {
     const keep = new Set(names);
-    for (const n of [...this.hosts.keys()]) if (!keep.has(n)) this.hosts.delete(n);
+    const hostOf = (n: string): string => n.split(DIRECTORY_SEPARATOR, 1)[0]!;
+    for (const n of [...this.hosts.keys()]) if (!keep.has(hostOf(n))) this.hosts.delete(n);
     for (const n of keep) this.series(n);
   }
 }

@@ -6,7 +6,7 @@
 // meta.group is set and meta.labelGroupToMetrics is true.
 import { CACHE_RESULTS } from '../cache/policy/results.js';
 import {
-  CLIENT_HISTOGRAM_AT, cacheResultIndex, fieldIndex, ORIGIN_HISTOGRAM_AT, TIME_BUCKETS_MS, type CounterField,
+  CLIENT_HISTOGRAM_AT, cacheResultIndex, fieldIndex, HOST_GAUGE_INDEX, ORIGIN_HISTOGRAM_AT, TIME_BUCKETS_MS, type CounterField, type HostGauge,
 } from '../pipeline/counters.js';
 import type { ViewSource } from './realtime-view.js';
 
@@ -83,6 +83,16 @@ export function metricsText(src: ViewSource, group: string | undefined): string 
   counter('svc_origin_sent_bytes_total', 'Bytes sent to origins (heads and bodies).', ['originBytesSent']);
   counter('svc_origin_received_bytes_total', 'Bytes received from origins (heads and bodies).', ['originBytesReceived']);
   histogram(w, data, 'svc_origin_response_time_seconds', 'Time from the origin request to the end of its answer.', ORIGIN_HISTOGRAM_AT, 'originCompleteMs', 'originRequests');
+  counter('svc_client_passed_through_total', 'Client transactions passed to the origin without the cache, for any reason (ClientHttpReqBypass).', ['bypassed']);
+  counter('svc_memory_cache_evicted_bytes_total', 'Bytes the memory cache evicted to make room.', ['memoryEvictedBytes']);
+  w.family('svc_cache_object_events_total', 'counter', 'Cached objects written to disk, erased, purged and expired.');
+  for (const [vhost, v] of data) {
+    for (const [event, f] of [['create', 'fileCreated'], ['erase', 'fileErased'], ['purge', 'filePurged'], ['expire', 'fileExpired']] as const) {
+      w.sample('svc_cache_object_events_total', { vhost, event }, v[fieldIndex(f)]!);
+    }
+  }
+  hostGauges(w, src);
+  connections(w, src);
   system(w, src);
   return w.text();
 }
@@ -100,6 +110,51 @@ function histogram(w: Writer, data: Array<[string, Float64Array]>, name: string,
     w.sample(`${name}_sum`, { vhost }, v[fieldIndex(sumMs)]! / 1000);
     w.sample(`${name}_count`, { vhost }, v[fieldIndex(count)]!);
   }
+}
+
+/** Gauges per host: transactions in progress, origin connections, what the caches hold. */
+function hostGauges(w: Writer, src: ViewSource): void {
+  const hosts = src.hosts().map((h) => [h, src.stats.hostGauges(h)] as const);
+  const family = (name: string, help: string, gauge: HostGauge, labels: Record<string, string> = {}): void => {
+    w.family(name, 'gauge', help);
+    for (const [vhost, g] of hosts) w.sample(name, { vhost, ...labels }, g[HOST_GAUGE_INDEX[gauge]]!);
+  };
+  family('svc_client_transactions_in_progress', 'Client transactions received and not finished.', 'clientSessions');
+  w.family('svc_origin_connections', 'gauge', 'Origin connections open, and those carrying an exchange.');
+  for (const [vhost, g] of hosts) {
+    w.sample('svc_origin_connections', { vhost, state: 'open' }, g[HOST_GAUGE_INDEX.originSessions]!);
+    w.sample('svc_origin_connections', { vhost, state: 'busy' }, g[HOST_GAUGE_INDEX.originActive]!);
+  }
+  family('svc_origin_queued_requests', 'Origin requests waiting for a connection (every one busy at maxConnections).', 'originQueued');
+  family('svc_memory_cache_bytes', 'Bytes of the host\'s content in the workers\' memory caches.', 'memoryBytes');
+  family('svc_memory_cache_objects', 'Objects of the host in the workers\' memory caches.', 'memoryObjects');
+  w.family('svc_disk_cache_objects', 'gauge', 'Objects of the host in the disk cache index (counted every few seconds).');
+  for (const [vhost] of hosts) w.sample('svc_disk_cache_objects', { vhost }, src.census(vhost)?.files ?? 0);
+  w.family('svc_disk_cache_bytes', 'gauge', 'Body bytes of the host in the disk cache (counted every few seconds).');
+  for (const [vhost] of hosts) w.sample('svc_disk_cache_bytes', { vhost }, src.census(vhost)?.bytes ?? 0);
+}
+
+/** Connections of the node: client side (ServerSocket) and origin side (ClientSocket). */
+function connections(w: Writer, src: ViewSource): void {
+  const g = src.stats.nodeGauges();
+  const t = src.stats.node.total;
+  const counter = (name: string, help: string, f: CounterField): void => {
+    w.family(name, 'counter', help);
+    w.sample(name, {}, t[fieldIndex(f)]!);
+  };
+  counter('svc_client_connections_accepted_total', 'Client connections the service ports accepted.', 'clientAccepted');
+  counter('svc_client_connections_closed_total', 'Client connections closed.', 'clientClosed');
+  counter('svc_origin_connections_opened_total', 'Origin connections opened.', 'originConnected');
+  counter('svc_origin_connections_closed_total', 'Origin connections closed.', 'originClosed');
+  w.family('svc_client_connections', 'gauge', 'Client connections open, and those with a request in progress.');
+  w.sample('svc_client_connections', { state: 'open' }, g.serverSockets);
+  w.sample('svc_client_connections', { state: 'busy' }, g.serverBusy);
+  w.family('svc_disk_writes_waiting', 'gauge', 'Object writes and index changes waiting for the disk writers (WaitingFiles2Write).');
+  w.sample('svc_disk_writes_waiting', {}, g.waitingWrites);
+  const acl = src.managementAccess();
+  w.family('svc_management_requests_total', 'counter', 'Management API requests the ACL let through (allow) and refused (deny).');
+  w.sample('svc_management_requests_total', { decision: 'allow' }, acl.Allow);
+  w.sample('svc_management_requests_total', { decision: 'deny' }, acl.Deny);
 }
 
 function system(w: Writer, src: ViewSource): void {
@@ -126,7 +181,8 @@ function system(w: Writer, src: ViewSource): void {
   w.sample('svc_system_load_average', { period: '1m' }, s.SystemLoadAverage.Min1);
   w.sample('svc_system_load_average', { period: '5m' }, s.SystemLoadAverage.Min5);
   w.sample('svc_system_load_average', { period: '15m' }, s.SystemLoadAverage.Min15);
-  gauge('svc_event_loop_delay_seconds', 'Mean event-loop delay of the primary over the last second (EQ).', s.EQ / 100_000);
+  gauge('svc_event_loop_delay_seconds', 'Largest mean event-loop delay of the primary and the workers over the last second (EQ).',
+    Math.max(s.EQ, src.stats.nodeGauges().eventLoopLag) / 100_000);
   w.family('svc_system_tcp_sockets', 'gauge', 'TCP sockets of the machine by state (/proc/net/sockstat, /proc/net/snmp).');
   for (const [state, v] of Object.entries({ established: s.TCPSocket.Established, timewait: s.TCPSocket.Timewait, orphan: s.TCPSocket.Orphan, alloc: s.TCPSocket.Alloc })) {
     w.sample('svc_system_tcp_sockets', { state }, v);

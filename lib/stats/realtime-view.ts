@@ -4,9 +4,10 @@
 // and bytes are per-second values in both. Times are means of the interval in 0.01 ms, ratios in
 // 0.01 %.
 import { CACHE_RESULTS } from '../cache/policy/results.js';
-import { cacheResultIndex, fieldIndex, type CounterField } from '../pipeline/counters.js';
-import type { Series, StatsAggregator } from './aggregate.js';
+import { cacheResultIndex, fieldIndex, HOST_GAUGE_INDEX, type CounterField, type HostGauge } from '../pipeline/counters.js';
+import type { NodeGauges, Series, StatsAggregator } from './aggregate.js';
 import type { SystemFigures } from './system.js';
+import type { HostCensus } from './census.js';
 
 export type Interval = 'realtime' | 'min1' | 'min5';
 
@@ -20,6 +21,12 @@ export interface ViewSource {
   /** The hosts served now, in hosting[] order. */
   hosts(): string[];
   system(): SystemFigures;
+  /** Management requests the ACL let through and refused since the start. */
+  managementAccess(): { Allow: number; Deny: number };
+  /** What the disk cache index holds for a host (a few seconds old); undefined before the first count. */
+  census(name: string): HostCensus | undefined;
+  /** The host's functions.statistics.directory when enabled, else undefined. */
+  directoryStats(name: string): { depth: number; accum: boolean } | undefined;
   now?: () => number;
 }
 
@@ -51,8 +58,11 @@ function reading(s: Series, interval: Interval): Reading {
 }
 
 /** The Origin* and Client* members, RequestHitRatio and ByteHitRatio (Host and VirtualHost). */
-function traffic(r: Reading): Record<string, number> {
+function traffic(r: Reading, g: Float64Array): Record<string, number> {
+  const gauge = (n: HostGauge): number => g[HOST_GAUGE_INDEX[n]]!;
   const out: Record<string, number> = {};
+  out.OriginSession = gauge('originSessions');
+  out.OriginActiveSession = gauge('originActive');
   out.OriginInbound = r.rate('originBytesReceived');
   out.OriginOutbound = r.rate('originBytesSent');
   out.OriginReqCount = r.rate('originRequests');
@@ -66,6 +76,8 @@ function traffic(r: Reading): Record<string, number> {
     out[`OriginRes${c}TimeRes`] = r.time(`originFirstByteMs${c}`, n);
     out[`OriginRes${c}TimeComplete`] = r.time(`originCompleteMs${c}`, n);
   }
+  out.ClientSession = gauge('clientSessions');
+  out.ClientActiveSession = gauge('clientActive');
   out.ClientInbound = round((r.raw('requestHeadBytes') + r.raw('requestBodyBytes')) / r.seconds);
   const clientOut = r.raw('responseHeadBytes') + r.raw('responseBodyBytes');
   out.ClientOutbound = round(clientOut / r.seconds);
@@ -113,14 +125,14 @@ function sums(s: Series): Record<string, Record<string, number>> {
   return { HttpCountSum: count, HttpRequestHitSum: hit };
 }
 
-/** The one statistics directory (`/`) of ClientTraffic.Traffic[]: the host's client side. */
-function trafficEntry(s: Series, r: Reading): Record<string, unknown> {
+/** One statistics directory of ClientTraffic.Traffic[]: `/` is the whole host. */
+function trafficEntry(path: string, s: Series, r: Reading): Record<string, unknown> {
   const sum = s.min5.sum;
   const group = (count: CounterField, completed: CounterField | undefined, timeRes: CounterField, timeComplete: CounterField, n: number) => ({
     CountSum: sum[fieldIndex(count)]!,
     Count: r.rate(count),
-    CompletedSum: completed === undefined ? sum[fieldIndex('requests')]! - sum[fieldIndex('incomplete')]! : sum[fieldIndex(completed)]!,
-    Completed: completed === undefined ? round((r.raw('requests') - r.raw('incomplete')) / r.seconds) : r.rate(completed),
+    CompletedSum: sum[fieldIndex(completed ?? 'completed')]!,
+    Completed: r.rate(completed ?? 'completed'),
     TimeRes: r.time(timeRes, n),
     TimeComplete: r.time(timeComplete, n),
   });
@@ -138,7 +150,7 @@ function trafficEntry(s: Series, r: Reading): Record<string, unknown> {
   for (const c of CLASSES) response[`Res${c}`] = group(`responses${c}`, `completed${c}`, `firstByteMs${c}`, `totalMs${c}`, r.raw(`responses${c}`));
   return {
     RequestHitRatio: requests > 0 ? Math.round((hits / requests) * 10000) : 0,
-    Path: '/',
+    Path: path,
     HttpReqCountSum: sum[fieldIndex('requests')]!,
     HttpReqCount: r.rate('requests'),
     HttpReqHeaderSize: r.rate('requestHeadBytes'),
@@ -146,29 +158,118 @@ function trafficEntry(s: Series, r: Reading): Record<string, unknown> {
     HttpResHeaderSize: r.rate('responseHeadBytes'),
     HttpResBodySize: r.rate('responseBodyBytes'),
     Response: response,
-    // TLS is not served yet (the TLS work): nothing is received or sent over it.
-    SSL: { RecvSize: 0, SendSize: 0 },
+    SSL: { RecvSize: r.rate('tlsInBytes'), SendSize: r.rate('tlsOutBytes') },
     RequestHit: hitNow,
     RequestHitSum: hitSum,
   };
 }
 
-function virtualHost(name: string, s: Series, interval: Interval, now: number): Record<string, unknown> {
+/** The host's Disk group: its objects in the disk cache, in all and per cache disk. */
+function diskGroup(c: HostCensus | undefined, paths: string[]): Record<string, unknown> {
+  return {
+    FileCount: c?.files ?? 0, Size: c?.bytes ?? 0,
+    Purged: c?.purged ?? 0, Expired: c?.expired ?? 0, HardPurged: c?.hardPurged ?? 0,
+    Storage: paths.map((p, i) => ({ Index: i, Path: p, FileCount: c?.disks.get(i)?.files ?? 0, Size: c?.disks.get(i)?.bytes ?? 0 })),
+  };
+}
+
+function virtualHost(src: ViewSource, name: string, g: Float64Array, interval: Interval, now: number): Record<string, unknown> {
+  const s = src.stats.series(name);
   const r = reading(s, interval);
-  const vh: Record<string, unknown> = { Name: name, Uptime: Math.floor((now - s.since) / 1000), ...traffic(r) };
-  // Refused by access control (403, TCP_DENIED); redirects are not denials here.
-  vh.ClientHttpReqDenied = round(r.result('TCP_DENIED') / r.seconds);
-  if (interval === 'min5') vh.ClientHttpReqDeniedSum = s.min5.sum[cacheResultIndex('TCP_DENIED')]!;
+  const census = src.census(name);
+  const gauge = (n: HostGauge): number => g[HOST_GAUGE_INDEX[n]]!;
+  const denied = r.result('TCP_DENIED');
+  const vh: Record<string, unknown> = {
+    Name: name, Uptime: Math.floor((now - s.since) / 1000), ...traffic(r, g),
+    Memory: gauge('memoryBytes'),
+    SecuredMemory: r.rate('memoryEvictedBytes'),
+    FileTotal: census?.files ?? 0,
+    FileOpened: gauge('filesOpen'),
+    FileInstance: gauge('memoryObjects'),
+    WaitingFiles2Delete: census?.waitingDelete ?? 0,
+    ClientHttpReqBypass: r.rate('bypassed'),
+    ClientHttpReqDenied: round(denied / r.seconds),
+  };
+  if (interval === 'min5') {
+    vh.ClientHttpReqBypassSum = s.min5.sum[fieldIndex('bypassed')]!;
+    vh.ClientHttpReqDeniedSum = s.min5.sum[cacheResultIndex('TCP_DENIED')]!;
+  }
+  let hits = 0;
+  for (const h of HITS) hits += r.result(h);
   return {
     ...vh,
-    // Requests sent to the origin by a bypass rule (pattern or no-cache request): per second, and
-    // since the primary started.
-    UrlBypass: { HttpReqCount: r.rate('urlBypass'), HttpReqCountSum: s.total[fieldIndex('urlBypass')]! },
-    ClientTraffic: {
-      // Directory statistics are not configurable yet: one entry, `/`, at depth 0, not accumulated.
-      Depth: 0, Accum: 0, HttpsTraffic: 0, TrafficCount: 1,
-      Traffic: [trafficEntry(s, r)],
+    Disk: diskGroup(census, src.system().Storage.Disk.map((d) => d.Path)),
+    Session: {
+      Client: gauge('clientSessions'), ClientActive: gauge('clientActive'),
+      Origin: gauge('originSessions'), OriginActive: gauge('originActive'), OriginQueued: gauge('originQueued'),
     },
+    Cached: {
+      MemoryBytes: gauge('memoryBytes'), MemoryObjects: gauge('memoryObjects'),
+      HitCount: round(hits / r.seconds), MissCount: round((r.raw('requests') - r.raw('unanswered') - hits - r.result('TCP_NONE') - denied) / r.seconds),
+    },
+    CacheFileEvent: {
+      Create: r.rate('fileCreated'), Swap: r.rate('memoryEvictedObjects'), Erase: r.rate('fileErased'),
+      Purge: r.rate('filePurged'), Expire: r.rate('fileExpired'), SwapBytes: r.rate('memoryEvictedBytes'),
+    },
+    OriginTraffic: {
+      Inbound: r.rate('originBytesReceived'), Outbound: r.rate('originBytesSent'), ReqCount: r.rate('originRequests'),
+      Failed: r.rate('originErrors'), Retried: r.rate('originRetried'),
+    },
+    ClientTraffic: clientTraffic(src, name, s, r, interval),
+    // Requests sent to the origin by a bypass rule (pattern or no-cache request): per second, since
+    // the primary started, and their client bytes in and out per second.
+    UrlBypass: {
+      HttpReqCount: r.rate('urlBypass'), HttpReqCountSum: s.total[fieldIndex('urlBypass')]!,
+      Inbound: r.rate('urlBypassInBytes'), Outbound: r.rate('urlBypassOutBytes'),
+    },
+  };
+}
+
+/**
+ * ClientTraffic: `/` (the whole host) and, with directory statistics, each directory counted so
+ * far; Depth and Accum are the setting's (0 and 0 without it), HttpsTraffic the bytes over TLS.
+ */
+function clientTraffic(src: ViewSource, name: string, s: Series, r: Reading, interval: Interval): Record<string, unknown> {
+  const cfg = src.directoryStats(name);
+  const entries = [trafficEntry('/', s, r)];
+  if (cfg !== undefined) {
+    for (const dir of src.stats.directories(name)) {
+      const d = src.stats.directory(name, dir);
+      entries.push(trafficEntry(dir, d, reading(d, interval)));
+    }
+  }
+  return {
+    Depth: cfg?.depth ?? 0, Accum: cfg?.accum === true ? 1 : 0,
+    HttpsTraffic: round((r.raw('tlsInBytes') + r.raw('tlsOutBytes')) / r.seconds),
+    TrafficCount: entries.length,
+    Traffic: entries,
+  };
+}
+
+/** The System member: the kernel's figures (sampled) with the workers' gauges and the node's counts. */
+function systemMembers(src: ViewSource, r: Reading, g: NodeGauges): Record<string, unknown> {
+  const k = src.system();
+  const all = (n: HostGauge): number => g.all[HOST_GAUGE_INDEX[n]]!;
+  const disks = k.Storage.Disk.map((d, i) => {
+    // The directory is there but a worker's store excluded the disk after write failures.
+    const invalid = d.Status === 'Normal' && (g.disks[i] ?? []).some((st) => st === 'Invalid');
+    return invalid ? { ...d, Status: 'Invalid' } : d;
+  });
+  return {
+    CPU: k.CPU,
+    Mem: k.Mem,
+    Storage: { Disk: disks },
+    ServerSocket: { Total: g.serverSockets, Established: g.serverBusy, Accepted: r.rate('clientAccepted'), Closed: r.rate('clientClosed') },
+    ClientSocket: { Total: all('originSessions'), Established: all('originActive'), Connected: r.rate('originConnected'), Closed: r.rate('originClosed') },
+    TCPSocket: k.TCPSocket,
+    EQ: Math.max(k.EQ, g.eventLoopLag),
+    RQ: all('originQueued'),
+    WaitingFiles2Write: g.waitingWrites,
+    ServiceAccess: serviceAccess(r),
+    // Ours: the management API's ACL (document 1's ServiceAccess is the service's access control).
+    ManagementAccess: src.managementAccess(),
+    SystemLoadAverage: k.SystemLoadAverage,
+    URLRewrite: r.rate('urlRewrites'),
   };
 }
 
@@ -176,16 +277,17 @@ function virtualHost(name: string, s: Series, interval: Interval, now: number): 
 export function hostDocument(src: ViewSource, interval: Interval): Record<string, unknown> {
   const now = (src.now ?? Date.now)();
   const node = src.stats.node;
+  const gauges = src.stats.nodeGauges();
+  const r = reading(node, interval);
   const host: Record<string, unknown> = {
     Version: src.version,
     Name: src.name,
     State: src.state(),
     Uptime: Math.floor((now - src.stats.startedAt) / 1000),
-    ...traffic(reading(node, interval)),
+    ...traffic(r, gauges.all),
   };
   if (interval === 'min5') Object.assign(host, sums(node));
-  const r = reading(node, interval);
-  host.System = { ...src.system(), ServiceAccess: serviceAccess(r), URLRewrite: r.rate('urlRewrites') };
-  host.VirtualHost = src.hosts().map((h) => virtualHost(h, src.stats.series(h), interval, now));
+  host.System = systemMembers(src, r, gauges);
+  host.VirtualHost = src.hosts().map((h) => virtualHost(src, h, src.stats.hostGauges(h), interval, now));
   return { Host: host };
 }

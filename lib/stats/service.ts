@@ -9,6 +9,7 @@ import { StatsAggregator } from './aggregate.js';
 import { StatsCollector } from './collector.js';
 import type { StatisticsSource } from './documents.js';
 import { SystemSampler } from './system.js';
+import { Census } from './census.js';
 
 export type NodeState = 'Healthy' | 'Inactive' | 'Emergency';
 
@@ -23,6 +24,10 @@ export interface StatsServiceDeps {
   licenseState(): 'Healthy' | 'Inactive';
   /** True while a worker slot keeps dying at start (a crash loop). */
   crashLooping(): boolean;
+  /** Management requests the ACL let through and refused since the start. */
+  managementAccess(): { Allow: number; Deny: number };
+  /** The cache index file (absolute). */
+  indexPath(): string;
 }
 
 export class StatsService {
@@ -30,12 +35,14 @@ export class StatsService {
   private readonly system: SystemSampler;
   private timer: NodeJS.Timeout | undefined;
   private collector: StatsCollector | undefined;
+  private readonly census: Census;
   readonly source: StatisticsSource;
   /** Run after every second is closed and the system sampled (the graph history). */
   private readonly perSecond: Array<() => void> = [];
 
   constructor(private readonly deps: StatsServiceDeps) {
     this.system = new SystemSampler(deps.pids, deps.disks);
+    this.census = new Census(deps.indexPath);
     this.source = {
       stats: this.stats,
       version: deps.version,
@@ -43,6 +50,13 @@ export class StatsService {
       state: () => this.state(),
       hosts: () => deps.setting().hosting.filter((h) => h.enable !== false).map((h) => h.name),
       system: () => this.system.get(),
+      managementAccess: () => deps.managementAccess(),
+      census: (name) => this.census.host(name),
+      directoryStats: (name) => {
+        const h = deps.setting().hosting.find((x) => x.name === name);
+        const d = { ...deps.setting().functions.statistics?.directory, ...h?.functions?.statistics?.directory };
+        return d.enable === true ? { depth: d.depth ?? 1, accum: d.accum === true } : undefined;
+      },
       metricsGroup: () => {
         const meta = deps.setting().meta;
         return meta.labelGroupToMetrics && meta.group !== '' ? meta.group : undefined;
@@ -56,12 +70,18 @@ export class StatsService {
    */
   state(): NodeState {
     const disks = this.system.get().Storage.Disk;
-    if (this.deps.crashLooping() || (disks.length > 0 && disks.every((d) => d.Status !== 'Normal'))) return 'Emergency';
+    const seen = this.stats.nodeGauges().disks;
+    const usable = (i: number): boolean => disks[i]!.Status === 'Normal' && !(seen[i] ?? []).includes('Invalid');
+    if (this.deps.crashLooping() || (disks.length > 0 && !disks.some((_d, i) => usable(i)))) return 'Emergency';
     return this.deps.licenseState();
   }
 
-  onDeltas(m: StatsDeltasMessage): void {
-    this.stats.onDeltas(m);
+  onDeltas(m: StatsDeltasMessage, from: number): void {
+    this.stats.onDeltas(m, from);
+  }
+
+  workerGone(from: number): void {
+    this.stats.workerGone(from);
   }
 
   /** Starts the 1-second clock and, when enabled, the collector; rejects when it cannot listen. */
@@ -71,6 +91,7 @@ export class StatsService {
       this.system.sample();
       for (const f of this.perSecond) f();
     }, 1000).unref();
+    this.census.start();
     const cfg = this.deps.setting().env.management.cluster.stats;
     if (!cfg.enable) return;
     const listen = parseListen(cfg.listen);
@@ -100,6 +121,7 @@ export class StatsService {
   async close(): Promise<void> {
     if (this.timer !== undefined) clearInterval(this.timer);
     this.system.close();
+    await this.census.close();
     await this.collector?.close();
   }
 }

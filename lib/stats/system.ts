@@ -6,7 +6,11 @@ import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 
 interface DiskFigures {
   Path: string;
-  /** Normal: the cache directory is reachable; Invalid: it is not (see README). */
+  /**
+   * Normal: the cache directory is there; Unmounted: it is gone (its filesystem unmounted or the
+   * directory removed); Invalid: it cannot be reached (EACCES, EIO ...). A disk a worker's store
+   * excluded after write failures is made Invalid by the document (realtime-view.ts).
+   */
   Status: 'Normal' | 'Invalid' | 'Unmounted';
   Read: number; ReadMerged: number; ReadSectors: number; ReadTime: number;
   Write: number; WriteMerged: number; WriteSectors: number; WriteTime: number;
@@ -69,9 +73,10 @@ function tcpSockets(): SystemFigures['TCPSocket'] {
 /** The /proc/diskstats line of the device holding `dir`, and whether `dir` is there. */
 function disk(dir: string): DiskFigures {
   let dev: number | undefined;
-  try { dev = statSync(dir).dev; } catch { dev = undefined; }
+  let missing = false;
+  try { dev = statSync(dir).dev; } catch (err) { missing = (err as NodeJS.ErrnoException).code === 'ENOENT'; }
   const zero = { Read: 0, ReadMerged: 0, ReadSectors: 0, ReadTime: 0, Write: 0, WriteMerged: 0, WriteSectors: 0, WriteTime: 0, IOProgress: 0, IOTime: 0, IOWeightedTime: 0 };
-  if (dev === undefined) return { Path: dir, Status: 'Invalid', ...zero };
+  if (dev === undefined) return { Path: dir, Status: missing ? 'Unmounted' : 'Invalid', ...zero };
   // Linux dev_t: major in bits 8-19, minor in bits 0-7 and 20-31.
   const major = (dev >> 8) & 0xfff;
   const minor = (dev & 0xff) | ((dev >> 12) & 0xfff00);

@@ -144,6 +144,13 @@ export class H2Service {
     return this.sessions.size;
   }
 
+  /** Connections with a stream open (read once a second by the statistics). */
+  get busy(): number {
+    let n = 0;
+    for (const use of this.sessions.values()) if (use.open > 0) n++;
+    return n;
+  }
+
   /**
    * GOAWAY on every connection (the last stream id node has seen: those streams finish, later
    * ones the client retries elsewhere), then waits for them; after `timeoutMs` the rest are cut.

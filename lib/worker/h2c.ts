@@ -10,6 +10,7 @@
 import type http from 'node:http';
 import type { Server, Socket } from 'node:net';
 import { H2Service, type H2Settings } from './h2-server.js';
+import { countClientSocket } from './client-sockets.js';
 
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 
@@ -50,6 +51,7 @@ export class CleartextH2 {
    * that takes it. A client that says nothing for `peekMs` goes to HTTP/1, whose timeouts apply.
    */
   private sort(socket: Socket, http1: ConnectionListener[]): void {
+    countClientSocket(socket);
     let buf: Buffer = Buffer.alloc(0);
     const decide = (isH2: boolean): void => {
       clearTimeout(timer);

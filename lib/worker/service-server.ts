@@ -8,6 +8,7 @@ import net, { type Socket } from 'node:net';
 import { onClientError, refuseConnection, versionlessRequestLine, type ConnectionAnswers } from './client-errors.js';
 import { rawErrorResponse } from '../pipeline/respond.js';
 import { TxResponse } from '../pipeline/transaction.js';
+import { countClientSocket, markCounted } from './client-sockets.js';
 
 export interface ServerTimeouts {
   /** Idle time allowed between requests on a keep-alive connection (ms). */
@@ -84,7 +85,8 @@ export class ServiceServer {
   private readonly sockets = new Map<Socket, SocketUse>();
   private draining = false;
 
-  constructor(handler: (req: http.IncomingMessage, res: http.ServerResponse) => void, t: ServerTimeouts) {
+  /** `clients` false: the internal (sibling) port, whose connections are not client connections. */
+  constructor(handler: (req: http.IncomingMessage, res: http.ServerResponse) => void, t: ServerTimeouts, clients = true) {
     this.server = http.createServer({
       // Carries the transaction for the finish stage and stamps the time to first byte.
       ServerResponse: TxResponse,
@@ -122,6 +124,7 @@ export class ServiceServer {
     this.server.on('connection', (socket: TrackedSocket) => {
       // A socket handed back after an Upgrade request (ignoreUpgrade) keeps its record.
       if (this.sockets.has(socket)) return;
+      if (clients) countClientSocket(socket);
       const use: SocketUse = { pending: new Set(), onAnswered: undefined, refused: false, lastUsed: Date.now() };
       socket[USE] = use;
       this.sockets.set(socket, use);
@@ -190,11 +193,20 @@ export class ServiceServer {
 
   /** A connection accepted elsewhere (a TLS socket after its handshake), served like our own. */
   adopt(socket: Socket): void {
+    // Counted once already, as the TCP connection the TLS front accepted.
+    markCounted(socket);
     this.server.emit('connection', socket);
   }
 
   get connections(): number {
     return this.sockets.size;
+  }
+
+  /** Connections with a request in progress (read once a second by the statistics). */
+  get busy(): number {
+    let n = 0;
+    for (const use of this.sockets.values()) if (use.pending.size > 0) n++;
+    return n;
   }
 
   /**

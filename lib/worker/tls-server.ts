@@ -11,6 +11,7 @@ import net, { type Socket } from 'node:net';
 import tls from 'node:tls';
 import { H2Service, type H2Settings } from './h2-server.js';
 import { ServiceServer, type ServerTimeouts } from './service-server.js';
+import { countClientSocket } from './client-sockets.js';
 import { helloName, MAX_HELLO } from './tls/client-hello.js';
 import { SniContexts, type TlsPort } from './tls/sni.js';
 
@@ -35,6 +36,7 @@ export class TlsServiceServer {
 
   /** Waits for the ClientHello (bounded like a request head), then starts TLS on its host's context. */
   private accept(raw: Socket): void {
+    countClientSocket(raw);
     let buf: Buffer = Buffer.alloc(0);
     // One timer for the ClientHello and the handshake after it.
     const timer = setTimeout(() => raw.destroy(), this.handshakeMs);
@@ -96,6 +98,10 @@ export class TlsServiceServer {
 
   get connections(): number {
     return this.http1.connections + this.h2.connections;
+  }
+
+  get busy(): number {
+    return this.http1.busy + this.h2.busy;
   }
 
   /** Stops accepting, then drains both sides: HTTP/1.1 as a plain server does, HTTP/2 by GOAWAY. */

@@ -25,7 +25,7 @@ import { openGeoIp } from '../rules/geoip.js';
 import type { CountryLookup } from '../rules/conditions.js';
 import { systemLog } from '../log/system-log.js';
 import { openCache, type WorkerCache } from './worker-cache.js';
-import { StatsReporter } from './stats-reporter.js';
+import { StatsReporter, type WorkerProbe } from './stats-reporter.js';
 import { ServiceServer, type ServerTimeouts } from './service-server.js';
 import { TlsServiceServer } from './tls-server.js';
 import type { H2Settings } from './h2-server.js';
@@ -188,7 +188,7 @@ export class RtWorker {
     return new ServiceServer((req: IncomingMessage, res: ServerResponse) => {
       if (this.siblings?.trusts(req) !== true) { sendError(res, 403, undefined, true); return; }
       this.handle(req, res, undefined);
-    }, t);
+    }, t, false);
   }
 
   private async openListeners(listens: Listen[], tlsPorts: TlsPort[], basePort: number, t: ServerTimeouts, h2: H2Settings): Promise<string[]> {
@@ -287,6 +287,23 @@ export class RtWorker {
   }
 
   /** What the management commands read of this worker. */
+  /** What the statistics reporter reads once a second (the gauges of document 1). */
+  statsProbe(): WorkerProbe {
+    return {
+      origin: (host) => this.hosts.get(host)?.origin.sessions(),
+      memory: (host) => this.cache?.store.memory.hostUsage(host),
+      filesOpen: (host) => this.cache?.store.disk.filesOpen(host) ?? 0,
+      busyConnections: () => {
+        let n = 0;
+        for (const s of this.servers.values()) n += s.busy;
+        for (const c of this.h2c.values()) n += c.h2.busy;
+        return n;
+      },
+      waitingWrites: () => this.cache?.store.disk.waitingWrites ?? 0,
+      disks: () => this.cache?.store.disk.statuses() ?? [],
+    };
+  }
+
   controlSource(): ControlSource {
     return {
       hosts: () => this.hosts,
@@ -363,7 +380,7 @@ export function runWorker(): void {
   worker.attachLogs((b) => send({ type: 'log', ...b }));
   let applying: Promise<void> = Promise.resolve();
   let ready = false;
-  const stats = new StatsReporter((m, done) => { if (process.connected) process.send!(m, undefined, {}, () => done?.()); else done?.(); });
+  const stats = new StatsReporter((m, done) => { if (process.connected) process.send!(m, undefined, {}, () => done?.()); else done?.(); }, worker.statsProbe());
   stats.start();
   const rpc = serveRpc({
     ...controlHandlers(worker.controlSource()),

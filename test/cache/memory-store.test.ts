@@ -59,3 +59,25 @@ t.test('prefix operations touch only the URLs under the prefix of that vhost', a
   t.ok(s.peek(k('/imgx'), ''));
   t.ok(s.peek({ vhost: 'other', url: '/img/a' }, ''), 'another vhost is untouched');
 });
+
+t.test('each host\'s bytes and objects follow inserts, evictions and deletes (VirtualHost Memory, FileInstance, SecuredMemory)', async (t) => {
+  const s = new MemoryStore({ maxBytes: 10_000, maxObjectBytes: 5_000 });
+  const other = (url: string) => ({ vhost: 'o.example', url });
+  await store(s, metaOf(k('/a')), Buffer.alloc(2_500));
+  await store(s, metaOf(other('/x')), Buffer.alloc(2_500));
+  const a = s.hostUsage('m.example');
+  t.equal(a.objects, 1);
+  t.ok(a.bytes > 2_500, 'the body and its bookkeeping');
+  t.equal(s.hostUsage('o.example').objects, 1);
+  for (const u of ['/b', '/c', '/d']) await store(s, metaOf(k(u)), Buffer.alloc(2_500));
+  const after = s.hostUsage('m.example');
+  const o = s.hostUsage('o.example');
+  t.equal(after.objects + o.objects, s.stats().entries, 'the hosts add up to the store');
+  t.equal(after.bytes + o.bytes, s.stats().bytes);
+  t.equal(after.evictedObjects + o.evictedObjects, 2, 'two entries evicted to make room');
+  t.ok(after.evictedBytes + o.evictedBytes > 5_000, 'their bytes counted as evicted');
+  s.deleteSync(k('/d'));
+  t.equal(s.hostUsage('m.example').objects, after.objects - 1, 'a delete is not an eviction');
+  t.equal(s.hostUsage('m.example').evictedObjects, after.evictedObjects);
+  t.same(s.hostUsage('nobody.example'), { bytes: 0, objects: 0, evictedBytes: 0, evictedObjects: 0 });
+});

@@ -51,7 +51,7 @@ const server = await startServer([
         { resCodes: ['404'], pattern: '$URLMATCH[/empty$]', replace: 'backup.test/nothing', serviceCode: 503 },
         { phase: 'backend', resCodes: ['410'], pattern: '$HEADER[X-Want-Fallback]', replace: '/default/a.png' },
         { resCodes: ['404'], pattern: '$URLMATCH[/neg$]&$HEADER[X-Want-Fallback]', replace: '/neg-default' },
-        { resCodes: ['2xx'], pattern: '$RESHEADER[Content-Type: ^text/x-broken]', replace: '/fixed' },
+        { resCodes: ['2xx'], pattern: '$RESHEADER[Content-Type: text/x-broken*]', replace: '/fixed' },
         { resCodes: ['404'], pattern: '$URL[^main\\.test/go/(.*)]', replace: '/_moved_/#1' },
       ],
     },

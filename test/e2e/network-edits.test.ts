@@ -54,7 +54,7 @@ const server = await startServer([
             modify: {
               matchingList: [
                 {
-                  pattern: '$HEADER[X-Tenant: ^gold$]',
+                  pattern: '$HEADER[X-Tenant: gold]',
                   headers: [{ key: 'X-Priority', value: 'high', mode: 'set' }],
                   responseHeaders: [{ key: 'Cache-Control', value: 'max-age=600', mode: 'set' }],
                 },

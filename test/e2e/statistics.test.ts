@@ -9,8 +9,8 @@ import { freePort } from '../helpers/ports.js';
 import { rawRequest } from '../helpers/raw-client.js';
 import { baseSetting, startWithSetting, writeSetting } from '../helpers/server.js';
 import { startPrometheus } from '../helpers/prometheus.js';
-import { pollUntil } from '../helpers/wait.js';
 import { consecutiveFreePorts } from '../helpers/ports.js';
+import { pollUntil, waitFor as waitUntil } from '../helpers/wait.js';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -28,13 +28,9 @@ function metric(text: string, name: string, labels: string): number | undefined 
 
 /** Polls until the condition holds on the fetched text (deltas reach the primary once a second). */
 async function waitFor(url: string, cond: (body: string) => boolean, what: string, timeoutMs = 10_000): Promise<string> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const { body } = await get(url);
-    if (cond(body)) return body;
-    if (Date.now() > end) throw new Error(`not seen within ${timeoutMs} ms: ${what}\n${body.slice(0, 2000)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  const body = await pollUntil(async () => (await get(url)).body, cond, { timeoutMs, intervalMs: 50 });
+  if (!cond(body)) throw new Error(`not seen within ${timeoutMs} ms: ${what}\n${body.slice(0, 2000)}`);
+  return body;
 }
 
 t.test('counts, bytes and hit ratios of a known mix match what was sent, in every form', async (t) => {
@@ -132,6 +128,27 @@ t.test('counts, bytes and hit ratios of a known mix match what was sent, in ever
   t.equal(Math.round(avg1.Host.ClientReqCount * 60), 12, 'the 1-minute average is the count per second over 60 s');
   t.equal(Math.round(avg1.Host.ClientOutbound * 60), received);
   t.notOk('HttpCountSum' in avg1.Host, 'the sums are in the 5-minute statistics only');
+  const per60 = (v: number): number => Math.round(v * 60);
+  t.equal(per60(avg1.Host.ClientRes2xxCount), 6);
+  t.equal(per60(avg1.Host.ClientRes4xxCount), 4);
+  t.equal(per60(avg1.Host.ClientRes5xxCount), 2);
+  t.equal(per60(avg1.Host.OriginReqCount), 6);
+  t.equal(per60(avg1.Host.OriginRes5xxCount), 2);
+  t.equal(avg1.Host.RequestHitRatio, Math.round((5 / 12) * 10000), 'five hits of twelve at the node');
+  t.equal(avg1.Host.ByteHitRatio, Math.round(((received - avg1.Host.OriginInbound * 60) / received) * 10000), '(client out - origin in) / client out');
+  const vh1 = avg1.Host.VirtualHost.find((v: { Name: string }) => v.Name === 'h.test');
+  t.equal(per60(vh1.ClientReqCount), 11);
+  t.equal(vh1.RequestHitRatio, Math.round((5 / 11) * 10000));
+  t.equal(per60(vh1.ClientHttpReqDenied), 0);
+  t.equal(avg1.Host.ClientSession, 0, 'nothing in progress');
+  t.equal(avg1.Host.System.ServerSocket.Established, 0, 'no client connection with a request in progress');
+  t.equal(metric(metrics, 'svc_client_connections_accepted_total', 'group="edge-a"'), 12,
+    'twelve client connections (the hand-offs between the workers are not client connections)');
+  const xml1 = await get(`${api}/monitoring/average?min=1&type=XML`);
+  const p1 = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '' }).parse(xml1.body) as { Host: Record<string, any> };
+  t.equal(per60(Number(p1.Host.ClientReqCount)), 12, 'the 1-minute XML carries the same values');
+  t.equal(Number(p1.Host.RequestHitRatio), avg1.Host.RequestHitRatio);
+  t.equal(per60(Number(p1.Host.VirtualHost.ClientRes5xxCount)), 2);
 
   const xml = await get(`${api}/monitoring/average?min=5&type=XML`);
   t.match(xml.type, /^application\/xml/);
@@ -156,18 +173,18 @@ t.test('counts, bytes and hit ratios of a known mix match what was sent, in ever
   const nodeRequests = (text: string): number =>
     (metric(text, 'svc_client_requests_total', 'group="edge-a",vhost="h.test"') ?? 0) + (metric(text, 'svc_client_requests_total', 'group="edge-a",vhost="-"') ?? 0);
   t.equal(nodeRequests((await get(`${collector}/metrics`)).body), 12, 'nothing lost or added by the crash');
-  await server.waitForLog((l) => l.msg === 'started' || l.msg === 'worker ready', 100).catch(() => undefined);
-  // Requests until both workers serve again, then the total must be exactly 12 + what was sent.
+  // Requests (at most 200) until the replacement serves too, then the total must be exactly 12 +
+  // what was sent.
   let more = 0;
   const seen: number[] = [];
-  const until = Date.now() + 15_000;
-  while (Date.now() < until) {
+  const replaced = await waitUntil(async () => {
     const r = await send('/obj');
     if (r.status === 200) more++;
-    const n = nodeRequests((await get(`${collector}/metrics`)).body);
-    seen.push(n);
-    if (more >= 4 && n >= 12 + more) break;
-  }
+    seen.push(nodeRequests((await get(`${collector}/metrics`)).body));
+    const serving = execFileSync('ps', ['-o', 'pid=', '--ppid', String(server.proc.pid)]).toString().trim().split(/\s+/);
+    return (more >= 4 && serving.length === 2 && !serving.includes(String(workers[0]))) || more >= 200;
+  }, { timeoutMs: 15_000, intervalMs: 20 });
+  t.ok(replaced, 'the replacement worker is up');
   await waitFor(`${collector}/metrics`, (b) => nodeRequests(b) === 12 + more, `${12 + more} requests after the restart`);
   t.ok(seen.every((n, i) => i === 0 || n >= seen[i - 1]!), 'the total never went backwards');
 });

@@ -2,25 +2,29 @@
 // up across workers, across a worker restart, and over the averaging windows (manual ticks
 // stand for the primary's 1-second clock; the wall clock is injected).
 import t from 'tap';
-import { Counters, cacheResultIndex, fieldIndex } from '../../lib/pipeline/counters.js';
+import { Counters, cacheResultIndex, fieldIndex, HOST_GAUGE_INDEX } from '../../lib/pipeline/counters.js';
+import type { StatsDeltasMessage } from '../../lib/ipc/messages.js';
 import type { TransactionRecord } from '../../lib/pipeline/transaction.js';
 import { StatsAggregator } from '../../lib/stats/aggregate.js';
 import { hostDocument, type ViewSource } from '../../lib/stats/realtime-view.js';
 import { metricsText } from '../../lib/stats/prometheus.js';
-import { StatsReporter } from '../../lib/worker/stats-reporter.js';
+import { StatsReporter, type WorkerProbe } from '../../lib/worker/stats-reporter.js';
 import type { SystemFigures } from '../../lib/stats/system.js';
+
+let nextWorker = 1;
 
 /** A worker: its counters and the reporter that hands their deltas to the primary. */
 function worker(agg: StatsAggregator): { counters: Counters; slot: number; report(): void } {
   const counters = new Counters();
   const slot = counters.slotOf('a.test');
-  const reporter = new StatsReporter((m) => agg.onDeltas(m), counters);
+  const id = nextWorker++;
+  const reporter = new StatsReporter((m) => agg.onDeltas(m, id), undefined, counters);
   return { counters, slot, report: () => reporter.report() };
 }
 
 function tx(slot: number, status: number, result: TransactionRecord['cacheResult'], bytes: number, totalMs = 4): TransactionRecord {
   return {
-    host: { counterSlot: slot }, fromSibling: false, status, firstByteMs: 1, totalMs, completed: true,
+    connection: { tls: false }, host: { counterSlot: slot }, fromSibling: false, bypass: 0, rewrites: 0, access: 0, status, firstByteMs: 1, totalMs, completed: true,
     requestHeadBytes: 50, requestBodyBytes: 0, responseHeadBytes: 100, responseBodyBytes: bytes, handedTo: -1, cacheResult: result,
   } as unknown as TransactionRecord;
 }
@@ -28,7 +32,7 @@ function tx(slot: number, status: number, result: TransactionRecord['cacheResult
 const system = { CPU: {}, Mem: {}, Storage: { Disk: [] }, TCPSocket: {}, EQ: 0, SystemLoadAverage: {} } as unknown as SystemFigures;
 
 function source(agg: StatsAggregator, now: () => number): ViewSource {
-  return { stats: agg, version: 't', name: 'node', state: () => 'Healthy', hosts: () => ['a.test'], system: () => system, now };
+  return { stats: agg, version: 't', name: 'node', state: () => 'Healthy', hosts: () => ['a.test'], system: () => system, managementAccess: () => ({ Allow: 0, Deny: 0 }), census: () => undefined, directoryStats: () => undefined, now };
 }
 
 type Doc = { Host: Record<string, number> & { VirtualHost: Array<Record<string, number>>; HttpCountSum: Record<string, number>; HttpRequestHitSum: Record<string, number> } };
@@ -109,11 +113,67 @@ t.test('a restarted worker never makes a counter go backwards or double', async 
   t.equal(agg.series('a.test').total[fieldIndex('requests')], 7, 'the host row too');
 });
 
-t.test('a reporter sends nothing when nothing was counted', async (t) => {
-  const sent: unknown[] = [];
-  const r = new StatsReporter((m) => sent.push(m), new Counters());
+t.test('a reporter with nothing counted sends zero deltas and the gauges as they are', async (t) => {
+  const sent: StatsDeltasMessage[] = [];
+  const counters = new Counters();
+  counters.slotOf('a.test');
+  counters.begin();
+  const r = new StatsReporter((m) => sent.push(m), undefined, counters);
   r.report();
-  t.equal(sent.length, 0);
+  t.equal(sent.length, 1);
+  t.ok(sent[0]!.values.every((v) => v === 0), 'no deltas');
+  t.equal(sent[0]!.gauges[HOST_GAUGE_INDEX.clientSessions], 1, 'one transaction in progress, not routed yet (row 0)');
   await r.flush();
-  t.equal(sent.length, 0);
+  t.equal(sent.length, 2, 'the flush sends the last one');
+});
+
+t.test('what the reporter reads from the worker reaches the document: sessions, connections, memory, files, writer queue, disks', async (t) => {
+  const agg = new StatsAggregator(() => 0);
+  const counters = new Counters();
+  const slot = counters.slotOf('a.test');
+  const probe: WorkerProbe = {
+    origin: (h) => (h === 'a.test' ? { open: 3, busy: 2, queued: 4 } : undefined),
+    memory: (h) => (h === 'a.test' ? { bytes: 5000, objects: 2, evictedBytes: 700, evictedObjects: 1 } : undefined),
+    filesOpen: () => 1, busyConnections: () => 1, waitingWrites: () => 6, disks: () => ['Normal'],
+  };
+  counters.begin();
+  const row = counters.routed(slot);
+  counters.answering(row);
+  const r1 = new StatsReporter((m) => agg.onDeltas(m, 1), probe, counters);
+  const r2 = new StatsReporter((m) => agg.onDeltas(m, 2), probe, new Counters());
+  r1.report();
+  r2.report();
+  agg.tick();
+  const h = (hostDocument(source(agg, () => 0), 'realtime') as { Host: Record<string, any> }).Host;
+  const v = h.VirtualHost[0];
+  t.same([v.ClientSession, v.ClientActiveSession, v.OriginSession, v.OriginActiveSession], [1, 1, 3, 2], 'one worker has the host');
+  t.same([v.Memory, v.FileInstance, v.FileOpened, v.SecuredMemory], [5000, 2, 1, 700]);
+  t.same(v.Session, { Client: 1, ClientActive: 1, Origin: 3, OriginActive: 2, OriginQueued: 4 });
+  t.equal(h.System.RQ, 4, 'RQ: origin requests queued for a connection');
+  t.equal(h.System.WaitingFiles2Write, 12, 'both workers\' writer queues');
+  t.equal(h.System.ServerSocket.Established, 2);
+  t.same(h.System.ClientSocket.Total, 3);
+  counters.end(row, true);
+  r1.report();
+  agg.tick();
+  const later = (hostDocument(source(agg, () => 0), 'realtime') as { Host: Record<string, any> }).Host.VirtualHost[0];
+  t.same([later.ClientSession, later.ClientActiveSession], [0, 0], 'the transaction ended');
+  t.equal(later.SecuredMemory, 0, 'evictions are counted once, as they happen');
+  agg.workerGone(1);
+  t.equal((hostDocument(source(agg, () => 0), 'realtime') as { Host: Record<string, any> }).Host.VirtualHost[0].OriginSession, 0,
+    'a worker that exited takes its connections with it');
+});
+
+t.test('bytes over TLS count in SSL and HttpsTraffic', async (t) => {
+  const agg = new StatsAggregator(() => 0);
+  const counters = new Counters();
+  const slot = counters.slotOf('a.test');
+  const secure = { ...tx(slot, 200, 'TCP_HIT', 1000), connection: { tls: true } } as unknown as TransactionRecord;
+  counters.count(secure);
+  counters.count(tx(slot, 200, 'TCP_HIT', 1000));
+  new StatsReporter((m) => agg.onDeltas(m, 1), undefined, counters).report();
+  agg.tick();
+  const ct = (hostDocument(source(agg, () => 0), 'realtime') as { Host: Record<string, any> }).Host.VirtualHost[0].ClientTraffic;
+  t.same(ct.Traffic[0].SSL, { RecvSize: 50, SendSize: 1100 }, 'the one TLS transaction only');
+  t.equal(ct.HttpsTraffic, 1150);
 });

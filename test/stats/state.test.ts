@@ -4,12 +4,14 @@ import t from 'tap';
 import os from 'node:os';
 import { StatsService, type StatsServiceDeps } from '../../lib/stats/service.js';
 import type { Setting } from '../../lib/setting/types.js';
+import { HOST_GAUGE_STRIDE, STRIDE } from '../../lib/pipeline/counters.js';
+import { hostDocument } from '../../lib/stats/realtime-view.js';
 
 function service(over: Partial<StatsServiceDeps>): StatsService {
   return new StatsService({
     setting: () => ({ hosting: [], meta: { group: '', labelGroupToMetrics: true } }) as unknown as Setting,
     version: 't', pids: () => [process.pid], disks: () => [os.tmpdir()],
-    licenseState: () => 'Healthy', crashLooping: () => false, ...over,
+    licenseState: () => 'Healthy', crashLooping: () => false, managementAccess: () => ({ Allow: 0, Deny: 0 }), indexPath: () => '/nonexistent/index.db', ...over,
   });
 }
 
@@ -25,6 +27,18 @@ t.test('a worker crash loop or every cache disk unreachable makes the node Emerg
   t.equal(service({ crashLooping: () => true }).state(), 'Emergency');
   const s = service({ disks: () => ['/nonexistent/svc-disk0', '/nonexistent/svc-disk1'] });
   t.equal(s.state(), 'Emergency');
-  t.same(s.source.system().Storage.Disk.map((d) => d.Status), ['Invalid', 'Invalid'], 'each disk shows Invalid');
+  t.same(s.source.system().Storage.Disk.map((d) => d.Status), ['Unmounted', 'Unmounted'], 'a disk whose directory is gone shows Unmounted');
   t.equal(service({ disks: () => ['/nonexistent/svc-disk0', os.tmpdir()] }).state(), 'Healthy', 'one disk left is enough');
+});
+
+t.test('a disk a worker\'s store excluded after write failures reads Invalid; none left usable makes the node Emergency', async (t) => {
+  const s = service({ disks: () => [os.tmpdir()] });
+  t.equal(s.state(), 'Healthy');
+  const node = { serverSockets: 0, serverBusy: 0, eventLoopLag: 0, waitingWrites: 0, disks: ['Invalid'] };
+  s.onDeltas({ type: 'stats-deltas', stride: STRIDE, hosts: [''], values: new Array(STRIDE).fill(0), gaugeStride: HOST_GAUGE_STRIDE, gauges: new Array(HOST_GAUGE_STRIDE).fill(0), node }, 1);
+  t.equal(s.state(), 'Emergency');
+  const doc = hostDocument(s.source, 'realtime') as { Host: { System: { Storage: { Disk: { Status: string }[] } } } };
+  t.equal(doc.Host.System.Storage.Disk[0]!.Status, 'Invalid');
+  s.workerGone(1);
+  t.equal(s.state(), 'Healthy', 'the worker that saw it is gone: its view goes with it');
 });

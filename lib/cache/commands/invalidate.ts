@@ -9,6 +9,7 @@ import type { MemoryObject } from '../memory-store.js';
 import { INVALIDATED_HARDPURGED, type PrefixMark } from '../prefix.js';
 import type { TieredStore } from '../tiered-store.js';
 import type { Target } from './targets.js';
+import { countCacheEvent } from '../events.js';
 
 export type InvalidateKind = 'purge' | 'expire' | 'expireafter' | 'hardpurge';
 
@@ -68,6 +69,9 @@ function planFor(kind: InvalidateKind, urlMatches: (url: string) => boolean, now
   }
 }
 
+/** The CacheFileEvent each command is counted as (a hard purge deletes: an Erase). */
+const EVENT_OF = { purge: 'purge', expire: 'expire', expireafter: 'expire', hardpurge: 'erase' } as const;
+
 export async function runInvalidation(store: TieredStore, kind: InvalidateKind,
   targets: readonly Target[], opts: InvalidateOptions = {}): Promise<InvalidateResult> {
   const started = Date.now();
@@ -83,6 +87,7 @@ export async function runInvalidation(store: TieredStore, kind: InvalidateKind,
     const disk = (t.wildcard && t.match === undefined && kind !== 'hardpurge'
       ? await store.disk.markRange(t.vhost, t.prefix, kind, { now: Date.now(), before: Math.min(before, Number.MAX_SAFE_INTEGER), at: Date.now() + (opts.sec ?? 86400) * 1000 })
       : undefined) ?? await store.disk.applyByPrefix(t.vhost, t.prefix, pick, act, !t.wildcard);
+    const counted = count;
     count += disk.count;
     size += disk.size;
     // Memory copies are dropped (the disk row carries the new state); objects that live only in
@@ -95,6 +100,7 @@ export async function runInvalidation(store: TieredStore, kind: InvalidateKind,
       if (m.volatile && (kind !== 'purge' || m.invalidated !== 1)) { count++; size += m.size; }
       store.memory.deleteSync(m.key, m.variantKey);
     }
+    countCacheEvent(t.vhost, EVENT_OF[kind], count - counted);
   }
   return { Count: count, Size: size, Time: Date.now() - started };
 }

@@ -62,6 +62,8 @@ export interface Reply {
   acked?: number[];
   /** Flat [id, value, ...] pairs: results of META ops settled in `ok`. */
   vals?: number[];
+  /** The host of each row evicted to make room since the last reply. */
+  evicted?: string[];
   /** Disk statuses this thread changed (I/O errors), [index, status]. */
   disks?: [number, 'Normal' | 'Invalid'][];
   /** Ring position below which the thread reads nothing any more (OpsMessage.ring). */

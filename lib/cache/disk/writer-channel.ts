@@ -2,6 +2,7 @@
 // posts them as one message per event-loop turn, bounds the body bytes in flight, and settles
 // each stream when the thread confirms its row (see protocol.ts for the messages).
 import { Worker } from 'node:worker_threads';
+import { countCacheEvent } from '../events.js';
 import type { CacheEntryMeta } from '../store.js';
 import { Op, STREAM_BYTES, toWire, type MetaOp, type OpsMessage, type Reply, type WriterInit } from './protocol.js';
 
@@ -18,7 +19,11 @@ const POST_NOW_BYTES = 1024 * 1024;
 export type Settle = (err?: Error, value?: number) => void;
 export type Ack = (bytes: number) => void;
 
-interface Pending { settle: Settle; ack: Ack; waiting: boolean }
+/**
+ * `vhost`: set for an object write (counted in writingByHost until it settles); `kept` false once
+ * it was aborted or found too large (settled without an entry: not a Create).
+ */
+interface Pending { settle: Settle; ack: Ack; waiting: boolean; vhost?: string; kept?: boolean }
 
 /**
  * The compiled entry beside the compiled library (dist/workers/...); under the test loader the
@@ -66,9 +71,19 @@ export class WriterChannel {
     this.init = { ...init, ring };
   }
 
+  /** Operations (object writes, index changes) handed to the thread and not yet settled. */
+  get operations(): number {
+    return this.pending.size;
+  }
+
+  /** Object writes of each host not yet settled (files open for writing). */
+  readonly writingByHost = new Map<string, number>();
+
   open(meta: CacheEntryMeta, settle: Settle, ack: Ack): number {
     const id = this.nextId++;
-    this.pending.set(id, { settle, ack, waiting: false });
+    const vhost = meta.key.vhost;
+    this.pending.set(id, { settle, ack, waiting: false, vhost, kept: true });
+    this.writingByHost.set(vhost, (this.writingByHost.get(vhost) ?? 0) + 1);
     this.ops.push(Op.OPEN, id);
     toWire(this.ops, meta);
     if (meta.size >= STREAM_BYTES) this.post(); else this.schedule();
@@ -122,9 +137,18 @@ export class WriterChannel {
   }
 
   end(id: number): void { this.finalOp(Op.END, id); }
-  abort(id: number): void { this.finalOp(Op.ABORT, id); }
+  abort(id: number): void {
+    this.notKept(id);
+    this.finalOp(Op.ABORT, id);
+  }
+
+  private notKept(id: number): void {
+    const p = this.pending.get(id);
+    if (p !== undefined) p.kept = false;
+  }
 
   big(id: number): void {
+    this.notKept(id);
     this.ops.push(Op.BIG, id);
     this.schedule();
   }
@@ -212,6 +236,7 @@ export class WriterChannel {
     if (r.freed !== undefined) this.inFlight = Math.max(0, this.inFlight - r.freed);
     if (r.ring !== undefined) this.ringTail = r.ring;
     if (r.disks !== undefined) for (const [idx, status] of r.disks) this.onDisk(idx, status);
+    if (r.evicted !== undefined) for (const vhost of r.evicted) countCacheEvent(vhost, 'erase');
     if (r.acked !== undefined) for (let i = 0; i < r.acked.length; i += 2) this.pending.get(r.acked[i]!)?.ack(r.acked[i + 1]!);
     if (r.ok !== undefined) {
       let vals: Map<number, number> | undefined;
@@ -227,6 +252,11 @@ export class WriterChannel {
     const p = this.pending.get(id);
     if (p === undefined) return;
     this.pending.delete(id);
+    if (p.vhost !== undefined) {
+      const n = (this.writingByHost.get(p.vhost) ?? 1) - 1;
+      if (n > 0) this.writingByHost.set(p.vhost, n); else this.writingByHost.delete(p.vhost);
+      if (err === undefined && p.kept === true) countCacheEvent(p.vhost, 'create');
+    }
     if (p.waiting && --this.waiting === 0) this.updateRef();
     p.settle(err, value);
   }

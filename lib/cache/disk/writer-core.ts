@@ -354,6 +354,8 @@ export class WriterCore {
     if (this.freed > 0) { r.freed = this.freed; this.freed = 0; }
     if (this.acks.length > 0) { r.acked = this.acks; this.acks = []; }
     if (this.diskChanges.length > 0) { r.disks = this.diskChanges; this.diskChanges = []; }
+    const evicted = this.rows.takeEvicted();
+    if (evicted.length > 0) r.evicted = evicted;
     if (this.ringDone !== this.ringReported) { r.ring = this.ringReported = this.ringDone; }
     if (Object.keys(r).length > 0) this.send(r);
   }

@@ -24,8 +24,17 @@ export class IndexWriter {
    * them are in, else each item's error (undefined for those that are in); a failed item's file
    * is removed, and so are the files of replaced and evicted rows once they are unreferenced.
    */
+  /** Hosts of the rows evicted since the last takeEvicted (one entry per row). */
+  private evicted: string[] = [];
+
+  takeEvicted(): string[] {
+    const e = this.evicted;
+    this.evicted = [];
+    return e;
+  }
+
   commit(items: readonly Ready[]): (Error | undefined)[] | undefined {
-    let released: Released = { paths: [] };
+    let released: Released = { paths: [], evicted: [] };
     const now = Date.now();
     let results: (Error | undefined)[] | undefined;
     try {
@@ -38,7 +47,7 @@ export class IndexWriter {
     } catch {
       // Something failed and the transaction is undone: again, each row in a savepoint of its
       // own, so one bad row does not fail the others.
-      released = { paths: [] };
+      released = { paths: [], evicted: [] };
       const each: (Error | undefined)[] = [];
       try {
         this.index.batch(() => {
@@ -55,10 +64,12 @@ export class IndexWriter {
       } catch (err) {
         results = items.map(() => err as Error);
         released.paths = [];
+        released.evicted = [];
       }
     }
     if (results !== undefined) items.forEach((it, i) => { if (results![i] !== undefined && it.path !== '') unlinkQuiet(it.path); });
     for (const p of released.paths) unlinkQuiet(p);
+    for (const v of released.evicted!) this.evicted.push(v);
     return results;
   }
 

@@ -102,6 +102,15 @@ const HookSchema = Section({
   log: Section({ enable: Bool(true) }),
 });
 
+const Statistics = Section({
+  directory: Section({
+    enable: Bool(false, 'count ClientTraffic.Traffic[] per statistics directory besides `/` (the whole host)'),
+    depth: Int(1, { minimum: 1, maximum: 8, description: 'leading path segments that name a statistics directory (/a/ is depth 1, /a/b/ depth 2)' }),
+    accum: Bool(false, 'true: a request counts in every directory level of its path up to depth; false: in its deepest one only'),
+    maxDirectories: Int(64, { minimum: 1, maximum: 1024, description: 'directories counted per host and worker; requests under a directory beyond them count in `/` only' }),
+  }, 'directory statistics (document 1 ClientTraffic Depth, Accum, Traffic[])'),
+}, 'statistics of the host');
+
 export const FunctionsSchema = Section({
   network: Section({
     http: Section({ frontEnd: FrontEnd, backEnd: BackEnd }),
@@ -110,4 +119,5 @@ export const FunctionsSchema = Section({
   hook: HookSchema,
   operations: Section({ log: HostLogSchema }),
   contents: Section({ pagedesk: PagedeskSchema }),
+  statistics: Statistics,
 }, 'defaults for every virtual host; a host functions object overrides them member by member');
