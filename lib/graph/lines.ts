@@ -48,25 +48,6 @@ export function fromDoc(label: string, path: string, scale = 1): LineDef {
   return { label, value: (s) => { const v = member(s.doc, path); return v === undefined ? undefined : v * scale; } };
 }
 
-/**
- * A per-second line of a member that counts since the start (`ServiceAccess.Deny`): the growth
- * since the previous second. Keeps that previous value, so only for a resource of one scope
- * (the node). A member that went down (the counting restarted) counts from zero again.
- */
-export function growth(label: string, path: string): LineDef {
-  let previous: number | undefined;
-  return {
-    label,
-    value: (s) => {
-      const v = member(s.doc, path);
-      const before = previous;
-      previous = v;
-      if (v === undefined || before === undefined) return undefined;
-      return v >= before ? v - before : v;
-    },
-  };
-}
-
 /** Reads the sum of counter fields of a row. */
 export function fields(...names: CounterField[]): (row: Float64Array) => number {
   const at = names.map(fieldIndex);

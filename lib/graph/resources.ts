@@ -3,7 +3,7 @@
 // summed, every host). Members named here are document 1's spellings (test/graph/resources.test.ts
 // checks them against its list), so they fill in as the statistics service carries them.
 import os from 'node:os';
-import { fields, fromDoc, growth, mean, member, rate, results, type ResourceDef } from './lines.js';
+import { fields, fromDoc, mean, member, rate, results, type ResourceDef } from './lines.js';
 
 const pct = 0.01;
 
@@ -42,8 +42,8 @@ export const GLOBAL_RESOURCES: readonly ResourceDef[] = [
   { name: 'ssockusage', title: 'Client-side sockets', unit: 'sockets', lines: [fromDoc('Total', 'System.ServerSocket.Total'), fromDoc('Established', 'System.ServerSocket.Established')] },
   { name: 'csockevent', title: 'Origin-side socket events', unit: '/s', lines: [fromDoc('Connected', 'System.ClientSocket.Connected'), fromDoc('Closed', 'System.ClientSocket.Closed')] },
   { name: 'csockusage', title: 'Origin-side sockets', unit: 'sockets', lines: [fromDoc('Total', 'System.ClientSocket.Total'), fromDoc('Established', 'System.ClientSocket.Established')] },
-  // ServiceAccess counts since the start: the graph shows its growth per second.
-  { name: 'acldenied', title: 'Management callers denied', unit: '/s', lines: [growth('Denied', 'System.ServiceAccess.Deny')] },
+  // ServiceAccess: transactions the service's access control let through and refused, per second.
+  { name: 'acldenied', title: 'Clients denied by access control', unit: '/s', lines: [fromDoc('Denied', 'System.ServiceAccess.Deny')] },
   { name: 'eq', title: 'Event queue (event-loop delay)', unit: 'ms', lines: [fromDoc('EQ', 'System.EQ', 0.01)] },
   { name: 'wf2w', title: 'Files waiting to be written', unit: 'files', lines: [fromDoc('Waiting', 'System.WaitingFiles2Write')] },
   { name: 'urlrewrite', title: 'URL rewrites', unit: '/s', lines: [fromDoc('Rewritten', 'System.URLRewrite')] },

@@ -5,6 +5,9 @@ import t from 'tap';
 import { STRIDE } from '../../lib/pipeline/counters.js';
 import { GLOBAL_RESOURCES, VHOST_RESOURCES } from '../../lib/graph/resources.js';
 import type { ResourceDef } from '../../lib/graph/lines.js';
+import { StatsAggregator } from '../../lib/stats/aggregate.js';
+import { hostDocument } from '../../lib/stats/realtime-view.js';
+import { SystemSampler } from '../../lib/stats/system.js';
 
 const DOC1_GLOBAL = ['cpu', 'svcrtcpu', 'mem', 'iowait', 'loadavg', 'ssockevent', 'ssockusage', 'csockevent', 'csockusage', 'acldenied', 'eq', 'wf2w', 'urlrewrite', 'tcpsocket'];
 const DOC1_VHOST = ['hitratio', 'mem', 'wf2d', 'client_httpreq_bypass', 'client_httpreq_denied', 'client_http_session', 'client_traffic', 'client_http_res',
@@ -67,4 +70,23 @@ t.test('Main and Sub are what document 1 names; the open line sets have several 
 t.test('every statistics member a line reads is spelled as document 1 spells it', async (t) => {
   for (const r of GLOBAL_RESOURCES) for (const m of membersRead(r)) t.ok(DOC1_SYSTEM.has(m), `${r.name} reads ${m}`);
   for (const r of VHOST_RESOURCES) for (const m of membersRead(r)) t.ok(DOC1_VHOST_MEMBERS.has(m), `vhost ${r.name} reads ${m}`);
+});
+
+t.test('every line finds its member in the realtime document the statistics service builds', async (t) => {
+  const stats = new StatsAggregator();
+  stats.tick();
+  const system = new SystemSampler(() => [process.pid], () => []);
+  t.teardown(() => system.close());
+  system.sample();
+  const doc = hostDocument({
+    stats, version: 't', name: 'n', state: () => 'Healthy', hosts: () => ['a.test'], system: () => system.get(),
+    managementAccess: () => ({ Allow: 0, Deny: 0 }), census: () => undefined, directoryStats: () => undefined,
+  }, 'realtime').Host as Record<string, unknown>;
+  const vhost = (doc.VirtualHost as Record<string, unknown>[])[0]!;
+  for (const r of GLOBAL_RESOURCES) {
+    for (const l of r.lines) t.type(l.value({ doc, row: stats.node.second }), 'number', `${r.name}: ${l.label}`);
+  }
+  for (const r of VHOST_RESOURCES) {
+    for (const l of r.lines) t.type(l.value({ doc: vhost, row: stats.series('a.test').second }), 'number', `vhost ${r.name}: ${l.label}`);
+  }
 });
