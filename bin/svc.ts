@@ -4,19 +4,26 @@
 //   svc validate FILE              check a setting file; prints every bad field with its JSON path
 //   svc get QUERY [--setting PATH | --api URL]   the /get queries, on a setting file or a running node
 //   svc license keygen|sign|verify ...           issue and check licenses (lib/license/cli.ts)
+//   svc stop|restart|status|install|purge ...    act on a running node (lib/cli/ops.ts)
+//   svc release --key KEY ...                    a signed package of this checkout (lib/release)
+// Each command takes --help. Exit codes: 0 done, 1 failed, 2 usage, 3 node unreachable.
 // Without --setting, SVC_SETTING names the file; without either, the project's
 // setting.json.example is used so that `npm start` works on a fresh checkout.
 import cluster from 'node:cluster';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Primary } from '../lib/primary/primary.js';
-import { loadSettingFile, SettingError } from '../lib/setting/load.js';
+// Only light modules statically: `svc start` (the supervisor) and the API commands load little;
+// the primary's module graph is loaded by the primary process alone.
+import type { SettingIssue } from '../lib/setting/issues.js';
+import { SIBLING_SECRET_ENV } from '../lib/ipc/messages.js';
 
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 function usage(): never {
   process.stderr.write([
     'usage: svc start [--setting PATH] | svc validate FILE',
+    '       svc stop | restart | status | install [VERSION] | purge TARGET...   [--api URL | --setting PATH]   (the running node)',
+    '       svc release --key KEY [--out DIR] [--version X.Y.Z]   (a signed package for a release repository)',
     '       svc get QUERY [--setting PATH | --api http://HOST:PORT]   e.g. setting.env, hosting[name=a.com], https',
     '       svc license keygen|sign|verify ...   (svc license alone prints its usage)',
   ].join('\n') + '\n');
@@ -34,9 +41,16 @@ function settingPathFrom(args: string[]): string {
   return path.join(projectRoot, 'setting.json.example');
 }
 
+/** A SettingError's issues (checked by shape: the setting modules are not loaded here). */
+function issuesOf(err: unknown): SettingIssue[] | undefined {
+  const issues = (err as { issues?: unknown } | null)?.issues;
+  return Array.isArray(issues) ? (issues as SettingIssue[]) : undefined;
+}
+
 function printIssues(err: unknown): void {
-  if (err instanceof SettingError) {
-    for (const i of err.issues) process.stderr.write(`${i.path || '(file)'}: ${i.message}\n`);
+  const issues = issuesOf(err);
+  if (issues !== undefined) {
+    for (const i of issues) process.stderr.write(`${i.path || '(file)'}: ${i.message}\n`);
   } else {
     process.stderr.write(`${(err as Error).message}\n`);
   }
@@ -55,9 +69,10 @@ function write(stream: NodeJS.WriteStream): (s: string) => void {
 async function validateFile(file: string): Promise<number> {
   const abs = path.resolve(file);
   try {
+    const { loadSettingFile } = await import('../lib/setting/load.js');
     await loadSettingFile(abs);
   } catch (err) {
-    const code = err instanceof SettingError && err.issues.some((i) => i.path !== '') ? 4 : 3;
+    const code = issuesOf(err)?.some((i) => i.path !== '') === true ? 4 : 3;
     process.stderr.write(`error ${code}: ${code === 4 ? 'setting.json content is wrong' : 'setting.json cannot be loaded'}\n`);
     printIssues(err);
     return 1;
@@ -84,13 +99,32 @@ async function validateFile(file: string): Promise<number> {
 
 async function main(): Promise<void> {
   const [command, ...args] = process.argv.slice(2);
+  if (command !== undefined && (args.includes('--help') || args.includes('-h'))) {
+    const { helpFor } = await import('../lib/cli/ops.js');
+    const help = helpFor(command);
+    if (help === undefined) usage();
+    process.stdout.write(`${help}\n`);
+    return;
+  }
   switch (command) {
     case 'start': {
+      // The supervisor holds the sockets and starts the primary (run-primary) under it.
+      const { Supervisor } = await import('../lib/supervisor/supervisor.js');
+      const { randomBytes } = await import('node:crypto');
+      // One sibling secret for every primary generation: during a restart old and new workers
+      // hand requests to each other's internal ports.
+      process.env[SIBLING_SECRET_ENV] ||= randomBytes(32).toString('base64url');
+      new Supervisor(process.argv[1]!, settingPathFrom(args)).start();
+      return;
+    }
+    case 'run-primary': {
+      const { Primary } = await import('../lib/primary/primary.js');
       const primary = new Primary(settingPathFrom(args));
       try {
         await primary.start();
       } catch (err) {
         printIssues(err);
+        await primary.supervisor.startFailed(issuesOf(err)?.map((i) => `${i.path}: ${i.message}`).join('; ') ?? (err as Error).message);
         for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGKILL');
         process.exit(1);
       }
@@ -121,8 +155,11 @@ async function main(): Promise<void> {
       process.exitCode = await licenseCommand(args, write(process.stdout), write(process.stderr));
       return;
     }
-    default:
-      usage();
+    default: {
+      const { isOpsCommand, opsCommand } = await import('../lib/cli/ops.js');
+      if (command === undefined || !isOpsCommand(command)) usage();
+      process.exitCode = await opsCommand(command, args, settingPathFrom([]), projectRoot, write(process.stdout), write(process.stderr));
+    }
   }
 }
 

@@ -4,11 +4,17 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { WriterCore } from '../lib/cache/disk/writer-core.js';
 import type { OpsMessage, Reply, WriterInit } from '../lib/cache/disk/protocol.js';
+import { udpLogSender } from '../lib/log/global/udp-line.js';
 
 const port = parentPort!;
-const core = new WriterCore(workerData as WriterInit, (reply: Reply) => {
+const init = workerData as WriterInit;
+// The thread's disk errors go to the primary's log listener (the thread has no IPC channel of its
+// own to the primary, and a hop through its worker would cost that worker's event loop).
+const send = init.logPort === undefined ? undefined : udpLogSender(init.logPort);
+const component = `disk-writer/${process.env.SVC_WORKER_INDEX ?? process.pid}`;
+const core = new WriterCore(init, (reply: Reply) => {
   port.postMessage(reply);
   // After the answer to CLOSE nothing else comes: let the thread end.
   if (reply.closed === true) port.close();
-});
+}, send === undefined ? undefined : (code, detail) => send({ log: 'error', component, code, detail }));
 port.on('message', (m: OpsMessage) => core.receive(m));

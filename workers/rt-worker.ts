@@ -1,4 +1,4 @@
 // Entry point of an RT worker process (forked by the primary through node:cluster).
-import { runWorker } from '../lib/worker/worker.js';
+import { runWorker } from '../lib/worker/main.js';
 
 runWorker();

@@ -20,6 +20,8 @@ const GATES: ReadonlyArray<readonly [prefix: string, permission: Permission]> = 
   ['/command/async', 'enablePurge'],
   ['/command/resetorigin', 'enablePurge'],
   ['/command/install', 'enableInstall'],
+  // It makes values for setting.json: those who may change the setting.
+  ['/command/encryptpassword', 'enableSetting'],
   ['/command/service/restart', 'enableRestart'],
   ['/command/service/stop', 'enableRestart'],
   ['/command/restart', 'enableRestart'],

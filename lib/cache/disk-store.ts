@@ -26,6 +26,8 @@ const INVALIDATION_KEEP_MS = 10 * 60_000;
 
 export interface DiskStoreOptions {
   disks: DiskDirOptions[];
+  /** UDP port of the node's log listener; the writer thread reports disk errors there. */
+  logPort?: number | undefined;
   /** Index file; default `index.sqlite` in the first cache directory. */
   indexPath?: string;
   /** How long a writer waits for another process's write lock (default 5000 ms). */
@@ -169,7 +171,7 @@ export class DiskStore implements CacheStore {
       indexPath, disks: this.disks.map((d) => ({ path: d.path, quota: d.quota, status: d.status })),
       busyTimeoutMs: opts.busyTimeoutMs ?? 5000, mmapBytes: opts.mmapBytes, maxObjectBytes: opts.maxObjectBytes,
       maxConsecutiveErrors: opts.maxConsecutiveErrors ?? 3, commitDelayMs: opts.writerCommitDelayMs ?? 5,
-      refreshMs: opts.flushIntervalMs ?? 1000, maxInFlightBytes: maxInFlight,
+      refreshMs: opts.flushIntervalMs ?? 1000, maxInFlightBytes: maxInFlight, logPort: opts.logPort,
     }, maxInFlight, (idx, status) => { const d = this.disks[idx]; if (d !== undefined) d.status = status; });
     this.writer.start();
   }

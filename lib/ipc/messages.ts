@@ -6,6 +6,7 @@ import type { OriginStatus } from '../origin/index.js';
 import type { Setting } from '../setting/types.js';
 import type { WireTarget } from './wire.js';
 import type { LogBatch } from '../log/ship.js';
+import type { TlsHostStatus } from '../worker/tls/status.js';
 
 /**
  * The commands a worker serves over RPC (lib/ipc/rpc.ts): name -> what the primary sends and
@@ -32,6 +33,8 @@ interface RpcOps {
   fileinfo: { args: { vhost: string; url: string }; result: Record<string, unknown>[] };
   /** Content of hosts removed from hosting[]; the number of objects deleted. */
   'drop-hosts': { args: { names: string[]; diskToo: boolean }; result: number };
+  /** Per host of this worker's TLS sockets: null when served, else why not (`/get/https`). */
+  'tls-status': { args: Record<string, never>; result: TlsHostStatus };
 }
 
 export type RpcOp = keyof RpcOps;
@@ -55,9 +58,16 @@ export type PrimaryMessage =
    */
   | { type: 'setting'; setting: Setting; baseDir: string; generation: number; changedHosts: string[] | 'all' }
   | { type: 'ring'; members: number[] }
+  /** The node's TLS session ticket keys (48 bytes, base64): sent before the first setting and at each rotation. */
+  | { type: 'tls-ticket-keys'; keys: string }
   | { type: 'drain'; timeoutMs: number }
   /** What a worker's `invalidated` or `settle-all` (same id) asked is done. */
   | { type: 'done'; id: number }
+  /**
+   * Answer to `listen-request`: the socket travels with the message (a bound TCP handle) unless
+   * `error` says why it cannot be had (EADDRINUSE ...).
+   */
+  | { type: 'listen-handle'; id: number; error?: string }
   | RpcRequest;
 
 export type WorkerMessage =
@@ -66,6 +76,10 @@ export type WorkerMessage =
   /** Formatted lines of one host's log, for the primary's writer (lib/log/hub.ts). */
   | ({ type: 'log' } & LogBatch)
   | { type: 'hello' }
+  /** The listening socket of host:port (host null: every address), from the supervisor. */
+  | { type: 'listen-request'; id: number; host: string | null; port: number }
+  /** This worker no longer uses the socket of host:port. */
+  | { type: 'unlisten'; host: string | null; port: number }
   | { type: 'ready'; generation: number }
   | { type: 'apply-error'; generation: number; message: string }
   /** Sent instead of `ready` when a listening socket of that generation could not be opened. */

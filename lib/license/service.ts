@@ -10,6 +10,7 @@ import type { Setting } from '../setting/types.js';
 import {
   FIELDS, parseLicense, parseLicenseTime, LicenseParseError, verifyLicense, type License, type LicenseFields,
 } from './license.js';
+import { secretKeyOf, type SecretKey } from './secret-box.js';
 
 type LicenseStatus = 'Available' | 'Expired' | 'Invalid' | 'None';
 /** The `State` of the monitoring statistics that the license decides. */
@@ -159,6 +160,11 @@ export class LicenseService {
         RemainDays: notAfter === undefined || status === 'Invalid' ? 0 : Math.max(0, Math.ceil((notAfter - now) / DAY)),
       },
     };
+  }
+
+  /** The key of `enc:` secrets: any license whose signature verifies, expired or not (a node keeps loading its setting). */
+  secretKey(): SecretKey | undefined {
+    return this.installed.kind === 'verified' ? secretKeyOf(this.installed.license) : undefined;
   }
 
   /** `Healthy` with an Available license; `Inactive` when it is missing, invalid or expired. */

@@ -3,6 +3,8 @@
 // license's NotAfter, and each transition is reported once (the primary writes it to the info
 // log). A license applied through the API is checked at once.
 import { parseLicenseTime } from './license.js';
+import { systemLog } from '../log/system-log.js';
+import { reportError } from '../log/global/report.js';
 import type { LicenseService, LicenseState } from './service.js';
 
 export interface StateChange {
@@ -56,4 +58,15 @@ export class LicenseWatch {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.unsubscribe();
   }
+}
+
+/** The service State the license decides, in the info log (and the system log) at each change. */
+export async function logStateChange(c: StateChange, info: (message: string, fields: Record<string, unknown>) => Promise<void>): Promise<void> {
+  const fields = { State: c.state, Status: c.status, ...(c.reason === undefined ? {} : { reason: c.reason }) };
+  const message = c.previous === undefined ? `license state at start: ${c.state}` : `license state changed: ${c.previous} -> ${c.state}`;
+  if (c.state === 'Inactive') {
+    systemLog.warn(fields, message);
+    reportError({ code: '1003', detail: `${message}${c.reason === undefined ? '' : ` (${c.reason})`}` });
+  } else systemLog.info(fields, message);
+  await info(message, fields).catch(() => undefined);
 }

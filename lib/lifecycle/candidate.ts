@@ -8,8 +8,11 @@ import { parseSetting, SettingError } from '../setting/load.js';
 import { formatIssue } from '../setting/issues.js';
 import { isPlainObject } from '../setting/merge.js';
 import type { Setting } from '../setting/types.js';
+import { checkSecrets, type SecretKey } from '../license/secret-box.js';
 import { outsideLinkedDirs } from './linked-dirs.js';
 import { certIssues } from '../worker/tls/contexts.js';
+import { isUrlSource } from '../worker/tls/fetched.js';
+import { installUrlSources } from './url-sources.js';
 import { boundaryOf, parseMultipart } from './multipart.js';
 import { basehostRefs, certRefs, packagePath, SETTING_FILE, sourceOf, unpack, type LinkedRef, type UnpackLimits } from './package.js';
 
@@ -121,6 +124,11 @@ export interface LoadOptions {
    * content (code 4). Undefined only to read a file's own env before checking it with that env.
    */
   linkedDirs?: string[];
+  /**
+   * The key `enc:` secrets must decrypt under (the node's license; undefined inside: none). Absent
+   * for offline checks, which cannot know the node's license.
+   */
+  secrets?: { key: SecretKey | undefined };
 }
 
 /** Reads setting.json from `staged` (when `text` is undefined) and validates everything. */
@@ -147,10 +155,17 @@ export async function loadCandidate(text: string | undefined, o: LoadOptions): P
     if (!(err instanceof SettingError)) throw err;
     throw new LoadFailure(4, err.issues.map(formatIssue).join('; '));
   }
+  if (o.secrets !== undefined) {
+    const bad = checkSecrets(setting, o.secrets.key);
+    if (bad.length > 0) throw new LoadFailure(4, bad.map(formatIssue).join('; '));
+  }
   const home = isPlainObject(parsed) && isPlainObject(parsed.env) ? parsed.env.home : undefined;
   if (typeof home === 'string') setting.env.home = path.resolve(o.settingDir, home);
   const certs = certRefs(setting, o.runningHome);
-  await refuseOutside(certs, o.linkedDirs);
+  // A URL source's copy is ours, under the home, wherever the linked directories are.
+  await refuseOutside(certs.filter((r) => !isUrlSource(r.written)), o.linkedDirs);
+  const fetched = await installUrlSources(certs, o.staged, o.checkFiles);
+  if (fetched.length > 0) throw new LoadFailure(4, fetched.map(formatIssue).join('; '));
   if (o.checkFiles) {
     await requirePresent(certs, o.staged);
     await refuseBadCertificates(setting, certs, o.staged);

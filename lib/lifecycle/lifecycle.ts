@@ -9,7 +9,8 @@ import path from 'node:path';
 import type { Setting } from '../setting/types.js';
 import { writeFileAtomic } from './atomic.js';
 import { loadCandidate, LoadFailure, type Candidate } from './candidate.js';
-import { ConfigEvents, WATCH } from './config-events.js';
+import { GlobalLogs } from '../log/global/global-logs.js';
+import { WATCH } from '../log/global/watch-events.js';
 import { traceKeywordWarning } from '../rules/check.js';
 import { systemLog } from '../log/system-log.js';
 import { hostChanges, sameValue, withoutHosting } from './diff.js';
@@ -20,6 +21,7 @@ import { reconcileAfterCrash, type Recovered } from './recovery.js';
 import { deployLocalFile, restorePackage, uploadBody, type RestoreResult } from './sources.js';
 import { writeStatePointer } from './state-pointer.js';
 import { buildPackage, contentHash, md5, type LinkedRef } from './package.js';
+import type { SecretKey } from '../license/secret-box.js';
 
 export interface RuntimeHooks {
   /**
@@ -40,6 +42,10 @@ export interface SettingLifecycleOptions {
   baseDir: string;
   runtime: RuntimeHooks;
   version: string;
+  /** The process's global logs (the primary's); without it the lifecycle opens and closes its own. */
+  logs?: GlobalLogs;
+  /** The key of the node's license for `enc:` secrets (undefined: no valid license); absent: not checked. */
+  secretKey?: () => SecretKey | undefined;
 }
 
 export interface Applied {
@@ -60,7 +66,7 @@ export type PackageAnswer =
 const HOUR = 3_600_000;
 
 export class SettingLifecycle {
-  readonly events: ConfigEvents;
+  readonly events: GlobalLogs;
   readonly version: string;
   private current: Setting;
   private currentRaw: string;
@@ -74,7 +80,7 @@ export class SettingLifecycle {
     this.currentRaw = opts.runningRaw;
     this.version = opts.version;
     // Log places are env members: fixed until the next start.
-    this.events = new ConfigEvents(opts.running);
+    this.events = opts.logs ?? new GlobalLogs(opts.running);
   }
 
   running(): Setting {
@@ -132,6 +138,7 @@ export class SettingLifecycle {
     if (this.timer !== undefined) clearInterval(this.timer);
     await this.serial(async () => {
       await this.events.watch(WATCH.stopped, undefined, {});
+      if (this.opts.logs === undefined) await this.events.close();
       if (this.store !== undefined) (await this.store).close();
       this.store = undefined;
     });
@@ -161,7 +168,11 @@ export class SettingLifecycle {
 
   loadOptions(checkFiles: boolean, staged?: string): Parameters<typeof loadCandidate>[1] {
     const linkedDirs = linkedFileDirs(this.current.env);
-    return { settingDir: this.opts.baseDir, runningHome: this.current.env.home, checkFiles, linkedDirs, ...(staged === undefined ? {} : { staged }) };
+    return {
+      settingDir: this.opts.baseDir, runningHome: this.current.env.home, checkFiles, linkedDirs,
+      ...(this.opts.secretKey === undefined ? {} : { secrets: { key: this.opts.secretKey() } }),
+      ...(staged === undefined ? {} : { staged }),
+    };
   }
 
   /** `GET /setting/deploy/local`: the edited setting.json on disk, applied. Throws LoadFailure. */
@@ -201,6 +212,7 @@ export class SettingLifecycle {
     } catch (err) {
       await staged.discard();
       const reason = err instanceof Error ? err.message : String(err);
+      this.events.error({ code: '1002', detail: `from ${source}: ${reason}` });
       await this.events.info('setting not applied: the runtime refused it', { source, reason });
       throw new LoadFailure(4, `not applied: ${reason}`);
     }

@@ -12,6 +12,7 @@ import * as tar from 'tar';
 import { isPlainObject } from '../setting/merge.js';
 import { parseSize } from '../setting/size.js';
 import type { Setting } from '../setting/types.js';
+import { fetchedName, isUrlSource } from '../worker/tls/fetched.js';
 
 export const SETTING_FILE = 'setting.json';
 export interface LinkedRef {
@@ -39,6 +40,13 @@ function ref(jsonPath: string, written: unknown, base: string): LinkedRef[] {
   return [{ jsonPath, written, target: path.resolve(base, written), inPackage: packagePath(written) }];
 }
 
+/** A certificate source given as a URL: its fetched copy (lib/worker/tls/fetched.ts) is the linked file. */
+function urlRef(jsonPath: string, written: unknown, base: string): LinkedRef[] {
+  if (typeof written !== 'string' || !isUrlSource(written)) return [];
+  const name = fetchedName(written);
+  return [{ jsonPath, written, target: path.resolve(base, name), inPackage: name }];
+}
+
 /**
  * Host files named by `mode.basehost` in the file as written (a basehost that names no host of
  * hosting[] is a file path, relative to the setting's directory). Read from the raw JSON because
@@ -61,7 +69,7 @@ export function basehostRefs(raw: unknown, settingDir: string): LinkedRef[] {
 export function certRefs(setting: Setting, hostHome: string): LinkedRef[] {
   const out: LinkedRef[] = [];
   setting.hosting.forEach((h, i) => (h.https ?? []).forEach((c, j) => {
-    for (const k of ['cert', 'key', 'ca'] as const) out.push(...ref(`hosting[${i}].https[${j}].${k}`, c[k], hostHome));
+    for (const k of ['cert', 'key', 'ca'] as const) out.push(...ref(`hosting[${i}].https[${j}].${k}`, c[k], hostHome), ...urlRef(`hosting[${i}].https[${j}].${k}`, c[k], hostHome));
   }));
   const api = setting.env.management.api.https;
   if (api !== undefined) {

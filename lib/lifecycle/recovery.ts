@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { Setting } from '../setting/types.js';
 import { removeTempFiles, writeFileAtomic } from './atomic.js';
 import { loadCandidate, LoadFailure, type LoadOptions } from './candidate.js';
-import type { ConfigEvents } from './config-events.js';
+import type { GlobalLogs } from '../log/global/global-logs.js';
 import { md5OfHash, sameContent, type HistoryRow, type HistoryStore } from './history.js';
 import { removeLinkedTemps, stageLinked } from './install.js';
 import { contentHash, md5, SETTING_FILE, unpack, unpackLimits, type LinkedRef } from './package.js';
@@ -24,7 +24,7 @@ interface RecoveryState {
   historyEnabled: boolean;
   running: Setting;
   runningRaw: string;
-  events: ConfigEvents;
+  events: GlobalLogs;
   loadOptions(checkFiles: boolean, staged?: string): LoadOptions;
   /** Stores `raw` and its linked files as a new history entry. */
   record(raw: string, refs: LinkedRef[], ver: string, content: string): Promise<HistoryRow>;

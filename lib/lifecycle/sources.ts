@@ -25,6 +25,7 @@ async function logRefusal<T>(lc: SettingLifecycle, source: string, work: Promise
     return await work;
   } catch (err) {
     if (err instanceof LoadFailure && !err.message.startsWith('not applied:')) {
+      lc.events.error({ code: '1001', detail: `from ${source}: ${err.message}` });
       await lc.events.info(`setting refused from ${source}`, { error: err.code, reason: err.message });
     }
     throw err;

@@ -1,20 +1,33 @@
 // The worker side of the per-host logs: what each host logs (built once per host setting, kept
 // on its HostRuntime) and the two sinks that format lines where the data is: the access log from
-// the finish stage's records, the origin log from each ended origin exchange. A host with no log
-// on has `logs` undefined: the sinks then cost one property read per transaction.
-import type { ResolvedHost } from '../setting/types.js';
+// the finish stage's records, the origin log from each ended origin exchange, the dns log from
+// each resolution of a domain origin. A host with no log on (and no global error/originError
+// log) has `logs` undefined: the sinks then cost one property read per transaction.
+//
+// The worker's part of the global logs is here too: error events (reportError) and originError
+// lines are formatted and filtered in the worker and batched to the primary like the others.
+import type { ResolvedHost, Setting } from '../setting/types.js';
 import type { TransactionRecord } from '../pipeline/transaction.js';
 import type { OriginNote, OriginTrace } from '../origin/index.js';
+import type { DnsRecord } from '../origin/dns.js';
 import { LineClock, type XffMode } from './access/fields.js';
 import { svcLine, weblogALine, weblogBLine, type LineContext, type LineFormat } from './access/forms.js';
 import { compileFormat, FormatError } from './access/custom-format.js';
 import { originLine } from './origin/line.js';
 import type { LogShipper } from './ship.js';
+import { ErrorLines } from './global/error-line.js';
+import { reportError, setErrorSink } from './global/report.js';
+import { originErrorLine } from './global/origin-error-line.js';
+import { dnsLine } from './dns-line.js';
 
 export interface HostLogs {
   access: { line: LineFormat; xff: XffMode; loopback: boolean } | undefined;
   origin: { loopback: boolean } | undefined;
+  dns: boolean;
 }
+
+/** The global error or originError log is on: every host's origin exchanges are watched. */
+let failureLogs = false;
 
 /** The form a host's access log is written in: an invalid custom format falls back to svc. */
 export function accessFormOf(h: ResolvedHost): { form: string; line: LineFormat; error?: string } {
@@ -43,7 +56,8 @@ export function hostLogsOf(h: ResolvedHost, warn: (message: string) => void): Ho
     access = { line: f.line, xff: log.access.xff, loopback: log.access.loopback };
   }
   const origin = log.origin.enable ? { loopback: log.origin.loopback } : undefined;
-  return access === undefined && origin === undefined ? undefined : { access, origin };
+  const dns = log.dns.enable;
+  return access === undefined && origin === undefined && !dns && !failureLogs ? undefined : { access, origin, dns };
 }
 
 function isLoopback(ip: string): boolean {
@@ -56,7 +70,7 @@ interface WithLogs { logs?: HostLogs | undefined; name: string; logName?: string
 /** The origin log's view of the client transaction, taken when the exchange starts. */
 export function originNote(tx: TransactionRecord, method: string, bypass: boolean): OriginNote | undefined {
   const host = tx.host as WithLogs | undefined;
-  if (host?.logs?.origin === undefined) return undefined;
+  if (host === undefined || (host.logs?.origin === undefined && !failureLogs)) return undefined;
   const h = tx.req.headers;
   return {
     vhost: host.logName ?? host.name, method, url: tx.url, range: h.range, acceptEncoding: h['accept-encoding'], sessionId: tx.sessionId,
@@ -68,8 +82,20 @@ export class HostLogWriter {
   private readonly clock = new LineClock();
   private readonly ctx: LineContext = { xff: 'all', clock: this.clock, now: 0 };
   private readonly hosts = new Map<string, WithLogs>();
+  private originErrors: { warning: boolean } | undefined;
 
   constructor(private readonly shipper: LogShipper) {}
+
+  /** env.log as it concerns a worker; called before the hosts of a setting are built. */
+  configureGlobal(log: Setting['env']['log']): void {
+    const lines = log.error.enable ? new ErrorLines(log.error) : undefined;
+    this.originErrors = log.originError.enable ? { warning: log.originError.warning } : undefined;
+    failureLogs = lines !== undefined || this.originErrors !== undefined;
+    setErrorSink(lines === undefined ? undefined : (e) => {
+      const line = lines.line(e, Date.now());
+      if (line !== undefined) this.shipper.add('error', '-', line);
+    });
+  }
 
   /** finish's record sink: one access line per client transaction of a host that logs. */
   readonly record = (tx: TransactionRecord): void => {
@@ -95,8 +121,28 @@ export class HostLogWriter {
     const n = t.note;
     if (n === undefined) return;
     const o = this.hosts.get(n.vhost)?.logs?.origin;
-    if (o === undefined) return;
-    if (!o.loopback && isLoopback(t.address.startsWith('[::1]') ? '::1' : t.address)) return;
-    this.shipper.add('origin', n.vhost, originLine(t, this.clock, Date.now()));
+    if (o !== undefined && (o.loopback || !isLoopback(t.address.startsWith('[::1]') ? '::1' : t.address))) {
+      this.shipper.add('origin', n.vhost, originLine(t, this.clock, Date.now()));
+    }
+    if (failureLogs) this.failure(t, n);
+  };
+
+  /** The origin's side of the error log (2001-2003) and the originError log. */
+  private failure(t: OriginTrace, n: OriginNote): void {
+    const where = { vhost: n.vhost, url: n.url, ctxId: n.ctxId };
+    if (t.sockError !== undefined && t.sockError !== 'Client-Close') {
+      reportError({ code: t.sockError === 'Non-Existent-Domain' ? '2002' : '2001', ...where, detail: `${t.sockError} ${t.domain || '-'} ${t.address || '-'}` });
+    } else if (t.status >= 500) {
+      reportError({ code: '2003', ...where, detail: `status ${t.status} from ${t.domain} ${t.address}` });
+    }
+    const oe = this.originErrors;
+    if (oe === undefined) return;
+    const line = originErrorLine(t, oe.warning, Date.now());
+    if (line !== undefined) this.shipper.add('originError', '-', line);
+  }
+
+  /** Each resolution of a host's domain origin, for its dns log. */
+  readonly dns = (vhost: string, r: DnsRecord): void => {
+    if (this.hosts.get(vhost)?.logs?.dns === true) this.shipper.add('dns', vhost, dnsLine(r));
   };
 }

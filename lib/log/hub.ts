@@ -12,6 +12,8 @@ import type { ResolvedHost, Setting } from '../setting/types.js';
 import { headerOf } from './access/forms.js';
 import { accessFormOf } from './host-logs.js';
 import { ORIGIN_HEADER } from './origin/line.js';
+import { DNS_HEADER } from './dns-line.js';
+import type { BackupSource } from './repository/scheduler.js';
 import { RollingFile, type RollOptions } from './roll.js';
 import type { HostLogKind, LogBatch } from './ship.js';
 
@@ -24,6 +26,8 @@ export class LogHub {
   private files = new Map<string, RollingFile>();
   /** `kind host` -> file key. */
   private routes = new Map<string, string>();
+  /** File key -> the hosts writing it and the repositories they back it up to. */
+  private backups = new Map<string, { kind: HostLogKind; hosts: Set<string>; repositories: Set<string>; unify: boolean }>();
   private readonly lastReport = new Map<string, number>();
 
   constructor(private readonly report: LogErrorReport, private readonly now?: () => number) {}
@@ -32,14 +36,20 @@ export class LogHub {
   configure(setting: Setting, baseDir: string): void {
     const wanted = new Map<string, RollOptions>();
     const routes = new Map<string, string>();
+    const backups: typeof this.backups = new Map();
     for (const h of resolveHosts(setting, { baseDir })) {
       if (!h.enable) continue;
-      for (const kind of ['access', 'origin'] as const) {
+      for (const kind of ['access', 'origin', 'dns', 'monitoring'] as const) {
         const o = this.optionsFor(setting, h, kind);
         if (o === undefined) continue;
         const key = JSON.stringify(o);
         wanted.set(key, o);
         routes.set(`${kind} ${h.name}`, key);
+        const l = h.functions.operations.log[kind];
+        let b = backups.get(key);
+        if (b === undefined) backups.set(key, (b = { kind, hosts: new Set(), repositories: new Set(), unify: l.unify }));
+        b.hosts.add(h.name);
+        for (const r of l.backup) b.repositories.add(r);
       }
     }
     const next = new Map<string, RollingFile>();
@@ -49,6 +59,19 @@ export class LogHub {
     for (const [key, f] of this.files) if (!next.has(key)) void f.close();
     this.files = next;
     this.routes = routes;
+    this.backups = backups;
+  }
+
+  /** The files backed up to repositories (lib/log/repository/scheduler.ts). */
+  backupSources(): BackupSource[] {
+    const out: BackupSource[] = [];
+    for (const [key, b] of this.backups) {
+      const file = this.files.get(key);
+      if (file === undefined || b.repositories.size === 0) continue;
+      const domain = b.unify ? 'unify' : [...b.hosts][0]!;
+      out.push({ file, dir: file.opts.dir, base: file.opts.base, logtype: b.kind, domain, repositories: [...b.repositories] });
+    }
+    return out;
   }
 
   write(b: LogBatch): void {
@@ -75,7 +98,7 @@ export class LogHub {
     const l = log[kind];
     if (!l.enable) return undefined;
     const root = resolvePath(setting, log.meta.dir);
-    const form = kind === 'access' ? accessFormOf(h).form : 'origin';
+    const form = kind === 'access' ? accessFormOf(h).form : kind;
     return {
       dir: l.unify ? root : path.join(root, h.name),
       base: kind,
@@ -83,8 +106,14 @@ export class LogHub {
       ...(l.rolling.size === undefined ? {} : { sizeBytes: l.rolling.size * 1024 * 1024 }),
       retention: l.retention,
       compression: l.compression,
-      ...(kind === 'origin' ? { header: ORIGIN_HEADER } : form === 'custom' ? {} : { header: headerOf(form) }),
+      ...fileHeader(kind, form),
     };
+  }
+
+  /** Hosts whose monitoring log is on, with its form (the primary writes those records). */
+  monitored(setting: Setting, baseDir: string): Array<{ host: string; form: 'json' | 'xml' }> {
+    return resolveHosts(setting, { baseDir }).filter((h) => h.enable && h.functions.operations.log.monitoring.enable)
+      .map((h) => ({ host: h.name, form: h.functions.operations.log.monitoring.form }));
   }
 
   private failed(file: string, err: Error): void {
@@ -93,4 +122,12 @@ export class LogHub {
     this.lastReport.set(file, now);
     this.report(file, err);
   }
+}
+
+/** The first lines of a new file of a log: the W3C header where the form has one. */
+function fileHeader(kind: HostLogKind, form: string): { header?: string } {
+  if (kind === 'origin') return { header: ORIGIN_HEADER };
+  if (kind === 'dns') return { header: DNS_HEADER };
+  if (kind === 'monitoring' || form === 'custom') return {};
+  return { header: headerOf(form) };
 }

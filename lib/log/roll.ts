@@ -10,6 +10,7 @@
 // Crash safety: a gzip is written to `<name>.gz.part` and renamed when complete, so a crash
 // never leaves a half-written `.gz` counted as a rolled log; at open, `.part` files are removed
 // and rolled `.log` files that should have been compressed are compressed again.
+import { once } from 'node:events';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
@@ -64,6 +65,11 @@ export class RollingFile {
   private pendingBytes = 0;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
+  /**
+   * True for a file name retention must not delete yet (a rolled file a backup repository has
+   * not received): such files are kept beyond `retention` until shipped.
+   */
+  hold: ((name: string) => boolean) | undefined;
 
   constructor(readonly opts: RollOptions) {
     this.now = opts.now ?? Date.now;
@@ -97,6 +103,23 @@ export class RollingFile {
       const s = this.stream;
       if (s !== undefined && s.writableLength > 0) await new Promise<void>((r) => s.write('', () => r()));
     });
+  }
+
+  /**
+   * Names of the finished (rolled) files of this log, oldest first, in step with rolling and
+   * compression: never the current file, never a `.part`.
+   */
+  rolled(): Promise<string[]> {
+    let names: string[] = [];
+    return this.enqueue(async () => {
+      const current = this.file === undefined ? '' : path.basename(this.file);
+      names = (await this.ownFiles()).filter((f) => f !== current && (f.endsWith('.log') || f.endsWith('.log.gz'))).sort();
+    }).then(() => names);
+  }
+
+  /** Applies retention now (a held file was shipped). */
+  retain(): Promise<void> {
+    return this.enqueue(() => this.prune());
   }
 
   async close(): Promise<void> {
@@ -181,6 +204,8 @@ export class RollingFile {
     this.stream = stream;
     this.file = file;
     this.size = size;
+    // The file exists once this resolves: retention counts it even before its first line.
+    await once(stream, 'open');
     if (size === 0 && o.header !== undefined) {
       this.size += Buffer.byteLength(o.header);
       await this.append(o.header);
@@ -213,11 +238,12 @@ export class RollingFile {
     await fsp.rm(file, { force: true });
   }
 
-  /** Keeps the newest `retention` files of this log (names sort by time). */
+  /** Keeps the newest `retention` files of this log (names sort by time), and every held one. */
   private async prune(): Promise<void> {
     const files = (await this.ownFiles()).filter((f) => f.endsWith('.log') || f.endsWith('.log.gz')).sort();
     const current = this.file === undefined ? '' : path.basename(this.file);
-    const old = files.filter((f) => f !== current);
+    const hold = this.hold;
+    const old = files.filter((f) => f !== current && (hold === undefined || !hold(f)));
     const extra = files.length - this.opts.retention;
     for (let i = 0; i < extra && i < old.length; i++) await fsp.rm(path.join(this.opts.dir, old[i]!), { force: true });
   }

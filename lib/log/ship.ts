@@ -2,10 +2,12 @@
 // collected here per (log, host); a batch goes to the writer when it reaches BATCH_BYTES or
 // FLUSH_MS after its first line, never per request. In the cluster the writer is the primary
 // (lib/log/hub.ts, one writer per file); in-process it is a hub of the same process.
-export type HostLogKind = 'access' | 'origin';
+export type HostLogKind = 'access' | 'origin' | 'dns' | 'monitoring';
+/** Kinds of the global logs a worker writes to (host `-`). */
+type WorkerGlobalKind = 'error' | 'originError';
 
 export interface LogBatch {
-  kind: HostLogKind;
+  kind: HostLogKind | WorkerGlobalKind;
   host: string;
   text: string;
 }
@@ -13,7 +15,7 @@ export interface LogBatch {
 const BATCH_BYTES = 64 * 1024;
 const FLUSH_MS = 100;
 
-interface Pending { kind: HostLogKind; host: string; parts: string[]; chars: number }
+interface Pending { kind: LogBatch['kind']; host: string; parts: string[]; chars: number }
 
 export class LogShipper {
   private readonly pending = new Map<string, Pending>();
@@ -21,8 +23,8 @@ export class LogShipper {
 
   constructor(private readonly ship: (b: LogBatch) => void) {}
 
-  add(kind: HostLogKind, host: string, line: string): void {
-    const key = kind === 'access' ? host : `\0${host}`;
+  add(kind: LogBatch['kind'], host: string, line: string): void {
+    const key = kind === 'access' ? host : `${kind}\0${host}`;
     let p = this.pending.get(key);
     if (p === undefined) {
       p = { kind, host, parts: [], chars: 0 };

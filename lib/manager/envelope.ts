@@ -29,6 +29,8 @@ export const HTTP = {
   unauthorized: 401,
   notFound: 404,
   methodNotAllowed: 405,
+  /** Another install is under way. */
+  conflict: 409,
   internalError: 500,
   rtNotRunning: 503,
 } as const;

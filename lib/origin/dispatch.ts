@@ -106,7 +106,12 @@ export class OriginCall implements OriginBody {
   }
 
   onHeaders(statusCode: number, raw: Buffer[], resume: () => void): boolean {
-    if (statusCode < 200) return true; // 1xx: informational, the answer follows
+    if (statusCode < 200) {
+      // Informational: the answer follows on the same exchange.
+      const info = this.r.onInformational;
+      if (info !== undefined) try { info(statusCode, parseHead(raw)); } catch (err) { rethrow(err); }
+      return true;
+    }
     this.headSeen = true;
     this.resumeFn = resume;
     const t = this.target!;

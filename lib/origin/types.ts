@@ -49,6 +49,12 @@ export interface OriginRequest {
   hostOverride?: string;
   /** Filled with what the exchange was (addresses tried, socket reuse, times, sizes): trace.ts. */
   trace?: OriginTrace;
+  /**
+   * Each interim (1xx) answer the origin sends before its final one, as it arrives (fields as
+   * in OriginResponse). A 100 never arrives here: undici cuts a connection that sends one
+   * unasked (it never sends Expect), and the client's own 100-continue is answered by us.
+   */
+  onInformational?: (statusCode: number, headers: Record<string, string | string[]>) => void;
 }
 
 export interface OriginResponse {

@@ -65,6 +65,8 @@ export const COUNTER_FIELDS = [
   'memoryEvictedBytes', 'memoryEvictedObjects',
   /** Cached objects written to disk, erased, purged, expired (CacheFileEvent; lib/cache/events.ts). */
   'fileCreated', 'fileErased', 'filePurged', 'fileExpired',
+  /** Client transactions over TLS (HTTP/1.1 and HTTP/2 on the TLS ports); their bytes are tlsInBytes/tlsOutBytes. */
+  'tlsRequests',
 ] as const;
 
 /**
@@ -101,6 +103,7 @@ const COMPLETED = F.completed;
 const BYPASSED = F.bypassed;
 const TLS_IN = F.tlsInBytes;
 const TCP_NONE_AT = CACHE_RESULT_INDEX.TCP_NONE;
+const TLS_REQUESTS = F.tlsRequests;
 const RESULTS_AT = COUNTER_FIELDS.length;
 /** Where the client and origin time histograms start in a row. */
 export const CLIENT_HISTOGRAM_AT = RESULTS_AT + CACHE_RESULTS.length;
@@ -317,7 +320,8 @@ function countRow(v: Float64Array, base: number, tx: TransactionRecord): void {
     v[base + URL_BYPASS_IN] += bytesIn;
     v[base + URL_BYPASS_IN + 1] += bytesOut;
   }
-  if (tx.connection.tls) {
+  if (tx.connection.tls !== undefined) {
+    v[base + TLS_REQUESTS]++;
     v[base + TLS_IN] += bytesIn;
     v[base + TLS_IN + 1] += bytesOut;
   }

@@ -15,6 +15,7 @@ import type { CacheEntryMeta, CacheKey, StoredHeaders } from '../cache/store.js'
 import type { StoreSink } from '../cache/tiered-sink.js';
 import type { CacheContext } from './context.js';
 import { answerHeaders } from './deliver.js';
+import { forwardInterim } from './interim.js';
 import { modifyOriginResponse } from './modify.js';
 import { matchFallback, routeFallback, type Found } from './fallback.js';
 import type { SharedFetch } from './inflight.js';
@@ -127,7 +128,11 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
   if (tx.host.logs !== undefined) trace.note = originNote(tx, tx.postBody === undefined ? 'GET' : 'POST', false);
   // dispatch, not request(): no promise, stream or async resource per fetch (OriginSet.dispatch).
   const postBody = tx.postBody ?? null;
-  tx.host.origin.dispatch({ method: postBody === null ? 'GET' : 'POST', url: tx.url, headers, body: postBody, trace }, { onHead: (upstream, body) => {
+  // Interim answers go to the clients waiting then; one joining later missed them (they are advisory).
+  const onInformational = (status: number, fields: Record<string, string | string[]>): void => {
+    for (const w of f.waiting) forwardInterim(w, status, fields);
+  };
+  tx.host.origin.dispatch({ method: postBody === null ? 'GET' : 'POST', url: tx.url, headers, body: postBody, trace, onInformational }, { onHead: (upstream, body) => {
     traceAnswered(trace, upstream.statusCode);
     const cachedAt = Date.now();
     const resHeaders = endToEndResponseHeaders(upstream.headers);

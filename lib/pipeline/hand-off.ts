@@ -6,6 +6,7 @@ import { Pool } from 'undici';
 import { BodyTap } from '../origin/body.js';
 import { classify, Failure } from '../origin/errors.js';
 import { endToEndRequestHeaders } from './hop-by-hop.js';
+import { forwardInterim } from './interim.js';
 import { clientAddress, deliverUpstream, hasRequestBody, sendToOrigin } from './proxy.js';
 import { sendError } from './respond.js';
 import type { Transaction } from './transaction.js';
@@ -103,6 +104,8 @@ export class Siblings {
       headers,
       body: tap ?? body,
       signal: controller.signal,
+      // The owner passes the origin's interim answers on; so does this worker, to its client.
+      onInfo: ({ statusCode, headers: fields }) => forwardInterim(tx, statusCode, fields as Record<string, string | string[]>),
     }).then((upstream) => {
       // The owner did the cache work: its result (sent as x-cache) is this transaction's result.
       const ownerResult = upstream.headers['x-cache'];

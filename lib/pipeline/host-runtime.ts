@@ -8,6 +8,8 @@ import type { Listen, RoutableHost } from '../routing/vhost-table.js';
 import { workerCounters } from './counters.js';
 import { directoryStatsOf, type DirectoryStats } from './directory-stats.js';
 import { hostLogsOf, type HostLogs } from '../log/host-logs.js';
+import { reportError } from '../log/global/report.js';
+import type { DnsRecord } from '../origin/dns.js';
 import { systemLog } from '../log/system-log.js';
 import { compileNetwork, type NetworkRules } from '../network/rules.js';
 import { compileFallbacks, type FallbackRule } from '../network/fallbacks.js';
@@ -67,10 +69,12 @@ function cachePolicyOf(host: ResolvedHost): CachePolicyOptions {
   };
 }
 
-export function buildHostRuntime(host: ResolvedHost, geo: CountryLookup | undefined): HostRuntime {
+/** `onDns` hears every resolution of the host's domain origins (the dns log). */
+export function buildHostRuntime(host: ResolvedHost, geo: CountryLookup | undefined, onDns?: (vhost: string, r: DnsRecord) => void): HostRuntime {
   const backEnd = host.functions.network.http.backEnd;
   const origin = new OriginSet({
     vhost: host.name,
+    ...(onDns === undefined ? {} : { onDns: (r: DnsRecord) => onDns(host.name, r) }),
     protocol: host.origin.protocol,
     address: host.origin.address,
     address2: host.origin.address2,
@@ -105,7 +109,10 @@ export function cacheFields(host: ResolvedHost, geo: CountryLookup | undefined):
     // Validated with the setting: a rule that does not compile never reaches a worker.
     net: compileNetwork(host.functions.network, 'functions', geo),
     fallbacks: compileFallbacks(host.fallbacks, 'hosting'),
-    logs: hostLogsOf(host, (message) => systemLog.warn(message)),
+    logs: hostLogsOf(host, (message) => {
+      systemLog.warn(message);
+      reportError({ code: '4004', vhost: host.name, detail: message });
+    }),
     upload: uploadLimits(host.functions.network.http.frontEnd),
     cachePolicy: cachePolicyOf(host),
     volatile: host.mode.volatile,

@@ -17,6 +17,7 @@ import type { Transaction } from './transaction.js';
 import { Upload, type TakenBody } from './upload.js';
 import { modifyOriginRequest, modifyOriginResponse } from './modify.js';
 import { fallBack } from './fallback.js';
+import { forwardInterim } from './interim.js';
 import { TCP_ERROR, TCP_MISS } from '../cache/policy/results.js';
 
 /** Opt-in (SVC_DEBUG_HEADERS=1): name the worker on origin requests and answers, for tracing. */
@@ -140,6 +141,7 @@ export function sendToOrigin(tx: Transaction, body: TakenBody | null, upload: Up
     body,
     signal: controller.signal,
     trace,
+    onInformational: (status, fields) => forwardInterim(tx, status, fields),
   }).then((upstream: OriginResponse) => {
     traceAnswered(trace, upstream.statusCode);
     if (beforeAnswer === undefined) {

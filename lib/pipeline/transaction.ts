@@ -27,17 +27,26 @@ function plainAddress(a: string | undefined): string {
   return a.startsWith('::ffff:') && a.includes('.', 7) ? a.slice(7) : a;
 }
 
-/** A connection's four-tuple (IPv4-mapped IPv6 written as IPv4). */
+/** A connection's four-tuple (IPv4-mapped IPv6 written as IPv4) and its TLS version. */
 export interface Connection {
   readonly clientAddress: string;
   readonly clientPort: number;
   readonly serverAddress: string;
   readonly serverPort: number;
-  /** The connection is TLS (an HTTP/2 request's socket is node's proxy of its session's socket). */
-  readonly tls: boolean;
+  /** The TLS version as `sc-resinfo` writes it (`TLS1.3`, `TLS1.2` ...); undefined: no TLS. */
+  readonly tls: string | undefined;
 }
 
-interface NamedSocket extends Socket { svcConnection?: Connection }
+interface NamedSocket extends Socket { svcConnection?: Connection; encrypted?: boolean; getProtocol?: () => string | null }
+
+/** node's names of the TLS versions -> document 3's (`sc-resinfo`); TLS 1.3 follows their pattern. */
+const TLS_NAMES: Record<string, string> = { 'TLSv1.3': 'TLS1.3', 'TLSv1.2': 'TLS1.2', 'TLSv1.1': 'TLS1.1', TLSv1: 'TLS1', SSLv3: 'SSL3' };
+
+function tlsOf(socket: NamedSocket): string | undefined {
+  if (socket.encrypted !== true) return undefined;
+  const v = socket.getProtocol?.() ?? null;
+  return v === null ? 'TLS' : TLS_NAMES[v] ?? v;
+}
 
 /**
  * Read once per connection and kept on it: every request of a keep-alive connection shares it,
@@ -48,8 +57,7 @@ function connectionOf(socket: NamedSocket): Connection {
   if (c === undefined) {
     c = {
       clientAddress: plainAddress(socket.remoteAddress), clientPort: socket.remotePort ?? 0,
-      serverAddress: plainAddress(socket.localAddress), serverPort: socket.localPort ?? 0,
-      tls: (socket as { encrypted?: boolean }).encrypted === true,
+      serverAddress: plainAddress(socket.localAddress), serverPort: socket.localPort ?? 0, tls: tlsOf(socket),
     };
     socket.svcConnection = c;
   }

@@ -7,6 +7,7 @@ import { asyncRoutes } from '../manager/routes/async.js';
 import { getRoutes, type DiscoverEntry } from '../manager/routes/get.js';
 import { licenseRoutes } from '../manager/routes/license.js';
 import { settingRoutes } from '../manager/routes/setting.js';
+import { serviceRoutes, type ServiceControl } from '../manager/routes/service.js';
 import { AsyncInvalidationQueue } from './async-queue.js';
 import { InvalidationService } from './invalidation-service.js';
 import type { WorkerBridge } from './rt-bridge.js';
@@ -23,6 +24,8 @@ export interface PrimaryServices {
   discover(): DiscoverEntry[];
   /** The node State of the statistics (Healthy, Inactive, Emergency). */
   state?(): string;
+  /** Restart, stop, install, encryptpassword. */
+  service: ServiceControl;
 }
 
 export function managementRoutes(p: PrimaryServices): Route[] {
@@ -36,9 +39,10 @@ export function managementRoutes(p: PrimaryServices): Route[] {
     artifact: () => p.lifecycle.artifact(),
     discover: () => p.discover(),
     license: () => p.license.current(),
+    servedTls: () => p.bridge.callAll('tls-status', {}),
   };
   return [
     ...invalidationRoutes(invalidation), ...asyncRoutes(queue, invalidation), ...settingRoutes(p.lifecycle),
-    ...getRoutes(query), ...licenseRoutes(p.license, p.state === undefined ? undefined : () => p.state!()),
+    ...getRoutes(query), ...serviceRoutes(p.service), ...licenseRoutes(p.license, p.state === undefined ? undefined : () => p.state!()),
   ];
 }

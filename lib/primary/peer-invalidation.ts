@@ -9,6 +9,7 @@ import type { RpcArgs, RpcOp } from '../ipc/messages.js';
 import type { RpcClient } from '../ipc/rpc.js';
 import type { WireTarget } from '../ipc/wire.js';
 import { systemLog } from '../log/system-log.js';
+import { reportError } from '../log/global/report.js';
 
 /** How long an invalidation waits for the memory drops before it answers anyway (and logs). */
 const DROP_BOUND_MS = 5000;
@@ -37,7 +38,9 @@ async function askEach<K extends RpcOp>(rpc: RpcClient, workers: readonly Worker
 
 function logSilent(what: string, silent: Worker[], detail: Record<string, unknown>): void {
   if (silent.length === 0) return;
-  systemLog.error({ ...detail, workers: silent.map((w) => w.process.pid) }, `invalidation went on without every worker: ${what}`);
+  const pids = silent.map((w) => w.process.pid);
+  systemLog.error({ ...detail, workers: pids }, `invalidation went on without every worker: ${what}`);
+  reportError({ code: '5003', detail: `${what}; workers ${pids.join(',')} did not answer` });
 }
 
 /** Every worker but `except` drops its memory copies of `items`. */

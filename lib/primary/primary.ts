@@ -1,7 +1,8 @@
-// The primary process: validates the setting before anything starts, forks the RT workers,
+// The primary process (started by the supervisor, lib/supervisor): validates the setting before
+// anything starts, forks the RT workers and relays their listening sockets from the supervisor,
 // keeps the hash ring of live workers, replaces a worker that dies (with back-off when it keeps
-// dying), reloads on SIGHUP, rolls the workers on SIGUSR2, only logs SIGUSR1 and drains everything
-// on SIGTERM.
+// dying), reloads on SIGHUP, rolls the workers on SIGUSR2, only logs SIGUSR1, drains everything
+// on SIGTERM, and hands the node over to a new primary on a restart (service-ops.ts).
 import cluster, { type Worker } from 'node:cluster';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
@@ -11,9 +12,9 @@ import { fileURLToPath } from 'node:url';
 import { systemLog } from '../log/system-log.js';
 import { restoreMissingSetting, SettingLifecycle } from '../lifecycle/index.js';
 import { licensePaths, LicenseService } from '../license/service.js';
-import { LicenseWatch, type StateChange } from '../license/watch.js';
+import { LicenseWatch, logStateChange } from '../license/watch.js';
 import { loadSettingFile, resolvePath, SettingError } from '../setting/load.js';
-import { certIssues, homeFiles } from '../worker/tls/contexts.js';
+import { checkStartCertificates } from './start-certificates.js';
 import type { Setting } from '../setting/types.js';
 import { ManagementApi } from '../manager/index.js';
 import { SIBLING_SECRET_ENV, type PrimaryMessage, type WorkerMessage } from '../ipc/messages.js';
@@ -21,12 +22,22 @@ import { managementRoutes, PRODUCT_VERSION } from './management-routes.js';
 import { RpcClient } from '../ipc/rpc.js';
 import { WorkerBridge } from './rt-bridge.js';
 import { SessionBlocks } from './session-blocks.js';
+import { TicketKeys } from './ticket-keys.js';
 import { StatsService } from '../stats/service.js';
 import { statisticsRoutes } from '../manager/routes/statistics.js';
 import { graphRoutes } from '../manager/routes/graph.js';
 import { GraphService } from '../graph/service.js';
-import { LogHub } from '../log/hub.js';
+import { GlobalLogs } from '../log/global/global-logs.js';
+import { reportError } from '../log/global/report.js';
+import { NodeLogs } from './node-logs.js';
+import { BackupScheduler } from '../log/repository/scheduler.js';
 import { dropMemoryEverywhere, settleEverywhere } from './peer-invalidation.js';
+import { SupervisorLink } from './supervisor-link.js';
+import { SettingAcks } from './setting-acks.js';
+import { dropRemovedHosts } from './removed-hosts.js';
+import { checkSecrets } from '../license/secret-box.js';
+import { HANDOVER_ENV } from '../ipc/supervisor-messages.js';
+import { ServiceOps } from './service-ops.js';
 
 interface Slot {
   index: number;
@@ -63,7 +74,7 @@ export class Primary {
   lifecycle!: SettingLifecycle;
   license!: LicenseService;
   private licenseWatch: LicenseWatch | undefined;
-  private readonly acks = new Map<number, { waiting: Set<Worker>; resolve(): void; reject(e: Error): void }>();
+  private readonly acks = new SettingAcks();
   /**
    * Proves a request on a worker's sibling port comes from another worker of this start (any
    * local process can reach those loopback ports). New at every start; replacement workers get
@@ -74,12 +85,20 @@ export class Primary {
   private readonly siblingSecret = process.env[SIBLING_SECRET_ENV] || randomBytes(32).toString('base64url');
   /** The node's session ids, handed to the workers in blocks. */
   private readonly sessionBlocks = new SessionBlocks();
+  /** TLS session ticket keys shared by the workers, rotated on a period. */
+  private readonly tickets = new TicketKeys((keys) => { for (const w of this.connectedWorkers()) this.send(w, { type: 'tls-ticket-keys', keys }); });
   /** Sums of the workers' counters, system figures, the statistics collector. */
   stats: StatsService | undefined;
   /** The graph history and its renderer (`/graph`). */
   private graphs: GraphService | undefined;
-  /** The writer of the per-host log files; workers send it their lines. */
-  private readonly logs = new LogHub((file, err) => systemLog.error({ file, err: err.message }, 'log file cannot be written; its lines are dropped (reported once a minute)'));
+  /** Every log file of the node (global and per host), opened once the setting is loaded. */
+  private logs: NodeLogs | undefined;
+
+  /** Uploads of rolled log files to the backup repositories (env.log.repository). */
+  private readonly backups = new BackupScheduler({ watch: (event, body) => void this.lifecycle?.events.watch(event, undefined, body) });
+  readonly supervisor = new SupervisorLink();
+  /** The new half of a restart: the old primary holds the management ports until `bind`. */
+  private readonly handover = process.env[HANDOVER_ENV] === '1';
 
   constructor(private readonly settingPath: string) {}
 
@@ -92,25 +111,28 @@ export class Primary {
     const restored = await restoreMissingSetting(this.settingPath);
     if (restored !== undefined) systemLog.warn({ setting: this.settingPath, hash: restored }, 'setting file was missing; restored from the history');
     const loaded = await loadSettingFile(this.settingPath);
-    // The certificates on disk must serve: a bad one refuses the start at its JSON path rather
-    // than every worker failing to open its TLS port.
-    const certs = certIssues(loaded.setting, () => homeFiles(loaded.setting));
-    if (certs.length > 0) throw new SettingError(certs);
+    await checkStartCertificates(loaded.setting);
     this.setting = loaded.setting;
     this.baseDir = loaded.baseDir;
-    this.logs.configure(this.setting, this.baseDir);
+    const logs = new NodeLogs(new GlobalLogs(this.setting), this.baseDir);
+    this.logs = logs;
+    if (restored !== undefined) reportError({ code: '1004', detail: `hash ${restored}` });
+    logs.configure(this.setting);
+    // The license never stops the start: a missing, invalid or expired one makes the State Inactive.
+    // Its key is the one the setting's `enc:` secrets must decrypt under.
+    this.license = await LicenseService.open(licensePaths(this.setting));
+    const secrets = checkSecrets(this.setting, this.license.secretKey());
+    if (secrets.length > 0) throw new SettingError(secrets);
     this.lifecycle = new SettingLifecycle({
       settingPath: this.settingPath, stateDir: resolvePath(this.setting, 'state'), running: loaded.setting,
       runningRaw: loaded.raw, baseDir: loaded.baseDir, version: PRODUCT_VERSION,
-      runtime: { apply: (s, changed) => this.applyToWorkers(s, changed) },
+      runtime: { apply: (s, changed) => this.applyToWorkers(s, changed) }, logs: logs.global,
+      secretKey: () => this.license.secretKey(),
     });
-    await this.lifecycle.start();
-    // The license never stops the start: a missing, invalid or expired one makes the State Inactive.
-    this.license = await LicenseService.open(licensePaths(this.setting));
-    this.licenseWatch = new LicenseWatch(this.license, (c) => void this.licenseChanged(c));
+    // A new primary of a restart writes its start event once the old one wrote its stop event.
+    if (!this.handover) await this.startEvents();
+    this.licenseWatch = new LicenseWatch(this.license, (c) => void logStateChange(c, (m, f) => this.lifecycle.events.info(m, f)));
     this.licenseWatch.start();
-    // Workers accept on the shared listening sockets themselves (no round-robin hand-off
-    // through the primary), so the primary is never on the data path.
     // The cache directories exist before the first statistics sample: a disk the workers have
     // not created yet is not an unreachable one (State would read Emergency at start).
     for (const d of this.setting.env.cache.disks) await fs.mkdir(resolvePath(this.setting, d.path), { recursive: true }).catch(() => undefined);
@@ -132,8 +154,14 @@ export class Primary {
     this.stats.onSecond(() => graphs.second());
     // Before the workers: their first deltas have somewhere to go, and a collector address
     // that cannot be bound stops the start like the API's would.
-    await this.stats.start();
-    cluster.schedulingPolicy = cluster.SCHED_NONE;
+    this.stats.start();
+    this.tickets.start();
+    // The collector's port and the log listener's are the old primary's until it hands them over.
+    let logPort: number | undefined;
+    if (!this.handover) {
+      await this.stats.startCollector();
+      logPort = await logs.startTimed(() => this.setting, this.stats.source);
+    }
     const here = path.dirname(fileURLToPath(import.meta.url));
     // SVC_WORKER_NODE_ARGS passes node flags to the workers only (e.g. `--cpu-prof` to profile).
     const extraArgs = (process.env.SVC_WORKER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
@@ -150,14 +178,22 @@ export class Primary {
         // Discovery of other nodes belongs to the cluster work; until then there are none.
         discover: () => [],
         state: () => this.stats!.state(),
+        service: new ServiceOps(this),
       }).concat(statisticsRoutes(this.stats.source), graphRoutes(this.graphs)),
     });
+    if (this.handover) {
+      await this.supervisor.serving();
+      await this.startEvents();
+      await this.stats.startCollector();
+      logPort = await logs.startTimed(() => this.setting, this.stats.source);
+    }
     await this.api.start();
     process.on('SIGTERM', () => void this.shutdown('SIGTERM'));
     process.on('SIGINT', () => void this.shutdown('SIGINT'));
     process.on('SIGHUP', () => void this.reload());
     process.on('SIGUSR2', () => void this.rollingRestart());
-    systemLog.info({ workers: n, api: this.api.httpPort ?? null, apiHost: this.api.httpHost ?? null, apiTls: this.api.httpsPort ?? null, stats: this.stats.collectorPort ?? null }, 'started');
+    this.supervisor.started();
+    systemLog.info({ workers: n, api: this.api.httpPort ?? null, apiHost: this.api.httpHost ?? null, apiTls: this.api.httpsPort ?? null, stats: this.stats.collectorPort ?? null, logPort: logPort ?? null }, 'started');
   }
 
   /** A worker that fails at start-up is tried again a few times before the start fails. */
@@ -169,6 +205,7 @@ export class Primary {
       } catch (err) {
         if (attempt >= 3 || /EADDRINUSE|EACCES|EADDRNOTAVAIL/.test((err as Error).message)) throw err;
         systemLog.error({ worker: slot.index, attempt, err: (err as Error).message }, 'worker failed to start; trying again');
+        reportError({ code: '5002', detail: `worker ${slot.index}, attempt ${attempt}: ${(err as Error).message}` });
         await new Promise((r) => setTimeout(r, 200 * attempt));
       }
     }
@@ -187,7 +224,7 @@ export class Primary {
           return;
         }
         if (m.type === 'log') {
-          this.logs.write(m);
+          this.logs?.write(m);
           return;
         }
         if (m.type === 'session-ids-request') {
@@ -195,11 +232,14 @@ export class Primary {
           return;
         }
         if (m.type === 'invalidated' || m.type === 'settle-all') { this.peerPart(worker, m); return; }
+        if (m.type === 'listen-request') { this.supervisor.relayListen(worker, m); return; }
+        if (m.type === 'unlisten') { this.supervisor.unlisten(worker, m); return; }
         // The worker says hello once it listens for messages (ESM loads after cluster's 'online').
         if (m.type === 'hello') {
+          this.send(worker, { type: 'tls-ticket-keys', keys: this.tickets.current() });
           this.sendSetting(worker, this.setting, this.settingGeneration, 'all');
         } else if (m.type === 'ready' && settled) {
-          this.ack(m.generation, worker);
+          this.acks.ack(m.generation, worker);
         } else if (m.type === 'ready' && !settled) {
           settled = true;
           const previous = slot.worker;
@@ -212,14 +252,15 @@ export class Primary {
         } else if (m.type === 'listen-error' || m.type === 'apply-error') {
           systemLog.error({ worker: slot.index, detail: m }, 'worker could not apply the setting');
           const reason = m.type === 'apply-error' ? m.message : `cannot listen: ${m.errors.join('; ')}`;
-          this.acks.get(m.generation)?.reject(new Error(reason));
+          this.acks.refuse(m.generation, reason);
           if (!settled) { settled = true; reject(new Error(reason)); }
         }
       });
       worker.once('exit', (code, signal) => {
+        this.supervisor.workerGone(worker);
         if (!settled) { settled = true; reject(new Error(`worker ${slot.index} exited during start (${signal ?? code})`)); }
         // A reload waiting for this worker's answer stops waiting for it.
-        for (const generation of [...this.acks.keys()]) this.ack(generation, worker);
+        this.acks.gone(worker);
         this.stats?.workerGone(worker.id);
         this.onExit(slot, worker, code, signal);
       });
@@ -235,6 +276,7 @@ export class Primary {
     const lived = Date.now() - slot.startedAt;
     slot.quickDeaths = lived < QUICK_DEATH_MS ? slot.quickDeaths + 1 : 0;
     systemLog.error({ worker: slot.index, code, signal }, 'worker died; replacing it');
+    reportError({ code: '5001', detail: `worker ${slot.index} (pid ${worker.process.pid ?? '-'}) ${signal === null ? `exit code ${code}` : `signal ${signal}`}; replacing it` });
     this.replace(slot);
   }
 
@@ -246,6 +288,7 @@ export class Primary {
       if (this.shuttingDown) return;
       this.fork(slot).then(() => this.broadcastRing(), (err: Error) => {
         systemLog.error({ worker: slot.index, err: err.message }, 'replacement failed');
+        reportError({ code: '5002', detail: `worker ${slot.index} replacement: ${err.message}` });
         slot.quickDeaths++;
         if (slot.worker === undefined) this.replace(slot);
       });
@@ -329,10 +372,11 @@ export class Primary {
     this.api?.applySetting(setting);
     this.stats?.settingApplied(setting);
     this.graphs?.retain(setting.hosting.filter((h) => h.enable !== false).map((h) => h.name));
-    this.logs.configure(setting, this.baseDir);
+    this.logs?.configure(setting);
+    this.backups.configure(setting, this.logs!.backupSources());
     // Workers that became ready while the others applied got the previous setting.
     for (const w of this.liveWorkers()) if (!workers.includes(w)) this.sendSetting(w, setting, generation, 'all');
-    await this.dropRemovedHosts(previous, setting);
+    await dropRemovedHosts(this.rpc, this.liveWorkers(), previous, setting);
     systemLog.info({ generation }, 'setting reloaded');
   }
 
@@ -340,54 +384,16 @@ export class Primary {
   private async deliver(workers: Worker[], setting: Setting, changedHosts: string[] | 'all'): Promise<number> {
     const generation = ++this.generation;
     if (workers.length === 0) return generation;
-    const done = new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => { this.acks.delete(generation); reject(new Error('workers did not confirm the setting within 30 s')); }, 30_000);
-      this.acks.set(generation, {
-        waiting: new Set(workers),
-        resolve: () => { clearTimeout(timer); this.acks.delete(generation); resolve(); },
-        reject: (e) => { clearTimeout(timer); this.acks.delete(generation); reject(e); },
-      });
-    });
+    const done = this.acks.wait(generation, workers);
     for (const w of workers) this.sendSetting(w, setting, generation, changedHosts);
     await done;
     return generation;
   }
 
-  /**
-   * A host removed from hosting[] loses all its content (document 2), so adding it again starts
-   * empty: every worker drops its memory objects, one of them the shared disk objects and rows.
-   */
-  private async dropRemovedHosts(previous: Setting, next: Setting): Promise<void> {
-    const kept = new Set(next.hosting.map((h) => h.name));
-    const names = previous.hosting.map((h) => h.name).filter((n) => !kept.has(n));
-    if (names.length === 0) return;
-    const workers = this.liveWorkers();
-    if (workers.length === 0) return;
-    try {
-      // First every worker: its fetches of those hosts finish writing, its memory objects go.
-      // Only then one worker empties the shared disk, so no late write brings a row back.
-      await Promise.all(workers.map((w) => this.rpc.call(w, 'drop-hosts', { names, diskToo: false }, 120_000)));
-      const objects = await this.rpc.call(workers[0]!, 'drop-hosts', { names, diskToo: true }, 120_000);
-      systemLog.info({ hosts: names, objects }, 'content of removed hosts deleted');
-    } catch (err) {
-      systemLog.error({ hosts: names, err: (err as Error).message }, 'content of removed hosts could not be deleted');
-    }
-  }
-
-  private ack(generation: number, worker: Worker): void {
-    const a = this.acks.get(generation);
-    if (a === undefined) return;
-    a.waiting.delete(worker);
-    if (a.waiting.size === 0) a.resolve();
-  }
-
-  /** The service State the license decides, in the info log (and the system log) at each change. */
-  private async licenseChanged(c: StateChange): Promise<void> {
-    const fields = { State: c.state, Status: c.status, ...(c.reason === undefined ? {} : { reason: c.reason }) };
-    const message = c.previous === undefined ? `license state at start: ${c.state}` : `license state changed: ${c.previous} -> ${c.state}`;
-    if (c.state === 'Inactive') systemLog.warn(fields, message);
-    else systemLog.info(fields, message);
-    await this.lifecycle.events.info(message, fields).catch(() => undefined);
+  /** The start event in the watch log, then the backup scheduler's own (00030001) after it. */
+  private async startEvents(): Promise<void> {
+    await this.lifecycle.start();
+    this.backups.configure(this.setting, this.logs!.backupSources());
   }
 
   /** SIGHUP: deploy the local setting file; a bad file is refused and the running one stays. */
@@ -415,23 +421,36 @@ export class Primary {
     systemLog.info('rolling restart done');
   }
 
-  async shutdown(reason: string): Promise<void> {
+  /**
+   * Drains: the management API closes, the workers finish what they serve, every process exits 0.
+   * `handover`: a new primary already serves on the same sockets; the management and statistics
+   * ports are freed for it first, then the workers drain.
+   */
+  async shutdown(reason: string, handover = false): Promise<void> {
     if (this.shuttingDown) return;
     this.shuttingDown = true;
     systemLog.info({ reason }, 'draining');
     await this.api?.close().catch(() => undefined);
     this.licenseWatch?.close();
+    this.tickets.stop();
+    this.backups.close();
     await this.lifecycle?.close().catch(() => undefined);
+    if (handover) {
+      await this.stats?.close().catch(() => undefined);
+      await this.logs?.closeTimed();
+      this.supervisor.released();
+    }
     const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
     const exited = workers.map((w) => new Promise<void>((r) => (w.isDead() ? r() : w.once('exit', () => r()))));
     for (const w of workers) this.send(w, { type: 'drain', timeoutMs: this.drainTimeoutMs() });
     const hardStop = setTimeout(() => { for (const w of workers) if (!w.isDead()) w.process.kill('SIGKILL'); }, this.drainTimeoutMs() + 5000);
     await Promise.all(exited);
     clearTimeout(hardStop);
-    await this.stats?.close().catch(() => undefined);
-    // After the statistics clock stopped: the open step is written for the next start.
+    if (!handover) await this.stats?.close().catch(() => undefined);
+    // After the statistics clock stopped: the open step is written for the next start (or, in a
+    // handover, added to the step the new primary is filling).
     await this.graphs?.close().catch((err: Error) => systemLog.error({ err: err.message }, 'graph history could not be closed'));
-    await this.logs.close().catch(() => undefined);
+    await this.logs?.close();
     systemLog.info('stopped');
     process.exit(0);
   }

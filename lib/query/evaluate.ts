@@ -6,7 +6,7 @@
 import type { LicenseInfo } from '../license/service.js';
 import { deepMerge, isPlainObject } from '../setting/merge.js';
 import type { Functions, HostSetting, Setting } from '../setting/types.js';
-import { checkHttps } from './https.js';
+import { checkHttps, type ServedTls } from './https.js';
 import { describe, parseQuery, QuerySyntaxError, UnknownQueryError, type Query, type Step } from './selector.js';
 
 /** Item of `/get/discover` (document 1, "Node advertisement"). */
@@ -26,6 +26,8 @@ export interface QuerySource {
   discover(): DiscoverEntry[];
   /** The license information, when the source has a license service (`svc get license`). */
   license?(): LicenseInfo;
+  /** On a running node: what each worker serves over TLS (rejects when the workers cannot say). */
+  servedTls?(): Promise<ServedTls>;
 }
 
 export interface QueryOutcome {
@@ -142,7 +144,8 @@ export async function runQuery(query: string | Query, src: QuerySource, opts: { 
     case 'https': {
       const r = loadRunning(src);
       if ('error' in r) return r.error;
-      const report = await checkHttps(r.setting, opts.now);
+      const served = src.servedTls === undefined ? undefined : await src.servedTls().catch((err: Error) => err);
+      const report = await checkHttps(r.setting, opts.now, served);
       return { status: report.status, result: report.result, reason: report.reason };
     }
     case 'discover':

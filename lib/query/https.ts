@@ -1,8 +1,10 @@
-// `/get/https`: is every HTTPS service of the setting able to work? For each host with
-// certificates, every cert / key / ca is read and parsed with node:crypto, the key is matched to
-// the certificate, and the certificates' validity periods are checked against the clock. The
-// check reads files only (asynchronously); certificate sources given as URLs are not fetched by
-// a read-only query, so they are listed but not checked.
+// `/get/https`: is every HTTPS service of the setting working? On a running node the workers
+// say what they serve (lib/worker/tls/status.ts): a host is enabled only when every worker's
+// TLS socket for it is open and its certificates in use are valid, otherwise `error` says why
+// (port taken, certificate expired, RT not running). Offline (`svc get https`, no workers) the
+// files are checked instead: every cert / key / ca is read and parsed with node:crypto, the key
+// matched to the certificate, the validity periods checked against the clock (asynchronously);
+// certificate sources given as URLs are not fetched by a read-only query: listed, not checked.
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import fs from 'node:fs/promises';
 import { resolvePath } from '../setting/resolve.js';
@@ -81,13 +83,33 @@ async function checkEntry(setting: Setting, e: HttpsCert, now: number): Promise<
   if (caData !== undefined) for (const c of certificates(caData, 'ca', e.ca!)) checkPeriod(c, 'ca', e.ca!, now);
 }
 
-export async function checkHttps(setting: Setting, now: number = Date.now()): Promise<HttpsReport> {
+/** Each worker's view: host -> null when it serves the host over TLS, else why not. */
+export type ServedTls = Array<Record<string, string | null>>;
+
+/** Why the workers do not all serve a host over TLS; [] when they do. */
+function servedProblems(served: ServedTls | Error, name: string): string[] {
+  if (served instanceof Error) return [served.message];
+  const problems = new Set<string>();
+  for (const w of served) {
+    const s = w[name];
+    if (s === undefined) problems.add('no TLS socket of a worker serves it');
+    else if (s !== null) problems.add(s);
+  }
+  return [...problems];
+}
+
+/**
+ * `served`: the workers' views on a running node (an Error when they cannot be asked, e.g. RT
+ * not running); undefined offline, where the files are checked.
+ */
+export async function checkHttps(setting: Setting, now: number = Date.now(), served?: ServedTls | Error): Promise<HttpsReport> {
   const hosts = setting.hosting.filter((h) => (h.https ?? []).length > 0);
   const result = await Promise.all(hosts.map(async (h): Promise<HttpsEntry> => {
     const https = (h.https ?? []).map((e) => ({ cert: e.cert, key: e.key, ca: e.ca ?? null }));
     if (!h.enable) return { name: h.name, enable: false, error: 'virtual host is disabled', https };
-    const problems = (await Promise.all((h.https ?? []).map((e) => checkEntry(setting, e, now).then(() => undefined, (err: Error) => err.message))))
-      .filter((p): p is string => p !== undefined);
+    const problems = served !== undefined ? servedProblems(served, h.name)
+      : (await Promise.all((h.https ?? []).map((e) => checkEntry(setting, e, now).then(() => undefined, (err: Error) => err.message))))
+        .filter((p): p is string => p !== undefined);
     return problems.length === 0 ? { name: h.name, enable: true, https } : { name: h.name, enable: false, error: problems.join('; '), https };
   }));
   // A disabled host is not an HTTPS service that fails: it is listed, but it decides nothing.

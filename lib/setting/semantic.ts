@@ -6,7 +6,9 @@ import { parseListen, parseTlsListen } from './schema/formats.js';
 import { checkHttpsOptions, sameTlsOptions } from '../worker/tls/options.js';
 import { TLS_VERSIONS } from './schema/management.js';
 import { checkTagged } from './tagged.js';
+import { checkLogBackups } from './log-backups.js';
 import { checkNotImplemented } from './not-implemented.js';
+import { parseCron } from '../log/global/cron.js';
 import { compileNetwork, RuleError } from '../network/rules.js';
 import { compileFallbacks } from '../network/fallbacks.js';
 import { checkRules } from '../rules/check.js';
@@ -39,25 +41,6 @@ function checkApi(setting: Setting, issues: SettingIssue[]): void {
       message: `port ${listen.port} is env.management.api.port; set enableHttp to false or use another port`,
     });
   }
-}
-
-/** Names of log backup repositories must exist in env.log.repository.list. */
-function checkLogBackups(setting: Setting, indices: number[], issues: SettingIssue[]): void {
-  const repos = new Set(setting.env.log.repository.list.map((r) => r.name));
-  const check = (names: string[] | undefined, path: string): void => {
-    (names ?? []).forEach((n, i) => {
-      if (!repos.has(n)) issues.push({ path: `${path}[${i}]`, message: `no repository named "${n}" in env.log.repository.list` });
-    });
-  };
-  const log = setting.env.log;
-  for (const k of ['info', 'watch', 'error', 'metrics'] as const) check(log[k].backup, `env.log.${k}.backup`);
-  const hostLogs = (fn: DeepPartial<Functions> | undefined, base: string): void => {
-    const l = fn?.operations?.log;
-    if (l === undefined) return;
-    for (const k of ['access', 'origin', 'dns', 'monitoring'] as const) check(l[k]?.backup, `${base}.operations.log.${k}.backup`);
-  };
-  hostLogs(setting.functions, 'functions');
-  setting.hosting.forEach((h, i) => hostLogs(h.functions, `hosting[${indices[i]}].functions`));
 }
 
 /** Hook and other function rules, on a host's own functions (`own`) with the effective ones. */
@@ -134,7 +117,7 @@ const URL_SOURCE = /^[a-z][a-z0-9+.-]*:\/\//i;
 
 /**
  * TLS service rules of the enabled hosts with https[]: options this build can honour, URL
- * sources (not fetched yet), one set of options per TLS port (one socket serves all its hosts),
+ * sources that can be fetched (http, https), one set of options per TLS port (one socket serves all its hosts),
  * and a port is either plain or TLS.
  */
 function checkTls(setting: Setting, indices: number[], issues: SettingIssue[]): void {
@@ -152,8 +135,8 @@ function checkTls(setting: Setting, indices: number[], issues: SettingIssue[]): 
     (h.https ?? []).forEach((e, j) => {
       for (const k of ['cert', 'key', 'ca'] as const) {
         const src = e[k];
-        if (src !== undefined && URL_SOURCE.test(src)) {
-          issues.push({ path: `${base}.https[${j}].${k}`, message: 'certificate sources given as URLs are not supported yet: give a file path' });
+        if (src !== undefined && URL_SOURCE.test(src) && !/^https?:\/\//i.test(src)) {
+          issues.push({ path: `${base}.https[${j}].${k}`, message: 'only http:// and https:// URLs can be fetched: give such a URL or a file path' });
         }
       }
     });
@@ -179,6 +162,20 @@ function checkTls(setting: Setting, indices: number[], issues: SettingIssue[]): 
 }
 
 /**
+ * The metrics log's cron reads numbers, ranges, steps and lists (lib/log/global/cron.ts); a
+ * schedule the schema lets through in another cron dialect is refused rather than misread.
+ */
+function checkMetricsSchedule(setting: Setting, issues: SettingIssue[]): void {
+  const s = setting.env.log.metrics.schedule;
+  if (typeof s !== 'string' || ![5, 6].includes(s.trim().split(/\s+/).length)) return;
+  try {
+    parseCron(s);
+  } catch (err) {
+    issues.push({ path: 'env.log.metrics.schedule', message: `${(err as Error).message} (names and the L, W and # forms are not supported)` });
+  }
+}
+
+/**
  * Runs every rule; a rule that meets a value of the wrong type leaves it to the schema report.
  * `hosts` tells where each of setting.hosting sits in the file and every name the file gives.
  */
@@ -188,6 +185,7 @@ export function checkSemantics(setting: Setting, hosts: { indices: number[]; nam
     () => checkTagged(setting, issues),
     () => checkLogBackups(setting, hosts.indices, issues),
     () => { if (refuseNotImplemented) checkNotImplemented(setting, hosts.indices, issues); },
+    () => checkMetricsSchedule(setting, issues),
     () => checkFunctions(setting.functions, setting.functions, 'functions', issues),
     () => checkNetwork(setting, setting.functions, setting.functions, 'functions', issues),
     () => checkTls(setting, hosts.indices, issues),

@@ -65,6 +65,9 @@ export function metricsText(src: ViewSource, group: string | undefined): string 
   counter('svc_client_received_bytes_total', 'Bytes received from clients (heads and bodies).', ['requestHeadBytes', 'requestBodyBytes']);
   counter('svc_client_sent_bytes_total', 'Bytes sent to clients (heads and bodies).', ['responseHeadBytes', 'responseBodyBytes']);
   counter('svc_client_bypassed_total', 'Client transactions sent to the origin by a bypass rule (UrlBypass).', ['urlBypass']);
+  counter('svc_client_tls_requests_total', 'Client transactions over TLS (HTTP/1.1 and HTTP/2 on the TLS ports).', ['tlsRequests']);
+  counter('svc_client_tls_received_bytes_total', 'Bytes received from clients over TLS (heads and bodies).', ['tlsInBytes']);
+  counter('svc_client_tls_sent_bytes_total', 'Bytes sent to clients over TLS (heads and bodies).', ['tlsOutBytes']);
   counter('svc_client_handed_off_total', 'Client transactions handed to the owner worker of their URL (hash balance).', ['handedOff']);
   w.family('svc_client_cache_results_total', 'counter', 'Client transactions by cache result.');
   for (const [vhost, v] of data) for (const r of CACHE_RESULTS) w.sample('svc_client_cache_results_total', { vhost, result: r }, v[cacheResultIndex(r)]!);

@@ -84,14 +84,18 @@ export class StatsService {
     this.stats.workerGone(from);
   }
 
-  /** Starts the 1-second clock and, when enabled, the collector; rejects when it cannot listen. */
-  async start(): Promise<void> {
+  /** Starts the 1-second clock. */
+  start(): void {
     this.timer = setInterval(() => {
       this.stats.tick();
       this.system.sample();
       for (const f of this.perSecond) f();
     }, 1000).unref();
     this.census.start();
+  }
+
+  /** The collector, when enabled; rejects when it cannot listen. */
+  async startCollector(): Promise<void> {
     const cfg = this.deps.setting().env.management.cluster.stats;
     if (!cfg.enable) return;
     const listen = parseListen(cfg.listen);

@@ -25,8 +25,8 @@ function hostsOf(src: ControlSource, vhost: string | undefined): HostRuntime[] {
   return [h];
 }
 
-/** Every RPC operation but 'drop-hosts' (worker.ts serves that one). */
-export function controlHandlers(src: ControlSource): RpcHandlers<Exclude<RpcOp, 'drop-hosts'>> {
+/** Every RPC operation but 'drop-hosts' and 'tls-status' (main.ts serves those). */
+export function controlHandlers(src: ControlSource): RpcHandlers<Exclude<RpcOp, 'drop-hosts' | 'tls-status'>> {
   return {
     'origin-status': ({ vhost }: { vhost?: string }) => hostsOf(src, vhost).map((h) => h.origin.status()),
     'reset-origin': ({ vhost }: { vhost?: string }) => { for (const h of hostsOf(src, vhost)) h.origin.reset(); return null; },

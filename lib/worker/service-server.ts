@@ -9,6 +9,7 @@ import { onClientError, refuseConnection, versionlessRequestLine, type Connectio
 import { rawErrorResponse } from '../pipeline/respond.js';
 import { TxResponse } from '../pipeline/transaction.js';
 import { countClientSocket, markCounted } from './client-sockets.js';
+import type { Listener } from './listen-handle.js';
 
 export interface ServerTimeouts {
   /** Idle time allowed between requests on a keep-alive connection (ms). */
@@ -84,6 +85,8 @@ export class ServiceServer {
   readonly server: http.Server<typeof http.IncomingMessage, typeof TxResponse>;
   private readonly sockets = new Map<Socket, SocketUse>();
   private draining = false;
+  /** Gives the listening socket back (to the supervisor) once this server stops accepting. */
+  private release: () => void = () => undefined;
 
   /** `clients` false: the internal (sibling) port, whose connections are not client connections. */
   constructor(handler: (req: http.IncomingMessage, res: http.ServerResponse) => void, t: ServerTimeouts, clients = true) {
@@ -171,15 +174,8 @@ export class ServiceServer {
     };
   }
 
-  listen(host: string | null, port: number): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const onError = (err: Error): void => reject(err);
-      this.server.once('error', onError);
-      this.server.listen({ host: host ?? undefined, port }, () => {
-        this.server.off('error', onError);
-        resolve();
-      });
-    });
+  async listen(listener: Listener, host: string | null, port: number): Promise<void> {
+    this.release = await listener(this.server, host, port);
   }
 
   /**
@@ -222,6 +218,7 @@ export class ServiceServer {
     const closed = new Promise<void>((resolve) => {
       net.Server.prototype.close.call(this.server, () => resolve());
     });
+    this.release();
     const deadline = Date.now() + timeoutMs;
     while (this.sockets.size > 0 && Date.now() < deadline) {
       const now = Date.now();
@@ -236,6 +233,8 @@ export class ServiceServer {
 
   /** Closes the listening socket only: connections stay with their requests. */
   stopListening(): Promise<void> {
-    return new Promise((resolve) => this.server.close(() => resolve()));
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.release();
+    return closed;
   }
 }

@@ -14,6 +14,8 @@ import { ServiceServer, type ServerTimeouts } from './service-server.js';
 import { countClientSocket } from './client-sockets.js';
 import { helloName, MAX_HELLO } from './tls/client-hello.js';
 import { SniContexts, type TlsPort } from './tls/sni.js';
+import type { Stapler } from './tls/stapling.js';
+import type { Listener } from './listen-handle.js';
 
 export class TlsServiceServer {
   readonly server: net.Server;
@@ -23,12 +25,15 @@ export class TlsServiceServer {
   private sni: SniContexts;
   private handshakeMs: number;
   private alpn: string[];
+  /** Gives the listening socket back (to the supervisor) once this server stops accepting. */
+  private release: () => void = () => undefined;
 
-  constructor(handler: (req: IncomingMessage, res: ServerResponse) => void, t: ServerTimeouts, port: TlsPort, h2: H2Settings) {
+  constructor(handler: (req: IncomingMessage, res: ServerResponse) => void, t: ServerTimeouts, port: TlsPort, h2: H2Settings,
+    private ticketKeys: Buffer, private readonly stapler: Stapler) {
     this.http1 = new ServiceServer(handler, t);
     this.http1.serveHandedOver();
     this.h2 = new H2Service(handler, h2);
-    this.sni = new SniContexts(port);
+    this.sni = new SniContexts(port, ticketKeys);
     this.handshakeMs = t.headersMs;
     this.alpn = alpnOf(h2);
     this.server = net.createServer({ noDelay: true }, (raw) => this.accept(raw));
@@ -58,11 +63,14 @@ export class TlsServiceServer {
 
   private startTls(raw: Socket, name: string | undefined, timer: NodeJS.Timeout, onRawError: () => void): void {
     // A certificate swap takes effect from here: the context is the one current at this handshake.
+    const secureContext = this.sni.find(name, raw.localAddress);
+    const staple = this.sni.staple(secureContext, this.stapler);
     const socket = new tls.TLSSocket(raw, {
       isServer: true,
-      secureContext: this.sni.find(name, raw.localAddress),
+      secureContext,
       // The server's order wins: a client offering both gets h2.
       ALPNProtocols: this.alpn,
+      ...(staple === undefined ? {} : { server: stapleServer(secureContext, staple) }),
     });
     raw.off('error', onRawError);
     // A failed handshake (no shared version or suite, reset) is the client's: nothing to answer.
@@ -79,21 +87,20 @@ export class TlsServiceServer {
    * context they negotiated and go on (a certificate swap drops nothing).
    */
   update(port: TlsPort, t: ServerTimeouts, h2: H2Settings): void {
-    this.sni = new SniContexts(port);
+    this.sni = new SniContexts(port, this.ticketKeys);
     this.handshakeMs = t.headersMs;
     this.h2.update(h2);
     this.alpn = alpnOf(h2);
   }
 
-  listen(host: string | null, port: number): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const onError = (err: Error): void => reject(err);
-      this.server.once('error', onError);
-      this.server.listen({ host: host ?? undefined, port }, () => {
-        this.server.off('error', onError);
-        resolve();
-      });
-    });
+  /** The node's rotated session ticket keys: tickets of either worker resume here. */
+  setTicketKeys(keys: Buffer): void {
+    this.ticketKeys = keys;
+    this.sni.setTicketKeys(keys);
+  }
+
+  async listen(listener: Listener, host: string | null, port: number): Promise<void> {
+    this.release = await listener(this.server, host, port);
   }
 
   get connections(): number {
@@ -107,9 +114,26 @@ export class TlsServiceServer {
   /** Stops accepting, then drains both sides: HTTP/1.1 as a plain server does, HTTP/2 by GOAWAY. */
   async drain(timeoutMs: number): Promise<void> {
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.release();
     await Promise.all([this.http1.drain(timeoutMs), this.h2.drain(timeoutMs)]);
     await closed;
   }
+}
+
+/**
+ * node staples through a TLS server's 'OCSPRequest' event: a TLSSocket asks its `server` when a
+ * client requests the status, with the context in `_sharedCreds`. This stands in for that server
+ * (there is none: the socket is made here) and answers with the response fetched beforehand.
+ */
+function stapleServer(ctx: tls.SecureContext, staple: Buffer): net.Server {
+  return {
+    _sharedCreds: ctx,
+    listenerCount: (event: string) => (event === 'OCSPRequest' ? 1 : 0),
+    emit: (event: string, _cert: unknown, _issuer: unknown, done: (err: Error | null, response?: Buffer) => void) => {
+      if (event === 'OCSPRequest') done(null, staple);
+      return true;
+    },
+  } as unknown as net.Server;
 }
 
 function alpnOf(h2: H2Settings): string[] {

@@ -26,7 +26,7 @@ export function openCache(setting: Setting, workerIndex: number, handOff: (tx: T
   for (const d of disks) mkdirSync(d.path, { recursive: true });
   mkdirSync(path.dirname(indexPath), { recursive: true });
   const disk = new DiskStore({
-    disks, indexPath, maxObjectBytes: parseSize(c.maxObjectSize),
+    disks, indexPath, maxObjectBytes: parseSize(c.maxObjectSize), logPort: setting.env.log.meta.port,
     // One worker sweeps expired rows; the others would only contend for the same rows.
     sweepIntervalMs: workerIndex === 0 ? 60_000 : 0,
   });

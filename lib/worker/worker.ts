@@ -1,18 +1,15 @@
 // An RT worker process: receives the validated setting from the primary over IPC, builds its
-// virtual hosts, opens every listening socket (shared with the sibling workers through
-// node:cluster, so the kernel spreads connections and the primary stays off the data path) plus
-// its own internal port, and drains on request.
-import { appendFileSync } from 'node:fs';
+// virtual hosts, opens every listening socket (a duplicate of the socket the supervisor holds,
+// which the sibling workers, and the next primary's workers during a restart, accept on too: the
+// kernel spreads connections and no primary is on the data path) plus its own internal port, and
+// drains on request.
+import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import path from 'node:path';
-import { setFlagsFromString } from 'node:v8';
 import { HashRing } from '../balance/ring.js';
 import { urlIgnoreHashKey } from '../balance/hash-key.js';
 import { loadLuaHash, type LuaHash } from '../balance/lua-hash.js';
-import { SIBLING_SECRET_ENV, type PrimaryMessage, type WorkerMessage } from '../ipc/messages.js';
-import { serveRpc } from '../ipc/rpc.js';
 import { AccessControl } from '../access/access.js';
-import { controlHandlers, type ControlSource } from './control.js';
+import type { ControlSource } from './control.js';
 import { resolveHosts, resolvePath } from '../setting/load.js';
 import type { Setting } from '../setting/types.js';
 import { createHandler, type RuntimeState } from '../pipeline/receive.js';
@@ -25,19 +22,21 @@ import { openGeoIp } from '../rules/geoip.js';
 import type { CountryLookup } from '../rules/conditions.js';
 import { systemLog } from '../log/system-log.js';
 import { openCache, type WorkerCache } from './worker-cache.js';
-import { StatsReporter, type WorkerProbe } from './stats-reporter.js';
+import type { WorkerProbe } from './stats-reporter.js';
 import { ServiceServer, type ServerTimeouts } from './service-server.js';
 import { TlsServiceServer } from './tls-server.js';
 import type { H2Settings } from './h2-server.js';
 import { CleartextH2 } from './h2c.js';
 import { tlsPlan } from './tls/plan.js';
 import type { TlsPort } from './tls/sni.js';
+import { tlsKey, tlsStatus, type TlsHostStatus } from './tls/status.js';
+import { Stapler } from './tls/stapling.js';
 import { sendError } from '../pipeline/respond.js';
 import { Siblings } from '../pipeline/hand-off.js';
 import type { Transaction } from '../pipeline/transaction.js';
+import { bindDirectly, type Listener } from './listen-handle.js';
 import { listenKey, VhostTable, type Listen } from '../routing/vhost-table.js';
 import type { Peers } from '../pipeline/context.js';
-import { PrimaryLink } from './primary-link.js';
 
 /**
  * The country lookup of env.geoip.path, read when a setting is applied (validation already
@@ -65,6 +64,12 @@ export class RtWorker {
   /** HTTP/2 cleartext (h2c) of the plain service ports that ever had it on. */
   private readonly h2c = new Map<ServiceServer, CleartextH2>();
   private hosts = new Map<string, HostRuntime>();
+  /** The TLS sockets of the running setting, and the errors of those that could not be opened. */
+  private tlsPorts: TlsPort[] = [];
+  private readonly tlsFailed = new Map<string, string>();
+  /** Session ticket keys: the primary's (shared by every worker) once they arrive. */
+  private ticketKeys: Buffer = randomBytes(48);
+  private readonly stapler = new Stapler();
   private readonly retiring = new Set<HostRuntime['origin']>();
   private siblings: Siblings | undefined;
   private cache: WorkerCache | undefined;
@@ -79,8 +84,12 @@ export class RtWorker {
    * `siblingSecret`: the primary's per-start secret of the sibling ports (see Siblings).
    * `sessionIds`: fed with blocks by the primary; in-process use gets the fallback range only.
    * `peers`: the node's other workers, as invalidations made here reach them.
+   * `listener`: where listening sockets come from (the supervisor's, in the node).
    */
-  constructor(readonly index: number, private readonly siblingSecret = '', readonly sessionIds = new SessionIds(), private readonly peers?: Peers) {
+  constructor(
+    readonly index: number, private readonly siblingSecret = '', readonly sessionIds = new SessionIds(), private readonly peers?: Peers,
+    private readonly listener: Listener = bindDirectly,
+  ) {
     this.handle = createHandler(() => this.state!, sessionIds);
   }
 
@@ -95,6 +104,8 @@ export class RtWorker {
     const cluster = setting.env.management.cluster;
     const frontEnd = setting.functions.network.http.frontEnd;
     const rebuild = changedHosts === 'all' ? undefined : new Set(changedHosts);
+    // Before the hosts: whether their origin exchanges are watched depends on the global logs.
+    this.logs?.writer.configureGlobal(setting.env.log);
     const nextHosts = new Map<string, HostRuntime>();
     const geo = geoIpOf(setting);
     for (const h of resolved) {
@@ -103,7 +114,7 @@ export class RtWorker {
       if (old !== undefined && rebuild !== undefined && !rebuild.has(h.name) && sameOrigin(old.setting, h)) {
         nextHosts.set(h.name, { ...old, aliases: h.aliases, listen: h.listen, setting: h, ...cacheFields(h, geo) });
       } else {
-        nextHosts.set(h.name, buildHostRuntime(h, geo));
+        nextHosts.set(h.name, buildHostRuntime(h, geo, this.logs?.writer.dns));
       }
     }
     for (const h of nextHosts.values()) {
@@ -153,6 +164,7 @@ export class RtWorker {
     const retired = [...this.hosts.values()].filter((h) => nextHosts.get(h.name)?.origin !== h.origin);
     this.hosts = nextHosts;
     this.logs?.writer.setHosts(nextHosts.values());
+    this.stapler.track(tls.staples);
     const failures = await this.openListeners(table.listens(), tls.ports, basePort, timeouts, h2Settings);
     // Origin clients of removed or rebuilt hosts close once requests routed before the switch
     // had time to reach them: a request that was still looking up the cache would otherwise
@@ -193,8 +205,10 @@ export class RtWorker {
 
   private async openListeners(listens: Listen[], tlsPorts: TlsPort[], basePort: number, t: ServerTimeouts, h2: H2Settings): Promise<string[]> {
     const wanted = new Map<string, Listen | TlsPort>(listens.map((l) => [listenKey(l), l]));
-    for (const p of tlsPorts) wanted.set(`tls ${listenKey(p.listen)}`, p);
+    for (const p of tlsPorts) wanted.set(tlsKey(p), p);
     const failures: string[] = [];
+    this.tlsPorts = tlsPorts;
+    this.tlsFailed.clear();
     for (const [key, l] of wanted) {
       const running = this.servers.get(key);
       if (running instanceof TlsServiceServer) {
@@ -210,18 +224,20 @@ export class RtWorker {
       }
       if ('options' in l) {
         const port = l.listen.port;
-        const s = new TlsServiceServer((req: IncomingMessage, res: ServerResponse) => this.handle(req, res, port), t, l, h2);
+        const s = new TlsServiceServer((req: IncomingMessage, res: ServerResponse) => this.handle(req, res, port), t, l, h2, this.ticketKeys, this.stapler);
         try {
-          await s.listen(l.listen.host, port);
+          await s.listen(this.listener, l.listen.host, port);
           this.servers.set(key, s);
         } catch (err) {
-          failures.push(`${key}: ${(err as Error).message}`);
+          // Not a refusal of the setting: the plain service goes on, /get/https says why this
+          // host's HTTPS does not work (tlsStatus), and the next reload tries the port again.
+          this.tlsFailed.set(key, (err as Error).message);
         }
         continue;
       }
       const s = this.serverFor(l.port, t);
       try {
-        await s.listen(l.host, l.port);
+        await s.listen(this.listener, l.host, l.port);
         this.servers.set(key, s);
         this.cleartext(s, l.port, t, h2);
       } catch (err) {
@@ -241,7 +257,7 @@ export class RtWorker {
     if (this.internal === undefined) {
       const s = this.serverFor(undefined, t);
       try {
-        await s.listen('127.0.0.1', basePort + this.index);
+        await s.listen(this.listener, '127.0.0.1', basePort + this.index);
         this.internal = s;
       } catch (err) {
         failures.push(`internal 127.0.0.1:${basePort + this.index}: ${(err as Error).message}`);
@@ -325,6 +341,16 @@ export class RtWorker {
     this.logs = { writer, shipper, remove: [addRecordSink(writer.record), addOriginSink(writer.origin)] };
   }
 
+  /** Per TLS host: null when served, else why not (`/get/https`). */
+  tlsStatus(): TlsHostStatus {
+    return tlsStatus(this.tlsPorts, this.tlsFailed);
+  }
+
+  setTicketKeys(keys: Buffer): void {
+    this.ticketKeys = keys;
+    for (const s of this.servers.values()) if (s instanceof TlsServiceServer) s.setTicketKeys(keys);
+  }
+
   setRing(members: number[]): void {
     this.ring.set(members);
   }
@@ -352,85 +378,4 @@ function retime(s: ServiceServer, t: ServerTimeouts): void {
   s.server.requestTimeout = t.requestMs;
   s.server.keepAliveTimeout = t.keepAliveMs;
   (s.server as { maxHeaderSize?: number }).maxHeaderSize = t.maxHeaderSize;
-}
-
-/** Entry of the worker process (workers/rt-worker.ts). */
-export function runWorker(): void {
-  // A miss's Transaction lives as long as its origin fetch, a hit's for microseconds. Having seen
-  // the misses of a cache fill survive, V8's allocation-site pretenuring put every later hit's
-  // Transaction in old space, where it held the request's whole object graph (IncomingMessage,
-  // ServerResponse, header strings) past each scavenge until the next full GC: measured on
-  // hit-mix, 3 MB promoted per scavenge and scavenges of 5-20 ms instead of under 1 ms. A worker
-  // serves short-lived requests; what does live long is promoted the ordinary way. (A flag on the
-  // command line would reach the disk writer thread's execArgv, which refuses V8 flags.)
-  setFlagsFromString('--no-allocation-site-pretenuring');
-  const index = Number(process.env.SVC_WORKER_INDEX ?? '0');
-  const send = (m: WorkerMessage): void => { process.send?.(m); };
-  const link = new PrimaryLink(send);
-  // Asks the primary for its first block now: the answer arrives before the setting, so the
-  // first request already has a node id.
-  const worker = new RtWorker(index, process.env[SIBLING_SECRET_ENV] ?? '', new SessionIds(() => send({ type: 'session-ids-request' })), link);
-  // Tests only: every finished record as a JSON line in <dir>/records-<pid>.jsonl, so black-box
-  // tests see what the records of a real cluster hold (session ids across workers, hand-offs).
-  const recordDir = process.env.SVC_TEST_RECORD_DIR;
-  if (recordDir !== undefined && recordDir !== '') {
-    const file = path.join(recordDir, `records-${process.pid}.jsonl`);
-    addRecordSink((tx) => appendFileSync(file, `${JSON.stringify({ worker: index, ...tx.toJSON() })}\n`));
-  }
-  worker.attachLogs((b) => send({ type: 'log', ...b }));
-  let applying: Promise<void> = Promise.resolve();
-  let ready = false;
-  const stats = new StatsReporter((m, done) => { if (process.connected) process.send!(m, undefined, {}, () => done?.()); else done?.(); }, worker.statsProbe());
-  stats.start();
-  const rpc = serveRpc({
-    ...controlHandlers(worker.controlSource()),
-    'drop-hosts': ({ names, diskToo }: { names: string[]; diskToo: boolean }) => worker.dropHosts(names, diskToo),
-  }, send);
-  process.on('message', (m: PrimaryMessage) => {
-    switch (m.type) {
-      case 'setting':
-        applying = applying.then(() => worker.apply(m.setting, m.baseDir, m.changedHosts)).then(
-          (failures) => {
-            if (failures.length === 0) {
-              ready = true;
-              send({ type: 'ready', generation: m.generation });
-              return;
-            }
-            send({ type: 'listen-error', generation: m.generation, errors: failures });
-            if (!ready) setTimeout(() => process.exit(1), 50);
-          },
-          (err: Error) => {
-            send({ type: 'apply-error', generation: m.generation, message: err.message });
-            // A worker that never got going is no use half-built: exit, the primary starts another.
-            if (!ready) setTimeout(() => process.exit(1), 50);
-          },
-        );
-        break;
-      case 'ring':
-        worker.setRing(m.members);
-        break;
-      case 'session-ids':
-        worker.sessionIds.addBlock(m.start, m.count);
-        break;
-      case 'rpc':
-        rpc(m);
-        break;
-      case 'done':
-        link.onMessage(m);
-        break;
-      case 'drain':
-        // The last second's counts go to the primary before the exit, so a drained worker's
-        // transactions are all in the node's statistics.
-        void applying.then(() => worker.drain(m.timeoutMs)).finally(() => void stats.flush().finally(() => process.exit(0)));
-        break;
-    }
-  });
-  send({ type: 'hello' });
-  // The primary's SIGTERM reaches the whole process group; the worker waits for its 'drain'.
-  process.on('SIGTERM', () => undefined);
-  process.on('SIGINT', () => undefined);
-  process.on('SIGHUP', () => undefined);
-  // A signal sent to the whole group must not open the inspector (SIGUSR1) or kill (SIGUSR2).
-  process.on('SIGUSR1', () => undefined);
-  process.on('SIGUSR2', () => undefined);
 }

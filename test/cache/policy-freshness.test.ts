@@ -80,6 +80,20 @@ t.test('the corrected Age adds the response delay to the Age header', async (t) 
   t.equal(initialAge({ headers: { date: d(T0), age: 'x' }, requestTime: T0, cachedAt: T0 }), 0, 'an invalid Age is ignored');
 });
 
+t.test('of an Age list the first member counts; a value that is not a non-negative integer is ignored (RFC 9111 5.1)', async (t) => {
+  const age = (v: string | string[]): number => initialAge({ headers: { date: d(T0), age: v }, requestTime: T0, cachedAt: T0 });
+  t.equal(age('5000, 0'), 5000, 'one line holding a list');
+  t.equal(age(' 70 ,3'), 70, 'spaces around the member');
+  t.equal(age(['300', '0']), 300, 'repeated lines');
+  for (const bad of ['-5', '5.5', '+5', '0x10', '1e3', '', ' ', ', 5', '5 5']) t.equal(age(bad), 0, `"${bad}" is ignored`);
+});
+
+t.test('an Age beyond 2^31 counts as 2^31: such an object is never fresh', async (t) => {
+  const headers = { 'cache-control': 'max-age=31536000', date: d(T0), age: '99999999999999999999999999' };
+  t.equal(initialAge({ headers, requestTime: T0, cachedAt: T0 }), 2147483648);
+  t.equal(computeTimes({ status: 200, headers }, { requestTime: T0, cachedAt: T0 }, opts({ keep: 0 })).staleAt, T0, 'stale when stored');
+});
+
 t.test('Age adds resident time to the corrected initial age', async (t) => {
   const meta = { headers: { date: d(T0), age: '10' }, requestTime: T0, cachedAt: T0 + 1000 };
   t.equal(currentAge(meta, T0 + 1000), 11);

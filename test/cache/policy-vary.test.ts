@@ -56,10 +56,34 @@ t.test('only codings outside the variant key need the acceptability check', asyn
 t.test('the variant key normalises whitespace and combines repeated fields', async (t) => {
   const names = ['accept-language'];
   const a = variantKey(names, { 'accept-language': '  en-US ,  fr ;q=0.5 ' });
-  t.equal(a, 'accept-language=en-US, fr ;q=0.5');
+  t.equal(a, 'accept-language=en-us,fr;q=0.5');
   t.equal(variantKey(names, { 'accept-language': ['en-US', 'fr ;q=0.5'] }), a);
   t.equal(variantKey(names, { 'accept-language': 'en-US,fr   ;q=0.5' }), a);
   t.not(variantKey(names, { 'accept-language': 'fr' }), a);
+});
+
+t.test('Accept-Language, Accept-Charset and Accept compare as weighted lists: case, spaces, weight spelling and order of weights do not matter', async (t) => {
+  const lang = (v: string | string[]): string => variantKey(['accept-language'], { 'accept-language': v });
+  const a = lang('en-US,en;q=0.9,fr;q=0.8');
+  for (const same of ['EN-us, en;q=0.90, FR;Q=0.800', 'fr;q=0.8, en;q=0.9, en-US', 'en-US;q=1.0,en;q=0.9,fr;q=0.8,fr;q=0.8', ['en-US', 'en;q=0.9', 'fr;q=0.8'], 'en-US,,en;q=0.9, ,fr;q=0.8']) {
+    t.equal(lang(same), a, `${JSON.stringify(same)} selects the same variant`);
+  }
+  t.not(lang('en-US,fr;q=0.9,en;q=0.8'), a, 'other weights are another request');
+  t.not(lang('da, en'), lang('en, da'), 'equal weights keep their order: origins break ties by it');
+  t.not(lang('en-US,en;q=0.9'), a, 'a member less is another request');
+  t.equal(variantKey(['accept-charset'], { 'accept-charset': 'UTF-8, ISO-8859-1;q=0.5' }), variantKey(['accept-charset'], { 'accept-charset': 'iso-8859-1;q=0.5,utf-8' }));
+  const accept = (v: string): string => variantKey(['accept'], { accept: v });
+  t.equal(accept('Text/HTML, application/JSON;q=0.5'), accept('application/json;q=0.5,text/html'));
+  t.equal(accept('text/html;Level=1'), accept('text/html; level=1'), 'parameter names are case-insensitive');
+  t.not(accept('text/html;level=A'), accept('text/html;level=a'), 'parameter values may be case-sensitive: kept');
+});
+
+t.test('a weighted list that does not parse keys a variant of its own, only trimmed', async (t) => {
+  const lang = (v: string): string => variantKey(['accept-language'], { 'accept-language': v });
+  t.equal(lang(' en;q=2 '), 'accept-language=en;q=2', 'an out-of-range weight');
+  t.not(lang('en;q=abc'), lang('en'));
+  t.not(lang('en;q=abc'), lang('EN;q=abc'), 'not lower-cased either');
+  t.equal(variantKey(['accept'], { accept: 'text/plain;x="a,b"' }), 'accept=text/plain;x="a, b"', 'a quoted string');
 });
 
 t.test('an absent field differs from an empty one in the variant key', async (t) => {

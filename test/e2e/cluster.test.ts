@@ -10,7 +10,7 @@ import { Agent, request, type Dispatcher } from 'undici';
 import { TestOrigin } from '../helpers/origin.js';
 import { freePort } from '../helpers/ports.js';
 import { rawRequest } from '../helpers/raw-client.js';
-import { baseSetting, startServer, writeSetting } from '../helpers/server.js';
+import { baseSetting, primaryPids, startServer, writeSetting } from '../helpers/server.js';
 import { pollUntil, waitFor } from '../helpers/wait.js';
 import { HashRing } from '../../lib/balance/ring.js';
 
@@ -89,11 +89,11 @@ t.test('a worker that dies is replaced and the service keeps answering', async (
   const port = await freePort();
   const server = await startServer([{ name: 'c.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }], { workers: 2 });
   t.teardown(async () => { await server.stop(); await origin.stop(); });
-  const before = workerPids(server.proc.pid!);
+  const before = workerPids(primaryPids(server)[0]!);
   t.equal(before.length, 2);
   process.kill(before[0]!, 'SIGKILL');
   await server.waitForLog((l) => l.msg === 'worker died; replacing it');
-  const after = await pollUntil(async () => workerPids(server.proc.pid!), (pids) => pids.length === 2 && !pids.includes(before[0]!), { timeoutMs: 10_000, intervalMs: 100 });
+  const after = await pollUntil(async () => workerPids(primaryPids(server)[0]!), (pids) => pids.length === 2 && !pids.includes(before[0]!), { timeoutMs: 10_000, intervalMs: 100 });
   t.equal(after.length, 2, 'two workers again');
   t.notOk(after.includes(before[0]!), 'the dead one is gone');
   for (let i = 0; i < 10; i++) {
@@ -159,12 +159,12 @@ t.test('a rolling restart (SIGUSR2) under load fails no request', async (t) => {
   const port = await freePort();
   const server = await startServer([{ name: 'z.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }], { workers: 2 });
   t.teardown(async () => { await server.stop(); await origin.stop(); });
-  const before = workerPids(server.proc.pid!);
+  const before = workerPids(primaryPids(server)[0]!);
   const agent = new Agent({ connections: 8, keepAliveTimeout: 2000 });
   const { ok, failed } = await loadThroughRollingRestart(server, `http://127.0.0.1:${port}/load`, 'z.com', 4, () => agent);
   await agent.close();
   // The old workers exit once they have drained (bounded by drainTimeout, 5 s here).
-  const after = await pollUntil(async () => workerPids(server.proc.pid!), (pids) => pids.length === 2 && !pids.some((p) => before.includes(p)), { timeoutMs: 10_000, intervalMs: 100 });
+  const after = await pollUntil(async () => workerPids(primaryPids(server)[0]!), (pids) => pids.length === 2 && !pids.some((p) => before.includes(p)), { timeoutMs: 10_000, intervalMs: 100 });
   t.equal(failed, 0, `no failed request among ${ok + failed}`);
   t.ok(ok > 50, `${ok} requests answered during the restart`);
   t.equal(after.filter((p) => before.includes(p)).length, 0, 'every worker was replaced');
@@ -183,7 +183,7 @@ t.test('a worker that keeps dying at start is restarted with growing back-off, a
     { workers: 2, env: { SVC_WORKER_NODE_ARGS: `--require ${preload}`, SVC_DEBUG_HEADERS: '1' } });
   t.teardown(async () => { await server.stop(); await origin.stop(); await fs.rm(dir, { recursive: true, force: true }); });
   await fs.writeFile(marker, '');
-  const victim = workerPids(server.proc.pid!)[0]!;
+  const victim = workerPids(primaryPids(server)[0]!)[0]!;
   process.kill(victim, 'SIGKILL');
   const delays: number[] = [];
   for (let i = 0; i < 3; i++) {
@@ -202,7 +202,7 @@ t.test('a worker that keeps dying at start is restarted with growing back-off, a
     return answered.size === 2;
   }, { timeoutMs: 30_000, intervalMs: 50 });
   t.same([...answered].sort(), ['0', '1'], 'the slot is filled again once the worker can start: both workers answer');
-  t.equal(workerPids(server.proc.pid!).length, 2);
+  t.equal(workerPids(primaryPids(server)[0]!).length, 2);
   for (let i = 0; i < 6; i++) {
     const r = await request(`http://127.0.0.1:${port}/k`, { headers: { host: 'k.com' }, dispatcher: fresh() });
     t.equal(r.statusCode, 200);
@@ -232,10 +232,10 @@ t.test('with one worker a rolling restart keeps the listening socket: no connect
   const port = await freePort();
   const server = await startServer([{ name: 'one.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }], { workers: 1 });
   t.teardown(async () => { await server.stop(); await origin.stop(); });
-  const before = workerPids(server.proc.pid!);
+  const before = workerPids(primaryPids(server)[0]!);
   // A new connection each time: a closed listening socket would show as ECONNREFUSED.
   const { ok, failed } = await loadThroughRollingRestart(server, `http://127.0.0.1:${port}/one`, 'one.com', 2, fresh);
-  const after = await pollUntil(async () => workerPids(server.proc.pid!), (pids) => pids.length === 1 && !pids.includes(before[0]!), { timeoutMs: 10_000, intervalMs: 100 });
+  const after = await pollUntil(async () => workerPids(primaryPids(server)[0]!), (pids) => pids.length === 1 && !pids.includes(before[0]!), { timeoutMs: 10_000, intervalMs: 100 });
   t.equal(failed, 0, `no failed request among ${ok + failed}`);
   t.ok(ok > 20, `${ok} requests answered`);
   t.equal(after.length, 1);

@@ -8,7 +8,7 @@ import t from 'tap';
 import { Agent, request } from 'undici';
 import { TestOrigin } from '../helpers/origin.js';
 import { freePort } from '../helpers/ports.js';
-import { startServer } from '../helpers/server.js';
+import { primaryPids, startServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 
 interface Rec { worker: number; sessionId: number; ctxId: string; urlReceived: string; status: number; fromSibling: boolean; handedTo: number; cacheResult: string }
@@ -39,7 +39,7 @@ async function waitRecords(pred: (rs: Rec[]) => boolean, ms = 10000): Promise<Re
 
 function workerPids(): number[] {
   try {
-    return execFileSync('ps', ['-o', 'pid=', '--ppid', String(server.proc.pid)]).toString().trim().split(/\s+/).filter(Boolean).map(Number);
+    return execFileSync('ps', ['-o', 'pid=', '--ppid', String(primaryPids(server)[0])]).toString().trim().split(/\s+/).filter(Boolean).map(Number);
   } catch { return []; }
 }
 

@@ -7,7 +7,7 @@ import { XMLParser } from 'fast-xml-parser';
 import { TestOrigin } from '../helpers/origin.js';
 import { freePort } from '../helpers/ports.js';
 import { rawRequest } from '../helpers/raw-client.js';
-import { baseSetting, startWithSetting, writeSetting } from '../helpers/server.js';
+import { baseSetting, primaryPids, startWithSetting, writeSetting } from '../helpers/server.js';
 import { startPrometheus } from '../helpers/prometheus.js';
 import { consecutiveFreePorts } from '../helpers/ports.js';
 import { pollUntil, waitFor as waitUntil } from '../helpers/wait.js';
@@ -167,7 +167,7 @@ t.test('counts, bytes and hit ratios of a known mix match what was sent, in ever
   t.equal((await get(`${collector}/graph/cpu_day.png`)).status, 404, 'the collector answers only the statistics paths');
 
   // A worker crash: its counts stay, the replacement adds only what it counts.
-  const workers = execFileSync('ps', ['-o', 'pid=', '--ppid', String(server.proc.pid)]).toString().trim().split(/\s+/).map(Number);
+  const workers = execFileSync('ps', ['-o', 'pid=', '--ppid', String(primaryPids(server)[0])]).toString().trim().split(/\s+/).map(Number);
   process.kill(workers[0]!, 'SIGKILL');
   await server.waitForLog((l) => l.msg === 'worker died; replacing it');
   const nodeRequests = (text: string): number =>

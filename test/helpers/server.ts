@@ -1,6 +1,6 @@
 // Starts the real server (compiled primary + RT workers, `dist/bin/svc.js start`) on a setting
 // written to a temporary directory, and stops it with the signal a supervisor would send.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -34,6 +34,8 @@ export interface StartOptions {
   /** Extra members merged into the setting (meta, functions, env members). */
   extra?: Record<string, unknown>;
   env?: Record<string, string>;
+  /** The svc.js to start (default: this checkout's dist/bin/svc.js). */
+  entry?: string;
 }
 
 export async function writeSetting(dir: string, setting: unknown): Promise<string> {
@@ -47,18 +49,21 @@ export function baseSetting(hosting: unknown[], basePort: number, opts: StartOpt
   const extra = opts.extra ?? {};
   const env = (extra.env ?? {}) as Record<string, unknown>;
   const management = (env.management ?? {}) as Record<string, unknown>;
+  const log = (env.log ?? {}) as Record<string, unknown>;
   return {
     ...extra,
     env: {
       home: '.',
       ...env,
+      // The log listener (UDP) on the API's port number: each test node gets its own, not 8514.
+      log: { ...log, meta: { port: apiPort, ...(log.meta as object | undefined) } },
       management: {
         ...management,
         api: { port: apiPort, allowList: [{ addr: '127.0.0.1', role: 'admin' }], ...(management.api as object | undefined) },
         cluster: {
           meta: { enable: workers > 1, workers, baseHostingPort: basePort, drainTimeout: 5 },
           balance: { mode: opts.balance ?? 'rr', ...(opts.luaPath === undefined ? {} : { luaPath: opts.luaPath }) },
-          stats: { enable: false },
+          stats: { enable: false, ...((management.cluster as { stats?: object } | undefined)?.stats) },
         },
       },
     },
@@ -72,11 +77,11 @@ export async function startServer(hosting: unknown[], opts: StartOptions = {}): 
   const basePort = await consecutiveFreePorts(workers);
   const apiPort = await freePort();
   const settingPath = await writeSetting(dir, baseSetting(hosting, basePort, opts, apiPort));
-  return startWithSetting(dir, settingPath, basePort, opts.env, apiPort);
+  return startWithSetting(dir, settingPath, basePort, opts.env, apiPort, opts.entry);
 }
 
-export async function startWithSetting(dir: string, settingPath: string, basePort: number, env?: Record<string, string>, apiPort = basePort + 64): Promise<RunningServer> {
-  const proc = spawn(process.execPath, [svcJs, 'start', '--setting', settingPath], {
+export async function startWithSetting(dir: string, settingPath: string, basePort: number, env?: Record<string, string>, apiPort = basePort + 64, entry = svcJs): Promise<RunningServer> {
+  const proc = spawn(process.execPath, [entry, 'start', '--setting', settingPath], {
     cwd: dir, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: string[] = [];
@@ -113,10 +118,37 @@ export async function startWithSetting(dir: string, settingPath: string, basePor
     },
   };
   try {
-    await server.waitForLog((l) => l.msg === 'started');
+    // A start takes a second or two; the bound is for a machine loaded by other test files.
+    await server.waitForLog((l) => l.msg === 'started', 40_000);
   } catch (err) {
     await server.stop(); // a server that did not start in time is not left running
     throw err;
   }
   return server;
 }
+
+/** The processes whose parent is `pid` (ps). */
+function childPids(pid: number): number[] {
+  try {
+    return execFileSync('ps', ['-o', 'pid=', '--ppid', String(pid)]).toString().trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return []; // ps exits 1 when there is none
+  }
+}
+
+/** The primaries of a node (children of the supervisor `svc start`): one, or two during a restart. */
+export function primaryPids(server: RunningServer): number[] {
+  return childPids(server.proc.pid!);
+}
+
+/** The RT workers of every primary of the node. */
+export function workerPids(server: RunningServer): number[] {
+  return primaryPids(server).flatMap(childPids);
+}
+
+const ALL_PERMISSIONS = {
+  enableSetting: true, enablePurge: true, enableMetric: true, enableGraph: true, enableMonitoring: true,
+  enableInstall: true, enableRestart: true, enableGet: true, enableCluster: true,
+};
+/** `extra` of a node whose loopback admin may do everything (restart, install ...); logs under `svclog`. */
+export const operatorRole = { env: { log: { meta: { dir: 'svclog' } }, management: { api: { roles: [{ name: 'admin', permissions: ALL_PERMISSIONS }] } } } };

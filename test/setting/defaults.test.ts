@@ -70,15 +70,15 @@ t.test('central-management sync is off by default, every feature and event disab
 t.test('the global logs get the defaults of document 3', async (t) => {
   const log = s.env.log;
   const common = { enable: true, rolling: {}, retention: 5, compression: false };
-  // Logs not built yet are off by default (and refused when turned on: not-implemented.test.ts).
-  const later = { ...common, enable: false };
-  t.strictSame(log.meta, { dir: 'svclog' });
+  // The deprecated logs are off, as in document 3's sample.
+  const deprecated = { ...common, enable: false };
+  t.strictSame(log.meta, { dir: 'svclog', port: 8514 });
   t.strictSame(log.info, { ...common, dir: null, backup: [] });
   t.strictSame(log.watch, { ...common, dir: null, backup: [], events: { setting: { enable: true, fullsync: 30 } } });
-  t.strictSame(log.error, { ...later, dir: null, backup: [], filter: { minLevel: 'Info', patterns: { include: [], exclude: [] } } });
-  t.strictSame(log.metrics, { ...later, dir: null, backup: [], schedule: '0 */5 * * * *' });
-  t.strictSame(log.system, later);
-  t.strictSame(log.originError, { ...later, warning: false });
+  t.strictSame(log.error, { ...common, dir: null, backup: [], filter: { minLevel: 'Info', patterns: { include: [], exclude: [] } } });
+  t.strictSame(log.metrics, { ...common, dir: null, backup: [], schedule: '0 */5 * * * *' });
+  t.strictSame(log.system, deprecated);
+  t.strictSame(log.originError, { ...deprecated, warning: false });
   t.strictSame(log.repository, { concurrent: 1, list: [] });
 });
 
@@ -122,7 +122,7 @@ t.test('functions get the network, cache, hook, log and pagedesk defaults', asyn
     meta: { dir: '/svclog' },
     access: { ...common, xff: 'all', form: 'svc', format: null, loopback: false },
     origin: { ...common, loopback: false },
-    dns: { ...common, enable: false },
+    dns: common,
     monitoring: { ...common, enable: false, form: 'json' },
   });
 });
@@ -152,7 +152,7 @@ t.test('a host gets enable, listen *:80, mode, fallbacks and https options defau
     fallbacks: { enable: false, matchingList: [] },
     httpsOptions: {
       listen: '*:443', enableTls13: true, enableTls12: true, enableTls11: false, enableTls10: false, enableSsl30: false,
-      ciphersuite: 'ALL:!ADH:RC4+RSA:+HIGH:+MEDIUM:+LOW:+SSLv2:+EXP', forwardSecrecy: true,
+      ciphersuite: 'ALL:!ADH:RC4+RSA:+HIGH:+MEDIUM:+LOW:+SSLv2:+EXP', forwardSecrecy: true, ocspStapling: true,
     },
   });
 });

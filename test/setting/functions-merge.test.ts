@@ -39,7 +39,7 @@ t.test('host functions override global functions member by member and defaults f
 
 t.test('arrays in host functions replace the global array whole', async (t) => {
   const s = parseSetting({
-    functions: { operations: { log: { access: { backup: ['a', 'b'] } } }, contents: { pagedesk: { dom: { remove: { elements: ['font', 'center'] } } } } },
+    functions: { operations: { log: { access: { backup: ['a', 'b'], rolling: { size: 1 } } } }, contents: { pagedesk: { dom: { remove: { elements: ['font', 'center'] } } } } },
     env: { log: { repository: { list: ['a', 'b', 'c'].map((name) => ({ name, type: 'statsd', rolling: '* *', path: '/', endpoint: {} })) } } },
     hosting: [{ ...minimalHost, functions: { operations: { log: { access: { backup: ['c'] } } }, contents: { pagedesk: { dom: { remove: { elements: [] } } } } } }],
   }, { futureFeatures: true });

@@ -48,8 +48,9 @@ t.test('a cipher expression OpenSSL matches nothing with is refused', async (t) 
   t.match(issues([host('a.test', { ciphersuite: 'NOTHING-LIKE-THIS' })]), [/^hosting\[0\]\.httpsOptions\.ciphersuite: OpenSSL refuses/]);
 });
 
-t.test('a certificate given as a URL is refused as not supported yet', async (t) => {
-  t.match(issues([host('a.test', {}, { https: [{ cert: 'https://example.com/a.crt', key: 'a.key' }] })]), [/^hosting\[0\]\.https\[0\]\.cert: .*URLs are not supported/]);
+t.test('a certificate URL is accepted over http and https, refused with another scheme', async (t) => {
+  t.strictSame(issues([host('a.test', {}, { https: [{ cert: 'https://example.com/a.crt', key: 'http://example.com/a.key' }] })]), []);
+  t.match(issues([host('a.test', {}, { https: [{ cert: 'ftp://example.com/a.crt', key: 'a.key' }] })]), [/^hosting\[0\]\.https\[0\]\.cert: only http:\/\/ and https:\/\/ URLs can be fetched/]);
 });
 
 t.test('hosts sharing a TLS port must agree on its options', async (t) => {

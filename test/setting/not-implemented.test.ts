@@ -14,30 +14,39 @@ t.test('the defaults and the implemented logs are accepted', async (t) => {
   }), []);
 });
 
-t.test('each log not built yet is refused when turned on, at its path', async (t) => {
-  const issues = refused({
-    env: { log: { meta: { port: 8514 }, error: { enable: true }, metrics: { enable: true }, system: { enable: true }, originError: { enable: true } } },
-    hosting: [{ ...minimalHost, functions: { operations: { log: { dns: { enable: true }, monitoring: { enable: true } } } } }],
-  });
-  t.same(issues.map((i) => i.split(':')[0]), [
-    'env.log.meta.port', 'env.log.error.enable', 'env.log.metrics.enable', 'env.log.system.enable', 'env.log.originError.enable',
-    'hosting[0].functions.operations.log.dns.enable', 'hosting[0].functions.operations.log.monitoring.enable',
-  ]);
-  t.ok(issues.every((i) => i.includes('is not implemented yet')), 'each says why');
+t.test('every log of document 3 can be turned on, with rolling and compression of the global logs', async (t) => {
+  t.same(refused({
+    env: { log: {
+      meta: { port: 8514 }, info: { rolling: { time: 1440 }, compression: true }, watch: { rolling: { size: 10 } },
+      error: { enable: true, rolling: { time: 60, size: 5 }, compression: true, filter: { minLevel: 'Warning', patterns: { include: ['^x'], exclude: ['y$'] } } },
+      metrics: { enable: true, schedule: '*/10 * * * * *', rolling: { time: 1440 } }, system: { enable: true }, originError: { enable: true, warning: true },
+    } },
+    hosting: [{ ...minimalHost, functions: { operations: { log: { dns: { enable: true }, monitoring: { enable: true, form: 'xml' } } } } }],
+  }), []);
 });
 
-t.test('rolling and compression of the info and watch logs are refused', async (t) => {
-  t.same(refused({ env: { log: { info: { rolling: { time: 1440 }, compression: true }, watch: { rolling: { size: 10 } } } }, hosting: [minimalHost] }).map((i) => i.split(':')[0]),
-    ['env.log.info.rolling', 'env.log.info.compression', 'env.log.watch.rolling']);
+t.test('a bad error-log pattern is refused at its JSON path', async (t) => {
+  const issues = refused({ env: { log: { error: { filter: { patterns: { include: ['ok', '(unclosed'], exclude: ['[z-a]'] } } } } }, hosting: [minimalHost] });
+  t.same(issues.map((i) => i.split(':')[0]), ['env.log.error.filter.patterns.include[1]', 'env.log.error.filter.patterns.exclude[0]']);
+  t.ok(issues.every((i) => i.includes('regular expression')), 'each says what is wrong');
 });
 
-t.test('log shipping is refused: repositories and every backup list', async (t) => {
+t.test('a metrics schedule in a cron dialect the server does not read is refused', async (t) => {
+  const issues = refused({ env: { log: { metrics: { schedule: '0 0 12 ? * MON' } } }, hosting: [minimalHost] });
+  t.same(issues.map((i) => i.split(':')[0]), ['env.log.metrics.schedule']);
+  t.match(issues[0], /day-of-week field "MON"/);
+  t.same(refused({ env: { log: { metrics: { schedule: '0 0 99 * * *' } } }, hosting: [minimalHost] }).map((i) => i.split(':')[0]), ['env.log.metrics.schedule']);
+});
+
+t.test('access and origin logs ship to repositories; the logs that do not roll or exist yet are refused', async (t) => {
   const repo = { name: 'r', type: 'statsd', rolling: '* *', path: '/', endpoint: { port: 8125, exports: { enable: false, matchingList: [] } } };
   t.same(refused({
-    env: { log: { repository: { list: [repo] }, info: { backup: ['r'] } } },
-    functions: { operations: { log: { access: { backup: ['r'] } } } },
-    hosting: [{ ...minimalHost, functions: { operations: { log: { origin: { backup: ['r'] } } } } }],
-  }).map((i) => i.split(':')[0]), [
-    'env.log.info.backup', 'env.log.repository.list', 'functions.operations.log.access.backup', 'hosting[0].functions.operations.log.origin.backup',
-  ]);
+    env: { log: { repository: { list: [repo] } } },
+    functions: { operations: { log: { access: { backup: ['r'], rolling: { size: 1 } } } } },
+    hosting: [{ ...minimalHost, functions: { operations: { log: { origin: { backup: ['r'], rolling: { time: 10 } } } } } }],
+  }), []);
+  t.same(refused({
+    env: { log: { repository: { list: [repo] }, info: { backup: ['r'] }, watch: { backup: ['r'] } } },
+    hosting: [{ ...minimalHost, functions: { operations: { log: { dns: { backup: ['r'] } } } } }],
+  }).map((i) => i.split(':')[0]), ['env.log.info.backup', 'env.log.watch.backup', 'hosting[0].functions.operations.log.dns.backup']);
 });

@@ -24,8 +24,9 @@ function worker(agg: StatsAggregator): { counters: Counters; slot: number; repor
 
 function tx(slot: number, status: number, result: TransactionRecord['cacheResult'], bytes: number, totalMs = 4): TransactionRecord {
   return {
-    connection: { tls: false }, host: { counterSlot: slot }, fromSibling: false, bypass: 0, rewrites: 0, access: 0, status, firstByteMs: 1, totalMs, completed: true,
+    host: { counterSlot: slot }, fromSibling: false, bypass: 0, rewrites: 0, access: 0, status, firstByteMs: 1, totalMs, completed: true,
     requestHeadBytes: 50, requestBodyBytes: 0, responseHeadBytes: 100, responseBodyBytes: bytes, handedTo: -1, cacheResult: result,
+    connection: { tls: undefined },
   } as unknown as TransactionRecord;
 }
 
@@ -168,7 +169,7 @@ t.test('bytes over TLS count in SSL and HttpsTraffic', async (t) => {
   const agg = new StatsAggregator(() => 0);
   const counters = new Counters();
   const slot = counters.slotOf('a.test');
-  const secure = { ...tx(slot, 200, 'TCP_HIT', 1000), connection: { tls: true } } as unknown as TransactionRecord;
+  const secure = { ...tx(slot, 200, 'TCP_HIT', 1000), connection: { tls: "TLS1.3" } } as unknown as TransactionRecord;
   counters.count(secure);
   counters.count(tx(slot, 200, 'TCP_HIT', 1000));
   new StatsReporter((m) => agg.onDeltas(m, 1), undefined, counters).report();

@@ -12,7 +12,7 @@ import type { SystemFigures } from '../../lib/stats/system.js';
 
 function tx(slot: number, url: string, bytes: number): TransactionRecord {
   return {
-    connection: { tls: false }, bypass: 0, rewrites: 0, access: 0, url, host: { counterSlot: slot }, fromSibling: false, status: 200, firstByteMs: 1, totalMs: 2, completed: true,
+    connection: { tls: undefined }, bypass: 0, rewrites: 0, access: 0, url, host: { counterSlot: slot }, fromSibling: false, status: 200, firstByteMs: 1, totalMs: 2, completed: true,
     requestHeadBytes: 40, requestBodyBytes: 0, responseHeadBytes: 100, responseBodyBytes: bytes, handedTo: -1, cacheResult: 'TCP_HIT',
   } as unknown as TransactionRecord;
 }

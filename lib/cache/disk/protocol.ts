@@ -94,6 +94,8 @@ export interface WriterInit {
   maxInFlightBytes: number;
   /** Body bytes of DATA ops with buf -1 (see above). */
   ring: SharedArrayBuffer;
+  /** UDP port of the node's log listener (env.log.meta.port): disk errors are reported there. */
+  logPort?: number | undefined;
 }
 
 /** What the thread keeps of an object's meta: its row's fields, vary and headers as JSON. */

@@ -50,7 +50,8 @@ export class WriterCore {
   private ringDone = 0;
   private ringReported = 0;
 
-  constructor(private readonly init: WriterInit, private readonly send: Send) {
+  /** `report` hears disk errors (3001) and disks taken out of service (3002), for the error log. */
+  constructor(private readonly init: WriterInit, private readonly send: Send, private readonly report?: (code: '3001' | '3002', detail: string) => void) {
     this.disks = init.disks.map((d) => ({ ...d, errors: 0 }));
     this.rows = new IndexWriter(init, (disk) => this.disks[disk]!.quota);
     this.ring = init.ring;
@@ -179,7 +180,7 @@ export class WriterCore {
       this.objs.delete(o.id);
       this.ready.push({ obj: o, path });
     } catch (err) {
-      if (o.disk >= 0) this.ioError(o.disk);
+      if (o.disk >= 0) this.ioError(o.disk, err);
       this.fail(o, err);
     }
   }
@@ -191,7 +192,7 @@ export class WriterCore {
   private leaveRing(o: Obj): void {
     const ring = this.ring;
     if (o.fd >= 0) {
-      try { this.writePending(o); } catch (err) { this.ioError(o.disk); this.fail(o, err); }
+      try { this.writePending(o); } catch (err) { this.ioError(o.disk, err); this.fail(o, err); }
       return;
     }
     const p = o.pending;
@@ -222,7 +223,7 @@ export class WriterCore {
         return;
       } catch (err) {
         if (!isIoError(err)) throw err;
-        this.ioError(idx);
+        this.ioError(idx, err);
       }
     }
     throw Object.assign(new Error('no usable cache disk'), { code: 'ENOCACHEDISK' });
@@ -257,7 +258,7 @@ export class WriterCore {
       } catch (err) {
         if (fd >= 0) { try { closeSync(fd); } catch { /* already failing */ } unlinkQuiet(path); }
         if (!isIoError(err)) throw err;
-        this.ioError(idx);
+        this.ioError(idx, err);
       }
     }
     throw Object.assign(new Error('no usable cache disk'), { code: 'ENOCACHEDISK' });
@@ -383,11 +384,13 @@ export class WriterCore {
     return Math.min(this.init.maxObjectBytes ?? Infinity, this.disks[idx]?.quota ?? 0);
   }
 
-  private ioError(idx: number): void {
+  private ioError(idx: number, err: unknown): void {
     const d = this.disks[idx];
     if (d === undefined || d.status === 'Invalid') return;
+    this.report?.('3001', `${d.path}: ${(err as Error).message}`);
     if (++d.errors < this.init.maxConsecutiveErrors) return;
     d.status = 'Invalid';
+    this.report?.('3002', `${d.path} after ${d.errors} consecutive errors`);
     this.diskChanges.push([idx, 'Invalid']);
     try { this.rows.index.setDiskStatus(idx, 'Invalid'); } catch { /* the local state still holds */ }
   }

@@ -80,18 +80,31 @@ export interface AgeMeta {
   cachedAt: number;
 }
 
-/** Age header value in seconds, 0 when absent or invalid (RFC 9111 5.1: a non-negative integer). */
+/** RFC 9111 1.2.2: a delta-seconds value too large to represent counts as 2^31. */
+const DELTA_MAX = 2147483648;
+
+/**
+ * Age in seconds (RFC 9111 5.1). Of a list (one line "5, 7" or repeated lines) the first member
+ * counts; a value that is not a non-negative integer is ignored (0); one beyond 2^31 is 2^31, so
+ * an object claiming to be that old is never fresh.
+ */
 function ageValue(headers: HeaderMap): number {
   const v = headers['age'];
-  const s = (Array.isArray(v) ? v[0] : v)?.trim();
-  if (s === undefined || s.length === 0) return 0;
+  const s = Array.isArray(v) ? v[0] : v;
+  if (s === undefined) return 0;
+  const len = s.length;
+  let i = 0;
+  while (i < len && (s.charCodeAt(i) === 32 || s.charCodeAt(i) === 9)) i++;
+  const start = i;
   let n = 0;
-  for (let i = 0; i < s.length; i++) {
+  for (; i < len; i++) {
     const c = s.charCodeAt(i) - 48;
-    if (c < 0 || c > 9) return 0;
-    n = n * 10 + c;
+    if (c < 0 || c > 9) break;
+    n = Math.min(DELTA_MAX, n * 10 + c);
   }
-  return n;
+  if (i === start) return 0;
+  while (i < len && (s.charCodeAt(i) === 32 || s.charCodeAt(i) === 9)) i++;
+  return i === len || s.charCodeAt(i) === 44 ? n : 0;
 }
 
 /** corrected_initial_age of RFC 9111 4.2.3, in seconds. */
@@ -112,7 +125,7 @@ export function currentAge(meta: AgeMeta, now: number): number {
 /** The Age header value to send (RFC 9111 5.1): whole seconds, capped at 2^31. */
 export function ageHeaderValue(seconds: number): string {
   if (!(seconds > 0)) return '0';
-  return String(Math.min(2147483648, Math.floor(seconds)));
+  return String(Math.min(DELTA_MAX, Math.floor(seconds)));
 }
 
 /** True when the response forbids serving it stale in a shared cache (RFC 9111 5.2.2.2, 5.2.2.8, 5.2.2.10). */

@@ -162,6 +162,74 @@ function normaliseValue(v: string): string {
   return out.endsWith(' ') ? out.slice(0, -1) : out;
 }
 
+/** Fields whose values are lists of weighted members compared without regard to case (RFC 9110 12.5.1, 12.5.2, 12.5.4). */
+const WEIGHTED_LISTS: ReadonlySet<string> = new Set(['accept', 'accept-charset', 'accept-language']);
+
+/** A weight as RFC 9110 12.4.2 spells it. */
+const QVALUE = /^(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?)$/;
+
+/**
+ * The canonical form of Accept, Accept-Charset or Accept-Language, or undefined when the value
+ * is not a plain list (a quoted string, a malformed weight or parameter): such a value is only
+ * trimmed, so it keys a variant of its own. Case (of tokens and parameter names; parameter
+ * values can be case-sensitive), spaces, the spelling of weights (`q=0.50`, `q=1`) and repeated
+ * identical members do not matter; members are ordered by weight. Members of equal weight keep
+ * their order: origins (Django, Rails, Express's negotiator, Java's LanguageRange, ASP.NET)
+ * break ties by it, so `da, en` and `en, da` are different requests, not one set.
+ */
+function normaliseWeightedList(value: string): string | undefined {
+  if (value.includes('"')) return undefined;
+  const members: { text: string; q: number }[] = [];
+  for (const part of value.split(',')) {
+    const pieces = part.split(';');
+    let text = pieces[0]!.trim().toLowerCase();
+    if (text.length === 0) {
+      if (pieces.length > 1) return undefined;
+      continue; // empty list elements are allowed (RFC 9110 5.6.1)
+    }
+    let q = 1;
+    for (let i = 1; i < pieces.length; i++) {
+      const param = pieces[i]!.trim();
+      const eq = param.indexOf('=');
+      if (eq <= 0) return undefined;
+      const name = param.slice(0, eq).trim().toLowerCase();
+      const v = param.slice(eq + 1).trim();
+      if (name === 'q') {
+        if (!QVALUE.test(v)) return undefined;
+        q = Number(v);
+      } else {
+        text += `;${name}=${v}`;
+      }
+    }
+    if (!members.some((m) => m.text === text && m.q === q)) members.push({ text, q });
+  }
+  // Array.prototype.sort is stable: equal weights keep the client's order.
+  members.sort((x, y) => y.q - x.q);
+  let out = '';
+  for (const m of members) {
+    if (out.length > 0) out += ',';
+    out += m.q === 1 ? m.text : `${m.text};q=${m.q}`;
+  }
+  return out;
+}
+
+/**
+ * Canonical forms of the weighted-list values seen lately. This runs on every hit of an object
+ * that varies on one of them, and clients send few distinct values (one per browser and locale):
+ * the parse is paid once per value, not per request. Cleared whole when full.
+ */
+const LIST_KEYS = new Map<string, string>();
+const LIST_KEYS_MAX = 1024;
+
+function weightedListKey(value: string): string {
+  let k = LIST_KEYS.get(value);
+  if (k !== undefined) return k;
+  k = normaliseWeightedList(value) ?? normaliseValue(value);
+  if (LIST_KEYS.size >= LIST_KEYS_MAX) LIST_KEYS.clear();
+  LIST_KEYS.set(value, k);
+  return k;
+}
+
 /**
  * The variant key of a request for the given Vary names: `name=value` pairs joined by newlines.
  * An absent field is written without `=` so it differs from an empty one (RFC 9111 4.1).
@@ -178,7 +246,8 @@ export function variantKey(varyNames: readonly string[], reqHeaders: HeaderMap):
       continue;
     }
     if (raw === undefined) { key += name; continue; }
-    key += name + '=' + normaliseValue(typeof raw === 'string' ? raw : raw.join(','));
+    const value = typeof raw === 'string' ? raw : raw.join(',');
+    key += name + '=' + (WEIGHTED_LISTS.has(name) ? weightedListKey(value) : normaliseValue(value));
   }
   return key;
 }

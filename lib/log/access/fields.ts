@@ -72,11 +72,12 @@ export function username(tx: TransactionRecord): string | undefined {
   return c > 0 ? decoded.slice(0, c) : undefined;
 }
 
-/** `sc-resinfo`: content coding (TLS version once it exists) and `Bypass`, joined by `+`. */
+/** `sc-resinfo`: content coding, TLS version and `Bypass` (document 3's order), joined by `+`. */
 export function resInfo(tx: TransactionRecord): string {
   const parts: string[] = [];
   const ce = resHeader(tx, 'content-encoding');
   if (ce === 'gzip' || ce === 'deflate') parts.push(ce);
+  if (tx.connection.tls !== undefined) parts.push(tx.connection.tls);
   if (tx.bypass !== 0) parts.push(tx.bypass === 2 ? 'Bypass/instant' : 'Bypass');
   return parts.length === 0 ? '-' : parts.join('+');
 }

@@ -1,7 +1,11 @@
-// `/monitoring/ssl`: expands an OpenSSL cipher expression with the openssl binary of the
-// machine, so the answer is what this machine's OpenSSL makes of it (and matches what a TLS
-// listener configured with the same string offers).
+// `/monitoring/ssl`: expands an OpenSSL cipher expression as the TLS service ports read it: the
+// spec's default expression is mapped to the same safe set (lib/worker/tls/options.ts), TLS 1.3
+// names (`TLS_...`) are TLS 1.3 suites as node takes them, and the expression is judged valid
+// or not by node's own OpenSSL. The list itself comes from the openssl binary of the machine
+// (node has no call that lists a context's suites), the same OpenSSL 3.0 series.
 import { execFile } from 'node:child_process';
+import tls from 'node:tls';
+import { mappedCiphers } from '../../worker/tls/options.js';
 import { ApiError, HTTP } from '../envelope.js';
 
 export interface CipherEntry { Name: string; Ver: string; Kx: string; Au: string; Enc: string; Mac: string }
@@ -9,10 +13,20 @@ export interface CipherEntry { Name: string; Ver: string; Kx: string; Au: string
 /** Characters of OpenSSL cipher strings; anything else cannot be a cipher expression. */
 const EXPRESSION = /^[A-Za-z0-9!:+\-@=_., ]+$/;
 
+/** node's split: `TLS_` names are TLS 1.3 suites (-ciphersuites), the rest the TLS 1.2- list. */
+function opensslArgs(expr: string): string[] {
+  const parts = expr.split(':');
+  const v13 = parts.filter((p) => p.startsWith('TLS_'));
+  const rest = parts.filter((p) => !p.startsWith('TLS_')).join(':');
+  // Only TLS 1.3 names: node leaves no TLS 1.2 suite; `-s -tls1_3` lists the 1.3 ones alone.
+  const v12 = rest === '' ? ['-s', '-tls1_3', 'ALL'] : [rest];
+  return ['ciphers', '-v', ...(v13.length > 0 ? ['-ciphersuites', v13.join(':')] : []), ...v12];
+}
+
 function run(expr: string): Promise<string> {
   return new Promise((resolve, reject) => {
     // No shell; a leading '-' (read as an option) is refused before we get here.
-    execFile('openssl', ['ciphers', '-v', expr], { timeout: 5000, maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
+    execFile('openssl', opensslArgs(expr), { timeout: 5000, maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
       if (err === null) return resolve(stdout);
       const e = err as NodeJS.ErrnoException & { code?: unknown };
       if (e.code === 'ENOENT') return reject(new ApiError(HTTP.internalError, 'openssl is not installed on this machine'));
@@ -45,7 +59,13 @@ export async function expandCiphers(expr: string): Promise<CipherEntry[]> {
   if (expr.length > 2048 || !EXPRESSION.test(expr) || expr.startsWith('-')) {
     throw new ApiError(HTTP.badRequest, `invalid CipherSuite "${expr.slice(0, 100)}": not an OpenSSL cipher expression`);
   }
-  const entries = parseCiphers(await run(expr));
+  const mapped = mappedCiphers(expr);
+  try {
+    tls.createSecureContext({ ciphers: mapped });
+  } catch (err) {
+    throw new ApiError(HTTP.badRequest, `invalid CipherSuite "${expr.slice(0, 100)}": ${(err as Error).message}`);
+  }
+  const entries = parseCiphers(await run(mapped));
   if (entries.length === 0) throw new ApiError(HTTP.badRequest, `invalid CipherSuite "${expr}": no cipher matches`);
   return entries;
 }

@@ -44,6 +44,8 @@ export const monitoringRoutes: Route[] = [
     handler: async (req, ctx) => {
       const expr = req.query.get('ciphersuite') ?? req.query.get('cs');
       if (expr === null || expr === '') throw new ApiError(HTTP.badRequest, 'ciphersuite parameter is required');
+      // Document 1's third result: the suites are those the RT's TLS ports would take.
+      requireRunning(ctx);
       return ok(ctx.version, 'ssl', 'query', await expandCiphers(expr));
     },
   },

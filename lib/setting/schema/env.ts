@@ -34,6 +34,13 @@ export const EnvSchema = Section({
     path: Str({ default: 'license.xml', minLength: 1, description: 'the installed license (signed XML), relative to env.home; written by /setting/license/update' }),
     publicKey: Str({ default: 'license.pub', minLength: 1, description: 'PEM public key (Ed25519 or RSA) licenses are verified against, relative to env.home' }),
   }, 'license file and issuer key (ours)'),
+  install: Section({
+    repository: Type.Union([Type.Null(), Str({ minLength: 1 })], {
+      default: null,
+      description: 'release repository of /command/install: a directory (relative to env.home) or an http(s) URL holding svc release output (index.json, <name>-<version>.tgz, .sha256, .sig); null = install refused',
+    }),
+    publicKey: Str({ default: 'release.pub', minLength: 1, description: 'PEM Ed25519 public key release packages are verified against, relative to env.home' }),
+  }, 'package installation (ours)'),
   geoip: Section({
     path: Type.Union([Type.Null(), Str({ minLength: 1 })], { default: null, description: 'directory of MaxMind .mmdb files (/monitoring/geoiplist), relative to env.home; null = not configured' }),
   }, 'GeoIP databases (ours)'),

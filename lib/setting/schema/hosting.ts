@@ -38,6 +38,7 @@ const HttpsOptions = Section({
   enableSsl30: Bool(false),
   ciphersuite: Str({ default: 'ALL:!ADH:RC4+RSA:+HIGH:+MEDIUM:+LOW:+SSLv2:+EXP', description: 'OpenSSL cipher expression' }),
   forwardSecrecy: Bool(true, 'true: forward-secret suites first; false: ClientHello order'),
+  ocspStapling: Bool(true, 'staple the OCSP response of a certificate that names a responder; false: never ask the responder'),
 }, 'TLS service options ("https options" of document 2)');
 
 /**

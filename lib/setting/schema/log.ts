@@ -8,7 +8,7 @@ const Backup = () => List(Str({ minLength: 1 }), { description: 'names of env.lo
 
 function hostLog<P extends TProperties>(extra: P, enable = true) {
   return Section({
-    enable: Bool(enable, enable ? undefined : 'off by default until implemented (lib/setting/not-implemented.ts)'),
+    enable: Bool(enable),
     rolling: Rolling(),
     retention: Int(10, { minimum: 1, description: 'maximum number of kept files' }),
     compression: Bool(false, 'gzip at roll'),
@@ -27,12 +27,13 @@ export const HostLogSchema = Section({
     loopback: Bool(false, 'record loopback traffic'),
   }),
   origin: hostLog({ loopback: Bool(false) }),
-  dns: hostLog({}, false),
+  dns: hostLog({}),
+  // Off as in the sample of document 3.
   monitoring: hostLog({ form: OneOf(['json', 'xml'], 'json') }, false),
 });
 
 const globalCommon = (enable = true) => ({
-  enable: Bool(enable, enable ? undefined : 'off by default until implemented (lib/setting/not-implemented.ts)'),
+  enable: Bool(enable, enable ? undefined : 'deprecated: off as in the sample of document 3'),
   rolling: Rolling(),
   retention: Int(5, { minimum: 1 }),
   compression: Bool(false),
@@ -77,6 +78,8 @@ export const REPOSITORY_ENDPOINT: Record<string, TSchema> = {
   }),
   'cloudD-object-storage-v1': Obj({
     bucket: Str({ minLength: 1 }), region: Str(), account: Str(), accessKey: Str(), secretKey: Str(),
+    // Not in document 3: the URL base of another S3-compatible endpoint of the vendor (lib/log/repository/s3.ts).
+    domain: Opt(NullStr({ description: "null: the vendor's S3-compatibility endpoint of the account and region" })),
   }),
   statsd: Obj({ port: Int(8125, { minimum: 1, maximum: 65535 }), exports: Exports(List(Formatted('svc-regex'))) }),
   logagent: Obj({
@@ -88,8 +91,7 @@ export const REPOSITORY_ENDPOINT: Record<string, TSchema> = {
 export const EnvLogSchema = Section({
   meta: Section({
     dir: Str({ default: 'svclog', description: 'management log directory, relative to env.home' }),
-    // Document 3's default is 8514; no listener exists yet, so the member is optional and refused.
-    port: Opt(Type.Integer({ minimum: 1, maximum: 65535, description: 'UDP port collecting logs from sub-components' })),
+    port: Int(8514, { minimum: 1, maximum: 65535, description: 'UDP port (127.0.0.1) collecting log lines from sub-components' }),
   }),
   info: globalLog({}),
   watch: globalLog({
@@ -105,8 +107,8 @@ export const EnvLogSchema = Section({
       minLevel: OneOf(ERROR_LEVELS, 'Info'),
       patterns: Section({ include: Regexes(), exclude: Regexes() }),
     }),
-  }, false),
-  metrics: globalLog({ schedule: Formatted('svc-cron', { default: '0 */5 * * * *' }) }, false),
+  }),
+  metrics: globalLog({ schedule: Formatted('svc-cron', { default: '0 */5 * * * *' }) }),
   system: deprecatedLog({}),
   originError: deprecatedLog({ warning: Bool(false, 'also record wrong HTTP exchanges') }),
   repository: Section({

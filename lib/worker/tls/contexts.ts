@@ -8,10 +8,10 @@ import tls from 'node:tls';
 import { resolvePath } from '../../setting/resolve.js';
 import type { HttpsCert, Setting } from '../../setting/types.js';
 import type { SettingIssue } from '../../setting/issues.js';
+import { fetchedName, isUrlSource } from './fetched.js';
 import type { TlsServerOptions } from './options.js';
 
 const PEM_CERT = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
-const URL_RE = /^[a-z][a-z0-9+.-]*:\/\//i;
 
 export interface CertMaterial { cert: Buffer; key: Buffer; ca: Buffer | undefined }
 
@@ -22,10 +22,6 @@ export class CertProblem extends Error {
   }
 }
 
-function isUrlSource(src: string): boolean {
-  return URL_RE.test(src);
-}
-
 type Member = 'cert' | 'key' | 'ca';
 /** Where the file of a source is: the service's files, or those of an upload being validated. */
 export type Locate = (src: string, member: Member) => string;
@@ -33,12 +29,13 @@ export type Locate = (src: string, member: Member) => string;
 function read(src: string, member: Member, locate: Locate): Buffer {
   // Inline PEM is accepted as /get/https always did.
   if (src.trimStart().startsWith('-----BEGIN')) return Buffer.from(src);
-  if (isUrlSource(src)) throw new CertProblem(member, 'certificate sources given as URLs are not supported yet: give a file path');
   const file = locate(src, member);
   try {
     return fs.readFileSync(file);
   } catch (err) {
-    throw new CertProblem(member, `${file} cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    if (isUrlSource(src)) throw new CertProblem(member, `${src} was not fetched (${file}: ${code})`);
+    throw new CertProblem(member, `${file} cannot be read: ${code}`);
   }
 }
 
@@ -57,9 +54,9 @@ function checkPeriod(c: X509Certificate, member: 'cert' | 'ca', now: number): vo
   if (Date.parse(c.validFrom) > now) throw new CertProblem(member, `certificate is not valid before ${new Date(c.validFrom).toISOString()}`);
 }
 
-/** Sources relative to env.home, where the running service reads them. */
+/** Sources relative to env.home, where the running service reads them (a URL's fetched copy). */
 export function homeFiles(setting: Setting): Locate {
-  return (src) => resolvePath(setting, src);
+  return (src) => (isUrlSource(src) ? resolvePath(setting, fetchedName(src)) : resolvePath(setting, src));
 }
 
 /** Reads and checks one https[] entry; throws CertProblem. */
@@ -80,6 +77,13 @@ export function loadCert(e: HttpsCert, locate: Locate, now = Date.now()): CertMa
   }
   if (!chain[0]!.checkPrivateKey(k)) throw new CertProblem('key', 'does not match the certificate (its public key differs)');
   if (ca !== undefined) for (const c of certificates(ca, 'ca')) checkPeriod(c, 'ca', now);
+  try {
+    // What node:crypto accepts OpenSSL may still refuse to serve (a key too small for its
+    // security level, a certificate signed with MD5): found here, not when a worker opens the port.
+    tls.createSecureContext({ cert, key });
+  } catch (err) {
+    throw new CertProblem('key', `OpenSSL refuses to serve this certificate with this key: ${(err as Error).message}`);
+  }
   return { cert, key, ca };
 }
 

@@ -3,6 +3,7 @@
 // serves every host of its listen: OpenSSL takes the protocol versions and the cipher list from
 // the socket's default context, not from the context SNI selects, so the hosts sharing a listen
 // must agree on these options (checked in checkTlsPorts).
+import { constants } from 'node:crypto';
 import tls, { type SecureVersion } from 'node:tls';
 import type { SettingIssue } from '../../setting/issues.js';
 import type { HttpsOptions } from '../../setting/types.js';
@@ -18,7 +19,7 @@ const VERSIONS: { flag: 'enableTls10' | 'enableTls11' | 'enableTls12' | 'enableT
   { flag: 'enableTls13', name: 'TLSv1.3' },
 ];
 
-export type TlsServerOptions = Pick<tls.SecureContextOptions, 'minVersion' | 'maxVersion' | 'ciphers' | 'honorCipherOrder'>;
+export type TlsServerOptions = Pick<tls.SecureContextOptions, 'minVersion' | 'maxVersion' | 'ciphers' | 'honorCipherOrder' | 'secureOptions'>;
 
 /**
  * The enabled versions as one range, or why they are not one: OpenSSL 3 sets a minimum and a
@@ -39,13 +40,29 @@ function versionRange(o: HttpsOptions): Range | RangeError {
 }
 
 /**
- * The cipher expression to hand OpenSSL. The spec's default is mapped to node's default list
- * (ECDHE/DHE with AES-GCM or ChaCha20 first, no RC4, 3DES, export or anonymous suites): the
- * nearest safe set. TLS 1.0/1.1 need security level 0 in OpenSSL 3 (their handshake signs with
- * SHA-1/MD5), so enabling them lowers it for this socket only.
+ * The TLS 1.2 suites the spec's default stands for: forward-secret AEAD suites only (Mozilla's
+ * "intermediate" list), no CBC (LUCKY13), RC4, 3DES, export or anonymous suites.
+ */
+const SAFE_TLS12 = 'ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:'
+  + 'ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305:DHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES256-GCM-SHA384:DHE-RSA-CHACHA20-POLY1305';
+
+/**
+ * The spec's default expression as the nearest safe set; any other as written. With TLS 1.0 or
+ * 1.1 enabled (`legacy`) that is node's default list instead, whose CBC suites those versions
+ * need (they have no AEAD suite).
+ */
+export function mappedCiphers(expr: string, legacy = false): string {
+  if (expr !== SPEC_DEFAULT_CIPHERS) return expr;
+  return legacy ? tls.DEFAULT_CIPHERS : SAFE_TLS12;
+}
+
+/**
+ * The cipher expression to hand OpenSSL (the spec's default mapped, above). TLS 1.0/1.1 need
+ * security level 0 in OpenSSL 3 (their handshake signs with SHA-1/MD5), so enabling them lowers
+ * it for this socket only.
  */
 function cipherString(o: HttpsOptions): string {
-  let c = o.ciphersuite === SPEC_DEFAULT_CIPHERS ? tls.DEFAULT_CIPHERS : o.ciphersuite;
+  let c = mappedCiphers(o.ciphersuite, o.enableTls10 || o.enableTls11);
   // `+kRSA` moves the suites without forward secrecy (static RSA key exchange) to the end
   // without adding any; with the server's order enforced they are chosen last. Every TLS 1.3
   // suite is forward-secret.
@@ -59,7 +76,9 @@ export function tlsServerOptions(o: HttpsOptions): TlsServerOptions {
   const r = versionRange(o);
   if ('flag' in r) throw new Error(`${r.flag}: ${r.message}`);
   // forwardSecrecy false: the suite comes from the client's ClientHello order.
-  return { minVersion: r.min, maxVersion: r.max, ciphers: cipherString(o), honorCipherOrder: o.forwardSecrecy };
+  // No client-initiated renegotiation (TLS 1.2 and below): a client could make the server redo
+  // the costly handshake at will (testssl.sh flags it as a DoS threat); none needs it.
+  return { minVersion: r.min, maxVersion: r.max, ciphers: cipherString(o), honorCipherOrder: o.forwardSecrecy, secureOptions: constants.SSL_OP_NO_RENEGOTIATION };
 }
 
 /** What of a host's https options this build cannot honour, at `base` (`hosting[i].httpsOptions`). */

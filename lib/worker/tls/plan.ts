@@ -9,6 +9,7 @@ import type { Listen, ResolvedHost, Setting } from '../../setting/types.js';
 import { loadCert, CertProblem, homeFiles } from './contexts.js';
 import { tlsServerOptions } from './options.js';
 import type { TlsHost, TlsPort } from './sni.js';
+import { stapleTarget } from './stapling.js';
 
 /**
  * The addresses of a network interface; [] when the machine has no such NIC. IPv6 link-local
@@ -30,6 +31,8 @@ function tlsListensOf(h: Pick<ResolvedHost, 'name' | 'httpsOptions'>): Listen[] 
 
 export interface TlsPlan {
   ports: TlsPort[];
+  /** The certificates whose OCSP responses are stapled. */
+  staples: Array<NonNullable<ReturnType<typeof stapleTarget>>>;
   /** Host name -> its TLS listens (for request routing). */
   listens: Map<string, Listen[]>;
 }
@@ -43,6 +46,7 @@ export interface TlsPlan {
 export function tlsPlan(setting: Setting, hosts: ResolvedHost[]): TlsPlan {
   const byPort = new Map<number, { hosts: TlsHost[]; any: boolean; addrs: Set<string>; options: TlsPort['options'] }>();
   const listens = new Map<string, Listen[]>();
+  const staples: TlsPlan['staples'] = [];
   for (const h of hosts) {
     if (!h.enable || h.https.length === 0) continue;
     const material = h.https.map((e, j) => {
@@ -53,6 +57,8 @@ export function tlsPlan(setting: Setting, hosts: ResolvedHost[]): TlsPlan {
         throw err;
       }
     });
+    const staple = h.httpsOptions.ocspStapling ? stapleTarget(material) : undefined;
+    if (staple !== undefined) staples.push(staple);
     const ls = tlsListensOf(h);
     listens.set(h.name, ls);
     for (const l of ls) {
@@ -60,7 +66,7 @@ export function tlsPlan(setting: Setting, hosts: ResolvedHost[]): TlsPlan {
       if (p === undefined) byPort.set(l.port, (p = { hosts: [], any: false, addrs: new Set(), options: tlsServerOptions(h.httpsOptions) }));
       if (l.host === null) p.any = true;
       else p.addrs.add(l.host);
-      p.hosts.push({ name: h.name, names: [h.name, ...h.aliases], listen: l, material });
+      p.hosts.push({ name: h.name, names: [h.name, ...h.aliases], listen: l, material, stapleKey: staple?.key });
     }
   }
   const wanted = setting.meta.defaultHosting;
@@ -71,5 +77,5 @@ export function tlsPlan(setting: Setting, hosts: ResolvedHost[]): TlsPlan {
     const sockets: Listen[] = p.any ? [{ host: null, port }] : [...p.addrs].map((host) => ({ host, port }));
     for (const listen of sockets) ports.push({ listen, options: p.options, hosts: p.hosts });
   }
-  return { ports, listens };
+  return { ports, listens, staples };
 }

@@ -6,6 +6,7 @@ import tls from 'node:tls';
 import { NameIndex, plainAddress, type Listen } from '../../routing/vhost-table.js';
 import { contextOptions, type CertMaterial } from './contexts.js';
 import type { TlsServerOptions } from './options.js';
+import type { Stapler } from './stapling.js';
 
 export interface TlsHost {
   name: string;
@@ -14,6 +15,8 @@ export interface TlsHost {
   /** Where this host's TLS listen is bound (host null: every address of the port). */
   listen: Listen;
   material: CertMaterial[];
+  /** The certificate whose OCSP response is stapled (stapling.ts), if any. */
+  stapleKey: string | undefined;
 }
 
 /** One listening TLS socket: its hosts, first the default one, and their shared options. */
@@ -29,11 +32,17 @@ export class SniContexts {
   private readonly byAddress = new Map<string, NameIndex<tls.SecureContext>>();
   /** The default host's context: for a client without SNI or with a name no host has. */
   private readonly fallback: tls.SecureContext;
+  private readonly contexts: tls.SecureContext[] = [];
+  /** Context -> the key of its stapled OCSP response. */
+  private readonly staples = new Map<tls.SecureContext, string>();
 
-  constructor(port: TlsPort) {
+  /** `ticketKeys`: the node's session ticket keys (lib/primary/ticket-keys.ts). */
+  constructor(port: TlsPort, ticketKeys: Buffer) {
     let first: tls.SecureContext | undefined;
     for (const h of port.hosts) {
-      const ctx = tls.createSecureContext(contextOptions(h.material, port.options));
+      const ctx = tls.createSecureContext({ ...contextOptions(h.material, port.options), ticketKeys });
+      this.contexts.push(ctx);
+      if (h.stapleKey !== undefined) this.staples.set(ctx, h.stapleKey);
       first ??= ctx;
       let index = this.any;
       if (h.listen.host !== null) {
@@ -44,6 +53,19 @@ export class SniContexts {
       for (const n of h.names) index.add(n, ctx);
     }
     this.fallback = first!;
+  }
+
+  /** The OCSP response to staple on a connection with this context (undefined: none). */
+  staple(ctx: tls.SecureContext, stapler: Stapler): Buffer | undefined {
+    if (this.staples.size === 0) return undefined;
+    const key = this.staples.get(ctx);
+    return key === undefined ? undefined : stapler.staple(key);
+  }
+
+  /** Rotated keys, for the next handshakes. */
+  setTicketKeys(keys: Buffer): void {
+    // tls.Server#setTicketKeys does the same on its own context.
+    for (const ctx of this.contexts) (ctx.context as { setTicketKeys(k: Buffer): void }).setTicketKeys(keys);
   }
 
   /** The context of a connection from its SNI name (lower case; undefined: none sent). */

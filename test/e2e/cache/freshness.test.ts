@@ -111,6 +111,33 @@ t.test('Age is sent, includes the origin Age and grows while the copy is in the 
   t.equal(origin.count('/age'), 1);
 });
 
+t.test('an Age list from the origin counts by its first member: an object older than its max-age is not served fresh', async (t) => {
+  origin.on('/age-list', reply(200, { 'cache-control': 'max-age=600', age: '5000, 0' }, 'old'));
+  const first = await get('/age-list');
+  t.equal(first.body, 'old');
+  t.equal(first.headers.age, '5000, 0', 'the answer that fetched it passes the origin\'s Age on as received');
+  const second = await get('/age-list');
+  t.not(second.headers['x-cache'], 'TCP_HIT', 'not a fresh hit');
+  t.equal(origin.count('/age-list'), 2, 'the origin is asked again');
+});
+
+t.test('an impossible Age (beyond 2^31) counts as 2^31: the object is never a fresh hit', async (t) => {
+  origin.on('/age-huge', reply(200, { 'cache-control': 'max-age=31536000', age: '99999999999999999999999' }, 'ancient'));
+  await get('/age-huge');
+  const second = await get('/age-huge');
+  t.not(second.headers['x-cache'], 'TCP_HIT');
+  t.equal(origin.count('/age-huge'), 2);
+});
+
+t.test('a non-numeric Age from the origin is ignored: the object is fresh for its max-age', async (t) => {
+  origin.on('/age-bad', reply(200, { 'cache-control': 'max-age=600', age: 'soon' }, 'fine'));
+  await get('/age-bad');
+  const r = await get('/age-bad');
+  t.equal(r.headers['x-cache'], 'TCP_HIT');
+  t.ok(Number(r.headers.age) < 600, `Age ${String(r.headers.age)}`);
+  t.equal(origin.count('/age-bad'), 1);
+});
+
 t.test('the origin Date is kept on hits', async (t) => {
   const date = httpDate(3000);
   origin.on('/date', reply(200, { 'cache-control': 'max-age=60', date }, 'dated'));

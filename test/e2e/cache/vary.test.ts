@@ -127,6 +127,22 @@ t.test('a request for another variant while the first variant is still downloadi
   t.equal(origin.count('/vary-slow'), 2);
 });
 
+t.test('Accept-Language values that differ only in case, spacing and weight spelling share one stored variant', async (t) => {
+  origin.on('/lang-norm', (q, res) => reply(200, { vary: 'Accept-Language', 'cache-control': 'max-age=60' }, `lang=${String(q.headers['accept-language'])}`)(q, res));
+  const a = await get('/lang-norm', { 'accept-language': 'en-US,en;q=0.9' });
+  const b = await get('/lang-norm', { 'accept-language': 'EN-us, en;q=0.90' });
+  const c = await get('/lang-norm', { 'accept-language': 'en;q=0.9, en-US' });
+  t.equal(a.headers['x-cache'], 'TCP_MISS');
+  t.same([b.headers['x-cache'], c.headers['x-cache']], ['TCP_HIT', 'TCP_HIT']);
+  t.same([b.body, c.body], [a.body, a.body]);
+  const other = await get('/lang-norm', { 'accept-language': 'de, en-US;q=0.5' });
+  t.equal(other.body, 'lang=de, en-US;q=0.5', 'another preference is another variant, from the origin');
+  const tie1 = await get('/lang-norm', { 'accept-language': 'da, en' });
+  const tie2 = await get('/lang-norm', { 'accept-language': 'en, da' });
+  t.same([tie1.body, tie2.body], ['lang=da, en', 'lang=en, da'], 'equal weights in another order are not merged');
+  t.equal(origin.count('/lang-norm'), 4);
+});
+
 // RFC 9110 7.6.1: fields the client names in Connection are not forwarded, so the origin chose its
 // answer without them; the stored variant must be keyed on the request as forwarded, or one client
 // stores the default page as the `fr` variant for everyone.

@@ -11,6 +11,7 @@ import path from 'node:path';
 import t from 'tap';
 import { curl, makeCert, run, tlsNode } from './helpers.js';
 import { ERR, FLAG, FRAME, RawH2, frame, getHeaders, goawayCode, rstStream } from './h2-frames.js';
+import { primaryPids } from '../../helpers/server.js';
 import { waitFor } from '../../helpers/wait.js';
 
 const HOST = 'h2.test';
@@ -56,7 +57,7 @@ async function recordOf(pred: (r: Rec) => boolean): Promise<Rec | undefined> {
 
 function workerPids(): string {
   try {
-    return execFileSync('ps', ['-o', 'pid=', '--ppid', String(n.server.proc.pid)]).toString().trim();
+    return execFileSync('ps', ['-o', 'pid=', '--ppid', String(primaryPids(n.server)[0])]).toString().trim();
   } catch { return ''; }
 }
 

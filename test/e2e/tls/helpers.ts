@@ -24,22 +24,22 @@ export interface TlsNode { server: RunningServer; dir: string; tlsPort: number; 
  * A node whose hosts (given without listen/origin) listen plain on one port and TLS on another,
  * with certificates the caller makes in `dir` through `prepare` before the start.
  */
-export async function tlsNode(t: Test, hosts: Array<Record<string, unknown>>, prepare: (dir: string) => void,
-  extra: Record<string, unknown> = {}, env?: Record<string, string>): Promise<TlsNode> {
+export async function tlsNode(t: Test, hosts: Array<Record<string, unknown>>, prepare: (dir: string) => void | Promise<void>,
+  extra: Record<string, unknown> = {}, env?: Record<string, string>, workers = 1): Promise<TlsNode> {
   const origin = await new TestOrigin().start();
   t.teardown(() => origin.stop());
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-tls-'));
   t.teardown(() => fs.rm(dir, { recursive: true, force: true }));
-  prepare(dir);
+  await prepare(dir);
   const plainPort = await freePort();
   const tlsPort = await freePort();
-  const basePort = await consecutiveFreePorts(1);
+  const basePort = await consecutiveFreePorts(workers);
   const apiPort = await freePort();
   const hosting = hosts.map((h) => ({
     listen: `127.0.0.1:${plainPort}`, origin: { address: [`127.0.0.1:${origin.port}`] }, ...h,
     httpsOptions: { listen: `127.0.0.1:${tlsPort}`, ...(h.httpsOptions as object | undefined) },
   }));
-  const settingPath = await writeSetting(dir, baseSetting(hosting, basePort, { extra }, apiPort));
+  const settingPath = await writeSetting(dir, baseSetting(hosting, basePort, { extra, workers }, apiPort));
   const server = await startWithSetting(dir, settingPath, basePort, env, apiPort);
   t.teardown(() => server.stop());
   return { server, dir, tlsPort, plainPort, origin };
