@@ -25,6 +25,8 @@ import { SessionBlocks } from './session-blocks.js';
 import { TicketKeys } from './ticket-keys.js';
 import { StatsService } from '../stats/service.js';
 import { statisticsRoutes } from '../manager/routes/statistics.js';
+import { graphRoutes } from '../manager/routes/graph.js';
+import { GraphService } from '../graph/service.js';
 import { GlobalLogs } from '../log/global/global-logs.js';
 import { reportError } from '../log/global/report.js';
 import { NodeLogs } from './node-logs.js';
@@ -87,6 +89,8 @@ export class Primary {
   private readonly tickets = new TicketKeys((keys) => { for (const w of this.connectedWorkers()) this.send(w, { type: 'tls-ticket-keys', keys }); });
   /** Sums of the workers' counters, system figures, the statistics collector. */
   stats: StatsService | undefined;
+  /** The graph history and its renderer (`/graph`). */
+  private graphs: GraphService | undefined;
   /** Every log file of the node (global and per host), opened once the setting is loaded. */
   private logs: NodeLogs | undefined;
 
@@ -142,6 +146,12 @@ export class Primary {
       managementAccess: () => this.api?.managementAccess ?? { Allow: 0, Deny: 0 },
       indexPath: () => resolvePath(this.setting, this.setting.env.cache.indexPath),
     });
+    this.graphs = new GraphService({
+      file: path.join(resolvePath(this.setting, 'state'), 'graph-history.sqlite'), source: this.stats.source,
+      warn: (why) => systemLog.warn(why),
+    });
+    const graphs = this.graphs;
+    this.stats.onSecond(() => graphs.second());
     // Before the workers: their first deltas have somewhere to go, and a collector address
     // that cannot be bound stops the start like the API's would.
     this.stats.start();
@@ -166,7 +176,7 @@ export class Primary {
         discover: () => [],
         state: () => this.stats!.state(),
         service: new ServiceOps(this),
-      }).concat(statisticsRoutes(this.stats.source)),
+      }).concat(statisticsRoutes(this.stats.source), graphRoutes(this.graphs)),
     });
     if (this.handover) {
       await this.supervisor.serving();
@@ -357,6 +367,7 @@ export class Primary {
     this.settingGeneration = generation;
     this.api?.applySetting(setting);
     this.stats?.settingApplied(setting);
+    this.graphs?.retain(setting.hosting.filter((h) => h.enable !== false).map((h) => h.name));
     this.logs?.configure(setting);
     this.backups.configure(setting, this.logs!.backupSources(setting));
     // Workers that became ready while the others applied got the previous setting.
@@ -438,6 +449,9 @@ export class Primary {
     await Promise.all(exited);
     clearTimeout(hardStop);
     if (!handover) await this.stats?.close().catch(() => undefined);
+    // After the statistics clock stopped: the open step is written for the next start (or, in a
+    // handover, added to the step the new primary is filling).
+    await this.graphs?.close().catch((err: Error) => systemLog.error({ err: err.message }, 'graph history could not be closed'));
     await this.logs?.close();
     systemLog.info('stopped');
     process.exit(0);

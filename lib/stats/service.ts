@@ -37,6 +37,8 @@ export class StatsService {
   private collector: StatsCollector | undefined;
   private readonly census: Census;
   readonly source: StatisticsSource;
+  /** Run after every second is closed and the system sampled (the graph history). */
+  private readonly perSecond: Array<() => void> = [];
 
   constructor(private readonly deps: StatsServiceDeps) {
     this.system = new SystemSampler(deps.pids, deps.disks);
@@ -87,6 +89,7 @@ export class StatsService {
     this.timer = setInterval(() => {
       this.stats.tick();
       this.system.sample();
+      for (const f of this.perSecond) f();
     }, 1000).unref();
     this.census.start();
   }
@@ -103,6 +106,11 @@ export class StatsService {
     } catch (err) {
       throw new Error(`env.management.cluster.stats.listen: cannot listen on ${cfg.listen}: ${(err as Error).message}`);
     }
+  }
+
+  /** Calls `f` once a second, after the second's values are closed. */
+  onSecond(f: () => void): void {
+    this.perSecond.push(f);
   }
 
   get collectorPort(): number | undefined {
