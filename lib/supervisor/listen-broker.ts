@@ -11,7 +11,7 @@ import net from 'node:net';
 import { getSystemErrorName } from 'node:util';
 
 /** A bound TCP handle as node's internals make it (net._createServerHandle, used by node:cluster too). */
-export interface TcpHandle { close(cb?: () => void): void }
+export interface TcpHandle { close(cb?: () => void): void; getsockname(out: object): number }
 
 type CreateServerHandle = (address: string | null, port: number, addressType: number, fd?: number, flags?: number) => TcpHandle | number;
 const createServerHandle = (net as unknown as { _createServerHandle: CreateServerHandle })._createServerHandle;
@@ -41,11 +41,15 @@ export class ListenBroker {
       h = this.held.get(key);
       if (h === undefined) {
         const made = createServerHandle(address, port, family);
-        if (typeof made === 'number') {
-          const code = getSystemErrorName(made);
-          const err = new Error(`listen ${code}: ${key}`) as NodeJS.ErrnoException;
-          err.code = code;
-          throw err;
+        if (typeof made === 'number') throw bindError(made, key);
+        // libuv defers a bind's EADDRINUSE to listen() (uv_tcp_bind returns 0), and the broker
+        // never listens: the handle comes back unbound. Its duplicate carries no such error, so
+        // a worker's listen() on it would bind an ephemeral port on every address and report
+        // success. getsockname gives the deferred error back.
+        const bound = made.getsockname({});
+        if (bound !== 0) {
+          made.close();
+          throw bindError(bound, key);
         }
         h = { handle: made, owners: new Set() };
         this.held.set(key, h);
@@ -69,4 +73,11 @@ export class ListenBroker {
   releaseAll(prefix: string): void {
     for (const [key, h] of [...this.held]) for (const o of [...h.owners]) if (o.startsWith(prefix)) this.release(o, key);
   }
+}
+
+function bindError(errno: number, key: string): NodeJS.ErrnoException {
+  const code = getSystemErrorName(errno);
+  const err = new Error(`listen ${code}: ${key}`) as NodeJS.ErrnoException;
+  err.code = code;
+  return err;
 }
