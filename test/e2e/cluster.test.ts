@@ -197,8 +197,9 @@ t.test('a worker that keeps dying at start is restarted with growing back-off, a
   // request (each answer names its worker) has started for good.
   const answered = new Set<string>();
   await waitFor(async () => {
-    const r = await request(`http://127.0.0.1:${port}/k`, { headers: { host: 'k.com' }, dispatcher: fresh() }).catch(() => undefined);
-    if (r !== undefined) { await r.body.text(); answered.add(String(r.headers['x-svc-worker'])); }
+    // Bounded, so a connection a dying worker took is one failed poll, not a hung test.
+    const r = await request(`http://127.0.0.1:${port}/k`, { headers: { host: 'k.com' }, dispatcher: fresh(), headersTimeout: 3000, bodyTimeout: 3000 }).catch(() => undefined);
+    if (r !== undefined) { await r.body.text().catch(() => undefined); answered.add(String(r.headers['x-svc-worker'])); }
     return answered.size === 2;
   }, { timeoutMs: 30_000, intervalMs: 50 });
   t.same([...answered].sort(), ['0', '1'], 'the slot is filled again once the worker can start: both workers answer');
