@@ -7,16 +7,8 @@ import type { CensusRow } from '../cache/census.js';
 
 const CENSUS_INTERVAL_MS = 5000;
 
-/** Per host, summed over its disks, and per disk. */
-export interface HostCensus {
-  files: number;
-  bytes: number;
-  waitingDelete: number;
-  purged: number;
-  expired: number;
-  hardPurged: number;
-  disks: Map<number, { files: number; bytes: number }>;
-}
+/** Per host: the index row's figures summed over its disks, and per disk. */
+export type HostCensus = Omit<CensusRow, 'vhost' | 'disk'> & { disks: Map<number, { files: number; bytes: number }> };
 
 function threadEntry(): URL {
   const ext = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
