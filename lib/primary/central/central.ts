@@ -22,7 +22,7 @@ import { ApiSink, PollingFeed, type Feed, type PollingInfo, type Sink } from './
 type Server = Setting['env']['management']['server'];
 type Info = Record<string, unknown>;
 
-export interface CentralDeps {
+interface CentralDeps {
   server: Server;
   lifecycle: SettingLifecycle;
   /** One `/command/purge` target through the API's invalidation service. */

@@ -8,7 +8,7 @@ import { call, type InfoLog } from './http.js';
 
 export interface Ec2Connection { credentials: () => Promise<Credentials>; region: string; endpoint?: string | undefined }
 
-export interface Instance { id: string; stateCode: number; stateName: string; privateIp: string | undefined; tags: Map<string, string> }
+interface Instance { id: string; stateCode: number; stateName: string; privateIp: string | undefined; tags: Map<string, string> }
 
 const API_VERSION = '2016-11-15';
 /** Pages of one listing at most (1000 instances a page). */

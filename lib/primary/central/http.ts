@@ -4,9 +4,9 @@ import { request } from 'undici';
 
 export type InfoLog = (message: string, fields: Record<string, unknown>) => void;
 
-export interface CallResult { status: number; headers: Record<string, string>; body: Buffer }
+interface CallResult { status: number; headers: Record<string, string>; body: Buffer }
 
-export interface Call {
+interface Call {
   method: 'GET' | 'POST' | 'PUT';
   url: string;
   timeoutMs: number;

@@ -8,7 +8,7 @@ import type { Feed, FeedItem, Sink } from './transport.js';
 
 export interface PurgeOutcome { count: number; size: number; time: number }
 
-export interface PurgeSyncOptions {
+interface PurgeSyncOptions {
   feed: Feed;
   sink: Sink | undefined;
   executors: number;

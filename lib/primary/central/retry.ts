@@ -18,7 +18,7 @@ export interface Retry {
 export const FEEDBACK_RETRY = { attempts: 4, baseMs: 1000, maxMs: 8000 };
 export const BACKUP_RETRY = { attempts: Infinity, baseMs: 1000, maxMs: 300_000 };
 
-export function sleep(clock: Clock, ms: number): Promise<void> {
+function sleep(clock: Clock, ms: number): Promise<void> {
   return new Promise((r) => clock.after(ms, r));
 }
 

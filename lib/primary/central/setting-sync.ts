@@ -7,7 +7,7 @@ import { feedback, MessageError, parseFeedMessage, type FeedMessage, type NodeIn
 import type { Feed, FeedItem, Sink } from './transport.js';
 import { sendWithRetry, type Retry } from './retry.js';
 
-export interface SettingTarget {
+interface SettingTarget {
   /** Applies a package (tgz or setting.json) as an upload; resolves to the applied meta.version. */
   apply(body: Buffer, source: string): Promise<string>;
   /** The notification of a linked repository (`/setting/deploy/checkout`). */
@@ -16,7 +16,7 @@ export interface SettingTarget {
   loaded(): unknown;
 }
 
-export interface SettingSyncOptions {
+interface SettingSyncOptions {
   feed: Feed;
   sink: Sink | undefined;
   uploadSetting: boolean;
@@ -56,8 +56,9 @@ export class SettingSync {
   /** A setting change that did not come from the feed (the management API, SIGHUP, restore). */
   changedElsewhere(source: string): void {
     if (this.handling > 0 || source === 'backup') return;
-    const api = `/setting/${source.startsWith('restore') ? 'restore' : source}`;
-    void this.report(`/_api_${api}`, api, undefined, [{ result: this.result(api, 'ok', null, this.metaVersion()) }]);
+    const name = source.startsWith('restore') ? 'restore' : source;
+    const api = `/setting/${name}`;
+    void this.report(`/_api_/setting/${name}`, api, undefined, [{ result: this.result(api, 'ok', null, this.metaVersion()) }]);
   }
 
   private metaVersion(): string {

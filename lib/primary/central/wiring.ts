@@ -5,11 +5,12 @@ import type { Worker } from 'node:cluster';
 import type { PrimaryMessage } from '../../ipc/messages.js';
 import type { SettingLifecycle } from '../../lifecycle/index.js';
 import type { Setting } from '../../setting/types.js';
+import { resolveHosts } from '../../setting/load.js';
 import type { InvalidationService } from '../invalidation-service.js';
 import type { SecretKey } from '../../license/secret-box.js';
 import { Central } from './central.js';
 
-export interface CentralHost {
+interface CentralHost {
   setting: () => Setting;
   lifecycle: SettingLifecycle;
   invalidation: InvalidationService;
@@ -36,8 +37,9 @@ export class CentralLink {
         return { count: o.result.Count, size: o.result.Size, time: o.result.Time };
       },
       origins: {
+        // The resolved host: its origin may come from a basehost.
         configured: (name) => {
-          const host = h.setting().hosting.find((x) => x.name === name);
+          const host = resolveHosts(h.setting()).find((x) => x.name === name);
           return host === undefined ? undefined : { address: host.origin.address[0], protocol: host.origin.protocol };
         },
         apply: (hosts) => {

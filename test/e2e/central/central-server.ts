@@ -3,7 +3,7 @@
 // feedback and heartbeat bodies it received.
 import { TestOrigin, type SeenRequest } from '../../helpers/origin.js';
 
-export interface Published { body: string | Buffer; lastModified: string; type?: string }
+interface Published { body: string | Buffer; lastModified: string; type?: string }
 
 export class CentralServer {
   readonly origin = new TestOrigin();
