@@ -52,7 +52,10 @@ t.test('a setting change is backed up to <path>/settings/<yyyy>/<mm>/ with <path
         management: {
           server: {
             enable: true,
+            connection: [{ name: 's3', type: 'httpCloudASig4', info: { accessKeyId: S3_KEYS.accessKey, secretAccessKey: S3_KEYS.secretKey, region: 'us-east-1', bucket: 'bk', endpoint: s3.url } }],
             features: { setting: { enable: true, feed: { type: 'apiPolling', info: { url: `${s3.url}/bk/edge/feed.json`, schedule: '* * * * * *', timeout: 5 } } } },
+            // This node backs up only when asked (auto false).
+            events: { onSettingLoad: { backup: { enable: true, auto: false, connect: 's3', path: 'node-b', timeout: 5 } } },
           },
         },
       },
@@ -66,4 +69,14 @@ t.test('a setting change is backed up to <path>/settings/<yyyy>/<mm>/ with <path
   }, 'the new node applied the backed-up setting', 20_000);
   t.same(names, ['a.com', 'b.com']);
   t.equal((await fetchHost(port, 'b.com', '/x')).status, 200, 'the bootstrapped node serves the backed-up hosts');
+
+  // With auto false the setting change above backed nothing up; GET /setting/deploy/backup does.
+  t.notOk((await s3.list('bk')).some((k) => k.startsWith('node-b/')), 'no automatic backup');
+  const asked = await call(b.apiPort, '/setting/deploy/backup');
+  t.equal(asked.json.status, 'OK', asked.text);
+  const own = await until(async () => {
+    const k = (await s3.list('bk')).filter((x) => x.startsWith('node-b/'));
+    return k.length === 2 ? k : undefined;
+  }, 'the on-demand backup in the store', 20_000);
+  t.match(own, [/^node-b\/feed\.json$/, /^node-b\/settings\/\d{4}\/\d{2}\/setting_\d{8}T\d{6}Z\.tgz$/]);
 });
