@@ -59,11 +59,7 @@ export async function s3Put(e: S3Endpoint, key: string, creds: Credentials, body
     body: fs.createReadStream(body.file),
     headersTimeout: TIMEOUT_MS, bodyTimeout: TIMEOUT_MS,
   });
-  const text = await r.body.text();
-  if (r.statusCode < 200 || r.statusCode >= 300) {
-    const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1];
-    throw new Error(`PUT ${url}: HTTP ${r.statusCode}${code === undefined ? '' : ` ${code}`}`);
-  }
+  await checkAnswer(url, r.statusCode, r.body);
 }
 
 /** A PUT of a body in memory (a setting package, a feed file), the whole call bounded by `timeoutMs`. */
@@ -74,9 +70,14 @@ export async function s3PutBuffer(e: S3Endpoint, key: string, creds: Credentials
     method: 'PUT', headers: { ...headers, 'content-length': String(body.length) }, body,
     headersTimeout: timeoutMs, bodyTimeout: timeoutMs, signal: AbortSignal.timeout(timeoutMs),
   });
-  const text = await r.body.text();
-  if (r.statusCode < 200 || r.statusCode >= 300) {
+  await checkAnswer(url, r.statusCode, r.body);
+}
+
+/** Throws for a non-2xx answer, with the S3 error code when the body gives one. */
+async function checkAnswer(url: string, status: number, body: { text(): Promise<string> }): Promise<void> {
+  const text = await body.text();
+  if (status < 200 || status >= 300) {
     const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1];
-    throw new Error(`PUT ${url}: HTTP ${r.statusCode}${code === undefined ? '' : ` ${code}`}`);
+    throw new Error(`PUT ${url}: HTTP ${status}${code === undefined ? '' : ` ${code}`}`);
   }
 }
