@@ -5,7 +5,6 @@ import type { InvalidateKind, InvalidateResult, Invalidation } from '../cache/co
 import type { OriginStatus } from '../origin/index.js';
 import type { Setting } from '../setting/types.js';
 import type { WireTarget } from './wire.js';
-import type { LogBatch } from '../log/ship.js';
 import type { TlsHostStatus } from '../worker/tls/status.js';
 
 /**
@@ -75,8 +74,6 @@ export type PrimaryMessage =
 export type WorkerMessage =
   | SessionIdRequest
   | StatsDeltasMessage
-  /** Formatted lines of one host's log, for the primary's writer (lib/log/hub.ts). */
-  | ({ type: 'log' } & LogBatch)
   | { type: 'hello' }
   /** The listening socket of host:port (host null: every address), from the supervisor. */
   | { type: 'listen-request'; id: number; host: string | null; port: number }
