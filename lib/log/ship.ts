@@ -22,8 +22,11 @@ const KINDS: readonly LogKind[] = ['access', 'origin', 'dns', 'monitoring', 'err
 const BATCH_BYTES = 64 * 1024;
 const FLUSH_MS = 100;
 const FIXED_HEAD = 7;
+/** Free bytes a batch always has for the next line written in place (accessBatch). */
+const ROOM = 16 * 1024;
 
-interface Pending { buf: Buffer; used: number }
+/** An open batch: its frame in `buf`, filled up to `used`. */
+export interface Pending { buf: Buffer; used: number }
 
 export class LogShipper {
   private readonly pending = new Map<string, Pending>();
@@ -45,7 +48,29 @@ export class LogShipper {
       this.pending.set(key, p);
     }
     p.used += p.buf.write(line, p.used);
-    if (p.used >= BATCH_BYTES) this.send(key, p);
+    this.wrote(key, p);
+  }
+
+  /**
+   * The open access batch of `host`, with at least ROOM bytes free after `used`, for a formatter
+   * that writes its line there in place; it then moves `used` and calls wrote().
+   */
+  accessBatch(host: string): Pending {
+    let p = this.pending.get(host);
+    if (p !== undefined && p.buf.length - p.used < ROOM) {
+      this.send(host, p);
+      p = undefined;
+    }
+    if (p === undefined) {
+      p = open('access', host, ROOM);
+      this.pending.set(host, p);
+    }
+    return p;
+  }
+
+  /** A line was written in place into `p` (accessBatch). */
+  wrote(host: string, p: Pending): void {
+    if (p.used >= BATCH_BYTES) this.send(host, p);
     else if (this.timer === undefined) {
       this.timer = setTimeout(() => this.flush(), FLUSH_MS);
       this.timer.unref();
@@ -74,7 +99,7 @@ export class LogShipper {
 function open(kind: LogKind, host: string, room: number): Pending {
   const hostBytes = Buffer.byteLength(host);
   const head = FIXED_HEAD + hostBytes;
-  const buf = Buffer.allocUnsafe(Math.max(BATCH_BYTES + 1024, head + room));
+  const buf = Buffer.allocUnsafe(Math.max(BATCH_BYTES + ROOM, head + room));
   buf.writeUInt8(KINDS.indexOf(kind), 4);
   buf.writeUInt16LE(hostBytes, 5);
   buf.write(host, FIXED_HEAD);
