@@ -49,6 +49,10 @@ t.test('absent and odd values are written as the string form writes them', async
   'HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 1024\r\n\r\n'));
 });
 
+t.test('session ids past 2^32 and round numbers are written digit for digit', async (t) => {
+  for (const id of [0, 9, 10, 999_999_999, 1e9, 1e9 + 7, 1_795_554_283_429_319, Number.MAX_SAFE_INTEGER]) same(t, record({ sessionId: id, responseBodyBytes: id }));
+});
+
 t.test('a lone surrogate is written as U+FFFD, as the string form is', async (t) => {
   same(t, record({}, { 'user-agent': 'bad \ud800 half', referer: '\udc00' }));
 });

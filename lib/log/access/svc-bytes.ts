@@ -49,12 +49,25 @@ function sp(): void {
 
 /** A number as String() writes it; plain digits for the non-negative integers of a line. */
 function num(v: number): void {
-  if (!(v >= 0 && v <= 0xffffffff && Math.floor(v) === v)) { raw(String(v)); return; }
-  let digits = 1;
-  for (let t = v; t >= 10; t = Math.floor(t / 10)) digits++;
-  if (o + digits > buf.length) { full = true; return; }
-  for (let i = o + digits - 1, t = v; i >= o; i--, t = Math.floor(t / 10)) buf[i] = ZERO + (t % 10);
-  o += digits;
+  if (!(v >= 0 && Number.isSafeInteger(v))) { raw(String(v)); return; }
+  if (v < 1e9) { digits(v, width(v)); return; }
+  // Session ids pass 2^32: the high part first, then the low nine digits with int arithmetic.
+  const hi = Math.floor(v / 1e9);
+  num(hi);
+  digits(v - hi * 1e9, 9);
+}
+
+function width(v: number): number {
+  let n = 1;
+  for (let t = v; t >= 10; t = (t / 10) | 0) n++;
+  return n;
+}
+
+/** `v` (< 1e9) as `n` digits, zero-padded. */
+function digits(v: number, n: number): void {
+  if (o + n > buf.length) { full = true; return; }
+  for (let i = o + n - 1, t = v; i >= o; i--, t = (t / 10) | 0) buf[i] = ZERO + (t % 10);
+  o += n;
 }
 
 /** time-taken and time-response: whole ms, `-` when never reached. */
