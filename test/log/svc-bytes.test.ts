@@ -35,7 +35,7 @@ t.test('a plain hit writes the same bytes as the string form', async (t) => {
 
 t.test('spaces become + and non-ASCII values are written as UTF-8, as the string form writes them', async (t) => {
   const auth = `Basic ${Buffer.from('j\u00f6rg m:pw').toString('base64')}`;
-  same(t, record({ loggedUrl: '/d\u00e9j\u00e0 vu/x y?q=a b&\u65e5\u672c=1' }, {
+  same(t, record({ loggedUrl: '/d\u00e9j\u00e0 vu/x y?q=a b&\u65e5\u672c=1', bypass: 3 }, {
     'user-agent': 'Mozilla/5.0 (X11; Linux) caf\u00e9 \ud83d\ude00 end', referer: 'http://r.example/\u00fc ber', range: 'bytes=0-1, 5-9',
     'accept-encoding': 'gzip, br', authorization: auth, 'x-forwarded-for': '10.0.0.1, 10.0.0.2', host: 'h\u00f6st.test',
   }));

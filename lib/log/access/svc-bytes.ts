@@ -4,7 +4,7 @@
 // >= 0.85 of the same build without the log); short ASCII values are copied by a JS loop, which
 // beats a call into Buffer.write per field, and numbers are written as digits.
 import type { TransactionRecord } from '../../pipeline/transaction.js';
-import { clientField, fallbackHosts, reqHeader, resHeader, resInfo, username } from './fields.js';
+import { clientField, fallbackHosts, reqHeader, resHeader, username } from './fields.js';
 import type { LineContext } from './forms.js';
 
 const SPACE = 32, PLUS = 43, DASH = 45, ZERO = 48, NL = 10;
@@ -76,6 +76,22 @@ function ms(v: number): void {
   else num(Math.round(v));
 }
 
+/** `sc-resinfo` as fields.ts resInfo() joins it, without the array. */
+function resInfo(tx: TransactionRecord): void {
+  let parts = 0;
+  const ce = resHeader(tx, 'content-encoding');
+  if (ce === 'gzip' || ce === 'deflate') { raw(ce); parts++; }
+  const tls = tx.connection.tls;
+  if (tls !== undefined) { if (parts++ > 0) plusSign(); raw(tls); }
+  if (tx.bypass !== 0) { if (parts++ > 0) plusSign(); raw(tx.bypass === 2 ? 'Bypass/instant' : 'Bypass'); }
+  if (parts === 0) dash();
+}
+
+function plusSign(): void {
+  if (o + 1 > buf.length) { full = true; return; }
+  buf[o++] = PLUS;
+}
+
 /**
  * Writes the svc line of `tx` into `into` from `at`; returns where it ends, or -1 when it does not
  * fit (the caller then takes the string path, which ships the batch first).
@@ -89,7 +105,7 @@ export function svcBytes(tx: TransactionRecord, c: LineContext, into: Buffer, at
   if (q < 0) { plus(u); sp(); dash(); } else { plus(u.slice(0, q)); sp(); plus(u.slice(q + 1)); }
   sp(); num(tx.serverPort); sp();
   plus(username(tx)); sp(); plus(clientField(tx, c.xff)); sp(); plus(reqHeader(tx, 'user-agent')); sp(); num(tx.status); sp();
-  num(tx.responseHeadBytes + tx.responseBodyBytes); sp(); ms(tx.totalMs); sp(); plus(reqHeader(tx, 'referer')); sp(); raw(resInfo(tx)); sp();
+  num(tx.responseHeadBytes + tx.responseBodyBytes); sp(); ms(tx.totalMs); sp(); plus(reqHeader(tx, 'referer')); sp(); resInfo(tx); sp();
   plus(reqHeader(tx, 'range')); sp(); raw(String(tx.cacheResult)); sp(); plus(reqHeader(tx, 'accept-encoding')); sp(); num(tx.sessionId); sp();
   plus(resHeader(tx, 'content-length')); sp(); ms(tx.firstByteMs); sp(); raw(tx.completed ? 'c' : 'x'); sp(); raw(fallbackHosts(tx)); sp();
   raw(tx.ctxId); sp();
