@@ -10,7 +10,8 @@ import type { LineContext } from './forms.js';
 const SPACE = 32, PLUS = 43, DASH = 45, ZERO = 48, NL = 10;
 
 // The line being written: module state, so writing one allocates nothing.
-let buf: Buffer = Buffer.alloc(0);
+const EMPTY = Buffer.alloc(0);
+let buf: Buffer = EMPTY;
 let o = 0;
 let full = false;
 
@@ -117,6 +118,6 @@ export function svcBytes(tx: TransactionRecord, c: LineContext, into: Buffer, at
   if (o + 1 > buf.length) full = true;
   else buf[o++] = NL;
   const end = full ? -1 : o;
-  buf = Buffer.alloc(0);
+  buf = EMPTY;
   return end;
 }
