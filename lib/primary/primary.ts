@@ -38,6 +38,8 @@ import { dropRemovedHosts } from './removed-hosts.js';
 import { checkSecrets } from '../license/secret-box.js';
 import { HANDOVER_ENV } from '../ipc/supervisor-messages.js';
 import { ServiceOps } from './service-ops.js';
+import { Fleet } from './fleet/fleet.js';
+import { fleetOf } from './fleet/wiring.js';
 
 interface Slot {
   index: number;
@@ -99,6 +101,13 @@ export class Primary {
   readonly supervisor = new SupervisorLink();
   /** The new half of a restart: the old primary holds the management ports until `bind`. */
   private readonly handover = process.env[HANDOVER_ENV] === '1';
+  /** Discovery, purge propagation, the Redis bus (lib/primary/fleet). */
+  private fleet: Fleet | undefined;
+  /** Workers whose cache is open (they asked for their listening sockets): they can run invalidations. */
+  private readonly cacheOpen = new Set<Worker>();
+  private cacheReady!: () => void;
+  /** Listening sockets reach the workers once this resolves: the bus caught up (or is off). */
+  private servingGate: Promise<void> = Promise.resolve();
 
   constructor(private readonly settingPath: string) {}
 
@@ -136,7 +145,16 @@ export class Primary {
     // The cache directories exist before the first statistics sample: a disk the workers have
     // not created yet is not an unreachable one (State would read Emergency at start).
     for (const d of this.setting.env.cache.disks) await fs.mkdir(resolvePath(this.setting, d.path), { recursive: true }).catch(() => undefined);
+    this.fleet = fleetOf({
+      setting: () => this.setting, settingText: () => this.lifecycle.runningRaw() ?? '', apiHost: () => this.api?.httpHost,
+      lifecycle: this.lifecycle, bridge: this.bridge, rpc: this.rpc,
+      cacheWorkers: () => { const live = this.liveWorkers(); return live.length > 0 ? live : [...this.cacheOpen].filter((w) => w.isConnected()); },
+      connectedWorkers: () => this.connectedWorkers(),
+    });
+    const fleet = this.fleet;
+    this.servingGate = fleet.start(new Promise<void>((r) => { this.cacheReady = r; })).catch((err: Error) => systemLog.error({ err: err.message }, 'fleet start failed'));
     this.stats = new StatsService({
+      bus: () => fleet.busFigures(),
       setting: () => this.setting, version: PRODUCT_VERSION,
       pids: () => [process.pid, ...this.slots.flatMap((s) => (s.worker?.process.pid === undefined ? [] : [s.worker.process.pid]))],
       disks: () => this.setting.env.cache.disks.map((d) => resolvePath(this.setting, d.path)),
@@ -172,8 +190,8 @@ export class Primary {
       getSetting: () => this.setting, version: PRODUCT_VERSION, rt: this.bridge,
       extraRoutes: managementRoutes({
         bridge: this.bridge, current: () => this.setting, lifecycle: this.lifecycle, license: this.license,
-        // Discovery of other nodes belongs to the cluster work; until then there are none.
-        discover: () => [],
+        discover: () => fleet.nodes(),
+        recognized: (call) => fleet.recognized(call),
         state: () => this.stats!.state(),
         service: new ServiceOps(this),
       }).concat(statisticsRoutes(this.stats.source), graphRoutes(this.graphs)),
@@ -190,6 +208,19 @@ export class Primary {
     process.on('SIGUSR2', () => void this.rollingRestart());
     this.supervisor.started();
     systemLog.info({ workers: n, api: this.api.httpPort ?? null, apiHost: this.api.httpHost ?? null, apiTls: this.api.httpsPort ?? null, stats: this.stats.collectorPort ?? null, logPort: logPort ?? null }, 'started');
+  }
+
+  /**
+   * A worker asks for its listening sockets once its cache is open: from then on it can run the
+   * bus's catch-up, and it gets the sockets only when the node may serve (servingGate).
+   */
+  private listenWhenServing(worker: Worker, m: Extract<WorkerMessage, { type: 'listen-request' }>): void {
+    if (!this.cacheOpen.has(worker)) {
+      this.cacheOpen.add(worker);
+      worker.once('exit', () => this.cacheOpen.delete(worker));
+    }
+    this.cacheReady();
+    void this.servingGate.then(() => this.supervisor.relayListen(worker, m));
   }
 
   /** A worker that fails at start-up is tried again a few times before the start fails. */
@@ -228,7 +259,8 @@ export class Primary {
           return;
         }
         if (m.type === 'invalidated' || m.type === 'settle-all') { this.peerPart(worker, m); return; }
-        if (m.type === 'listen-request') { this.supervisor.relayListen(worker, m); return; }
+        if (m.type === 'listen-request') { this.listenWhenServing(worker, m); return; }
+        if (m.type === 'purge-recognized') { this.fleet?.purgeRecognized(m); return; }
         if (m.type === 'unlisten') { this.supervisor.unlisten(worker, m); return; }
         // The worker says hello once it listens for messages (ESM loads after cluster's 'online').
         if (m.type === 'hello') {
@@ -436,6 +468,7 @@ export class Primary {
     this.licenseWatch?.close();
     this.tickets.stop();
     this.backups.close();
+    this.fleet?.stop();
     await this.lifecycle?.close().catch(() => undefined);
     if (handover) {
       await this.stats?.close().catch(() => undefined);
