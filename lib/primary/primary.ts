@@ -270,6 +270,7 @@ export class Primary {
           this.acks.ack(m.generation, worker);
         } else if (m.type === 'ready' && !settled) {
           settled = true;
+          this.cacheReady(); // a worker without service ports never asks for sockets
           const previous = slot.worker;
           slot.worker = worker;
           slot.ready = true;

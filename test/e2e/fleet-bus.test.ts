@@ -36,7 +36,7 @@ async function node(name: string, bus: Record<string, unknown> = {}): Promise<No
 
 const get = (n: Node, path: string): Promise<{ status: number; cache: string; body: string }> => fetchHost(n.port, 'a.com', path);
 type Obj = Record<string, any>;
-const system = async (n: Node): Promise<Obj> => (await call(n.server.apiPort, '/monitoring/realtime')).json.Host.System as Obj;
+const system = async (n: Node): Promise<Obj> => ((await call(n.server.apiPort, '/monitoring/realtime')).json as Obj).Host.System as Obj;
 
 const a = await node('a');
 const b = await node('b');

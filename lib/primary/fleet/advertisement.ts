@@ -6,7 +6,7 @@
 // for ever).
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-export const ADVERTISEMENT_TAG = 'svc-discover/1';
+const ADVERTISEMENT_TAG = 'svc-discover/1';
 export const MAX_SKEW_MS = 5 * 60_000;
 
 export interface Advertised { name: string; version: string; buildNumber: string; settingHash: string }

@@ -11,7 +11,7 @@ import type { Setting } from '../../setting/types.js';
 import { decodeAdvertisement, encodeAdvertisement, type Advertised } from './advertisement.js';
 import { plainIp } from './own-addresses.js';
 
-export const SILENT_PERIODS = 3;
+const SILENT_PERIODS = 3;
 /** At most one info line per source address and this span for refused advertisements (a flood stays one line). */
 const REFUSAL_LOG_MS = 60_000;
 

@@ -40,7 +40,7 @@ function serviceAddresses(s: Setting): string[] {
 }
 
 /** `1.2.3+456` gives `456`; a version without build metadata gives `0`. */
-export function buildNumberOf(version: string): string {
+function buildNumberOf(version: string): string {
   const i = version.indexOf('+');
   return i < 0 ? '0' : version.slice(i + 1);
 }

@@ -8,7 +8,7 @@ import type { Setting } from '../../setting/types.js';
 
 export const PROPAGATED_HEADER = 'x-svc-propagated';
 /** How long a forwarded call may take before it is given up (and logged). */
-export const PROPAGATION_TIMEOUT_MS = 5000;
+const PROPAGATION_TIMEOUT_MS = 5000;
 
 /** A call to forward as it was received: a management command, or a PURGE on a service port. */
 export interface ForwardedCall {
