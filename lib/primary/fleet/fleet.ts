@@ -92,7 +92,7 @@ export class Fleet {
   /** An invalidation call the management API accepted. */
   recognized(call: RecognizedInvalidation): void {
     const r = call.request;
-    this.propagation.forward({ method: r.method, target: r.rawQuery === '' ? r.path : `${r.path}?${r.rawQuery}`, headers: r.headers, body: r.body });
+    this.propagation.forward({ method: r.method, target: r.rawQuery ? `${r.path}?${r.rawQuery}` : r.path, headers: r.headers, body: r.body });
     // A propagated call was appended by the node that received it first.
     if (r.headers[PROPAGATED_HEADER] === undefined) {
       this.bus?.append({ kind: call.kind, targets: call.targets.map((t) => ({ vhost: t.vhost, text: t.text })), ...(call.sec === undefined ? {} : { sec: call.sec }) });
