@@ -75,6 +75,8 @@ t.test('a stopped node catches up when it starts again, before it serves the sta
   t.not(two.body, cached.body, 'a fresh copy');
   t.equal((await get(c2, '/three')).cache, 'TCP_MISS', 'the hard purge removed the copy');
   t.match((await infoLog(again)), /invalidation bus: caught up.*"read":2/);
+  const order = (msg: string): number => again.logs.findIndex((l) => l.includes(`"msg":"${msg}"`));
+  t.ok(order('invalidation bus: caught up') >= 0 && order('invalidation bus: caught up') < order('started'), 'caught up before the node said it started');
   t.match((await system(c2)).InvalidationBus, { Applied: 2, Pending: 0 });
 });
 
