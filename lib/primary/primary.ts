@@ -40,6 +40,7 @@ import { HANDOVER_ENV } from '../ipc/supervisor-messages.js';
 import { ServiceOps } from './service-ops.js';
 import { Fleet } from './fleet/fleet.js';
 import { fleetOf } from './fleet/wiring.js';
+import { ServingGate } from './fleet/serving-gate.js';
 
 interface Slot {
   index: number;
@@ -103,11 +104,8 @@ export class Primary {
   private readonly handover = process.env[HANDOVER_ENV] === '1';
   /** Discovery, purge propagation, the Redis bus (lib/primary/fleet). */
   private fleet: Fleet | undefined;
-  /** Workers whose cache is open (they asked for their listening sockets): they can run invalidations. */
-  private readonly cacheOpen = new Set<Worker>();
-  private cacheReady!: () => void;
-  /** Listening sockets reach the workers once this resolves: the bus caught up (or is off). */
-  private servingGate: Promise<void> = Promise.resolve();
+  /** Listening sockets reach the workers once the node may serve: the bus caught up (or is off). */
+  private readonly gate = new ServingGate();
 
   constructor(private readonly settingPath: string) {}
 
@@ -148,11 +146,11 @@ export class Primary {
     this.fleet = fleetOf({
       setting: () => this.setting, settingText: () => this.lifecycle.runningRaw() ?? '', apiHost: () => this.api?.httpHost,
       lifecycle: this.lifecycle, bridge: this.bridge, rpc: this.rpc,
-      cacheWorkers: () => { const live = this.liveWorkers(); return live.length > 0 ? live : [...this.cacheOpen].filter((w) => w.isConnected()); },
+      cacheWorkers: () => this.gate.workers(this.liveWorkers()),
       connectedWorkers: () => this.connectedWorkers(),
     });
     const fleet = this.fleet;
-    this.servingGate = fleet.start(new Promise<void>((r) => { this.cacheReady = r; })).catch((err: Error) => systemLog.error({ err: err.message }, 'fleet start failed'));
+    this.gate.hold(fleet.start(this.gate.cacheReady).catch((err: Error) => systemLog.error({ err: err.message }, 'fleet start failed')));
     this.stats = new StatsService({
       bus: () => fleet.busFigures(),
       setting: () => this.setting, version: PRODUCT_VERSION,
@@ -210,19 +208,6 @@ export class Primary {
     systemLog.info({ workers: n, api: this.api.httpPort ?? null, apiHost: this.api.httpHost ?? null, apiTls: this.api.httpsPort ?? null, stats: this.stats.collectorPort ?? null, logPort: logPort ?? null }, 'started');
   }
 
-  /**
-   * A worker asks for its listening sockets once its cache is open: from then on it can run the
-   * bus's catch-up, and it gets the sockets only when the node may serve (servingGate).
-   */
-  private listenWhenServing(worker: Worker, m: Extract<WorkerMessage, { type: 'listen-request' }>): void {
-    if (!this.cacheOpen.has(worker)) {
-      this.cacheOpen.add(worker);
-      worker.once('exit', () => this.cacheOpen.delete(worker));
-    }
-    this.cacheReady();
-    void this.servingGate.then(() => this.supervisor.relayListen(worker, m));
-  }
-
   /** A worker that fails at start-up is tried again a few times before the start fails. */
   private async forkAtStart(slot: Slot): Promise<void> {
     for (let attempt = 1; ; attempt++) {
@@ -259,7 +244,7 @@ export class Primary {
           return;
         }
         if (m.type === 'invalidated' || m.type === 'settle-all') { this.peerPart(worker, m); return; }
-        if (m.type === 'listen-request') { this.listenWhenServing(worker, m); return; }
+        if (m.type === 'listen-request') { this.gate.listen(worker, () => this.supervisor.relayListen(worker, m)); return; }
         if (m.type === 'purge-recognized') { this.fleet?.purgeRecognized(m); return; }
         if (m.type === 'unlisten') { this.supervisor.unlisten(worker, m); return; }
         // The worker says hello once it listens for messages (ESM loads after cluster's 'online').
@@ -270,7 +255,7 @@ export class Primary {
           this.acks.ack(m.generation, worker);
         } else if (m.type === 'ready' && !settled) {
           settled = true;
-          this.cacheReady(); // a worker without service ports never asks for sockets
+          this.gate.ready();
           const previous = slot.worker;
           slot.worker = worker;
           slot.ready = true;

@@ -48,7 +48,7 @@ t.test('an invalidation received by one node is applied by the others', async (t
   t.equal((await call(a.server.apiPort, '/command/purge?url=a.com/one')).status < 500, true);
   const after = await pollUntil(() => get(b, '/one'), (r) => r.cache !== 'TCP_HIT', { timeoutMs: 10_000, intervalMs: 50 });
   t.not(after.body, first.body, 'node b fetched a fresh copy');
-  const sys = await pollUntil(() => system(b), (s) => s.InvalidationBus?.Applied >= 1, { timeoutMs: 10_000, intervalMs: 100 });
+  const sys = await pollUntil(() => system(b), (s) => s.InvalidationBus?.Applied >= 1 && s.InvalidationBus.Pending === 0, { timeoutMs: 10_000, intervalMs: 100 });
   t.match(sys.InvalidationBus, { Connected: true, Applied: Number, Appended: 0, Pending: 0, LagSeconds: 0 });
   t.match((await system(a)).InvalidationBus, { Appended: 1, Applied: 0 }, 'the receiving node appended it and did not apply it twice');
   const metrics = (await call(b.server.apiPort, '/metrics')).text;

@@ -139,6 +139,9 @@ export class InvalidationBus {
       }
     }
     this.position = id;
+    // Between two refreshes the figures follow what was applied.
+    this.pending = Math.max(0, this.pending - 1);
+    if (this.pending === 0) this.lagSeconds = 0;
     await this.writer.set(this.positionKey, id);
   }
 
