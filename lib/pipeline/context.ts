@@ -15,7 +15,7 @@ export interface CacheContext {
   /** Objects whose origin answered a Range with 200: not fetched in pieces (pieces.ts). */
   noRanges: Set<string>;
   /** Serves a miss from pieces (set by the cache stage; fetch.ts hands over objects too large to store whole). */
-  toPieces?: (tx: Transaction, key: CacheKey) => void;
+  toPieces: (tx: Transaction, key: CacheKey) => void;
 }
 
 /**

@@ -160,7 +160,7 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
       // Stored in pieces instead (pieces.ts): this whole answer is given up at its head.
       body.discard();
       ctx.inflight.finish(f);
-      for (const w of f.takeWaiting()) ctx.toPieces!(w, plan.key);
+      for (const w of f.takeWaiting()) ctx.toPieces(w, plan.key);
       return;
     }
     // An error answer does not replace a stored copy that can still be revalidated later.
@@ -210,7 +210,7 @@ const NO_FIELDS: StoredHeaders = {};
  */
 function tooLargeWhole(ctx: CacheContext, tx: Transaction, plan: FetchPlan, status: number, headers: StoredHeaders): boolean {
   const pieces = tx.host.pieces;
-  if (pieces === undefined || status !== 200 || !plan.mayStore || ctx.toPieces === undefined || plan.conditional !== undefined || plan.background === true) return false;
+  if (pieces === undefined || status !== 200 || !plan.mayStore || plan.conditional !== undefined || plan.background === true) return false;
   if (tx.postBody !== undefined || tx.hook !== undefined || tx.req.method !== 'GET') return false;
   const length = Number(headers['content-length'] ?? -1);
   if (!(length > pieces.limitMaxRange)) return false;

@@ -11,12 +11,12 @@ import type { CacheEntryMeta, CacheKey, StoredHeaders } from '../cache/store.js'
 import { parseContentRange, pieceAt, planSegments, spanBase, spanValidator, type Span } from '../cache/policy/partial.js';
 import { TCP_ERROR, TCP_HIT, TCP_MISS } from '../cache/policy/results.js';
 import type { CacheContext } from './context.js';
-import { answerHeaders } from './deliver.js';
+import { answerHeaders, NOT_MODIFIED_FIELDS } from './deliver.js';
 import { fetchAndStore, keyString } from './fetch.js';
 import { fetchPiece, isWhole, type PieceOutcome } from './piece-fetch.js';
 import { proxyToOrigin } from './proxy.js';
 import { sendError } from './respond.js';
-import { freshnessDecision, rangeOf, variantOf, type RequestControl } from './rules.js';
+import { conditionalResult, freshnessDecision, rangeOf, variantOf, type RequestControl } from './rules.js';
 import type { Transaction } from './transaction.js';
 
 /** What the spans at hand say about the representation, and where each span's bytes are. */
@@ -37,7 +37,7 @@ type Piece = Extract<PieceOutcome, { kind: 'piece' }>;
 /** Keys of objects whose origin answered a Range with 200 (no ranges): fetched whole from then on. */
 const NO_RANGES_MAX = 10_000;
 
-export function noteNoRanges(ctx: CacheContext, key: CacheKey): void {
+function noteNoRanges(ctx: CacheContext, key: CacheKey): void {
   if (ctx.noRanges.size >= NO_RANGES_MAX) ctx.noRanges.clear();
   ctx.noRanges.add(keyString(key));
 }
@@ -69,9 +69,17 @@ async function run(ctx: CacheContext, tx: Transaction, key: CacheKey, metas: rea
     if (!usable(o, tx)) { passOn(ctx, tx, key, o, control); return; }
     known = fromPiece(key, o);
   }
+  const now = Date.now();
+  // Client conditionals are answered from what the spans say of the object (RFC 9110 13.2.2).
+  const cond = conditionalResult('GET', tx.req.headers, 200, known.headers);
+  if (cond !== 'proceed') {
+    tx.cacheResult ??= fetched ? TCP_MISS : TCP_HIT;
+    writeHead(tx, known, cond, 0, -1, !fetched, now);
+    tx.res.end();
+    return;
+  }
   const total = known.total;
   const range = rangeField === undefined ? undefined : rangeOf('GET', tx.req.headers, 200, known.headers, total);
-  const now = Date.now();
   if (range?.type === 'unsatisfiable') {
     tx.cacheResult ??= fetched ? TCP_MISS : TCP_HIT;
     writeHead(tx, known, 416, 0, -1, !fetched, now);
@@ -208,8 +216,11 @@ function writeHead(tx: Transaction, k: Known, status: number, start: number, end
   const fields: StoredHeaders = { ...k.headers };
   delete fields['content-range'];
   const out = answerHeaders(k.meta, fields, now, tx, undefined, fromCache);
-  if (status === 416) {
-    out['content-range'] = `bytes */${k.total}`;
+  if (status === 304) {
+    // Only the fields a 304 carries (deliver.ts), besides ours.
+    for (const name of Object.keys(fields)) if (!NOT_MODIFIED_FIELDS.includes(name)) delete out[name];
+  } else if (status === 412 || status === 416) {
+    if (status === 416) out['content-range'] = `bytes */${k.total}`;
     out['content-length'] = '0';
   } else {
     out['content-length'] = String(end - start + 1);

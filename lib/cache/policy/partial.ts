@@ -52,7 +52,7 @@ export function spanBase(variantKey: string): string | undefined {
 }
 
 /** A stretch of the requested bytes: from a stored span (its index), or to fetch (`span` -1). */
-export interface Segment {
+interface Segment {
   start: number;
   end: number;
   span: number;

@@ -206,17 +206,27 @@ t.test('a purge drops every piece of the object', async (t) => {
   t.equal(g.ranges.length, 4, 'both pieces fetched again');
 });
 
-t.test('an origin that answers a Range with 200 gets the object fetched and stored whole', async (t) => {
-  const body = bytes(0, 999);
-  origin.on('/noranges', (_q, res) => {
+t.test('an origin that ignores Range: an object of one piece is stored whole from that answer, a longer one is fetched whole', async (t) => {
+  const small = bytes(0, 999);
+  const large = bytes(0, 5 * PART - 1);
+  const ignoring = (body: Buffer) => (_q: SeenRequest, res: ServerResponse): void => {
     res.writeHead(200, { 'cache-control': 'max-age=600', etag: '"n"', 'content-length': body.length });
     res.end(body);
-  });
-  const r = await get('/noranges', { range: 'bytes=10-19' });
+  };
+  origin.on('/noranges-small', ignoring(small)).on('/noranges-large', ignoring(large));
+  const r = await get('/noranges-small', { range: 'bytes=10-19' });
   t.equal(r.status, 206);
   t.ok(r.raw.equals(bytes(10, 19)));
-  const hit = await get('/noranges', { range: 'bytes=20-29' });
+  const hit = await get('/noranges-small', { range: 'bytes=20-29' });
   t.equal(hit.headers['x-cache'], 'TCP_HIT');
   t.ok(hit.raw.equals(bytes(20, 29)));
-  t.equal(origin.count('/noranges'), 2, 'the Range, then the whole object; then the stored copy');
+  t.equal(origin.count('/noranges-small'), 1, 'its 200 was the whole object, stored');
+  const l = await get('/noranges-large', { range: 'bytes=10-19' });
+  t.equal(l.status, 200, 'answered with the whole object, as fetched');
+  t.equal(sha(l.raw), sha(large));
+  const lhit = await get('/noranges-large', { range: `bytes=${PART}-${PART + 9}` });
+  t.equal(lhit.status, 206);
+  t.equal(lhit.headers['x-cache'], 'TCP_HIT');
+  t.ok(lhit.raw.equals(bytes(PART, PART + 9)));
+  t.equal(origin.count('/noranges-large'), 2, 'the piece request (given up at its head), then the whole object');
 });
