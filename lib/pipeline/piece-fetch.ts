@@ -59,6 +59,12 @@ export function fetchPiece(ctx: CacheContext, tx: Transaction, key: CacheKey, ra
       if (answered) return;
       answered = true;
       if (!ending) ctx.inflight.finish(f);
+      answer(o);
+    };
+    // Once answered, the piece is in the store (memory first) or not to be reused: a client
+    // coming later looks it up or fetches anew; the entry stays only until the disk write lands.
+    const answer = (o: PieceOutcome): void => {
+      f.piece = undefined;
       resolve(o);
     };
     host.origin.dispatch({ method: 'GET', url: tx.url, headers, body: null, trace }, {
@@ -108,10 +114,11 @@ export function fetchPiece(ctx: CacheContext, tx: Transaction, key: CacheKey, ra
             ending = true;
             answered = true;
             const sink = ctx.store.openSink(meta);
-            const settle = (): void => ctx.inflight.finish(f);
-            if (sink.write(buf)) sink.end(settle);
-            else sink.onDrain(() => sink.end(settle));
-            resolve(outcome);
+            // Ended at once (the piece is all there): its memory copy is visible before the
+            // clients get it, so the next lookup sees this span, the disk copy follows.
+            sink.write(buf);
+            sink.end(() => ctx.inflight.finish(f));
+            answer(outcome);
           },
           onError: () => done({ kind: 'failed', status: 502 }),
         });

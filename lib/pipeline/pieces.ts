@@ -43,7 +43,7 @@ function noteNoRanges(ctx: CacheContext, key: CacheKey): void {
 }
 
 /**
- * Serves `tx` (a GET) from the spans among `metas` (the URL's stored entries, newest first),
+ * Serves `tx` (a GET) from the spans among `metas` (the URL's stored entries),
  * fetching what is missing. Empty `metas`: nothing is known yet, the first piece asked for
  * tells the length.
  */
@@ -135,12 +135,14 @@ async function run(ctx: CacheContext, tx: Transaction, key: CacheKey, metas: rea
   res.end();
 }
 
-/** The spans usable for this request: its variant, fresh, under the newest one's validator. */
+/** The spans usable for this request: its variant, fresh, under the newest span's validator. */
 function knownFrom(ctx: CacheContext, tx: Transaction, key: CacheKey, metas: readonly CacheEntryMeta[], control: RequestControl): Known | undefined {
   const now = Date.now();
   let k: Known | undefined;
   const others: CacheEntryMeta[] = [];
-  for (const m of metas) {
+  // The newest span names the representation (the list is in no promised order).
+  const ordered = [...metas].sort((a, b) => b.cachedAt - a.cachedAt);
+  for (const m of ordered) {
     const base = spanBase(m.variantKey);
     if (base === undefined || m.status !== 206 || base !== variantOf(m.vary, tx.req.headers)) continue;
     const cr = m.headers['content-range'];
