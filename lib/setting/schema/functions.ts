@@ -85,8 +85,8 @@ const Cache = Section({
   }),
   partSize: Int(4 * 1024 * 1024, {
     minimum: 64 * 1024,
-    maximum: 1024 * 1024 * 1024,
-    description: 'bytes per piece of an object stored in pieces; one piece is the most a client waits for before its first byte',
+    maximum: 64 * 1024 * 1024,
+    description: 'bytes per piece of an object stored in pieces; one piece is the most a client waits for before its first byte, and what a piece fetch in flight holds in memory',
   }),
 }, 'cache behaviour');
 

@@ -230,3 +230,26 @@ t.test('an origin that ignores Range: an object of one piece is stored whole fro
   t.ok(lhit.raw.equals(bytes(PART, PART + 9)));
   t.equal(origin.count('/noranges-large'), 2, 'the piece request (given up at its head), then the whole object');
 });
+
+t.test('a client conditional is answered from the stored pieces: 304 for the current ETag', async (t) => {
+  const g = generated('/cond', 8 * PART, '"c1"');
+  await get('/cond', { range: 'bytes=0-9' });
+  const r = await get('/cond', { range: 'bytes=0-9', 'if-none-match': '"c1"' });
+  t.equal(r.status, 304);
+  t.equal(r.headers.etag, '"c1"');
+  t.equal(r.raw.length, 0);
+  const other = await get('/cond', { range: 'bytes=0-9', 'if-none-match': '"old"' });
+  t.equal(other.status, 206);
+  t.equal(g.ranges.length, 1, 'both answered without the origin');
+});
+
+t.test('an object that changes while a full GET streams from its pieces cuts that answer; the next one is all new', async (t) => {
+  const g = generated('/midway', 8 * PART);
+  await get('/midway', { range: 'bytes=0-9' });
+  g.etag = '"v2"';
+  g.v = 1;
+  await t.rejects(get('/midway'), 'the status line and the old first piece were out: the connection is cut');
+  const next = await get('/midway');
+  t.equal(next.status, 200);
+  t.equal(sha(next.raw), sha(bytes(0, 8 * PART - 1, 1)));
+});
