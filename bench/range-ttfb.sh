@@ -4,8 +4,9 @@
 # beside nginx with its slice module (slice 4m), each started fresh, one process pinned to CPU 0,
 # the client and origin on CPU 1. Each round asks for a new URL (uncached), then once more (hit).
 #   bench/range-ttfb.sh [--rounds 3]
-# Prints one JSON line per peer and round (seconds: ttfb and total of the miss, ttfb of the hit,
-# bytes the origin was asked for is not measured: see the test test/e2e/cache/pieces.test.ts).
+# Prints one JSON line per peer and round: seconds to the first byte and to the end of the miss,
+# to the first byte of the hit, and X-Cache of both (the bytes the origin sends per range are
+# checked by test/e2e/cache/pieces.test.ts, not here).
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
@@ -64,9 +65,9 @@ start_peer() {  # start_peer NAME
   local p; for p in $(tree "$PEER_PID"); do taskset -a -cp "$PROXY_CPU" "$p" >/dev/null 2>&1 || true; done
 }
 
-probe() {  # probe URL: "ttfb total status bytes"
+probe() {  # probe URL: "ttfb total status bytes x-cache"
   taskset -c "$LOAD_CPU" curl -s -o /dev/null --max-time 120 -H 'Range: bytes=3000000000-3000000999' \
-    -w '%{time_starttransfer} %{time_total} %{http_code} %{size_download}' "$1"
+    -w '%{time_starttransfer} %{time_total} %{http_code} %{size_download} %header{x-cache}' "$1"
 }
 
 for round in $(seq "$ROUNDS"); do
@@ -74,10 +75,10 @@ for round in $(seq "$ROUNDS"); do
     echo "== round $round: $peer on 127.0.0.1:$PORT" >&2
     if ! start_peer "$peer"; then stop_peer; continue; fi
     url="http://127.0.0.1:$PORT/big-4g-$round-$RANDOM"
-    read -r ttfb total status size <<<"$(probe "$url")"
-    read -r hit _ hstatus _ <<<"$(probe "$url")"
-    printf '{"name":"%s","round":%d,"miss_ttfb_s":%s,"miss_total_s":%s,"status":%s,"bytes":%s,"hit_ttfb_s":%s,"hit_status":%s}\n' \
-      "$peer" "$round" "$ttfb" "$total" "$status" "$size" "$hit" "$hstatus"
+    read -r ttfb total status size xcache <<<"$(probe "$url")"
+    read -r hit _ hstatus _ hxcache <<<"$(probe "$url")"
+    printf '{"name":"%s","round":%d,"miss_ttfb_s":%s,"miss_total_s":%s,"status":%s,"bytes":%s,"x_cache":"%s","hit_ttfb_s":%s,"hit_status":%s,"hit_x_cache":"%s"}\n' \
+      "$peer" "$round" "$ttfb" "$total" "$status" "$size" "$xcache" "$hit" "$hstatus" "$hxcache"
     stop_peer
   done
 done
