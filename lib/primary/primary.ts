@@ -41,6 +41,8 @@ import { ServiceOps } from './service-ops.js';
 import { Fleet } from './fleet/fleet.js';
 import { fleetOf } from './fleet/wiring.js';
 import { ServingGate } from './fleet/serving-gate.js';
+import { InvalidationService } from './invalidation-service.js';
+import { CentralLink } from './central/wiring.js';
 
 interface Slot {
   index: number;
@@ -100,6 +102,8 @@ export class Primary {
   /** Uploads of rolled log files to the backup repositories (env.log.repository). */
   private readonly backups = new BackupScheduler({ watch: (event, body) => void this.lifecycle?.events.watch(event, undefined, body) });
   readonly supervisor = new SupervisorLink();
+  /** Central management (env.management.server), started with the management API. */
+  private central: CentralLink | undefined;
   /** The new half of a restart: the old primary holds the management ports until `bind`. */
   private readonly handover = process.env[HANDOVER_ENV] === '1';
   /** Discovery, purge propagation, the Redis bus (lib/primary/fleet). */
@@ -184,6 +188,7 @@ export class Primary {
     for (let i = 0; i < n; i++) this.slots.push({ index: i, worker: undefined, startedAt: 0, quickDeaths: 0, ready: false });
     await Promise.all(this.slots.map((s) => this.forkAtStart(s)));
     this.broadcastRing();
+    const invalidation = new InvalidationService(this.bridge, () => this.setting);
     this.api = new ManagementApi({
       getSetting: () => this.setting, version: PRODUCT_VERSION, rt: this.bridge,
       extraRoutes: managementRoutes({
@@ -192,6 +197,7 @@ export class Primary {
         recognized: (call) => fleet.recognized(call),
         state: () => this.stats!.state(),
         service: new ServiceOps(this),
+        invalidation,
       }).concat(statisticsRoutes(this.stats.source), graphRoutes(this.graphs)),
     });
     if (this.handover) {
@@ -200,6 +206,11 @@ export class Primary {
       logPort = await this.startTimedLogs(logs);
     }
     await this.api.start();
+    this.central = new CentralLink({
+      setting: () => this.setting, lifecycle: this.lifecycle, invalidation, workers: () => this.connectedWorkers(),
+      licenseId: () => this.license.current().SerialNumber, secretKey: () => this.license.secretKey(), productVer: PRODUCT_VERSION,
+    });
+    this.central.central.start();
     process.on('SIGTERM', () => void this.shutdown('SIGTERM'));
     process.on('SIGINT', () => void this.shutdown('SIGINT'));
     process.on('SIGHUP', () => void this.reload());
@@ -250,6 +261,7 @@ export class Primary {
         // The worker says hello once it listens for messages (ESM loads after cluster's 'online').
         if (m.type === 'hello') {
           this.send(worker, { type: 'tls-ticket-keys', keys: this.tickets.current() });
+          this.central?.send(worker);
           this.sendSetting(worker, this.setting, this.settingGeneration, 'all');
         } else if (m.type === 'ready' && settled) {
           this.acks.ack(m.generation, worker);
@@ -455,6 +467,7 @@ export class Primary {
     this.tickets.stop();
     this.backups.close();
     this.fleet?.stop();
+    await this.central?.central.close().catch(() => undefined);
     await this.lifecycle?.close().catch(() => undefined);
     if (handover) {
       await this.stats?.close().catch(() => undefined);

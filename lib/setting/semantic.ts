@@ -6,6 +6,7 @@ import { parseListen, parseTlsListen } from './schema/formats.js';
 import { checkHttpsOptions, sameTlsOptions } from '../worker/tls/options.js';
 import { TLS_VERSIONS } from './schema/management.js';
 import { checkTagged } from './tagged.js';
+import { checkCentral } from './central-check.js';
 import { checkLogBackups } from './log-backups.js';
 import { parseCron } from '../log/cron.js';
 import { compileNetwork, RuleError } from '../network/rules.js';
@@ -46,6 +47,11 @@ function checkApi(setting: Setting, issues: SettingIssue[]): void {
 
 /** Hook and other function rules, on a host's own functions (`own`) with the effective ones. */
 function checkFunctions(own: DeepPartial<Functions> | undefined, effective: Functions, base: string, issues: SettingIssue[]): void {
+  const cache = effective.network.cache;
+  if (cache.limitMaxRange > 0 && cache.partSize > cache.limitMaxRange && (own?.network?.cache?.partSize !== undefined || own?.network?.cache?.limitMaxRange !== undefined)) {
+    // A piece longer than the object it splits would make every stored-in-pieces object one piece.
+    issues.push({ path: `${base}.network.cache.partSize`, message: `${cache.partSize} is above limitMaxRange ${cache.limitMaxRange}; a piece must not be longer than the objects stored in pieces` });
+  }
   const hook = own?.hook;
   if (hook === undefined) return;
   if (hook.enable === true && effective.hook.path === undefined) {
@@ -186,6 +192,7 @@ export function checkSemantics(setting: Setting, hosts: { indices: number[]; nam
   const rules: (() => void)[] = [
     () => checkApi(setting, issues),
     () => checkTagged(setting, issues),
+    () => checkCentral(setting, issues),
     () => checkLogBackups(setting, hosts.indices, issues),
     () => checkMetricsSchedule(setting, issues),
     () => checkFunctions(setting.functions, setting.functions, 'functions', issues),

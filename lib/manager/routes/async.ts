@@ -19,7 +19,7 @@ export function asyncRoutes(queue: AsyncInvalidations, svc: InvalidationCommands
         throw err;
       }
       svc.recognized?.({ kind, async: true, url: url ?? '', targets, request: { method: req.method, path: req.path, rawQuery: req.rawQuery, headers: req.headers } });
-      if (!queue.add(kind, url ?? '', targets)) return fail(503, ctx.version, kind, 'query', `asynchronous queue full (${queue.max})`);
+      if (!await queue.add(kind, url ?? '', targets)) return fail(503, ctx.version, kind, 'query', `asynchronous queue full (${queue.max})`);
       return ok(ctx.version, kind, 'query', { queued: true, queue: { used: queue.used, max: queue.max } });
     },
   });
@@ -27,7 +27,7 @@ export function asyncRoutes(queue: AsyncInvalidations, svc: InvalidationCommands
     enqueue('purge'), enqueue('expire'), enqueue('hardpurge'),
     {
       method: 'GET', path: '/command/async/asynctrl/reset', name: 'asynctrl/reset', group: 'query',
-      handler: async (_req, ctx) => ok(ctx.version, 'asynctrl/reset', 'query', { cleared: queue.reset() }),
+      handler: async (_req, ctx) => ok(ctx.version, 'asynctrl/reset', 'query', { cleared: await queue.reset() }),
     },
     {
       method: 'GET', path: '/command/async/asynctrl/prectrl/reset', name: 'asynctrl/prectrl/reset', group: 'query',
@@ -35,7 +35,7 @@ export function asyncRoutes(queue: AsyncInvalidations, svc: InvalidationCommands
         const vhost = req.query.get('vhost');
         if (vhost === null || vhost === '') return fail(HTTP.badRequest, ctx.version, 'asynctrl/prectrl/reset', 'query', 'vhost is required');
         if (!ctx.rt.vhosts().includes(vhost)) return fail(HTTP.notFound, ctx.version, 'asynctrl/prectrl/reset', 'query', `virtual host not found: ${vhost}`);
-        queue.resetPrectrl(vhost);
+        await queue.resetPrectrl(vhost);
         return ok(ctx.version, 'asynctrl/prectrl/reset', 'query', vhost);
       },
     },
