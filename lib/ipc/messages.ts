@@ -1,10 +1,10 @@
 // IPC between the primary and the RT workers: control (setting, ring, drain, the workers' part of
-// an invalidation) and batches of log lines (lib/log/ship.ts, at most one per 100 ms or 64 KiB per
-// log), never per-request traffic.
+// an invalidation), never per-request traffic. Log lines travel on their own pipe (lib/log/pipe.ts).
 import type { InvalidateKind, InvalidateResult, Invalidation } from '../cache/commands/invalidate.js';
 import type { OriginStatus } from '../origin/index.js';
 import type { Setting } from '../setting/types.js';
 import type { WireTarget } from './wire.js';
+import type { PurgeCall } from '../pipeline/context.js';
 import type { TlsHostStatus } from '../worker/tls/status.js';
 
 /**
@@ -91,6 +91,8 @@ export type WorkerMessage =
   | { type: 'invalidated'; id: number; items: Invalidation[] }
   /** A PURGE is about to change the index: every other worker is to 'settle'; answered by `done`. */
   | { type: 'settle-all'; id: number; targets: WireTarget[] }
+  /** A PURGE accepted on a service port, before it runs: the primary forwards it (fleet propagation). No answer. */
+  | ({ type: 'purge-recognized' } & PurgeCall)
   | { type: 'rpc-result'; id: number; ok: true; result: RpcResult<RpcOp> }
   | { type: 'rpc-result'; id: number; ok: false; error?: string; code?: string };
 

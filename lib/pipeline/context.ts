@@ -3,13 +3,19 @@
 import type { Invalidation } from '../cache/commands/invalidate.js';
 import type { Target } from '../cache/commands/targets.js';
 import type { TieredStore } from '../cache/tiered-store.js';
+import type { CacheKey } from '../cache/store.js';
 import type { InflightTable } from './inflight.js';
+import type { Transaction } from './transaction.js';
 
 export interface CacheContext {
   store: TieredStore;
   inflight: InflightTable;
   /** Bytes of an object in flight kept for clients that join late. */
   maxReplayBytes: number;
+  /** Objects whose origin answered a Range with 200: not fetched in pieces (pieces.ts). */
+  noRanges: Set<string>;
+  /** Serves a miss from pieces (set by the cache stage; fetch.ts hands over objects too large to store whole). */
+  toPieces: (tx: Transaction, key: CacheKey) => void;
 }
 
 /**
@@ -21,4 +27,16 @@ export interface Peers {
   invalidated(items: Invalidation[]): Promise<void>;
   /** Every other worker retired its fetches under the targets; the writes already ending landed. */
   settle(targets: Target[]): Promise<void>;
+  /** A PURGE this worker accepted, before it runs: the node's fleet forwards it (propagation). */
+  purgeRecognized(call: PurgeCall): void;
+}
+
+/** A PURGE on a service port as received, for the primary to forward to the peers. */
+export interface PurgeCall {
+  /** Request target as received. */
+  target: string;
+  /** Lower-case names. */
+  headers: Record<string, string>;
+  /** The service port it arrived on. */
+  port: number;
 }

@@ -13,6 +13,7 @@ import { compileNetwork, RuleError } from '../network/rules.js';
 import { compileFallbacks } from '../network/fallbacks.js';
 import { checkRules } from '../rules/check.js';
 import { checkHook } from './hook-check.js';
+import { checkFleet } from './fleet-check.js';
 import type { DeepPartial, Functions, HostSetting, Setting } from './types.js';
 
 function checkApi(setting: Setting, issues: SettingIssue[]): void {
@@ -46,6 +47,11 @@ function checkApi(setting: Setting, issues: SettingIssue[]): void {
 
 /** Hook and other function rules, on a host's own functions (`own`) with the effective ones. */
 function checkFunctions(own: DeepPartial<Functions> | undefined, effective: Functions, base: string, issues: SettingIssue[]): void {
+  const cache = effective.network.cache;
+  if (cache.limitMaxRange > 0 && cache.partSize > cache.limitMaxRange && (own?.network?.cache?.partSize !== undefined || own?.network?.cache?.limitMaxRange !== undefined)) {
+    // A piece longer than the object it splits would make every stored-in-pieces object one piece.
+    issues.push({ path: `${base}.network.cache.partSize`, message: `${cache.partSize} is above limitMaxRange ${cache.limitMaxRange}; a piece must not be longer than the objects stored in pieces` });
+  }
   const hook = own?.hook;
   if (hook === undefined) return;
   if (hook.enable === true && effective.hook.path === undefined) {
@@ -194,6 +200,7 @@ export function checkSemantics(setting: Setting, hosts: { indices: number[]; nam
     () => checkHook(setting.functions, 'functions', issues, setting.env.geoip.path !== null),
     () => checkTls(setting, hosts.indices, issues),
     () => checkRules(setting, hosts.indices, issues),
+    () => checkFleet(setting, issues),
   ];
   setting.hosting.forEach((h, i) => rules.push(() => checkHost(h, hosts.indices[i]!, hosts.names, setting, issues)));
   for (const rule of rules) {
