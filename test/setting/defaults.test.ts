@@ -46,12 +46,13 @@ t.test('the management API defaults to port 10040 with the initial admin and use
   ]);
 });
 
-t.test('the cluster defaults: one worker per core when enabled, rr balance, stats on 127.0.0.1:10038', async (t) => {
+t.test('the cluster defaults: one worker per core when enabled, rr balance, stats on 127.0.0.1:10038, discovery and the invalidation bus off', async (t) => {
   t.strictSame(s.env.management.cluster, {
     meta: { enable: false, baseHostingPort: 9000, workers: 0, drainTimeout: 30 },
-    discover: { port: 9900, members: null },
+    discover: { port: 9900, members: null, enable: false, secret: '', listen: '0.0.0.0', period: 5 },
     balance: { mode: 'rr', luaPath: null, urlIgnoreList: ['#FUNCTION'] },
     stats: { enable: true, listen: '127.0.0.1:10038' },
+    bus: { enable: false, url: 'redis://127.0.0.1:6379', stream: 'svc:invalidations', node: '', startTimeout: 10, maxLen: 100000 },
   });
 });
 
