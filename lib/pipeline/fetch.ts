@@ -139,7 +139,8 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
   const onInformational = (status: number, fields: Record<string, string | string[]>): void => {
     for (const w of f.waiting) forwardInterim(w, status, fields);
   };
-  tx.host.origin.dispatch({ method: postBody === null ? 'GET' : 'POST', url: tx.url, headers, body: postBody, trace, onInformational }, { onHead: (upstream, body) => {
+  // A pagedesk edit's origin is the edit of the source (lib/pagedesk/producer.ts).
+  (tx.pagedesk ?? tx.host.origin).dispatch({ method: postBody === null ? 'GET' : 'POST', url: tx.url, headers, body: postBody, trace, onInformational }, { onHead: (upstream, body) => {
     traceAnswered(trace, upstream.statusCode);
     const cachedAt = Date.now();
     const resHeaders = endToEndResponseHeaders(upstream.headers);

@@ -2,6 +2,7 @@
 // loopback port over a keep-alive pool, so the node fetches and stores each object once.
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
 import { Pool } from 'undici';
 import { BodyTap } from '../origin/body.js';
 import { classify, Failure } from '../origin/errors.js';
@@ -125,6 +126,16 @@ export class Siblings {
       tx.status = 502;
       sendError(tx.res, 502, undefined, !req.complete); // see sendToOrigin
     });
+  }
+
+  /**
+   * A GET of `path` on virtual host `host` from worker `index`'s cache (a pagedesk source): as
+   * a hand-off, but for this worker's own use, answered as it comes.
+   */
+  fetch(index: number, host: string, path: string, headers: Record<string, string | string[]>, signal: AbortSignal | undefined):
+    Promise<{ statusCode: number; headers: Record<string, string | string[]>; body: Readable }> {
+    return this.pool(index).request({ method: 'GET', path, headers: { ...headers, host, [SIBLING_HEADER]: this.mark }, signal })
+      .then((r) => ({ statusCode: r.statusCode, headers: r.headers as Record<string, string | string[]>, body: r.body }));
   }
 
   async close(): Promise<void> {

@@ -149,7 +149,7 @@ export function sendToOrigin(tx: Transaction, body: TakenBody | null, upload: Up
   if (upload !== null) upload.onStall = () => controller.abort();
   const trace = tx.origin = new OriginTrace(tx.host.counterSlot);
   if (tx.host.logs !== undefined) trace.note = originNote(tx, tx.hook === undefined ? tx.req.method! : tx.postBody === undefined ? 'GET' : 'POST', true);
-  tx.host.origin.request({
+  (tx.pagedesk ?? tx.host.origin).request({
     // Hooked: GET, or POST with the body the hook stage chose (a client HEAD goes as GET).
     method: tx.hook === undefined ? tx.req.method! : tx.postBody === undefined ? 'GET' : 'POST',
     url: tx.url,

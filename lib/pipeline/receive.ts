@@ -22,6 +22,7 @@ import { applyRewrites, ROUTING_LOOP, ROUTING_LOOP_TEXT, type Router } from './r
 import { checkAccess, sendDenied } from './access.js';
 import { callHook, HOOK_CTX_HEADER, hookSelects } from './hook.js';
 import { startTrace } from './setting-trace.js';
+import { servePagedesk } from './pagedesk.js';
 
 const ALLOW = 'GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -264,6 +265,8 @@ function serveRouted(tx: Transaction, state: RuntimeState, port: number | undefi
       serveRouted(tx, state, port, localAddress);
     };
   }
+  // A pagedesk command is answered there, or goes on as a request for the edit URL.
+  if (tx.host.pagedesk !== undefined && servePagedesk(tx, tx.host.pagedesk)) return;
   // In hash balance the cache stage serves hits itself and hands misses to the URL's owner.
   const hook = tx.host.hook;
   if (hook !== undefined && (hooked ??= hookSelects(tx, hook))) callHook(tx, hook, router(state, port, localAddress), () => state.serve(tx));

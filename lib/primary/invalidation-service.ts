@@ -10,6 +10,7 @@ import { resolveHosts } from '../setting/load.js';
 import type { Setting } from '../setting/types.js';
 import type { WorkerBridge } from './rt-bridge.js';
 import { compileKeyRule, keyTargets, type KeyRule } from '../cache/key.js';
+import { withEditTargets } from '../pagedesk/targets.js';
 
 const NO_KEY_RULE = { rule: undefined, post: false };
 
@@ -66,8 +67,22 @@ export class InvalidationService {
   targets(url: string | null): Target[] {
     const list = parseTargets(url, this.knownHost, this.lastHost);
     this.lastHost = list[list.length - 1]!.vhost;
-    return keyTargets(list, this.keyOf);
+    return withEditTargets(keyTargets(list, this.keyOf), this.keywordOf);
   }
+
+  private keywordsFor: Setting | undefined;
+  private keywords = new Map<string, string>();
+
+  /** A host's pagedesk keyword when pagedesk is on: its edits go with their sources. */
+  private keywordOf = (vhost: string): string | undefined => {
+    const s = this.setting();
+    if (this.keywordsFor !== s) {
+      this.keywords = new Map(resolveHosts(s).filter((h) => h.functions.contents.pagedesk.meta.enable)
+        .map((h) => [h.name, h.functions.contents.pagedesk.meta.keyword]));
+      this.keywordsFor = s;
+    }
+    return this.keywords.get(vhost);
+  };
 
   /** The command the target really gets after purge.purge2expire (also what pre-cache control applies). */
   kindFor(kind: InvalidateKind, t: Target): InvalidateKind {

@@ -12,6 +12,7 @@ import { compileNetwork, RuleError } from '../network/rules.js';
 import { compileFallbacks } from '../network/fallbacks.js';
 import { checkRules } from '../rules/check.js';
 import { checkHook } from './hook-check.js';
+import { checkPagedesk } from '../pagedesk/setting.js';
 import type { DeepPartial, Functions, HostSetting, Setting } from './types.js';
 
 function checkApi(setting: Setting, issues: SettingIssue[]): void {
@@ -45,6 +46,7 @@ function checkApi(setting: Setting, issues: SettingIssue[]): void {
 
 /** Hook and other function rules, on a host's own functions (`own`) with the effective ones. */
 function checkFunctions(own: DeepPartial<Functions> | undefined, effective: Functions, base: string, issues: SettingIssue[]): void {
+  if (own?.contents?.pagedesk !== undefined) issues.push(...checkPagedesk(effective.contents.pagedesk, base));
   const hook = own?.hook;
   if (hook === undefined) return;
   if (hook.enable === true && effective.hook.path === undefined) {
