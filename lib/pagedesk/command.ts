@@ -5,7 +5,7 @@
 /** Inline extraction (`extract/selector=...`): replaces the dom.extract setting values. */
 export interface ExtractSpec { selector: string; attribute: string | null; includeSelf: boolean }
 
-export type Command =
+type Command =
   | { kind: 'default' }
   | { kind: 'query' }
   | { kind: 'template'; name: string }

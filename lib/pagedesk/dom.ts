@@ -1,16 +1,16 @@
 // The DOM sections of pagedesk (document 3): remove, refctrl, anchor, insert, then extract. Runs
 // in the edit thread (workers/pagedesk-edit.ts) on cheerio in htmlparser2 mode, which keeps the
 // document as written (no implied html/head/body, no reordering).
-import { load, type Cheerio, type CheerioAPI } from 'cheerio/slim';
+import { load, type CheerioAPI } from 'cheerio/slim';
 import type { ExtractSpec } from './command.js';
 import type { PagedeskSetting } from './setting.js';
 
 type Dom = PagedeskSetting['dom'];
 
 /** Where the page was asked for: relative references belong to this host. */
-export interface Page { host: string }
+interface Page { host: string }
 
-export interface DomOutcome {
+interface DomOutcome {
   html: string;
   /** An attribute extraction: the value is plain text, not HTML. */
   plain: boolean;
@@ -44,7 +44,7 @@ function removeElements($: CheerioAPI, r: Dom['remove']): void {
  * The host a reference points to: the page's host for a relative one, undefined for what names
  * no host (mailto:, javascript:, data:, a fragment).
  */
-export function hostOf(ref: string, page: Page): string | undefined {
+function hostOf(ref: string, page: Page): string | undefined {
   const v = ref.trim();
   if (v === '' || v.startsWith('#')) return undefined;
   if (/^[a-z][a-z0-9+.-]*:/i.test(v)) {
@@ -60,7 +60,7 @@ export function hostOf(ref: string, page: Page): string | undefined {
 }
 
 /** `example.com` names that host only; `*.example.com` and `.example.com` its subdomains too. */
-export function domainListed(host: string, domains: readonly string[]): boolean {
+function domainListed(host: string, domains: readonly string[]): boolean {
   for (const raw of domains) {
     const d = raw.toLowerCase();
     if (d === host) return true;
@@ -87,22 +87,14 @@ function controlReferences($: CheerioAPI, r: Dom['refctrl'], page: Page): void {
       if (host === undefined || host === page.host) return;
       const listed = domainListed(host, domains);
       if (r.mode === 'whitelist' ? listed : !listed) return;
-      act($(el), el.attribs, attr, t);
+      const node = $(el);
+      switch (t.action) {
+        case 'removeTag': node.remove(); return;
+        case 'removeAttr': node.removeAttr(attr); return;
+        case 'replaceAttr': node.removeAttr(attr).attr(t.replaceAttr!, value); return;
+        case 'insertAttr': for (const a of t.insertAttr ?? []) node.attr(a.name, a.value);
+      }
     });
-  }
-}
-
-function act(node: Cheerio<never>, attribs: Record<string, string>, attr: string, t: Dom['refctrl']['tags'][number]): void {
-  switch (t.action) {
-    case 'removeTag': node.remove(); return;
-    case 'removeAttr': node.removeAttr(attr); return;
-    case 'replaceAttr': {
-      const value = attribs[attr]!;
-      node.removeAttr(attr).attr(t.replaceAttr!, value);
-      return;
-    }
-    case 'insertAttr':
-      for (const a of t.insertAttr ?? []) node.attr(a.name, a.value);
   }
 }
 

@@ -3,7 +3,7 @@
 // (html.out.at) and replace.post. Pure: text in, text out.
 import type { ExtractSpec } from './command.js';
 import { editDom } from './dom.js';
-import type { PagedeskSetting } from './setting.js';
+import { MIB, type PagedeskSetting } from './setting.js';
 import { applyReplacements, escapeHtml, getAt, parseAt, setAt, unescapeHtml } from './text.js';
 
 export const MARKER = '<!-- // through svc pagedesk // -->';
@@ -49,7 +49,7 @@ export function runEdit(job: EditJob): EditResult {
       if (found === undefined) return { outcome: 'unedited', reason: `html.in.at ${inAt}: no string there` };
       html = p.html.in.escaped ? unescapeHtml(found) : found;
     }
-    const domLimit = p.meta.maxDomSourceSize * 1024 * 1024;
+    const domLimit = p.meta.maxDomSourceSize * MIB;
     if (domLimit > 0 && Buffer.byteLength(html) > domLimit) {
       if (job.extract !== undefined) return { outcome: 'unedited', reason: `HTML larger than maxDomSourceSize ${p.meta.maxDomSourceSize} MiB: nothing to extract from` };
       note = `HTML larger than maxDomSourceSize ${p.meta.maxDomSourceSize} MiB: DOM sections skipped`;

@@ -5,9 +5,9 @@
 import { Piscina } from 'piscina';
 import type { EditJob, EditResult } from './edit.js';
 
-export const EDIT_THREADS = 1;
-export const EDIT_QUEUE = 16;
-export const EDIT_TIMEOUT_MS = 10_000;
+const EDIT_THREADS = 1;
+const EDIT_QUEUE = 16;
+const EDIT_TIMEOUT_MS = 10_000;
 
 /** The compiled entry beside the compiled library; under the test loader the .ts source. */
 function threadEntry(): string {

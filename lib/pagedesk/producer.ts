@@ -13,7 +13,7 @@ import { MIB, type PagedeskSetting } from './setting.js';
 
 type Fields = Record<string, string | string[]>;
 
-export interface SourceAnswer { statusCode: number; headers: Fields; body: Readable }
+interface SourceAnswer { statusCode: number; headers: Fields; body: Readable }
 
 /** The source through the node's cache: `url` of virtual host `vhost`, with these request fields. */
 export type SourceFetch = (vhost: string, url: string, headers: Fields, signal: AbortSignal | undefined) => Promise<SourceAnswer>;
@@ -112,7 +112,7 @@ function response(statusCode: number, headers: Fields, body: Readable): OriginRe
  * The body whole when it is at most `max` bytes (0: any size); otherwise `rest`, a stream of
  * what was read and what follows, for passing the source through.
  */
-export function readUpTo(body: Readable, max: number): Promise<{ bytes: Buffer; rest?: Readable }> {
+function readUpTo(body: Readable, max: number): Promise<{ bytes: Buffer; rest?: Readable }> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

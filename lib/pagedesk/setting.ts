@@ -10,7 +10,7 @@ export type PagedeskSetting = Functions['contents']['pagedesk'];
 /** maxSourceSize and maxDomSourceSize are in MiB (fractions allowed); 0 is no limit. */
 export const MIB = 1024 * 1024;
 
-export interface PagedeskIssue { path: string; message: string }
+interface PagedeskIssue { path: string; message: string }
 
 function regexIssue(src: string, flags: string | undefined): string | undefined {
   try {

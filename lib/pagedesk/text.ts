@@ -1,7 +1,7 @@
 // The text side of an edit: the replace lists, the `html.in.at` / `html.out.at` location of HTML
 // inside a JSON source, and the HTML escaping of `html.in.escaped` / `html.out.escaped`.
 
-export interface Replacement { src: string; dest: string; flags: string }
+interface Replacement { src: string; dest: string; flags: string }
 
 /** replace.pre / replace.post: each `src` (a regular expression with `flags`) becomes `dest`. */
 export function applyReplacements(text: string, list: readonly Replacement[]): string {
@@ -12,7 +12,7 @@ export function applyReplacements(text: string, list: readonly Replacement[]): s
 
 type Segment = string | number;
 
-export class AtError extends Error {
+class AtError extends Error {
   override name = 'AtError';
 }
 
