@@ -80,14 +80,14 @@ function controlReferences($: CheerioAPI, r: Dom['refctrl'], page: Page): void {
     const attr = t.attr ?? referenceAttr(t.name);
     const domains = t.domains ?? r.domains;
     $(t.name).each((_, el) => {
-      const value = el.attribs[attr];
+      const node = $(el);
+      const value = node.attr(attr);
       if (value === undefined) return;
       const host = hostOf(value, page);
       // A relative reference, or one to the page's own host, is the page's own content.
       if (host === undefined || host === page.host) return;
       const listed = domainListed(host, domains);
       if (r.mode === 'whitelist' ? listed : !listed) return;
-      const node = $(el);
       switch (t.action) {
         case 'removeTag': node.remove(); return;
         case 'removeAttr': node.removeAttr(attr); return;
@@ -145,7 +145,7 @@ function extractFrom($: CheerioAPI, x: ExtractSpec): DomOutcome {
   const found = $(x.selector);
   if (x.attribute !== null) {
     const values: string[] = [];
-    found.each((_, el) => { const v = el.attribs[x.attribute!]; if (v !== undefined) values.push(v); });
+    found.each((_, el) => { const v = $(el).attr(x.attribute!); if (v !== undefined) values.push(v); });
     return { html: values.join('\n'), plain: true };
   }
   const parts: string[] = [];

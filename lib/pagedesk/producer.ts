@@ -5,7 +5,7 @@
 // with the source's freshness. A source that cannot be edited goes out as it came (error log).
 import { Readable } from 'node:stream';
 import { reportError } from '../log/global/report.js';
-import type { OriginBody, OriginHandler, OriginRequest, OriginResponse } from '../origin/index.js';
+import type { OriginBody, OriginHandler, OriginRequest, OriginResponse } from '../origin/types.js';
 import { commandAt, parseCommand, type ExtractSpec } from './command.js';
 import type { EditResult } from './edit.js';
 import type { EditPool } from './pool.js';

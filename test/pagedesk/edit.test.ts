@@ -50,7 +50,7 @@ t.test('replace flags without g replace the first match only', async (t) => {
 
 t.test('without html.enable the text is only replaced and marked', async (t) => {
   const out = edited({ replace: { pre: { enable: true, list: [{ src: 'Old', dest: 'New' }] } } });
-  t.equal(out, `${MARKER}\n${PAGE.replace('Old', 'New')}`);
+  t.equal(out, `${MARKER}\n${PAGE.replace(/Old/g, 'New')}`, 'flags default to g');
 });
 
 t.test('dom.remove takes tags with their children, or only the tag with includeChild false', async (t) => {
