@@ -93,7 +93,8 @@ t.test('the edit is cached under its own key and the origin is asked once for th
   t.equal(x.status, 200);
   t.equal(origin.count('/page.html'), 1);
   const info = await api('/monitoring/fileinfo?url=a.com/page.html/pagedesk/edit/default');
-  t.equal(info.status, 200, JSON.stringify(info.json));
+  t.equal(info.status, 200, 'fileinfo knows the edit URL');
+  t.match(info.json.result[0], { URI: '/page.html/pagedesk/edit/default', State: 'Cached', ContentType: 'text/html; charset=utf-8' });
   t.equal((await api('/monitoring/fileinfo?url=a.com/page.html')).status, 200);
 });
 
