@@ -2,6 +2,8 @@
 // under its own key with the source asked of the origin once, a purge of the source taking its
 // edits, the marker and size rules, and serving going on while a 10 MB page is edited.
 import t from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
 import { request } from 'undici';
 import { load } from 'cheerio/slim';
 import { TestOrigin } from '../helpers/origin.js';
@@ -46,12 +48,17 @@ const pagedesk = {
 };
 const port = await freePort();
 const host = (name: string, p: unknown) => ({ name, listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] }, functions: { contents: { pagedesk: p } } });
+const udpPort = await freePort();
 const server = await startServer([
   host('a.com', pagedesk),
   host('big.com', { meta: { enable: true, maxSourceSize: 20 }, html: { enable: true }, dom: { remove: { enable: true, elements: ['font'] } } }),
   host('plain.com', { meta: { enable: true } }),
-]);
-t.teardown(async () => { await server.stop(); await origin.stop(); });
+], { extra: { env: { log: { meta: { port: udpPort }, error: { enable: true } } } } });
+t.teardown(async () => { await server.stop(); await origin.stop(); fs.rmSync(server.dir, { recursive: true, force: true }); });
+const errorLines = (): string[] => {
+  const file = path.join(server.dir, 'svclog', 'error.log');
+  return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter((l) => l !== '') : [];
+};
 
 interface Got { status: number; type: string; cache: string; text: string }
 async function get(h: string, path: string, opts: { method?: 'GET' | 'POST'; body?: string; type?: string } = {}): Promise<Got> {
@@ -155,6 +162,8 @@ t.test('a source over maxSourceSize (MiB) passes through unedited; so does one t
   t.equal(r.status, 200);
   t.equal(r.text.length, LARGE.length);
   t.notOk(r.text.startsWith(MARKER));
+  await until(() => errorLines().some((l) => l.includes(' 6001 a.com ')), 'the 6001 line', 20_000);
+  t.match(errorLines().find((l) => l.includes(' 6001 a.com '))!, /\/large\.html\/pagedesk\/edit\/default .*source larger than maxSourceSize 1 MiB: passed through unedited/);
   const png = await get('a.com', '/logo.png/pagedesk/edit/default');
   t.equal(png.type, 'image/png');
   t.equal(png.status, 200);
