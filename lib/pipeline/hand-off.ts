@@ -13,7 +13,8 @@ import { sendError } from './respond.js';
 import type { Transaction } from './transaction.js';
 import { Upload, type TakenBody } from './upload.js';
 
-import { CTX_HEADER, SIBLING_HEADER } from './sibling-header.js';
+import { CTX_HEADER, HOOKED_HEADER, SIBLING_HEADER } from './sibling-header.js';
+import { hookedValue } from './hook-hand-off.js';
 import { isCacheResult, TCP_ERROR, TCP_NONE } from '../cache/policy/results.js';
 
 export { SIBLING_HEADER };
@@ -91,6 +92,8 @@ export class Siblings {
     headers[SIBLING_HEADER] = this.mark;
     // One request chain: the owner's record carries this transaction's x-ctx-id.
     headers[CTX_HEADER] = tx.ctxId;
+    // Behind the hook: the owner goes on with this redefinition instead of calling the hook.
+    if (tx.hook !== undefined) headers[HOOKED_HEADER] = hookedValue(tx.hook);
     tx.handedTo = owner;
     const controller = new AbortController();
     const onClose = (): void => { if (!tx.res.writableFinished) controller.abort(); };

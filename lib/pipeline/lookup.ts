@@ -173,11 +173,11 @@ export class CacheStage {
 
   /**
    * Hash balance: handed to the URL's owner worker. A cached POST stays here: its body was read
-   * already, and the owner would read the URL's key without it. So does a hooked request: its
-   * redefinition lives here (the owner would call the hook again).
+   * already, and the owner would read the URL's key without it. A hooked request goes to the
+   * owner of the hook's cacheKey with its redefinition (hook-hand-off.ts): not hooked again there.
    */
   private handedOff(tx: Transaction): boolean {
-    return !tx.fromSibling && tx.postBody === undefined && tx.hook === undefined && this.opts.handOff?.(tx) === true;
+    return !tx.fromSibling && tx.postBody === undefined && this.opts.handOff?.(tx) === true;
   }
 
   private miss(tx: Transaction, key: CacheKey, control: RequestControl): void {

@@ -311,7 +311,8 @@ export class RtWorker {
 
   /** Hash balance: a miss goes to the URL's owner; false when this worker owns it. */
   private handOff(tx: Transaction): boolean {
-    const owner = this.ownerOf(tx.host.name, tx.url);
+    // Behind the hook, its cacheKey is the key: clients mapped to one key meet at one owner.
+    const owner = this.ownerOf(tx.host.name, tx.hook?.cacheKey ?? tx.url);
     if (owner === this.index) return false;
     this.state!.balance.siblings.forward(tx, owner);
     return true;
