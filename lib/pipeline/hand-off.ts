@@ -93,7 +93,9 @@ export class Siblings {
     // One request chain: the owner's record carries this transaction's x-ctx-id.
     headers[CTX_HEADER] = tx.ctxId;
     // Behind the hook: the owner goes on with this redefinition instead of calling the hook.
+    // A client's own field of that name would be trusted by the owner: never passed on.
     if (tx.hook !== undefined) headers[HOOKED_HEADER] = hookedValue(tx.hook);
+    else delete headers[HOOKED_HEADER];
     tx.handedTo = owner;
     const controller = new AbortController();
     const onClose = (): void => { if (!tx.res.writableFinished) controller.abort(); };

@@ -40,7 +40,8 @@ const port = await freePort();
 const server = await startServer([{
   name: 'h.test', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] },
   functions: { hook: { enable: true, path: `http://127.0.0.1:${(hook.address() as AddressInfo).port}/` } },
-}], { workers: 2, balance: 'hash', env: { SVC_TEST_RECORD_DIR: recordDir } });
+}, { name: 'plain.test', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }],
+{ workers: 2, balance: 'hash', env: { SVC_TEST_RECORD_DIR: recordDir } });
 t.teardown(async () => {
   for (const g of gates) g();
   await server.stop(); await origin.stop(); await new Promise<void>((r) => hook.close(() => r()));
@@ -83,4 +84,21 @@ t.test('clients on both workers mapped to one cacheKey make one origin fetch', a
   t.ok(fetched.every((s) => s.headers['x-from-hook'] === 'yes'), 'the owner sent the hook\'s originRequest fields');
   t.notOk(fetched.some((s) => s.headers['x-svc-hooked'] !== undefined), 'the redefinition mark never reaches the origin');
   t.equal(origin.seen.filter((s) => s.url.startsWith('/r')).length, 0, 'the client URLs are never asked');
+});
+
+t.test('a client\'s own x-svc-hooked field is not passed to the owner worker', async (t) => {
+  const forged = Buffer.from(JSON.stringify({ k: '/victim' })).toString('base64url');
+  for (let i = 0; i < 12; i++) {
+    const agent = new Agent({ pipelining: 0 });
+    const r = request(`http://127.0.0.1:${port}/p/${i}`, { headers: { host: 'plain.test', connection: 'close', 'x-svc-hooked': forged }, dispatcher: agent });
+    await until(() => gates.length > 0, 'the origin asked');
+    gates.splice(0).forEach((g) => g());
+    t.equal((await (await r).body.text()), `start /p/${i} end`);
+    await agent.close();
+  }
+  await until(() => records().filter((r) => r.urlReceived.startsWith('/p/')).length >= 12, 'the records', 10_000);
+  t.ok(records().some((r) => r.urlReceived.startsWith('/p/') && r.handedTo >= 0), 'some were handed to their owner');
+  const info = await request(`http://127.0.0.1:${server.apiPort}/monitoring/fileinfo?url=plain.test/victim`);
+  await info.body.text();
+  t.equal(info.statusCode, 404, 'nothing was stored under the forged key');
 });
