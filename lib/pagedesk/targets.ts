@@ -24,3 +24,8 @@ export function withEditTargets(targets: readonly Target[], keywordOf: (vhost: s
   }
   return out;
 }
+
+/** Only the edit targets of exact URLs (an unsafe method on a source invalidates its edits too). */
+export function editTargetsOf(vhost: string, urls: readonly string[], keyword: string): Target[] {
+  return withEditTargets(urls.map((url) => ({ vhost, prefix: url, wildcard: false, text: url })), () => keyword).slice(urls.length);
+}

@@ -10,7 +10,8 @@ import type { AccessControl } from '../access/access.js';
 import { purgeByMethod } from './purge-method.js';
 import { servePost } from './post-cache.js';
 import { postKeyUrl } from '../cache/key.js';
-import type { InvalidateKind, Invalidation } from '../cache/commands/invalidate.js';
+import { memoryItems, runInvalidation, type InvalidateKind, type Invalidation } from '../cache/commands/invalidate.js';
+import { editTargetsOf } from '../pagedesk/targets.js';
 import type { Target } from '../cache/commands/targets.js';
 import type { TieredStore } from '../cache/tiered-store.js';
 import { deleteAtAfter } from '../cache/prefix.js';
@@ -332,7 +333,14 @@ export class CacheStage {
       } catch {
         // The index is unavailable (busy beyond its timeout): the memory copies still go.
       }
-      const items = urls.map((url) => ({ vhost, url, prefix: false }));
+      const items: Invalidation[] = urls.map((url) => ({ vhost, url, prefix: false }));
+      // The source's pagedesk edits go stale with it (they revalidate through the source).
+      const keyword = tx.host.pagedesk?.keyword;
+      if (keyword !== undefined) {
+        const edits = editTargetsOf(vhost, urls, keyword);
+        await runInvalidation(this.ctx.store, 'expire', edits).catch(() => undefined);
+        items.push(...memoryItems(edits));
+      }
       for (const i of items) this.dropMemory(i);
       await this.opts.peers?.invalidated(items);
     });

@@ -23,6 +23,12 @@ let hugeSent = false;
 
 const origin = await new TestOrigin().start();
 origin.on('/page.html', (_req, res) => { res.writeHead(200, html(PAGE)); res.end(PAGE); });
+let page2 = 'one';
+origin.on('/page2.html', (req, res) => {
+  if (req.method === 'PUT') { page2 = req.body.toString(); res.writeHead(204); res.end(); return; }
+  const body = `<p id="v">${page2}</p>`;
+  res.writeHead(200, html(body)); res.end(body);
+});
 origin.on('/marked.html', (_req, res) => { res.writeHead(200, html(MARKED)); res.end(MARKED); });
 origin.on('/large.html', (_req, res) => { res.writeHead(200, html(LARGE)); res.end(LARGE); });
 origin.on('/huge.html', (_req, res) => { res.writeHead(200, html(HUGE)); res.end(HUGE, () => { hugeSent = true; }); });
@@ -61,7 +67,7 @@ const errorLines = (): string[] => {
 };
 
 interface Got { status: number; type: string; cache: string; text: string }
-async function get(h: string, path: string, opts: { method?: 'GET' | 'POST'; body?: string; type?: string } = {}): Promise<Got> {
+async function get(h: string, path: string, opts: { method?: 'GET' | 'POST' | 'PUT'; body?: string; type?: string } = {}): Promise<Got> {
   const headers: Record<string, string> = { host: h };
   if (opts.type !== undefined) headers['content-type'] = opts.type;
   const r = await request(`http://127.0.0.1:${port}${path}`, { method: opts.method ?? 'GET', headers, body: opts.body ?? null });
@@ -186,6 +192,15 @@ t.test('a purge of the source drops its edits: the next edit asks the origin aga
   t.not(r.cache, 'TCP_HIT');
   t.equal(r.text.split('\n')[0], MARKER);
   t.equal(origin.count('/page.html'), 2);
+});
+
+t.test('a successful PUT of the source makes its edits stale: the next edit shows the new source', async (t) => {
+  t.equal(dom((await get('a.com', '/page2.html/pagedesk/edit/default')).text)('#v').text(), 'one');
+  t.equal((await get('a.com', '/page2.html/pagedesk/edit/default')).cache, 'TCP_HIT');
+  t.equal((await get('a.com', '/page2.html', { method: 'PUT', type: 'text/plain', body: 'two' })).status, 204);
+  const r = await get('a.com', '/page2.html/pagedesk/edit/default');
+  t.not(r.cache, 'TCP_HIT');
+  t.equal(dom(r.text)('#v').text(), 'two');
 });
 
 t.test('hits on other URLs are answered while a 10 MB page is being edited', async (t) => {
