@@ -58,6 +58,8 @@ export type PrimaryMessage =
    */
   | { type: 'setting'; setting: Setting; baseDir: string; generation: number; changedHosts: string[] | 'all' }
   | { type: 'ring'; members: number[] }
+  /** Run-time `origin.address` of hosts (features.nodelist); sent whole, before the first setting too. */
+  | { type: 'origin-address'; hosts: Record<string, string[]> }
   /** The node's TLS session ticket keys (48 bytes, base64): sent before the first setting and at each rotation. */
   | { type: 'tls-ticket-keys'; keys: string }
   | { type: 'drain'; timeoutMs: number }

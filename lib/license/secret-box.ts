@@ -49,6 +49,13 @@ function decryptSecret(key: SecretKey, value: string): string {
   return data.toString('utf8');
 }
 
+/** A credential as its user needs it: an `enc:` value decrypted under `key`, any other as is. */
+export function revealSecret(key: SecretKey | undefined, value: string): string {
+  if (!value.startsWith(ENC_PREFIX)) return value;
+  if (key === undefined) throw new Error('an enc: credential needs a valid license to decrypt it');
+  return decryptSecret(key, value);
+}
+
 /**
  * Every `enc:` value of a secret member, checked to decrypt under `key` (undefined: no usable
  * license on this node). The setting keeps the encrypted text, so `/get/setting` and the history

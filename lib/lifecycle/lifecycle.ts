@@ -18,7 +18,7 @@ import { HistoryStore, sameContent, toEntry, type HistoryEntry, type HistoryRow 
 import { stageLinked } from './install.js';
 import { linkedFileDirs } from './linked-dirs.js';
 import { reconcileAfterCrash, type Recovered } from './recovery.js';
-import { deployLocalFile, restorePackage, uploadBody, type RestoreResult } from './sources.js';
+import { deployLocalFile, packageBody, restorePackage, uploadBody, type RestoreResult } from './sources.js';
 import { writeStatePointer } from './state-pointer.js';
 import { buildPackage, contentHash, md5, type LinkedRef } from './package.js';
 import type { SecretKey } from '../license/secret-box.js';
@@ -74,6 +74,7 @@ export class SettingLifecycle {
   private store: Promise<HistoryStore> | undefined;
   private lock: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
+  private readonly changeListeners: ((source: string) => void)[] = [];
 
   constructor(private readonly opts: SettingLifecycleOptions) {
     this.current = opts.running;
@@ -189,6 +190,25 @@ export class SettingLifecycle {
     return uploadBody(this, this.workDir, contentType, body, apply);
   }
 
+  /** A package (tgz or setting.json) brought by a central-management feed, applied as an upload. */
+  applyPackage(body: Buffer, source: string): Promise<Applied> {
+    return packageBody(this, this.workDir, body, source);
+  }
+
+  /**
+   * `fn(source)` after every committed setting (the commit's source: upload, deploy/local,
+   * restore <hash>, vhosts, a feed) and after `backup()` (source `backup`).
+   */
+  onChange(fn: (source: string) => void): void {
+    this.changeListeners.push(fn);
+  }
+
+  /** The running setting as a package (setting.json and its linked files), as the history stores it. */
+  async runningPackage(): Promise<Buffer> {
+    const c = await loadCandidate(this.currentRaw, this.loadOptions(false));
+    return buildPackage(this.currentRaw, c.refs, undefined, this.workDir);
+  }
+
   /** `GET /setting/restore/<hash>`: result 0-4 of document 1. */
   restore(hash: string): Promise<RestoreResult> {
     return restorePackage(this, this.workDir, hash);
@@ -243,6 +263,7 @@ export class SettingLifecycle {
     await fs.rm(this.journalPath, { force: true });
     if (this.store !== undefined) await (await this.store).prune(applied.meta.history.retention);
     await this.logChanges(prev, changes, source, { hash, changedHosts, artifact: envChanged });
+    for (const fn of this.changeListeners) fn(source);
     return { artifact: envChanged, changedHosts, ...(hash === undefined ? {} : { hash }) };
   }
 
@@ -309,6 +330,7 @@ export class SettingLifecycle {
       const row = await this.record(this.currentRaw, c.refs, undefined, this.current.meta.version);
       await (await this.history()).prune(this.current.meta.history.retention);
       await this.events.info('setting backed up', { hash: row.hash });
+      for (const fn of this.changeListeners) fn('backup');
       return toEntry(row);
     });
   }

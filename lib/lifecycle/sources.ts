@@ -61,6 +61,33 @@ function topDir(workDir: string, p: string): string {
   return path.join(workDir, path.relative(workDir, p).split(path.sep)[0]!);
 }
 
+/**
+ * A setting package from the central server (a feed, lib/primary/central): a tgz package
+ * (gzip magic) or a setting.json, applied exactly as an upload of it. Throws LoadFailure.
+ */
+export function packageBody(lc: SettingLifecycle, workDir: string, body: Buffer, source: string): Promise<Applied> {
+  return logRefusal(lc, source, (async () => {
+    let staged: string | undefined;
+    try {
+      let text: string | undefined;
+      if (body.length >= 2 && body[0] === 0x1f && body[1] === 0x8b) {
+        try {
+          staged = await unpack(body, workDir, unpackLimits(lc.running()));
+        } catch (err) {
+          throw new LoadFailure(2, `bad setting package: ${(err as Error).message}`);
+        }
+      } else {
+        if (body.length === 0) throw new LoadFailure(1, 'empty package: no setting.json');
+        text = body.toString('utf8');
+      }
+      const c = await loadCandidate(text, lc.loadOptions(true, staged));
+      return await lc.serial(() => lc.commit(c, source));
+    } finally {
+      if (staged !== undefined) await fs.rm(staged, { recursive: true, force: true });
+    }
+  })());
+}
+
 export type RestoreResult = { code: 0 | 1 | 2 | 3 | 4; reason: string | null; applied?: Applied };
 
 export async function restorePackage(lc: SettingLifecycle, workDir: string, hash: string): Promise<RestoreResult> {

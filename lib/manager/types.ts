@@ -58,11 +58,11 @@ export interface InvalidationCommands {
 export interface AsyncInvalidations {
   readonly used: number;
   readonly max: number;
-  /** Queues a command; false when the queue is full. */
-  add(command: InvalidateKind, url: string, targets: Target[]): boolean;
+  /** Queues a command; false when the queue is full. Resolves once every worker applies its pre-cache control. */
+  add(command: InvalidateKind, url: string, targets: Target[]): Promise<boolean>;
   /** Clears every waiting command; the number cleared. */
-  reset(): number;
-  resetPrectrl(vhost: string): void;
+  reset(): Promise<number>;
+  resetPrectrl(vhost: string): Promise<void>;
   listFor(vhost: string): { command: string; timestamp: string; url: string }[];
   prectrlEnabled(vhost: string): boolean;
 }

@@ -23,6 +23,17 @@ const MAX_ANSWER_BYTES = 1 << 20;
 const ALLOW = 'GET, HEAD, POST';
 /** Sent to the hook with the x-ctx-id; a hook calling the runtime back sends it (receive.ts). */
 export const HOOK_CTX_HEADER = 'x-svcx-forwarded-context-id';
+/**
+ * Directives the hook's HTTP answer carries (document 2's "the pipe carries a nolog directive"):
+ * a comma-separated list; `nolog` keeps this call out of the hook log (the origin log's hook1 line).
+ */
+const HOOK_DIRECTIVE_HEADER = 'x-svcx-directive';
+
+function saysNolog(v: string | string[] | undefined): boolean {
+  if (v === undefined) return false;
+  const text = Array.isArray(v) ? v.join(',') : v;
+  return text.split(',').some((d) => d.trim().toLowerCase() === 'nolog');
+}
 
 type Fields = Record<string, string | string[] | number | undefined>;
 
@@ -125,6 +136,7 @@ function send(tx: Transaction, rule: HookRule, body: Buffer | undefined, route: 
     method: 'POST', url: rule.path, body: Buffer.from(JSON.stringify(doc)), signal: controller.signal, trace,
     headers: { 'content-type': 'application/json', [HOOK_CTX_HEADER]: tx.ctxId },
   }).then(async (r) => {
+    if (saysNolog(r.headers[HOOK_DIRECTIVE_HEADER])) trace.note = undefined;
     traceAnswered(trace, r.statusCode);
     if (r.statusCode !== 200) {
       r.body.resume();

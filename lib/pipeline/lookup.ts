@@ -28,6 +28,8 @@ import { TCP_CLIENT_REFRESH_MISS, TCP_MISS, TCP_NONE, TCP_REF_FAIL_HIT, TCP_REFR
 /** An asynchronous command waiting in the primary's queue (pre-cache control). */
 export interface PrectrlEntry { vhost: string; kind: InvalidateKind; target: Target; queuedAt: number }
 
+const prectrlId = (e: PrectrlEntry): string => `${e.vhost}\n${e.kind}\n${e.queuedAt}\n${e.target.prefix}`;
+
 const POST_BYPASS = { postMethod: { enable: true } };
 
 export interface CacheStageOptions {
@@ -61,8 +63,15 @@ export class CacheStage {
    * name is treated as if they had run (purged: fetched anew, expired: revalidated).
    */
   setPrectrl(entries: PrectrlEntry[]): void {
+    const known = new Set<string>();
+    for (const list of this.prectrl.values()) for (const e of list) known.add(prectrlId(e));
     const next = new Map<string, PrectrlEntry[]>();
-    for (const e of entries) next.set(e.vhost, [...(next.get(e.vhost) ?? []), e]);
+    for (const e of entries) {
+      next.set(e.vhost, [...(next.get(e.vhost) ?? []), e]);
+      // A fetch under way began before the command: its answer is the content the command
+      // names, so nobody may join it (nor may it land fresh), as with a command that ran.
+      if (!known.has(prectrlId(e))) void this.settle(e.target);
+    }
     this.prectrl = next;
   }
 

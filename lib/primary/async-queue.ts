@@ -24,29 +24,36 @@ export class AsyncInvalidationQueue {
   get used(): number { return this.waiting.length; }
   get max(): number { return this.limits().max; }
 
-  /** Queues a command; false when the queue is full. */
-  add(command: InvalidateKind, url: string, targets: Target[]): boolean {
+  /**
+   * Queues a command; false when the queue is full. Resolves once every worker holds the new
+   * pre-cache control list, so a request that starts after the API's answer sees it.
+   */
+  async add(command: InvalidateKind, url: string, targets: Target[]): Promise<boolean> {
     if (this.waiting.length >= this.max) return false;
-    const queuedAt = Date.now();
-    this.waiting.push({ command, url, targets, timestamp: new Date(queuedAt).toISOString(), queuedAt });
+    const now = Date.now();
+    // Copies cached at or after `queuedAt` count as refreshed since the command and are left
+    // alone. A copy cached in the very millisecond the command arrived may be the old content
+    // (loopback answers take less than that), so the boundary is the next millisecond.
+    const queuedAt = now + 1;
+    this.waiting.push({ command, url, targets, timestamp: new Date(now).toISOString(), queuedAt });
     for (const t of targets) this.prectrlOff.delete(t.vhost);
-    void this.publishNow();
     if (!this.running) void this.drain();
+    await this.publishNow();
     return true;
   }
 
   /** Clears every waiting command. */
-  reset(): number {
+  async reset(): Promise<number> {
     const n = this.waiting.length;
     this.waiting.length = 0;
-    void this.publishNow();
+    await this.publishNow();
     return n;
   }
 
   /** Stops pre-cache control for one host; its queued commands still run. */
-  resetPrectrl(vhost: string): void {
+  async resetPrectrl(vhost: string): Promise<void> {
     this.prectrlOff.add(vhost);
-    void this.publishNow();
+    await this.publishNow();
   }
 
   /** Waiting commands naming the host, as `/monitoring/asynctrl/actives` lists them. */

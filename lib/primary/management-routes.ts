@@ -9,7 +9,7 @@ import { licenseRoutes } from '../manager/routes/license.js';
 import { settingRoutes } from '../manager/routes/setting.js';
 import { serviceRoutes, type ServiceControl } from '../manager/routes/service.js';
 import { AsyncInvalidationQueue } from './async-queue.js';
-import { InvalidationService } from './invalidation-service.js';
+import type { InvalidationService } from './invalidation-service.js';
 import type { WorkerBridge } from './rt-bridge.js';
 import type { Setting } from '../setting/types.js';
 
@@ -26,10 +26,12 @@ export interface PrimaryServices {
   state?(): string;
   /** Restart, stop, install, encryptpassword. */
   service: ServiceControl;
+  /** The node's invalidation service, shared with central management's purge feed. */
+  invalidation: InvalidationService;
 }
 
 export function managementRoutes(p: PrimaryServices): Route[] {
-  const invalidation = new InvalidationService(p.bridge, () => p.current());
+  const invalidation = p.invalidation;
   const queue = new AsyncInvalidationQueue(invalidation, () => {
     const api = p.current().env.management.api;
     return { max: api.asyncQueueMax, intervalMs: api.asyncInterval };

@@ -38,6 +38,8 @@ import { dropRemovedHosts } from './removed-hosts.js';
 import { checkSecrets } from '../license/secret-box.js';
 import { HANDOVER_ENV } from '../ipc/supervisor-messages.js';
 import { ServiceOps } from './service-ops.js';
+import { InvalidationService } from './invalidation-service.js';
+import { CentralLink } from './central/wiring.js';
 
 interface Slot {
   index: number;
@@ -97,6 +99,8 @@ export class Primary {
   /** Uploads of rolled log files to the backup repositories (env.log.repository). */
   private readonly backups = new BackupScheduler({ watch: (event, body) => void this.lifecycle?.events.watch(event, undefined, body) });
   readonly supervisor = new SupervisorLink();
+  /** Central management (env.management.server), started with the management API. */
+  private central: CentralLink | undefined;
   /** The new half of a restart: the old primary holds the management ports until `bind`. */
   private readonly handover = process.env[HANDOVER_ENV] === '1';
 
@@ -168,6 +172,7 @@ export class Primary {
     for (let i = 0; i < n; i++) this.slots.push({ index: i, worker: undefined, startedAt: 0, quickDeaths: 0, ready: false });
     await Promise.all(this.slots.map((s) => this.forkAtStart(s)));
     this.broadcastRing();
+    const invalidation = new InvalidationService(this.bridge, () => this.setting);
     this.api = new ManagementApi({
       getSetting: () => this.setting, version: PRODUCT_VERSION, rt: this.bridge,
       extraRoutes: managementRoutes({
@@ -176,6 +181,7 @@ export class Primary {
         discover: () => [],
         state: () => this.stats!.state(),
         service: new ServiceOps(this),
+        invalidation,
       }).concat(statisticsRoutes(this.stats.source), graphRoutes(this.graphs)),
     });
     if (this.handover) {
@@ -184,6 +190,11 @@ export class Primary {
       logPort = await this.startTimedLogs(logs);
     }
     await this.api.start();
+    this.central = new CentralLink({
+      setting: () => this.setting, lifecycle: this.lifecycle, invalidation, workers: () => this.connectedWorkers(),
+      licenseId: () => this.license.current().SerialNumber, secretKey: () => this.license.secretKey(), productVer: PRODUCT_VERSION,
+    });
+    this.central.central.start();
     process.on('SIGTERM', () => void this.shutdown('SIGTERM'));
     process.on('SIGINT', () => void this.shutdown('SIGINT'));
     process.on('SIGHUP', () => void this.reload());
@@ -233,6 +244,7 @@ export class Primary {
         // The worker says hello once it listens for messages (ESM loads after cluster's 'online').
         if (m.type === 'hello') {
           this.send(worker, { type: 'tls-ticket-keys', keys: this.tickets.current() });
+          this.central?.send(worker);
           this.sendSetting(worker, this.setting, this.settingGeneration, 'all');
         } else if (m.type === 'ready' && settled) {
           this.acks.ack(m.generation, worker);
@@ -436,6 +448,7 @@ export class Primary {
     this.licenseWatch?.close();
     this.tickets.stop();
     this.backups.close();
+    await this.central?.central.close().catch(() => undefined);
     await this.lifecycle?.close().catch(() => undefined);
     if (handover) {
       await this.stats?.close().catch(() => undefined);

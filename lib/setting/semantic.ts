@@ -6,6 +6,7 @@ import { parseListen, parseTlsListen } from './schema/formats.js';
 import { checkHttpsOptions, sameTlsOptions } from '../worker/tls/options.js';
 import { TLS_VERSIONS } from './schema/management.js';
 import { checkTagged } from './tagged.js';
+import { checkCentral } from './central-check.js';
 import { checkLogBackups } from './log-backups.js';
 import { parseCron } from '../log/cron.js';
 import { compileNetwork, RuleError } from '../network/rules.js';
@@ -187,6 +188,7 @@ export function checkSemantics(setting: Setting, hosts: { indices: number[]; nam
   const rules: (() => void)[] = [
     () => checkApi(setting, issues),
     () => checkTagged(setting, issues),
+    () => checkCentral(setting, issues),
     () => checkLogBackups(setting, hosts.indices, issues),
     () => checkMetricsSchedule(setting, issues),
     () => checkFunctions(setting.functions, setting.functions, 'functions', issues),

@@ -12,6 +12,7 @@ import { SharedSockets } from './listen-handle.js';
 import { PrimaryLink } from './primary-link.js';
 import { StatsReporter } from './stats-reporter.js';
 import { RtWorker } from './worker.js';
+import { systemLog } from '../log/system-log.js';
 
 /** Entry of the worker process (workers/rt-worker.ts). */
 export function runWorker(): void {
@@ -69,6 +70,9 @@ export function runWorker(): void {
             if (!ready) setTimeout(() => process.exit(1), 50);
           },
         );
+        break;
+      case 'origin-address':
+        applying = applying.then(() => worker.setOriginAddresses(m.hosts)).catch((err: Error) => systemLog.error({ err: err.message }, 'run-time origin addresses not applied'));
         break;
       case 'tls-ticket-keys':
         worker.setTicketKeys(Buffer.from(m.keys, 'base64'));

@@ -38,6 +38,7 @@ import type { Transaction } from '../pipeline/transaction.js';
 import { bindDirectly, type Listener } from './listen-handle.js';
 import { listenKey, VhostTable, type Listen } from '../routing/vhost-table.js';
 import type { Peers } from '../pipeline/context.js';
+import { OriginOverrides } from './origin-override.js';
 
 /**
  * The country lookup of env.geoip.path, read when a setting is applied (validation already
@@ -85,6 +86,9 @@ export class RtWorker {
   private readonly handle: ReturnType<typeof createHandler>;
   /** The per-host logs of this worker, when a writer was attached (attachLogs). */
   private logs: { writer: HostLogWriter; shipper: LogShipper; remove: (() => void)[] } | undefined;
+  private readonly overrides = new OriginOverrides();
+  /** The last setting applied, which run-time origin addresses are applied over again. */
+  private last: { setting: Setting; baseDir: string } | undefined;
 
   /**
    * `siblingSecret`: the primary's per-start secret of the sibling ports (see Siblings).
@@ -106,7 +110,8 @@ export class RtWorker {
    * and fresh health state; the others keep theirs.
    */
   async apply(setting: Setting, baseDir: string, changedHosts: string[] | 'all' = 'all'): Promise<string[]> {
-    const resolved = resolveHosts(setting, { baseDir });
+    const resolved = this.overrides.applyTo(resolveHosts(setting, { baseDir }));
+    this.last = { setting, baseDir };
     const cluster = setting.env.management.cluster;
     const frontEnd = setting.functions.network.http.frontEnd;
     const rebuild = changedHosts === 'all' ? undefined : new Set(changedHosts);
@@ -183,6 +188,12 @@ export class RtWorker {
       }
     }
     return failures;
+  }
+
+  /** Run-time origin addresses (features.nodelist): the hosts whose addresses changed get a new origin client. */
+  async setOriginAddresses(hosts: Record<string, string[]>): Promise<void> {
+    const changed = this.overrides.set(hosts);
+    if (changed.length > 0 && this.last !== undefined) await this.apply(this.last.setting, this.last.baseDir, changed);
   }
 
   /**

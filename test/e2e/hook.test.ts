@@ -21,8 +21,9 @@ let releaseSlow: () => void = () => undefined;
 const slow = new Promise<void>((r) => { releaseSlow = r; });
 
 /** The hook's answer per client path (the first word of the request line in `message`). */
-function answer(p: string, doc: Record<string, unknown>): { status?: number; body: unknown } | 'hang' {
+function answer(p: string, doc: Record<string, unknown>): { status?: number; body: unknown; headers?: Record<string, string> } | 'hang' {
   const cont = { response: { code: 100 } };
+  if (p === '/nolog') return { body: cont, headers: { 'x-svcx-directive': 'NoLog' } };
   if (p.startsWith('/continue/')) return { body: cont };
   if (p === '/deny') return { body: { response: { code: 401, body: 'no entry', headers: [{ key: 'WWW-Authenticate', value: 'Basic realm="x"' }] } } };
   if (p.startsWith('/key/')) {
@@ -67,7 +68,7 @@ const hook = http.createServer((req, res) => {
     const a = answer(p, doc);
     if (a === 'hang') { void slow.then(() => res.end()); return; }
     const text = typeof a.body === 'string' ? a.body : JSON.stringify(a.body);
-    res.writeHead(a.status ?? 200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+    res.writeHead(a.status ?? 200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...a.headers });
     res.end(text);
   });
 });
@@ -229,6 +230,15 @@ t.test('a method change without methodSwitchable is 405', async (t) => {
   t.equal(r.status, 405);
   t.ok(r.headers.allow);
   t.equal(seen('/sw').length, 0);
+});
+
+t.test('a hook answer carrying the nolog directive leaves no hook1 line; the request is logged as usual', async (t) => {
+  t.equal((await send('hook.test', '/nolog')).status, 200);
+  const id = String(hookCalls('/nolog')[0]!.headers['x-svcx-forwarded-context-id']);
+  await lineWith('hook.test', 'access', (l) => l.startsWith('GET /nolog ') && l.includes(id), 'the access line');
+  // The origin fetch's line is written after the hook call's would have been, in the same file.
+  await lineWith('hook.test', 'origin', (l) => l.includes(id) && !l.includes(' hook1 '), 'the origin fetch line');
+  t.notOk(lines('hook.test', 'origin').some((l) => l.includes(id) && l.includes(' hook1 ')), 'no hook1 line for that call');
 });
 
 t.test('cacheKey null bypasses the cache', async (t) => {

@@ -54,8 +54,6 @@ t.test('asynctrl/reset clears the queue; prectrl/reset stops pre-cache control f
   t.equal((await api('/monitoring/asynctrl/actives')).json.result.queue.used, 2);
   const pr = await api('/command/async/asynctrl/prectrl/reset?vhost=q.com');
   t.equal(pr.status, 200);
-  // A call the worker answers after the change it was sent: by then it has applied it.
-  await api('/monitoring/origin?vhost=q.com');
   t.equal(await get('/q/3'), 'TCP_HIT', 'without pre-cache control the cached copy serves until the command runs');
   t.equal((await api('/monitoring/asynctrl/actives?detail=true')).json.result.vhosts[0].prectrl.enable, false);
   const reset = await api('/command/async/asynctrl/reset');

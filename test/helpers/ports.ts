@@ -21,9 +21,14 @@ export function isFree(port: number, host = '127.0.0.1'): Promise<boolean> {
   });
 }
 
+/** Below the kernel's ephemeral range (32768-60999 by default), so an outgoing connection of
+ * another test cannot take a port of the run between this check and the server's bind. */
+const RUN_LOW = 12000;
+const RUN_HIGH = 32000;
+
 export async function consecutiveFreePorts(count: number): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 20000 + Math.floor(Math.random() * 30000);
+    const base = RUN_LOW + Math.floor(Math.random() * (RUN_HIGH - RUN_LOW - count));
     let ok = true;
     for (let i = 0; i < count && ok; i++) ok = await isFree(base + i);
     if (ok) return base;

@@ -9,7 +9,7 @@ t.test('a full production setting using every section loads without errors', asy
   const { setting, baseDir } = await loadSettingFile(fixture);
   t.equal(baseDir, path.dirname(fixture));
   t.equal(setting.meta.setting.deploy, 'shared');
-  t.equal(setting.env.management.server.features.nodelist.feed?.type, 'cloudB');
+  t.equal(setting.env.management.server.features.nodelist.feed?.type, 'cloudAsdk3');
   t.equal(setting.env.log.repository.list.length, 5);
   t.equal(setting.hosting.length, 5);
 });

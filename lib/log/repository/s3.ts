@@ -9,6 +9,7 @@
 //   (`domain` is a URL base; without a scheme it is https);
 // - cloudD: path style under `domain` when given, else the vendor's S3-compatibility endpoint
 //   `https://<account>.compat.objectstorage.<region>.oraclecloud.com/<bucket>/<path>`.
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { AwsV4Signer } from 'aws4fetch';
 import { request } from 'undici';
@@ -26,7 +27,7 @@ const TIMEOUT_MS = 60_000;
 
 const encodeKey = (key: string): string => key.split('/').map(encodeURIComponent).join('/');
 
-function objectUrl(e: S3Endpoint, key: string): string {
+export function objectUrl(e: S3Endpoint, key: string): string {
   if (e.base === undefined) return `https://${e.bucket}.s3.${e.region}.amazonaws.com/${encodeKey(key)}`;
   const base = /^[a-z][a-z0-9+.-]*:\/\//i.test(e.base) ? e.base : `https://${e.base}`;
   return `${base.replace(/\/+$/, '')}/${encodeURIComponent(e.bucket)}/${encodeKey(key)}`;
@@ -58,9 +59,25 @@ export async function s3Put(e: S3Endpoint, key: string, creds: Credentials, body
     body: fs.createReadStream(body.file),
     headersTimeout: TIMEOUT_MS, bodyTimeout: TIMEOUT_MS,
   });
-  const text = await r.body.text();
-  if (r.statusCode < 200 || r.statusCode >= 300) {
+  await checkAnswer(url, r.statusCode, r.body);
+}
+
+/** A PUT of a body in memory (a setting package, a feed file), the whole call bounded by `timeoutMs`. */
+export async function s3PutBuffer(e: S3Endpoint, key: string, creds: Credentials, body: Buffer, contentType: string, timeoutMs: number): Promise<void> {
+  const url = objectUrl(e, key);
+  const headers = await signPut(url, e.region, creds, createHash('sha256').update(body).digest('hex'), contentType);
+  const r = await request(url, {
+    method: 'PUT', headers: { ...headers, 'content-length': String(body.length) }, body,
+    headersTimeout: timeoutMs, bodyTimeout: timeoutMs, signal: AbortSignal.timeout(timeoutMs),
+  });
+  await checkAnswer(url, r.statusCode, r.body);
+}
+
+/** Throws for a non-2xx answer, with the S3 error code when the body gives one. */
+async function checkAnswer(url: string, status: number, body: { text(): Promise<string> }): Promise<void> {
+  const text = await body.text();
+  if (status < 200 || status >= 300) {
     const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1];
-    throw new Error(`PUT ${url}: HTTP ${r.statusCode}${code === undefined ? '' : ` ${code}`}`);
+    throw new Error(`PUT ${url}: HTTP ${status}${code === undefined ? '' : ` ${code}`}`);
   }
 }

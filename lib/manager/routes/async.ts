@@ -18,7 +18,7 @@ export function asyncRoutes(queue: AsyncInvalidations, svc: InvalidationCommands
         if (err instanceof TargetError) return fail(/unknown virtual host/.test(err.message) ? 502 : HTTP.badRequest, ctx.version, kind, 'query', err.message);
         throw err;
       }
-      if (!queue.add(kind, url ?? '', targets)) return fail(503, ctx.version, kind, 'query', `asynchronous queue full (${queue.max})`);
+      if (!await queue.add(kind, url ?? '', targets)) return fail(503, ctx.version, kind, 'query', `asynchronous queue full (${queue.max})`);
       return ok(ctx.version, kind, 'query', { queued: true, queue: { used: queue.used, max: queue.max } });
     },
   });
@@ -26,7 +26,7 @@ export function asyncRoutes(queue: AsyncInvalidations, svc: InvalidationCommands
     enqueue('purge'), enqueue('expire'), enqueue('hardpurge'),
     {
       method: 'GET', path: '/command/async/asynctrl/reset', name: 'asynctrl/reset', group: 'query',
-      handler: async (_req, ctx) => ok(ctx.version, 'asynctrl/reset', 'query', { cleared: queue.reset() }),
+      handler: async (_req, ctx) => ok(ctx.version, 'asynctrl/reset', 'query', { cleared: await queue.reset() }),
     },
     {
       method: 'GET', path: '/command/async/asynctrl/prectrl/reset', name: 'asynctrl/prectrl/reset', group: 'query',
@@ -34,7 +34,7 @@ export function asyncRoutes(queue: AsyncInvalidations, svc: InvalidationCommands
         const vhost = req.query.get('vhost');
         if (vhost === null || vhost === '') return fail(HTTP.badRequest, ctx.version, 'asynctrl/prectrl/reset', 'query', 'vhost is required');
         if (!ctx.rt.vhosts().includes(vhost)) return fail(HTTP.notFound, ctx.version, 'asynctrl/prectrl/reset', 'query', `virtual host not found: ${vhost}`);
-        queue.resetPrectrl(vhost);
+        await queue.resetPrectrl(vhost);
         return ok(ctx.version, 'asynctrl/prectrl/reset', 'query', vhost);
       },
     },

@@ -21,8 +21,12 @@ export const CONNECTION_INFO: Record<string, TSchema> = {
   httpCloudASig4: Obj({
     accessKeyId: S(), secretAccessKey: S(), region: S(),
     bucket: Str({ default: '', description: 'may be empty when used only for authentication' }),
+    endpoint: Opt(Str({ description: 'URL base of an S3-compatible store (path style); absent: the vendor, virtual-hosted style' })),
   }),
-  cloudAsdk3: Obj({ accessKeyId: S(), secretAccessKey: S(), region: S() }),
+  cloudAsdk3: Obj({
+    accessKeyId: S(), secretAccessKey: S(), region: S(),
+    endpoint: Opt(Str({ description: 'URL of the EC2 Query API; absent: https://ec2.<region>.amazonaws.com/' })),
+  }),
   cloudB: Obj({
     tenancyId: S(), userId: S(), compartmentId: Opt(Str()), fingerprint: S(),
     privateKey: Str({ minLength: 1, description: 'key file name' }), region: S(),

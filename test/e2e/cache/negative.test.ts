@@ -5,7 +5,7 @@
 import t from 'tap';
 import { cacheBench, reply } from './fixtures/bench.js';
 
-const { origin, get, untilStale } = await cacheBench({ extra: { functions: { network: { cache: { ttl: { negative: 1, negativeServerErrors: true } } } } } });
+const { origin, get, untilStale } = await cacheBench({ extra: { functions: { network: { cache: { ttl: { negative: 3, negativeServerErrors: true } } } } } });
 
 t.test('a 404 without freshness is cached for the negative TTL, then fetched again', async (t) => {
   origin.on('/missing', reply(404, {}, 'not here'));
@@ -17,7 +17,7 @@ t.test('a 404 without freshness is cached for the negative TTL, then fetched aga
   t.equal(second.body, 'not here');
   t.equal(second.headers['x-cache'], 'TCP_NEGATIVE_HIT');
   t.equal(origin.count('/missing'), 1);
-  t.ok(await untilStale('/missing'), 'the negative TTL (1 s) runs out');
+  t.ok(await untilStale('/missing'), 'the negative TTL (3 s) runs out');
   const later = await get('/missing');
   t.equal(later.status, 404);
   t.not(later.headers['x-cache'], 'TCP_NEGATIVE_HIT');
