@@ -246,6 +246,11 @@ function serveRouted(tx: Transaction, state: RuntimeState, port: number | undefi
       }
     }
   }
+  // A pagedesk command is answered there, or goes on as a request for the edit URL (before the
+  // network rules: a bypassed edit is still an edit, only not cached). A fallback's new URL is
+  // looked at anew.
+  if (tx.pagedesk !== undefined) tx.pagedesk = undefined;
+  if (tx.host.pagedesk !== undefined && servePagedesk(tx, tx.host.pagedesk)) return;
   // A sibling's hand-off had the network rules applied by the worker its client talked to; the
   // front edits of a request apply once, on its first pass.
   const net = tx.host.net;
@@ -268,8 +273,6 @@ function serveRouted(tx: Transaction, state: RuntimeState, port: number | undefi
       serveRouted(tx, state, port, localAddress);
     };
   }
-  // A pagedesk command is answered there, or goes on as a request for the edit URL.
-  if (tx.host.pagedesk !== undefined && servePagedesk(tx, tx.host.pagedesk)) return;
   // In hash balance the cache stage serves hits itself and hands misses to the URL's owner.
   const hook = tx.host.hook;
   // A sibling's hand-off behind the hook carries the redefinition (tx.hook): not hooked again.

@@ -59,6 +59,7 @@ const server = await startServer([
   host('a.com', pagedesk),
   host('big.com', { meta: { enable: true, maxSourceSize: 20 }, html: { enable: true }, dom: { remove: { enable: true, elements: ['font'] } } }),
   host('plain.com', { meta: { enable: true } }),
+  { ...host('nc.com', { meta: { enable: true } }), functions: { contents: { pagedesk: { meta: { enable: true } } }, network: { http: { frontEnd: { bypass: { matchingList: [{ pattern: '$URLMATCH[^nc\\.com/live/]' }] } } } } } },
 ], { extra: { env: { log: { meta: { port: udpPort }, error: { enable: true } } } } });
 t.teardown(async () => { await server.stop(); await origin.stop(); fs.rmSync(server.dir, { recursive: true, force: true }); });
 const errorLines = (): string[] => {
@@ -192,6 +193,15 @@ t.test('a purge of the source drops its edits: the next edit asks the origin aga
   t.not(r.cache, 'TCP_HIT');
   t.equal(r.text.split('\n')[0], MARKER);
   t.equal(origin.count('/page.html'), 2);
+});
+
+t.test('an edit URL under a bypass rule is still edited, only not cached', async (t) => {
+  for (let i = 0; i < 2; i++) {
+    const r = await get('nc.com', '/live/x.txt/pagedesk/edit/default');
+    t.equal(r.text, `${MARKER}\norigin:GET /live/x.txt`);
+  }
+  t.equal(origin.count('/live/x.txt'), 2, 'the source is asked each time');
+  t.equal(origin.seen.filter((s) => s.url.startsWith('/live/x.txt/')).length, 0, 'never the edit URL');
 });
 
 t.test('a successful PUT of the source makes its edits stale: the next edit shows the new source', async (t) => {
