@@ -31,6 +31,7 @@ export function hookedFrom(value: string): HookRedefinition | undefined {
   } catch {
     return undefined;
   }
+  if (typeof w !== 'object' || w === null) return undefined;
   const headers = Array.isArray(w.h) ? w.h : [];
   return {
     end: undefined,
