@@ -18,6 +18,7 @@ import { addOriginSink, addRecordSink } from '../pipeline/finish.js';
 import { HostLogWriter } from '../log/host-logs.js';
 import { LogShipper } from '../log/ship.js';
 import { PagedeskWiring } from './pagedesk-wiring.js';
+import { ownerOf } from './owner.js';
 import { buildHostRuntime, cacheFields, facadeOf, sameOrigin, type HostRuntime } from '../pipeline/host-runtime.js';
 import { openGeoIp } from '../rules/geoip.js';
 import type { CountryLookup } from '../rules/conditions.js';
@@ -309,21 +310,10 @@ export class RtWorker {
     return this.lua.hash;
   }
 
-  /** The worker that caches a URL: its hash owner in hash balance, this worker otherwise. */
-  private ownerOf(vhost: string, url: string): number {
-    const b = this.state?.balance;
-    if (b === undefined || b.mode !== 'hash') return this.index;
-    const key = b.hashKey(vhost, url);
-    const point = b.luaHash === undefined ? -1 : b.luaHash(key);
-    // A script that fails on a key leaves it to the built-in hash rather than fail the client.
-    const owner = point >= 0 ? b.ring.ownerOfHash(point) : b.ring.owner(key);
-    return owner < 0 ? this.index : owner;
-  }
-
   /** Hash balance: a miss goes to the URL's owner; false when this worker owns it. */
   private handOff(tx: Transaction): boolean {
     // Behind the hook, its cacheKey is the key: clients mapped to one key meet at one owner.
-    const owner = this.ownerOf(tx.host.name, tx.hook?.cacheKey ?? tx.url);
+    const owner = ownerOf(this.state?.balance, this.index, tx.host.name, tx.hook?.cacheKey ?? tx.url);
     if (owner === this.index) return false;
     this.state!.balance.siblings.forward(tx, owner);
     return true;
@@ -331,7 +321,7 @@ export class RtWorker {
 
   /** A pagedesk source through the cache of its owner worker (PagedeskWiring). */
   private readonly pagedesk = new PagedeskWiring((vhost, url, headers, signal) =>
-    this.siblings!.fetch(this.ownerOf(vhost, url), vhost, url, headers, signal));
+    this.siblings!.fetch(ownerOf(this.state?.balance, this.index, vhost, url), vhost, url, headers, signal));
 
   /** What the management commands read of this worker. */
   /** What the statistics reporter reads once a second (the gauges of document 1). */
