@@ -21,7 +21,7 @@ export type SourceFetch = (vhost: string, url: string, headers: Fields, signal: 
 /** Source fields an edit keeps: its freshness and validators of time, not of bytes (no ETag). */
 const KEPT = ['cache-control', 'cdn-cache-control', 'expires', 'last-modified', 'date', 'age', 'vary', 'content-language'];
 /** Fields of our own answer that deliver writes again. */
-const OURS = ['via', 'x-cache', 'x-vhost'];
+const OURS = ['via', 'x-cache', 'x-svc-worker'];
 
 const EDITABLE_TYPE = /^(text\/[\w.+-]+|application\/(xhtml\+xml|json|[\w.-]+\+json))\s*(;|$)/i;
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)/i;
