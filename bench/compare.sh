@@ -5,6 +5,8 @@
 # Extra arguments pass through to the first, e.g.
 #   npm run bench -- --only miss --rounds 3
 # `--only https` runs the HTTPS workloads alone; another --only, or BENCH_HTTPS=0, skips them.
+# `--only range` runs bench/range-ttfb.sh alone (first byte of a range of an uncached 4 GiB
+# object, ours beside nginx's slice module); it is not part of the default run.
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 SHARED=${BENCH_HARNESS:-$HERE/../../shared/bench}
@@ -16,6 +18,7 @@ for a in "$@"; do [ "$prev" = --only ] && ONLY=$a; prev=$a; done
 ROUNDS=3
 prev=""
 for a in "$@"; do [ "$prev" = --rounds ] && ROUNDS=$a; prev=$a; done
+if [ "$ONLY" = range ]; then exec bash "$HERE/range-ttfb.sh" --rounds "$ROUNDS"; fi
 if [ "$ONLY" != https ]; then "$SHARED/compare.sh" --peers "$PEERS" "$@"; fi
 if [ "${BENCH_HTTPS:-1}" != 0 ] && { [ -z "$ONLY" ] || [ "$ONLY" = https ]; }; then
   bash "$HERE/https.sh" --rounds "$ROUNDS"

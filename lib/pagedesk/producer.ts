@@ -55,6 +55,9 @@ export class PagedeskRuntime {
     const { source } = parseCommand(r.url, this.keyword, commandAt(r.url, this.keyword));
     const extract = this.extractOf(r.url);
     const headers: Fields = { ...r.headers, 'accept-encoding': 'identity' };
+    // The whole source is edited; the cache answers ranges of the stored edit.
+    delete headers.range;
+    delete headers['if-range'];
     return this.fetchSource(this.vhost, source, headers, r.signal).then((a) => this.answer(a, r.url, extract));
   }
 

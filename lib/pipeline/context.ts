@@ -3,13 +3,19 @@
 import type { Invalidation } from '../cache/commands/invalidate.js';
 import type { Target } from '../cache/commands/targets.js';
 import type { TieredStore } from '../cache/tiered-store.js';
+import type { CacheKey } from '../cache/store.js';
 import type { InflightTable } from './inflight.js';
+import type { Transaction } from './transaction.js';
 
 export interface CacheContext {
   store: TieredStore;
   inflight: InflightTable;
   /** Bytes of an object in flight kept for clients that join late. */
   maxReplayBytes: number;
+  /** Objects whose origin answered a Range with 200: not fetched in pieces (pieces.ts). */
+  noRanges: Set<string>;
+  /** Serves a miss from pieces (set by the cache stage; fetch.ts hands over objects too large to store whole). */
+  toPieces: (tx: Transaction, key: CacheKey) => void;
 }
 
 /**

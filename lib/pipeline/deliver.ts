@@ -12,7 +12,7 @@ import { fallBack } from './fallback.js';
 import { TCP_HIT, TCP_IMS_HIT, TCP_MISS } from '../cache/policy/results.js';
 
 /** Fields a 304 carries from the stored response (RFC 9110 15.4.5). */
-const NOT_MODIFIED_FIELDS = ['cache-control', 'content-location', 'date', 'etag', 'expires', 'vary', 'last-modified'];
+export const NOT_MODIFIED_FIELDS = ['cache-control', 'content-location', 'date', 'etag', 'expires', 'vary', 'last-modified'];
 
 /**
  * Stored fields plus Age, Via and the cache result, ready for writeHead. `fromCache` false: the

@@ -21,9 +21,10 @@ import { matchFallback, routeFallback, type Found } from './fallback.js';
 import type { SharedFetch } from './inflight.js';
 import { entryTimes, fieldsToStore, storableResponse, variantMatches, variantOf, varyOf } from './rules.js';
 import { TCP_ERROR, type CacheResult } from '../cache/policy/results.js';
+import { spanValidator } from '../cache/policy/partial.js';
 
 /** Client fields that must not shape the object the cache stores for everyone. */
-const CLIENT_CONDITIONALS = ['if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'if-range', 'range'];
+export const CLIENT_CONDITIONALS = ['if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'if-range', 'range'];
 
 export function keyString(key: CacheKey): string {
   return `${key.vhost}\n${key.url}`;
@@ -63,7 +64,7 @@ function newEntryMeta(key: CacheKey, status: number, originHeaders: StoredHeader
  * cachingKey.headers key the stored variants as if the origin had named them in Vary (the
  * answer's own Vary is sent unchanged); `*` stays alone, it matches nothing anyway.
  */
-function withKeyHeaders(vary: string[], keyHeaders: readonly string[] | undefined): string[] {
+export function withKeyHeaders(vary: string[], keyHeaders: readonly string[] | undefined): string[] {
   if (keyHeaders === undefined || keyHeaders.length === 0 || vary[0] === '*') return vary;
   const out = [...vary];
   for (const h of keyHeaders) if (!out.includes(h)) out.push(h);
@@ -156,6 +157,13 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
       routeWaiting(ctx, f, tx, found, upstream.statusCode, upstream.statusCode, resHeaders);
       return;
     }
+    if (tooLargeWhole(ctx, tx, plan, upstream.statusCode, resHeaders)) {
+      // Stored in pieces instead (pieces.ts): this whole answer is given up at its head.
+      body.discard();
+      ctx.inflight.finish(f);
+      for (const w of f.takeWaiting()) ctx.toPieces(w, plan.key);
+      return;
+    }
     // An error answer does not replace a stored copy that can still be revalidated later.
     const keepStored = plan.keepStoredOnError === true && upstream.statusCode >= 500;
     const storable = plan.mayStore && !keepStored && storableResponse('GET', tx.req.headers, upstream.statusCode, resHeaders, tx.host.cachePolicy);
@@ -196,6 +204,21 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
 }
 
 const NO_FIELDS: StoredHeaders = {};
+
+/**
+ * A plain miss answered 200 with a Content-Length above the host's limitMaxRange, by an origin
+ * that serves byte ranges of it under a strong validator: such an object is kept in pieces.
+ */
+function tooLargeWhole(ctx: CacheContext, tx: Transaction, plan: FetchPlan, status: number, headers: StoredHeaders): boolean {
+  const pieces = tx.host.pieces;
+  if (pieces === undefined || status !== 200 || !plan.mayStore || plan.conditional !== undefined || plan.background === true) return false;
+  if (tx.postBody !== undefined || tx.hook !== undefined || tx.pagedesk !== undefined || tx.req.method !== 'GET') return false;
+  const length = Number(headers['content-length'] ?? -1);
+  if (!(length > pieces.limitMaxRange)) return false;
+  const ranges = headers['accept-ranges'];
+  if (typeof ranges !== 'string' || !/(^|,)\s*bytes\s*(,|$)/i.test(ranges)) return false;
+  return spanValidator(headers) !== undefined && !ctx.noRanges.has(keyString(plan.key));
+}
 
 /** A fallback entry for the origin's answer to the client that started the fetch, if any. */
 function fallbackOf(f: SharedFetch, tx: Transaction, plan: FetchPlan, status: number, fields: StoredHeaders): Found | undefined {

@@ -39,6 +39,11 @@ export interface HostRuntime extends RoutableHost {
   cachePolicy: CachePolicyOptions;
   volatile: boolean;
   nonVolatileSize: number;
+  /**
+   * Partial storage (functions.network.cache.limitMaxRange, partSize): Range misses and objects
+   * above limitMaxRange are fetched and stored in pieces. Undefined when limitMaxRange is 0.
+   */
+  pieces: { limitMaxRange: number; partSize: number } | undefined;
   /** A purged copy restored after an origin failure is refreshed again after this long. */
   connectTimeoutMs: number;
   /** How request bodies are taken in before they go on (bufferBodyUpTo, bodyMinRate). */
@@ -110,7 +115,7 @@ export function buildHostRuntime(host: ResolvedHost, geo: CountryLookup | undefi
 
 /** The members of a HostRuntime that follow the host setting without a new origin client. */
 export function cacheFields(host: ResolvedHost, geo: CountryLookup | undefined):
-  Pick<HostRuntime, 'cachePolicy' | 'volatile' | 'nonVolatileSize' | 'connectTimeoutMs' | 'upload' | 'logs' | 'rules' | 'net' | 'fallbacks' | 'directoryStats'> {
+  Pick<HostRuntime, 'cachePolicy' | 'volatile' | 'nonVolatileSize' | 'pieces' | 'connectTimeoutMs' | 'upload' | 'logs' | 'rules' | 'net' | 'fallbacks' | 'directoryStats'> {
   return {
     directoryStats: directoryStatsOf(host.functions.statistics.directory),
     rules: compileHostRules(host, geo),
@@ -125,8 +130,13 @@ export function cacheFields(host: ResolvedHost, geo: CountryLookup | undefined):
     cachePolicy: cachePolicyOf(host),
     volatile: host.mode.volatile,
     nonVolatileSize: host.mode.nonVolatileSize,
+    pieces: piecesOf(host.functions.network.cache),
     connectTimeoutMs: host.functions.network.http.backEnd.session.connectTimeout * 1000,
   };
+}
+
+function piecesOf(c: ResolvedHost['functions']['network']['cache']): HostRuntime['pieces'] {
+  return c.limitMaxRange === 0 ? undefined : { limitMaxRange: c.limitMaxRange, partSize: c.partSize };
 }
 
 /** Whether a new setting of a host can keep the running origin client (same origin fields). */

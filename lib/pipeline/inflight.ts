@@ -6,6 +6,7 @@
 // read at its own pace: a slow client buffers in its own socket and does not slow the others.
 import type { Transaction } from './transaction.js';
 import type { CacheEntryMeta } from '../cache/store.js';
+import type { PieceOutcome } from './piece-fetch.js';
 
 /** `invalidated` of what a retired fetch stores after all: expired, revalidated before use. */
 const LANDS_EXPIRED = 2;
@@ -36,6 +37,8 @@ export class SharedFetch {
    * is already ending (then false: the object lands, see retire).
    */
   abandonStore: (() => boolean) | undefined;
+  /** A piece fetch (piece-fetch.ts): its clients wait on this instead of joining as readers. */
+  piece: Promise<PieceOutcome> | undefined;
   private settle: (() => void) | undefined;
   /** Resolves when the fetch is over and its object, if any, is stored. */
   readonly settled = new Promise<void>((resolve) => { this.settle = resolve; });

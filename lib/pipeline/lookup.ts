@@ -5,7 +5,7 @@ import type { HostRuntime } from './host-runtime.js';
 import { proxyToOrigin } from './proxy.js';
 import { sendError } from './respond.js';
 import type { Transaction } from './transaction.js';
-import type { CachedObject, CacheKey, StoredHeaders } from '../cache/store.js';
+import type { CachedObject, CacheEntryMeta, CacheKey, StoredHeaders } from '../cache/store.js';
 import type { AccessControl } from '../access/access.js';
 import { purgeByMethod } from './purge-method.js';
 import { servePost } from './post-cache.js';
@@ -19,6 +19,7 @@ import type { CacheContext, Peers } from './context.js';
 import { deliverCached } from './deliver.js';
 import { fetchAndStore, keyString, refreshKey, type FetchPlan } from './fetch.js';
 import { InflightTable, type SharedFetch } from './inflight.js';
+import { servePieces } from './pieces.js';
 import {
   cacheResultForHit, freshnessDecision, invalidationTargets, mergeNotModified, mustNotServeStale, notModifiedFits, requestControl,
   revalidationHeaders, staleIfErrorAllows, variantMatches, type RequestControl,
@@ -31,6 +32,7 @@ export interface PrectrlEntry { vhost: string; kind: InvalidateKind; target: Tar
 const prectrlId = (e: PrectrlEntry): string => `${e.vhost}\n${e.kind}\n${e.queuedAt}\n${e.target.prefix}`;
 
 const POST_BYPASS = { postMethod: { enable: true } };
+const NO_METAS: CacheEntryMeta[] = [];
 
 export interface CacheStageOptions {
   store: TieredStore;
@@ -49,7 +51,10 @@ export class CacheStage {
   private readonly ctx: CacheContext;
 
   constructor(private readonly opts: CacheStageOptions) {
-    this.ctx = { store: opts.store, inflight: new InflightTable(opts.maxReplayTotalBytes), maxReplayBytes: opts.maxReplayBytes };
+    this.ctx = {
+      store: opts.store, inflight: new InflightTable(opts.maxReplayTotalBytes), maxReplayBytes: opts.maxReplayBytes, noRanges: new Set(),
+      toPieces: (tx, key) => servePieces(this.ctx, tx, key, NO_METAS, requestControl(tx.req.headers)),
+    };
   }
 
   get inflightCount(): number {
@@ -154,13 +159,15 @@ export class CacheStage {
     // Hot path: a memory hit is answered without a Promise or an index query.
     const inMemory = this.ctx.store.memory.find(key.vhost, key.url, variantMatches, tx.req.headers);
     if (inMemory !== undefined) { this.found(tx, key, inMemory, control); return; }
+    let all: CacheEntryMeta[] = NO_METAS;
     this.ctx.store.variants(key).then((variants) => {
+      all = variants;
       for (const meta of variants) {
         if (variantMatches(meta, tx.req.headers)) return this.ctx.store.get(key, meta.variantKey);
       }
       return undefined;
     }).then((obj) => {
-      if (obj === undefined) this.miss(tx, key, control);
+      if (obj === undefined) this.miss(tx, key, control, all);
       else this.found(tx, key, obj, control);
     }, () => this.miss(tx, key, control));
   };
@@ -190,13 +197,27 @@ export class CacheStage {
     return !tx.fromSibling && tx.postBody === undefined && this.opts.handOff?.(tx) === true;
   }
 
-  private miss(tx: Transaction, key: CacheKey, control: RequestControl): void {
+  /** `stored`: the URL's entries (spans of a partially stored object among them). */
+  private miss(tx: Transaction, key: CacheKey, control: RequestControl, stored: readonly CacheEntryMeta[] = NO_METAS): void {
     if (control.onlyIfCached) { tx.cacheResult = TCP_MISS; tx.status = 504; sendError(tx.res, 504); return; }
     if (this.handedOff(tx)) return;
     // A HEAD that misses goes to the origin as it is; a later GET fills the cache.
     // Hooked, it is fetched as a GET (document 2) and stored under the hook's key.
     if (tx.req.method === 'HEAD' && tx.hook === undefined) { tx.cacheResult = TCP_MISS; proxyToOrigin(tx); return; }
+    if (this.byPieces(tx, key, control, stored)) { servePieces(this.ctx, tx, key, stored, control); return; }
     fetchAndStore(this.ctx, tx, { key, mayStore: !control.noStore, result: TCP_MISS });
+  }
+
+  /**
+   * A GET miss is served from pieces (pieces.ts) when the host stores partial content and the
+   * client asks for a range, or spans of the object are stored already. A client's no-store, a
+   * cached POST, a hooked request and an origin known not to serve ranges keep the whole fetch.
+   */
+  private byPieces(tx: Transaction, key: CacheKey, control: RequestControl, stored: readonly CacheEntryMeta[]): boolean {
+    // A pagedesk edit is made whole (the cache serves its ranges).
+    if (tx.host.pieces === undefined || tx.req.method !== 'GET' || control.noStore || tx.postBody !== undefined || tx.hook !== undefined || tx.pagedesk !== undefined) return false;
+    if (tx.req.headers.range === undefined && !stored.some((m) => m.status === 206)) return false;
+    return !this.ctx.noRanges.has(keyString(key));
   }
 
   private found(tx: Transaction, key: CacheKey, obj: CachedObject, control: RequestControl): void {

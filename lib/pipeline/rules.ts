@@ -79,6 +79,8 @@ export function mustNotServeStale(entry: CacheEntryMeta): boolean {
  * for a content coding the key does not tell apart, the client accepts it (RFC 9110 12.5.3).
  */
 export function variantMatches(meta: CacheEntryMeta, reqHeaders: IncomingHttpHeaders): boolean {
+  // A stored 206 is a span of an object (pieces.ts), never a complete variant.
+  if (meta.status === 206) return false;
   const vary = meta.vary;
   if (vary.length === 0) return true;
   if (vary[0] === '*') return false;

@@ -48,6 +48,11 @@ function checkApi(setting: Setting, issues: SettingIssue[]): void {
 /** Hook and other function rules, on a host's own functions (`own`) with the effective ones. */
 function checkFunctions(own: DeepPartial<Functions> | undefined, effective: Functions, base: string, issues: SettingIssue[]): void {
   if (own?.contents?.pagedesk !== undefined) issues.push(...checkPagedesk(effective.contents.pagedesk, base));
+  const cache = effective.network.cache;
+  if (cache.limitMaxRange > 0 && cache.partSize > cache.limitMaxRange && (own?.network?.cache?.partSize !== undefined || own?.network?.cache?.limitMaxRange !== undefined)) {
+    // A piece longer than the object it splits would make every stored-in-pieces object one piece.
+    issues.push({ path: `${base}.network.cache.partSize`, message: `${cache.partSize} is above limitMaxRange ${cache.limitMaxRange}; a piece must not be longer than the objects stored in pieces` });
+  }
   const hook = own?.hook;
   if (hook === undefined) return;
   if (hook.enable === true && effective.hook.path === undefined) {

@@ -1,7 +1,7 @@
 // The commands a worker runs for the management API (over lib/ipc/rpc.ts): origin state,
 // origin reset, invalidation, fileinfo; and its part of any worker's invalidation (settle,
 // drop-memory). They read the worker's live hosts and cache.
-import { fileRecord } from '../cache/commands/fileinfo.js';
+import { fileRecords } from '../cache/commands/fileinfo.js';
 import { runInvalidation, type InvalidateKind, type Invalidation } from '../cache/commands/invalidate.js';
 import type { RpcOp } from '../ipc/messages.js';
 import type { RpcHandlers } from '../ipc/rpc.js';
@@ -65,7 +65,7 @@ export function controlHandlers(src: ControlSource): RpcHandlers<Exclude<RpcOp, 
       const disk = cache.store.disk.listByPrefix(vhost, url, 1000).filter((r) => r.key.url === url);
       const seen = new Set(disk.map((r) => r.variantKey));
       const memoryOnly = cache.store.memory.listByPrefix(vhost, url).filter((m) => m.key.url === url && !seen.has(m.variantKey));
-      return [...disk, ...memoryOnly].map((e) => fileRecord(e, ctx));
+      return fileRecords([...disk, ...memoryOnly], ctx);
     },
   };
 }

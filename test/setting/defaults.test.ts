@@ -108,6 +108,8 @@ t.test('functions get the network, cache, hook, log and pagedesk defaults', asyn
     compression: { useOriginEncoding: true },
     purge: { purge2expire: 'NONE', resCodeNoCtrlTarget: 200 },
     enablePurgeMethod: false,
+    limitMaxRange: 67108864,
+    partSize: 4194304,
   });
   t.strictSame(f.hook, {
     enable: false,

@@ -191,6 +191,15 @@ t.test('a hook that is enabled needs a path and a param that is serialised JSON'
   t.strictSame(issuesOf({ functions: { hook: { path: 'http://127.0.0.1:1/h' } }, hosting: [{ ...minimalHost, functions: { hook: { enable: true } } }] }), []);
 });
 
+t.test('a partSize above limitMaxRange is refused at its path; limitMaxRange 0 turns pieces off and accepts any partSize', async (t) => {
+  t.strictSame(issuesOf(withHost({ functions: { network: { cache: { limitMaxRange: 1048576, partSize: 2097152 } } } })), [
+    { path: 'hosting[0].functions.network.cache.partSize', message: '2097152 is above limitMaxRange 1048576; a piece must not be longer than the objects stored in pieces' },
+  ]);
+  t.strictSame(paths({ functions: { network: { cache: { limitMaxRange: 16777216, partSize: 33554432 } } }, hosting: [minimalHost] }), ['functions.network.cache.partSize']);
+  t.strictSame(issuesOf(withHost({ functions: { network: { cache: { limitMaxRange: 0, partSize: 2097152 } } } })), []);
+  t.strictSame(paths(withHost({ functions: { network: { cache: { partSize: 1024 } } } })), ['hosting[0].functions.network.cache.partSize'], 'below 64 KiB');
+});
+
 t.test('fallback service codes are #LAST, #FIRST, #BEFORE or a code other than 1xx, 206 and 3xx', async (t) => {
   const fb = (serviceCode: unknown) => withHost({ fallbacks: { enable: true, matchingList: [{ resCodes: ['fail'], serviceCode }] } });
   t.strictSame(issuesOf(fb('#FIRST')), []);

@@ -4,6 +4,7 @@ import type { DiskRecord } from '../disk-store.js';
 import { FLAG_HARDPURGE, FLAG_PURGE, INVALIDATED_HARDPURGED } from '../prefix.js';
 import type { CacheEntryMeta, StoredHeaders } from '../store.js';
 import { initialAge, parseHttpDate } from '../policy/index.js';
+import { parseContentRange, spanBase } from '../policy/partial.js';
 
 const yn = (b: boolean): 'Y' | 'N' => (b ? 'Y' : 'N');
 const pad = (n: number): string => String(n).padStart(2, '0');
@@ -76,11 +77,55 @@ export function fileRecord(e: CacheEntryMeta & Partial<DiskRecord>, ctx: FileInf
     Purge: yn((flags & FLAG_PURGE) !== 0),
     HardPurge: yn((flags & FLAG_HARDPURGE) !== 0),
     'Ignore-IMS': 'N',
-    Fragmented: 'N',
+    Fragmented: yn(e.status === 206),
     'Redirect-Location': header(h, 'location') ?? '-',
     'Content-Disposition': header(h, 'content-disposition') ?? '-',
     NoCache: yn(responseDirectives(h).noCache !== undefined),
     CorrectedInitAge: String(Math.round(initialAge({ headers: h, requestTime: e.requestTime, cachedAt: e.cachedAt }))),
     OriginalHeaders: '-',
   };
+}
+
+type Entry = CacheEntryMeta & Partial<DiskRecord>;
+
+/**
+ * The records of a URL's entries: the spans of an object stored in pieces (stored 206s, one per
+ * piece) make one record of that object, `Fragmented: Y`, `Size` its whole length, `CachedSize`
+ * the bytes its pieces hold, the fields of its newest piece.
+ */
+export function fileRecords(entries: readonly Entry[], ctx: FileInfoContext): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  const objects = new Map<string, Entry[]>();
+  for (const e of entries) {
+    const base = e.status === 206 ? spanBase(e.variantKey) : undefined;
+    if (base === undefined) { out.push(fileRecord(e, ctx)); continue; }
+    const list = objects.get(base);
+    if (list === undefined) objects.set(base, [e]);
+    else list.push(e);
+  }
+  for (const pieces of objects.values()) {
+    pieces.sort((a, b) => b.cachedAt - a.cachedAt);
+    const newest = pieces[0]!;
+    const r = fileRecord(newest, ctx);
+    r.CachedSize = cachedBytes(pieces);
+    r.LocalPath = pieces.length === 1 ? r.LocalPath : `${pieces.length} pieces`;
+    out.push(r);
+  }
+  return out;
+}
+
+/** Bytes the spans cover together (spans may overlap). */
+function cachedBytes(pieces: readonly Entry[]): number {
+  const spans = pieces.map((p) => {
+    const cr = p.headers['content-range'];
+    return parseContentRange(Array.isArray(cr) ? undefined : cr);
+  }).filter((s) => s !== undefined).sort((a, b) => a.start - b.start);
+  let bytes = 0;
+  let reach = -1;
+  for (const s of spans) {
+    if (s.end <= reach) continue;
+    bytes += s.end - Math.max(s.start, reach + 1) + 1;
+    reach = s.end;
+  }
+  return bytes;
 }

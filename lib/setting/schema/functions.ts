@@ -79,6 +79,15 @@ const Cache = Section({
     resCodeNoCtrlTarget: Int(200, { minimum: 100, maximum: 599, description: 'HTTP code of an invalidation that matched nothing' }),
   }),
   enablePurgeMethod: Bool(false, 'accept the PURGE method from clients'),
+  limitMaxRange: Int(64 * 1024 * 1024, {
+    minimum: 0,
+    description: 'bytes: an object longer than this is fetched from the origin and stored in pieces of partSize by Range requests (fileinfo Fragmented: Y), and a client Range on a miss asks the origin for the pieces it needs; 0: objects are stored whole only and an origin 206 is never stored',
+  }),
+  partSize: Int(4 * 1024 * 1024, {
+    minimum: 64 * 1024,
+    maximum: 64 * 1024 * 1024,
+    description: 'bytes per piece of an object stored in pieces; one piece is the most a client waits for before its first byte, and what a piece fetch in flight holds in memory',
+  }),
 }, 'cache behaviour');
 
 const HookSchema = Section({

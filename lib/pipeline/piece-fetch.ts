@@ -1,0 +1,161 @@
+// One piece of a large object fetched from the origin with a Range request, coalesced per piece
+// through the inflight table: clients that need the same piece at once share one origin request.
+// The piece (at most partSize bytes) is held in one buffer for the clients waiting on it and
+// written to the store as a span of the representation (an origin 206 stored as partial content,
+// RFC 9111 3.3); a 206 that turns out to be the whole representation is stored as a complete 200.
+import type { CacheEntryMeta, CacheKey, StoredHeaders } from '../cache/store.js';
+import { parseContentRange, spanValidator, spanVariantKey, type Span } from '../cache/policy/partial.js';
+import { originNote } from '../log/host-logs.js';
+import { OriginTrace, traceAnswered, traceFailed, OriginError } from '../origin/index.js';
+import type { CacheContext } from './context.js';
+import { CLIENT_CONDITIONALS, withKeyHeaders } from './fetch.js';
+import { endToEndResponseHeaders } from './hop-by-hop.js';
+import { modifyOriginResponse } from './modify.js';
+import { originRequestHeaders } from './proxy.js';
+import { entryTimes, fieldsToStore, storableResponse, variantOf, varyOf } from './rules.js';
+import type { Transaction } from './transaction.js';
+
+export type PieceOutcome =
+  /**
+   * A 206 with one part (or a 200 of at most one piece): its bytes, the span they are, the
+   * validator tying it to others (undefined: none, only a whole span is usable then).
+   */
+  | { kind: 'piece'; span: Span; body: Buffer; headers: StoredHeaders; validator: string | undefined; vary: string[]; base: string }
+  /** The origin answered 200 to a Range, the object longer than a piece: it does not serve ranges of it. */
+  | { kind: 'whole' }
+  /** Any other answer (416, 404, 5xx, a multipart 206 ...): the client is passed to the origin. */
+  | { kind: 'other'; status: number }
+  /** The origin could not be reached or the body broke. */
+  | { kind: 'failed'; status: number };
+
+/**
+ * `range`: the Range spec sent (`a-b` or `-n`). The inflight key carries it, so two clients
+ * asking for the same piece share the fetch; a piece fetch is retired by an invalidation of its
+ * URL like any other fetch (its bytes still reach its clients, it stores nothing).
+ */
+export function fetchPiece(ctx: CacheContext, tx: Transaction, key: CacheKey, range: string): Promise<PieceOutcome> {
+  const ks = `${key.vhost}\n${key.url}\n\u0002${range}`;
+  const running = ctx.inflight.peek(ks);
+  if (running?.piece !== undefined && !running.retired) return running.piece;
+  const f = ctx.inflight.create(ks, 0);
+  f.dropReplay(); // nobody joins it as a streaming fetch: clients wait on `piece`
+  const piece = new Promise<PieceOutcome>((resolve) => {
+    const host = tx.host;
+    const headers = originRequestHeaders(tx);
+    for (const c of CLIENT_CONDITIONALS) delete headers[c];
+    headers.range = `bytes=${range}`;
+    const requestTime = Date.now();
+    const trace = tx.origin = new OriginTrace(host.counterSlot);
+    if (host.logs !== undefined) trace.note = originNote(tx, 'GET', false);
+    let skipStore = false;
+    let ending = false;
+    f.abandonStore = () => {
+      if (ending) return false;
+      skipStore = true;
+      return true;
+    };
+    let answered = false;
+    const done = (o: PieceOutcome): void => {
+      if (answered) return;
+      answered = true;
+      if (!ending) ctx.inflight.finish(f);
+      answer(o);
+    };
+    // Once answered, the piece is in the store (memory first) or not to be reused: a client
+    // coming later looks it up or fetches anew; the entry stays only until the disk write lands.
+    const answer = (o: PieceOutcome): void => {
+      f.piece = undefined;
+      resolve(o);
+    };
+    host.origin.dispatch({ method: 'GET', url: tx.url, headers, body: null, trace }, {
+      onHead: (upstream, body) => {
+        traceAnswered(trace, upstream.statusCode);
+        const cachedAt = Date.now();
+        const resHeaders = endToEndResponseHeaders(upstream.headers);
+        if (host.net?.backModify !== undefined) modifyOriginResponse(tx, resHeaders);
+        const length = Number(resHeaders['content-length'] ?? -1);
+        let span: Span | undefined;
+        if (upstream.statusCode === 200) {
+          // Ranges ignored: an object of at most one piece is taken whole as it is; of a longer one
+          // only the head was read (the caller fetches it whole).
+          if (!(length > 0 && length <= host.pieces!.partSize)) { body.discard(); done({ kind: 'whole' }); return; }
+          span = { start: 0, end: length - 1, total: length };
+        } else if (upstream.statusCode === 206) {
+          const cr = resHeaders['content-range'];
+          span = parseContentRange(Array.isArray(cr) ? undefined : cr);
+        }
+        if (span === undefined || (length >= 0 && length !== span.end - span.start + 1)) {
+          body.discard();
+          done({ kind: 'other', status: upstream.statusCode });
+          return;
+        }
+        const size = span.end - span.start + 1;
+        const buf = Buffer.allocUnsafe(size);
+        let got = 0;
+        body.consume({
+          onData: (chunk) => {
+            if (got < 0) return;
+            // More than its Content-Range announced: the answer is broken.
+            if (got + chunk.length > size) { got = -1; body.discard(); done({ kind: 'failed', status: 502 }); return; }
+            chunk.copy(buf, got);
+            got += chunk.length;
+          },
+          onEnd: () => {
+            if (got !== size) { done({ kind: 'failed', status: 502 }); return; }
+            const stored = fieldsToStore(resHeaders, cachedAt, host.cachePolicy);
+            const vary = withKeyHeaders(varyOf(stored), host.net?.key?.headers);
+            const base = variantOf(vary, tx.req.headers);
+            const validator = spanValidator(stored);
+            const outcome: PieceOutcome = { kind: 'piece', span, body: buf, headers: stored, validator, vary, base };
+            // Partial content without a strong validator cannot be combined (RFC 9111 3.4): not kept.
+            if (skipStore || f.retired || (validator === undefined && !isWhole(span))) { done(outcome); return; }
+            const meta = spanMeta(key, span, stored, vary, base, requestTime, cachedAt, tx);
+            if (meta === undefined) { done(outcome); return; }
+            ending = true;
+            answered = true;
+            const sink = ctx.store.openSink(meta);
+            // Ended at once (the piece is all there): its memory copy is visible before the
+            // clients get it, so the next lookup sees this span, the disk copy follows.
+            sink.write(buf);
+            sink.end(() => ctx.inflight.finish(f));
+            answer(outcome);
+          },
+          onError: () => done({ kind: 'failed', status: 502 }),
+        });
+      },
+      onError: (err: unknown) => {
+        traceFailed(trace, err);
+        done({ kind: 'failed', status: err instanceof OriginError ? err.status : 502 });
+      },
+    });
+  });
+  f.piece = piece;
+  return piece;
+}
+
+/**
+ * The stored form of a span: status 206 with the origin's fields (Content-Range kept, so the
+ * span is known again; Content-Length the whole length, as fileinfo's Size shows). A span that
+ * is the whole representation is a complete 200. Undefined when the answer may not be stored.
+ */
+function spanMeta(key: CacheKey, span: Span, stored: StoredHeaders, vary: string[], base: string, requestTime: number, cachedAt: number,
+  tx: Transaction): CacheEntryMeta | undefined {
+  const host = tx.host;
+  const whole = isWhole(span);
+  const full: StoredHeaders = { ...stored, 'content-length': String(span.total) };
+  delete full['content-range'];
+  if (!storableResponse('GET', tx.req.headers, 200, full, host.cachePolicy)) return undefined;
+  const times = entryTimes(200, full, requestTime, cachedAt, host.cachePolicy);
+  const size = span.end - span.start + 1;
+  return {
+    key, variantKey: whole ? base : spanVariantKey(span.start, base), vary, status: whole ? 200 : 206,
+    headers: whole ? full : { ...full, 'content-range': `bytes ${span.start}-${span.end}/${span.total}` },
+    requestTime, cachedAt, staleAt: times.staleAt, deleteAt: times.deleteAt, size,
+    volatile: host.volatile && (host.nonVolatileSize <= 0 || size < host.nonVolatileSize),
+  };
+}
+
+/** A span that is the whole representation: stored and served as a complete 200. */
+export function isWhole(span: Span): boolean {
+  return span.start === 0 && span.end === span.total - 1;
+}
