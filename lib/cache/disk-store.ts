@@ -3,12 +3,13 @@
 // an object stored by one process is a hit in all of them and after a restart.
 // Reads (index lookups, body streams) run here; the write path (body files, row commits,
 // eviction) runs in one writer thread per store (lib/cache/disk/writer-core.ts).
-import { createReadStream, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { cleanTemp, prepareDisk, unlinkQuiet } from './disk-files.js';
 import { DiskSink, DiskWriter } from './disk-write.js';
 import { WriterChannel } from './disk/writer-channel.js';
+import { DiskObject, rowToMeta, rowToRecord, type DiskRecord } from './disk/disk-object.js';
 import { countCacheEvent } from './events.js';
 import { IndexDb, type IndexRow, type Released } from './index-db.js';
 import { INVALIDATED_HARDPURGED, prefixUpperBound, type PrefixMark } from './prefix.js';
@@ -67,70 +68,8 @@ export interface DiskInfo {
 /** What applyByPrefix shows of a row to choose and mark it. */
 export interface PrefixRowView { url: string; size: number; invalidated: number; staleAt: number; cachedAt: number }
 
-/** A full index row in contract shape plus the fields of the cache file record (fileinfo). */
-export interface DiskRecord extends CacheEntryMeta {
-  id: number;
-  disk: number;
-  fid: string;
-  path: string;
-  hashKey: string;
-  lastAccess: number;
-  createdAt: number;
-  updatedAt: number;
-  flags: number;
-}
-
 interface DiskState extends DiskInfo {
   errors: number;
-}
-
-function rowToMeta(r: IndexRow): CacheEntryMeta {
-  return {
-    key: { vhost: r.vhost, url: r.url },
-    variantKey: r.variant,
-    vary: JSON.parse(r.vary) as string[],
-    status: r.status,
-    headers: JSON.parse(r.headers) as CacheEntryMeta['headers'],
-    requestTime: r.request_time,
-    cachedAt: r.cached_at,
-    staleAt: r.stale_at,
-    deleteAt: r.delete_at,
-    size: r.size,
-    invalidated: r.invalidated,
-  };
-}
-
-function rowToRecord(r: IndexRow): DiskRecord {
-  return {
-    ...rowToMeta(r), id: r.id, disk: r.disk, fid: r.fid, path: r.path, hashKey: r.hash_key,
-    lastAccess: r.last_access, createdAt: r.created_at, updatedAt: r.updated_at, flags: r.flags,
-  };
-}
-
-/** A disk hit: metadata from the index, body read from its file on demand. */
-class DiskObject implements CachedObject {
-  readonly key: CacheKey; readonly variantKey: string; readonly vary: string[];
-  readonly status: number; readonly headers: CacheEntryMeta['headers'];
-  readonly requestTime: number; readonly cachedAt: number; readonly staleAt: number;
-  readonly deleteAt: number; readonly size: number; readonly invalidated: number;
-  readonly body = undefined;
-  constructor(private readonly row: IndexRow, private readonly store: DiskStore) {
-    const m = rowToMeta(row);
-    this.key = m.key; this.variantKey = m.variantKey; this.vary = m.vary; this.status = m.status;
-    this.headers = m.headers; this.requestTime = m.requestTime; this.cachedAt = m.cachedAt;
-    this.staleAt = m.staleAt; this.deleteAt = m.deleteAt; this.size = m.size; this.invalidated = row.invalidated;
-  }
-  get path(): string { return this.row.path; }
-  openBody(start?: number, end?: number): Readable {
-    const s = createReadStream(this.row.path, { start: start ?? 0, ...(end === undefined ? {} : { end }) });
-    this.store.readOpened(this.key.vhost, s);
-    // The body vanished (removed by another worker after a replacement, or by hand): drop the
-    // row so the next lookup is a clean miss instead of another failed read.
-    s.once('error', (err: NodeJS.ErrnoException) => {
-      if (err.code === 'ENOENT') this.store.forgetMissing(this.row);
-    });
-    return s;
-  }
 }
 
 type Patch = Parameters<CacheStore['updateMeta']>[2];

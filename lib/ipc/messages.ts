@@ -5,6 +5,7 @@ import type { InvalidateKind, InvalidateResult, Invalidation } from '../cache/co
 import type { OriginStatus } from '../origin/index.js';
 import type { Setting } from '../setting/types.js';
 import type { WireTarget } from './wire.js';
+import type { PurgeCall } from '../pipeline/context.js';
 import type { LogBatch } from '../log/ship.js';
 import type { TlsHostStatus } from '../worker/tls/status.js';
 
@@ -94,6 +95,8 @@ export type WorkerMessage =
   | { type: 'invalidated'; id: number; items: Invalidation[] }
   /** A PURGE is about to change the index: every other worker is to 'settle'; answered by `done`. */
   | { type: 'settle-all'; id: number; targets: WireTarget[] }
+  /** A PURGE accepted on a service port, before it runs: the primary forwards it (fleet propagation). No answer. */
+  | ({ type: 'purge-recognized' } & PurgeCall)
   | { type: 'rpc-result'; id: number; ok: true; result: RpcResult<RpcOp> }
   | { type: 'rpc-result'; id: number; ok: false; error?: string; code?: string };
 

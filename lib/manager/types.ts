@@ -46,9 +46,26 @@ export class RtBridgeError extends Error {
  * The invalidation commands of the purge family and fileinfo, as the routes use them; the
  * primary's InvalidationService implements it.
  */
+/**
+ * An invalidation call the API accepted (its targets parse), seen before it runs here: the
+ * fleet forwards it to the peers (propagation) and appends it to the bus.
+ */
+export interface RecognizedInvalidation {
+  kind: InvalidateKind;
+  /** `/command/async/*`: queued here. */
+  async: boolean;
+  url: string;
+  /** What `url` named, as parsed here (hosts resolved). */
+  targets: Target[];
+  sec?: number;
+  request: Pick<ApiRequest, 'method' | 'path' | 'rawQuery' | 'headers'> & { body?: Buffer };
+}
+
 export interface InvalidationCommands {
   /** Parses `url`; throws TargetError (400) for a bad or unknown target. */
   targets(url: string | null): Target[];
+  /** Called once per accepted call, before it runs (or is queued). */
+  recognized?(call: RecognizedInvalidation): void;
   /** `status`: the HTTP status of the answer (purge.resCodeNoCtrlTarget when nothing matched). */
   run(kind: InvalidateKind, targets: Target[], sec?: number): Promise<{ result: InvalidateResult; status: number }>;
   fileinfo(vhost: string, url: string): Promise<Record<string, unknown>[]>;

@@ -20,7 +20,7 @@ export function withEditTargets(targets: readonly Target[], keywordOf: (vhost: s
     const path = q < 0 ? t.prefix : t.prefix.slice(0, q);
     const query = q < 0 ? '' : t.prefix.slice(q);
     const prefix = `${path === '/' ? '' : path}/${keyword}/edit`;
-    out.push({ vhost: t.vhost, prefix, wildcard: true, match: new RegExp(`^${literal(prefix)}[^?]*${literal(query)}$`), text: `${t.text} (pagedesk edits)` });
+    out.push({ vhost: t.vhost, prefix, wildcard: true, match: new RegExp(`^${literal(prefix)}[^?]*${literal(query)}$`), text: `${t.text} (pagedesk edits)`, derived: true });
   }
   return out;
 }

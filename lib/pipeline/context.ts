@@ -27,4 +27,16 @@ export interface Peers {
   invalidated(items: Invalidation[]): Promise<void>;
   /** Every other worker retired its fetches under the targets; the writes already ending landed. */
   settle(targets: Target[]): Promise<void>;
+  /** A PURGE this worker accepted, before it runs: the node's fleet forwards it (propagation). */
+  purgeRecognized(call: PurgeCall): void;
+}
+
+/** A PURGE on a service port as received, for the primary to forward to the peers. */
+export interface PurgeCall {
+  /** Request target as received. */
+  target: string;
+  /** Lower-case names. */
+  headers: Record<string, string>;
+  /** The service port it arrived on. */
+  port: number;
 }

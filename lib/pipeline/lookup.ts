@@ -15,7 +15,7 @@ import { editTargetsOf } from '../pagedesk/targets.js';
 import type { Target } from '../cache/commands/targets.js';
 import type { TieredStore } from '../cache/tiered-store.js';
 import { deleteAtAfter } from '../cache/prefix.js';
-import type { CacheContext, Peers } from './context.js';
+import type { CacheContext, Peers, PurgeCall } from './context.js';
 import { deliverCached } from './deliver.js';
 import { fetchAndStore, keyString, refreshKey, type FetchPlan } from './fetch.js';
 import { InflightTable, type SharedFetch } from './inflight.js';
@@ -337,6 +337,7 @@ export class CacheStage {
       await Promise.all([...targets.map((t) => this.settle(t)), this.opts.peers?.settle(targets)]);
     },
     announce: async (items: Invalidation[]): Promise<void> => { await this.opts.peers?.invalidated(items); },
+    recognized: (call: PurgeCall): void => { this.opts.peers?.purgeRecognized(call); },
   };
 
   /**

@@ -14,6 +14,7 @@ import { memoryItems, runInvalidation, type InvalidateKind, type InvalidateResul
 import type { AccessControl } from '../access/access.js';
 import { PRODUCT_VERSION } from '../version.js';
 import type { Transaction } from './transaction.js';
+import type { PurgeCall } from './context.js';
 import type { TieredStore } from '../cache/tiered-store.js';
 import { TCP_DENIED, TCP_NONE } from '../cache/policy/results.js';
 
@@ -23,6 +24,8 @@ export interface PurgeSides {
   settle(targets: Target[]): Promise<void>;
   /** After: the other workers drop their memory copies (this one's went with the command). */
   announce(items: Invalidation[]): Promise<void>;
+  /** Accepted, before it runs: the fleet forwards it to the peers (no wait). */
+  recognized(call: PurgeCall): void;
 }
 
 function answer(tx: Transaction, status: number, body: unknown): void {
@@ -57,6 +60,9 @@ export async function purgeByMethod(tx: Transaction, store: TieredStore, access:
     if (err instanceof TargetError) return fail(400, err.message);
     throw err;
   }
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(tx.req.headers)) if (typeof v === 'string') headers[k] = v;
+  sides.recognized({ target: tx.urlReceived, headers, port: tx.serverPort });
   await sides.settle(targets);
   const asked = requested as InvalidateKind;
   const allExcluded = (): boolean => tx.host.origin.allExcluded();

@@ -9,6 +9,7 @@ import { VhostTable } from '../routing/vhost-table.js';
 import { resolveHosts } from '../setting/load.js';
 import type { Setting } from '../setting/types.js';
 import type { WorkerBridge } from './rt-bridge.js';
+import type { RecognizedInvalidation } from '../manager/types.js';
 import { compileKeyRule, keyTargets, type KeyRule } from '../cache/key.js';
 import { withEditTargets } from '../pagedesk/targets.js';
 
@@ -83,6 +84,17 @@ export class InvalidationService {
     }
     return this.keywords.get(vhost);
   };
+
+  /**
+   * One target as the bus carries it (`text` as given, `vhost` the host it was resolved to where
+   * it was received); does not change the most recently used host.
+   */
+  targetOf(text: string, vhost: string): Target[] {
+    return withEditTargets(keyTargets(parseTargets(text, this.knownHost, vhost), this.keyOf), this.keywordOf);
+  }
+
+  /** Fleet hooks (propagation, bus): each API call accepted here, before it runs. */
+  recognized?: (call: RecognizedInvalidation) => void;
 
   /** The command the target really gets after purge.purge2expire (also what pre-cache control applies). */
   kindFor(kind: InvalidateKind, t: Target): InvalidateKind {

@@ -12,6 +12,7 @@ import { AsyncInvalidationQueue } from './async-queue.js';
 import type { InvalidationService } from './invalidation-service.js';
 import type { WorkerBridge } from './rt-bridge.js';
 import type { Setting } from '../setting/types.js';
+import type { RecognizedInvalidation } from '../manager/types.js';
 
 export { PRODUCT_VERSION } from '../version.js';
 
@@ -20,8 +21,10 @@ export interface PrimaryServices {
   current(): Setting;
   lifecycle: SettingLifecycle;
   license: LicenseService;
-  /** Nodes seen by discovery (empty until the cluster discovery fills it). */
+  /** Nodes heard by discovery. */
   discover(): DiscoverEntry[];
+  /** Each invalidation call the API accepted, before it runs (fleet propagation and bus). */
+  recognized?(call: RecognizedInvalidation): void;
   /** The node State of the statistics (Healthy, Inactive, Emergency). */
   state?(): string;
   /** Restart, stop, install, encryptpassword. */
@@ -32,6 +35,7 @@ export interface PrimaryServices {
 
 export function managementRoutes(p: PrimaryServices): Route[] {
   const invalidation = p.invalidation;
+  if (p.recognized !== undefined) invalidation.recognized = (call) => p.recognized!(call);
   const queue = new AsyncInvalidationQueue(invalidation, () => {
     const api = p.current().env.management.api;
     return { max: api.asyncQueueMax, intervalMs: api.asyncInterval };

@@ -1,12 +1,11 @@
 // The primary process (started by the supervisor, lib/supervisor): validates the setting before
 // anything starts, forks the RT workers and relays their listening sockets from the supervisor,
-// keeps the hash ring of live workers, replaces a worker that dies (with back-off when it keeps
-// dying), reloads on SIGHUP, rolls the workers on SIGUSR2, only logs SIGUSR1, drains everything
+// routes their messages (their slots, ring and replacement are worker-slots.ts), reloads on
+// SIGHUP, rolls the workers on SIGUSR2, only logs SIGUSR1, drains everything
 // on SIGTERM, and hands the node over to a new primary on a restart (service-ops.ts).
 import cluster, { type Worker } from 'node:cluster';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { systemLog } from '../log/system-log.js';
@@ -38,25 +37,13 @@ import { dropRemovedHosts } from './removed-hosts.js';
 import { checkSecrets } from '../license/secret-box.js';
 import { HANDOVER_ENV } from '../ipc/supervisor-messages.js';
 import { ServiceOps } from './service-ops.js';
+import { Fleet } from './fleet/fleet.js';
+import { fleetOf } from './fleet/wiring.js';
+import { ServingGate } from './fleet/serving-gate.js';
 import { InvalidationService } from './invalidation-service.js';
 import { CentralLink } from './central/wiring.js';
+import { WorkerSlots, workerCount, type Slot } from './worker-slots.js';
 
-interface Slot {
-  index: number;
-  worker: Worker | undefined;
-  startedAt: number;
-  quickDeaths: number;
-  ready: boolean;
-}
-
-const QUICK_DEATH_MS = 10_000;
-const MAX_BACKOFF_MS = 30_000;
-
-function workerCount(setting: Setting): number {
-  const meta = setting.env.management.cluster.meta;
-  if (!meta.enable) return 1;
-  return meta.workers > 0 ? meta.workers : Math.max(1, os.availableParallelism());
-}
 
 export class Primary {
   private setting!: Setting;
@@ -65,9 +52,13 @@ export class Primary {
   private generation = 0;
   /** The generation `setting` was delivered under: a worker that reports another gets it again. */
   private settingGeneration = 0;
-  private readonly slots: Slot[] = [];
   private shuttingDown = false;
-  private readonly retiring = new Set<Worker>();
+  private readonly slots = new WorkerSlots({
+    spawn: (slot) => this.fork(slot),
+    send: (w, m) => this.send(w, m),
+    drainTimeoutMs: () => this.drainTimeoutMs(),
+    stopping: () => this.shuttingDown,
+  });
   private readonly rpc = new RpcClient();
   readonly bridge = new WorkerBridge({
     liveWorkers: () => this.liveWorkers(), connectedWorkers: () => this.connectedWorkers(), setting: () => this.setting,
@@ -103,6 +94,10 @@ export class Primary {
   private central: CentralLink | undefined;
   /** The new half of a restart: the old primary holds the management ports until `bind`. */
   private readonly handover = process.env[HANDOVER_ENV] === '1';
+  /** Discovery, purge propagation, the Redis bus (lib/primary/fleet). */
+  private fleet: Fleet | undefined;
+  /** Listening sockets reach the workers once the node may serve: the bus caught up (or is off). */
+  private readonly gate = new ServingGate();
 
   constructor(private readonly settingPath: string) {}
 
@@ -140,13 +135,21 @@ export class Primary {
     // The cache directories exist before the first statistics sample: a disk the workers have
     // not created yet is not an unreachable one (State would read Emergency at start).
     for (const d of this.setting.env.cache.disks) await fs.mkdir(resolvePath(this.setting, d.path), { recursive: true }).catch(() => undefined);
+    this.fleet = fleetOf({
+      setting: () => this.setting, settingText: () => this.lifecycle.runningRaw() ?? '', apiHost: () => this.api?.httpHost,
+      lifecycle: this.lifecycle, bridge: this.bridge, rpc: this.rpc,
+      cacheWorkers: () => this.gate.workers(this.liveWorkers()),
+      connectedWorkers: () => this.connectedWorkers(),
+    });
+    const fleet = this.fleet;
+    this.gate.hold(fleet.start(this.gate.cacheReady).catch((err: Error) => systemLog.error({ err: err.message }, 'fleet start failed')));
     this.stats = new StatsService({
+      bus: () => fleet.busFigures(),
       setting: () => this.setting, version: PRODUCT_VERSION,
-      pids: () => [process.pid, ...this.slots.flatMap((s) => (s.worker?.process.pid === undefined ? [] : [s.worker.process.pid]))],
+      pids: () => [process.pid, ...this.slots.pids()],
       disks: () => this.setting.env.cache.disks.map((d) => resolvePath(this.setting, d.path)),
       licenseState: () => this.license.state(),
-      // Three quick deaths in a row: the back-off is under way (see replace).
-      crashLooping: () => this.slots.some((s) => s.quickDeaths >= 3),
+      crashLooping: () => this.slots.crashLooping(),
       managementAccess: () => this.api?.managementAccess ?? { Allow: 0, Deny: 0 },
       indexPath: () => resolvePath(this.setting, this.setting.env.cache.indexPath),
     });
@@ -169,16 +172,14 @@ export class Primary {
     cluster.setupPrimary({ exec: path.join(here, '../../workers/rt-worker.js'), execArgv: [...process.execArgv, ...extraArgs] });
     const n = workerCount(this.setting);
     systemLog.info({ workers: n, setting: this.settingPath }, 'starting');
-    for (let i = 0; i < n; i++) this.slots.push({ index: i, worker: undefined, startedAt: 0, quickDeaths: 0, ready: false });
-    await Promise.all(this.slots.map((s) => this.forkAtStart(s)));
-    this.broadcastRing();
+    await this.slots.start(n);
     const invalidation = new InvalidationService(this.bridge, () => this.setting);
     this.api = new ManagementApi({
       getSetting: () => this.setting, version: PRODUCT_VERSION, rt: this.bridge,
       extraRoutes: managementRoutes({
         bridge: this.bridge, current: () => this.setting, lifecycle: this.lifecycle, license: this.license,
-        // Discovery of other nodes belongs to the cluster work; until then there are none.
-        discover: () => [],
+        discover: () => fleet.nodes(),
+        recognized: (call) => fleet.recognized(call),
         state: () => this.stats!.state(),
         service: new ServiceOps(this),
         invalidation,
@@ -203,21 +204,6 @@ export class Primary {
     systemLog.info({ workers: n, api: this.api.httpPort ?? null, apiHost: this.api.httpHost ?? null, apiTls: this.api.httpsPort ?? null, stats: this.stats.collectorPort ?? null, logPort: logPort ?? null }, 'started');
   }
 
-  /** A worker that fails at start-up is tried again a few times before the start fails. */
-  private async forkAtStart(slot: Slot): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await this.fork(slot);
-        return;
-      } catch (err) {
-        if (attempt >= 3 || /EADDRINUSE|EACCES|EADDRNOTAVAIL/.test((err as Error).message)) throw err;
-        systemLog.error({ worker: slot.index, attempt, err: (err as Error).message }, 'worker failed to start; trying again');
-        reportError({ code: '5002', detail: `worker ${slot.index}, attempt ${attempt}: ${(err as Error).message}` });
-        await new Promise((r) => setTimeout(r, 200 * attempt));
-      }
-    }
-  }
-
   /** Starts the worker of a slot and resolves when it listens (rejects if it fails at start). */
   private fork(slot: Slot): Promise<Worker> {
     const worker = cluster.fork({ SVC_WORKER_INDEX: String(slot.index), [SIBLING_SECRET_ENV]: this.siblingSecret });
@@ -239,7 +225,8 @@ export class Primary {
           return;
         }
         if (m.type === 'invalidated' || m.type === 'settle-all') { this.peerPart(worker, m); return; }
-        if (m.type === 'listen-request') { this.supervisor.relayListen(worker, m); return; }
+        if (m.type === 'listen-request') { this.gate.listen(worker, () => this.supervisor.relayListen(worker, m)); return; }
+        if (m.type === 'purge-recognized') { this.fleet?.purgeRecognized(m); return; }
         if (m.type === 'unlisten') { this.supervisor.unlisten(worker, m); return; }
         // The worker says hello once it listens for messages (ESM loads after cluster's 'online').
         if (m.type === 'hello') {
@@ -250,10 +237,8 @@ export class Primary {
           this.acks.ack(m.generation, worker);
         } else if (m.type === 'ready' && !settled) {
           settled = true;
-          const previous = slot.worker;
-          slot.worker = worker;
-          slot.ready = true;
-          if (previous !== undefined && previous !== worker) this.retire(previous);
+          this.gate.ready();
+          this.slots.becameReady(slot, worker);
           // A setting committed while this worker started reaches it now.
           if (m.generation !== this.settingGeneration) this.sendSetting(worker, this.setting, this.settingGeneration, 'all');
           resolve(worker);
@@ -270,46 +255,18 @@ export class Primary {
         // A reload waiting for this worker's answer stops waiting for it.
         this.acks.gone(worker);
         this.stats?.workerGone(worker.id);
-        this.onExit(slot, worker, code, signal);
+        this.slots.exited(slot, worker, code, signal);
       });
     });
   }
 
-  private onExit(slot: Slot, worker: Worker, code: number | null, signal: string | null): void {
-    this.retiring.delete(worker);
-    if (slot.worker !== worker || this.shuttingDown) return;
-    slot.worker = undefined;
-    slot.ready = false;
-    this.broadcastRing();
-    const lived = Date.now() - slot.startedAt;
-    slot.quickDeaths = lived < QUICK_DEATH_MS ? slot.quickDeaths + 1 : 0;
-    systemLog.error({ worker: slot.index, code, signal }, 'worker died; replacing it');
-    reportError({ code: '5001', detail: `worker ${slot.index} (pid ${worker.process.pid ?? '-'}) ${signal === null ? `exit code ${code}` : `signal ${signal}`}; replacing it` });
-    this.replace(slot);
-  }
-
-  /** Starts a new worker for an empty slot, with back-off while replacements keep failing. */
-  private replace(slot: Slot): void {
-    const delay = slot.quickDeaths <= 1 ? 0 : Math.min(MAX_BACKOFF_MS, 250 * 2 ** (slot.quickDeaths - 2));
-    if (delay > 0) systemLog.info({ worker: slot.index, restartInMs: delay }, 'worker restart delayed (back-off)');
-    setTimeout(() => {
-      if (this.shuttingDown) return;
-      this.fork(slot).then(() => this.broadcastRing(), (err: Error) => {
-        systemLog.error({ worker: slot.index, err: err.message }, 'replacement failed');
-        reportError({ code: '5002', detail: `worker ${slot.index} replacement: ${err.message}` });
-        slot.quickDeaths++;
-        if (slot.worker === undefined) this.replace(slot);
-      });
-    }, delay).unref();
-  }
-
   liveWorkers(): Worker[] {
-    return this.slots.filter((s) => s.ready && s.worker !== undefined && s.worker.isConnected()).map((s) => s.worker!);
+    return this.slots.live();
   }
 
   /** Every worker process still connected: starting and draining ones serve requests too. */
   connectedWorkers(): Worker[] {
-    return Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && w.isConnected());
+    return this.slots.connected();
   }
 
   /** The other workers' part of a worker's invalidation; the worker answers its client after `done`. */
@@ -329,19 +286,8 @@ export class Primary {
     if (worker.isConnected()) worker.send(m);
   }
 
-  private broadcastRing(): void {
-    const members = this.slots.filter((s) => s.ready).map((s) => s.index);
-    for (const s of this.slots) if (s.worker) this.send(s.worker, { type: 'ring', members });
-    for (const w of this.retiring) this.send(w, { type: 'ring', members });
-  }
-
   private drainTimeoutMs(): number {
     return (this.setting.env.management.cluster.meta.drainTimeout ?? 30) * 1000;
-  }
-
-  private retire(worker: Worker): void {
-    this.retiring.add(worker);
-    this.send(worker, { type: 'drain', timeoutMs: this.drainTimeoutMs() });
   }
 
   private sendSetting(worker: Worker, setting: Setting, generation: number, changedHosts: string[] | 'all'): void {
@@ -423,16 +369,8 @@ export class Primary {
   }
 
   /** SIGUSR2: each worker is replaced by a new one that listens before the old one drains. */
-  async rollingRestart(): Promise<void> {
-    for (const slot of this.slots) {
-      if (this.shuttingDown) return;
-      try {
-        await this.fork(slot);
-      } catch (err) {
-        systemLog.error({ worker: slot.index, err: (err as Error).message }, 'rolling restart: replacement failed');
-      }
-    }
-    systemLog.info('rolling restart done');
+  rollingRestart(): Promise<void> {
+    return this.slots.roll();
   }
 
   /**
@@ -448,6 +386,7 @@ export class Primary {
     this.licenseWatch?.close();
     this.tickets.stop();
     this.backups.close();
+    this.fleet?.stop();
     await this.central?.central.close().catch(() => undefined);
     await this.lifecycle?.close().catch(() => undefined);
     if (handover) {

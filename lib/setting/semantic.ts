@@ -14,6 +14,7 @@ import { compileFallbacks } from '../network/fallbacks.js';
 import { checkRules } from '../rules/check.js';
 import { checkHook } from './hook-check.js';
 import { checkPagedesk } from '../pagedesk/setting.js';
+import { checkFleet } from './fleet-check.js';
 import type { DeepPartial, Functions, HostSetting, Setting } from './types.js';
 
 function checkApi(setting: Setting, issues: SettingIssue[]): void {
@@ -201,6 +202,7 @@ export function checkSemantics(setting: Setting, hosts: { indices: number[]; nam
     () => checkHook(setting.functions, 'functions', issues, setting.env.geoip.path !== null),
     () => checkTls(setting, hosts.indices, issues),
     () => checkRules(setting, hosts.indices, issues),
+    () => checkFleet(setting, issues),
   ];
   setting.hosting.forEach((h, i) => rules.push(() => checkHost(h, hosts.indices[i]!, hosts.names, setting, issues)));
   for (const rule of rules) {

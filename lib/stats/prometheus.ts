@@ -186,6 +186,16 @@ function system(w: Writer, src: ViewSource): void {
   w.sample('svc_system_load_average', { period: '15m' }, s.SystemLoadAverage.Min15);
   gauge('svc_event_loop_delay_seconds', 'Largest mean event-loop delay of the primary and the workers over the last second (EQ).',
     Math.max(s.EQ, src.stats.nodeGauges().eventLoopLag) / 100_000);
+  const b = src.bus?.();
+  if (b !== undefined) {
+    gauge('svc_bus_connected', 'Whether the Redis invalidation bus is reachable (1) or not (0).', b.Connected ? 1 : 0);
+    gauge('svc_bus_pending_entries', 'Bus entries after this node\'s position (counted up to 10000).', b.Pending);
+    gauge('svc_bus_lag_seconds', 'Age of the oldest bus entry this node has not applied; 0 when none.', b.LagSeconds);
+    w.family('svc_bus_applied_total', 'counter', 'Bus entries of other nodes applied here since the start.');
+    w.sample('svc_bus_applied_total', {}, b.Applied);
+    w.family('svc_bus_appended_total', 'counter', 'Invalidations this node appended to the bus since the start.');
+    w.sample('svc_bus_appended_total', {}, b.Appended);
+  }
   w.family('svc_system_tcp_sockets', 'gauge', 'TCP sockets of the machine by state (/proc/net/sockstat, /proc/net/snmp).');
   for (const [state, v] of Object.entries({ established: s.TCPSocket.Established, timewait: s.TCPSocket.Timewait, orphan: s.TCPSocket.Orphan, alloc: s.TCPSocket.Alloc })) {
     w.sample('svc_system_tcp_sockets', { state }, v);

@@ -23,11 +23,25 @@ export interface ViewSource {
   system(): SystemFigures;
   /** Management requests the ACL let through and refused since the start. */
   managementAccess(): { Allow: number; Deny: number };
+  /** The Redis invalidation bus (ours), undefined when it is off. */
+  bus?(): BusFigures | undefined;
   /** What the disk cache index holds for a host (a few seconds old); undefined before the first count. */
   census(name: string): HostCensus | undefined;
   /** The host's functions.statistics.directory when enabled, else undefined. */
   directoryStats(name: string): { depth: number; accum: boolean } | undefined;
   now?: () => number;
+}
+
+/** How far the node is behind the Redis invalidation bus (lib/primary/fleet/bus.ts). */
+export interface BusFigures {
+  Connected: boolean;
+  /** Entries after this node's position (counted up to 10000). */
+  Pending: number;
+  /** Seconds since the oldest entry not applied yet was appended; 0 when none. */
+  LagSeconds: number;
+  Applied: number;
+  Appended: number;
+  Position: string;
 }
 
 /** Document 1's cache result list of HttpRequestHitSum (ours adds TCP_DENY: the hook ended it). */
@@ -270,7 +284,14 @@ function systemMembers(src: ViewSource, r: Reading, g: NodeGauges): Record<strin
     ManagementAccess: src.managementAccess(),
     SystemLoadAverage: k.SystemLoadAverage,
     URLRewrite: r.rate('urlRewrites'),
+    ...bus(src),
   };
+}
+
+/** Ours: System.InvalidationBus, present when the bus is on. */
+function bus(src: ViewSource): { InvalidationBus?: BusFigures } {
+  const b = src.bus?.();
+  return b === undefined ? {} : { InvalidationBus: b };
 }
 
 /** The whole `Host` document of one interval. */

@@ -10,6 +10,7 @@ import { StatsCollector } from './collector.js';
 import type { StatisticsSource } from './documents.js';
 import { SystemSampler } from './system.js';
 import { Census } from './census.js';
+import type { BusFigures } from './realtime-view.js';
 
 export type NodeState = 'Healthy' | 'Inactive' | 'Emergency';
 
@@ -28,6 +29,8 @@ export interface StatsServiceDeps {
   managementAccess(): { Allow: number; Deny: number };
   /** The cache index file (absolute). */
   indexPath(): string;
+  /** The Redis invalidation bus's figures, undefined when it is off. */
+  bus?(): BusFigures | undefined;
 }
 
 export class StatsService {
@@ -51,6 +54,7 @@ export class StatsService {
       hosts: () => deps.setting().hosting.filter((h) => h.enable !== false).map((h) => h.name),
       system: () => this.system.get(),
       managementAccess: () => deps.managementAccess(),
+      bus: () => deps.bus?.(),
       census: (name) => this.census.host(name),
       directoryStats: (name) => {
         const h = deps.setting().hosting.find((x) => x.name === name);

@@ -61,6 +61,8 @@ export function baseSetting(hosting: unknown[], basePort: number, opts: StartOpt
         ...management,
         api: { port: apiPort, allowList: [{ addr: '127.0.0.1', role: 'admin' }], ...(management.api as object | undefined) },
         cluster: {
+          // discover, bus ... of the test; meta, balance and stats are the helper's.
+          ...(management.cluster as object | undefined),
           meta: { enable: workers > 1, workers, baseHostingPort: basePort, drainTimeout: 5 },
           balance: { mode: opts.balance ?? 'rr', ...(opts.luaPath === undefined ? {} : { luaPath: opts.luaPath }) },
           stats: { enable: false, ...((management.cluster as { stats?: object } | undefined)?.stats) },

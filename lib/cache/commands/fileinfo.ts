@@ -1,6 +1,6 @@
 // The cache file record of `/monitoring/fileinfo` (document 1): one record per stored variant.
 import { responseDirectives } from '../policy/index.js';
-import type { DiskRecord } from '../disk-store.js';
+import type { DiskRecord } from '../disk/disk-object.js';
 import { FLAG_HARDPURGE, FLAG_PURGE, INVALIDATED_HARDPURGED } from '../prefix.js';
 import type { CacheEntryMeta, StoredHeaders } from '../store.js';
 import { initialAge, parseHttpDate } from '../policy/index.js';

@@ -18,6 +18,7 @@ export function asyncRoutes(queue: AsyncInvalidations, svc: InvalidationCommands
         if (err instanceof TargetError) return fail(/unknown virtual host/.test(err.message) ? 502 : HTTP.badRequest, ctx.version, kind, 'query', err.message);
         throw err;
       }
+      svc.recognized?.({ kind, async: true, url: url ?? '', targets, request: { method: req.method, path: req.path, rawQuery: req.rawQuery, headers: req.headers } });
       if (!await queue.add(kind, url ?? '', targets)) return fail(503, ctx.version, kind, 'query', `asynchronous queue full (${queue.max})`);
       return ok(ctx.version, kind, 'query', { queued: true, queue: { used: queue.used, max: queue.max } });
     },

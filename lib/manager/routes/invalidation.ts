@@ -28,7 +28,8 @@ function secParam(query: string | undefined): number | 'bad' {
   return Number.isInteger(n) && n > 0 ? n : 'bad';
 }
 
-async function invalidate(svc: InvalidationCommands, kind: InvalidateKind, url: string | null, ctx: RouteContext, sec?: number): Promise<ApiReply> {
+async function invalidate(svc: InvalidationCommands, kind: InvalidateKind, url: string | null, ctx: RouteContext, req: ApiRequest,
+  sec?: number, body?: Buffer): Promise<ApiReply> {
   requireRunning(ctx);
   let targets;
   try {
@@ -41,6 +42,7 @@ async function invalidate(svc: InvalidationCommands, kind: InvalidateKind, url: 
     }
     throw err;
   }
+  svc.recognized?.({ kind, async: false, url: url ?? '', targets, sec, request: { method: req.method, path: req.path, rawQuery: req.rawQuery, headers: req.headers, body } });
   const outcome = await svc.run(kind, targets, sec);
   const reply = ok(ctx.version, kind, 'query', outcome.result);
   return { ...reply, status: outcome.status };
@@ -49,7 +51,7 @@ async function invalidate(svc: InvalidationCommands, kind: InvalidateKind, url: 
 export function invalidationRoutes(svc: InvalidationCommands): Route[] {
   const simple = (kind: InvalidateKind): Route => ({
     method: 'GET', path: `/command/${kind}`, name: kind, group: 'query',
-    handler: (req: ApiRequest, ctx) => invalidate(svc, kind, urlParam(req.rawQuery), ctx),
+    handler: (req: ApiRequest, ctx) => invalidate(svc, kind, urlParam(req.rawQuery), ctx, req),
   });
   return [
     simple('purge'), simple('expire'), simple('hardpurge'),
@@ -58,7 +60,7 @@ export function invalidationRoutes(svc: InvalidationCommands): Route[] {
       handler: (req, ctx) => {
         const sec = secParam(req.rawQuery);
         if (sec === 'bad') return Promise.resolve(fail(HTTP.badRequest, ctx.version, 'expireafter', 'query', 'sec must be a positive integer'));
-        return invalidate(svc, 'expireafter', urlParam(req.rawQuery), ctx, sec);
+        return invalidate(svc, 'expireafter', urlParam(req.rawQuery), ctx, req, sec);
       },
     },
     {
@@ -67,7 +69,8 @@ export function invalidationRoutes(svc: InvalidationCommands): Route[] {
         if (req.headers['content-length'] === undefined) return fail(HTTP.badRequest, ctx.version, 'purge', 'query', 'Content-Length required');
         const type = req.headers['content-type'] ?? '';
         if (!type.startsWith('application/x-www-form-urlencoded')) return fail(HTTP.badRequest, ctx.version, 'purge', 'query', 'Content-Type must be application/x-www-form-urlencoded');
-        return invalidate(svc, 'purge', urlParam((await req.body()).toString('utf8')), ctx);
+        const body = await req.body();
+        return invalidate(svc, 'purge', urlParam(body.toString('utf8')), ctx, req, undefined, body);
       },
     },
     {

@@ -25,6 +25,14 @@ function splitHostPort(s: string): { host: string; port: string } | undefined {
   return { host, port: s.slice(i + 1) };
 }
 
+/** A cluster member `{IP}[:{Port}]` (port null when absent); undefined for any other form. */
+export function parseMember(s: string): { ip: string; port: number | null } | undefined {
+  if (isIP(s) !== 0) return { ip: s, port: null };
+  const hp = splitHostPort(s);
+  const p = hp === undefined ? undefined : port(hp.port);
+  return hp !== undefined && p !== undefined && isIP(hp.host) !== 0 ? { ip: hp.host, port: p } : undefined;
+}
+
 /** `{IP}:{Port}` with IP `*` for every address; `off` gives null. Undefined when malformed. */
 export function parseListen(s: string): ListenAddress | null | undefined {
   if (s === 'off') return null;
@@ -130,6 +138,7 @@ export const FORMAT_MESSAGES: Record<string, string> = {
   'svc-tls-listen': 'must be {IP|NIC}:{Port} (IP may be *, port 1-65535) or a NIC name',
   'svc-origin': 'must be {IP|Domain}[:{Port}][/{Path}] (port 1-65535) or a cloud dynamic resource',
   'svc-member': 'must be {IP}[:{Port}] or a cloud dynamic resource',
+  'svc-ip': 'must be an IP address',
   'svc-allow': 'must be an IP, a range a.b.c.1-255, a bitmask a.b.c.0/24 or a subnet a.b.c.0/255.255.255.0',
   'svc-size': 'must be a size such as 0, 512kb, 100mb or 1gb',
   'svc-cron': 'must be a cron schedule of 5 or 6 fields',
@@ -145,6 +154,7 @@ const CHECKS: Record<string, (s: string) => boolean> = {
   'svc-tls-listen': (s) => parseTlsListen(s) !== undefined,
   'svc-origin': isOriginAddress,
   'svc-member': isMember,
+  'svc-ip': (s) => isIP(s) !== 0,
   'svc-allow': isAllowAddress,
   'svc-size': isSize,
   'svc-cron': isCron,

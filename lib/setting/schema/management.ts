@@ -78,12 +78,24 @@ export const ClusterSchema = Section({
     drainTimeout: Secs(30, 'seconds a retiring worker may take to finish its transactions before it is stopped'),
   }),
   discover: Section({
+    enable: Bool(false, 'announce this node and listen for the others (ours: off unless asked, it needs a secret)'),
     port: Int(9900, { minimum: 1, maximum: 65535 }),
     members: Type.Union([Type.Array(Formatted('svc-member')), Type.Null()], {
       default: null,
       description: 'null: members found by broadcast; a list: unicast',
     }),
+    secret: Str({ default: '', description: 'shared secret of the HMAC-SHA256 signature of the advertisements (ours); required when enable is true' }),
+    listen: Formatted('svc-ip', { default: '0.0.0.0', description: 'address the discovery socket binds (ours)' }),
+    period: Secs(5, 'seconds between two advertisements; a node silent for 3 periods is dropped (ours)'),
   }),
+  bus: Section({
+    enable: Bool(false, 'Redis invalidation bus (ours)'),
+    url: Str({ default: 'redis://127.0.0.1:6379', description: 'Redis URL (redis:// or rediss://)' }),
+    stream: Str({ default: 'svc:invalidations', minLength: 1, description: 'Redis Stream every node appends to and reads' }),
+    node: Str({ default: '', description: 'this node\'s name on the bus (its position key); empty: the host name' }),
+    startTimeout: Secs(10, 'seconds the start waits to catch up before serving anyway'),
+    maxLen: Int(100000, { minimum: 1, description: 'the stream is trimmed to about this many entries (XADD MAXLEN ~)' }),
+  }, 'Redis invalidation bus (ours)'),
   balance: Section({
     mode: OneOf(['rr', 'hash'], 'rr', 'rr: round robin; hash: by request URL hash'),
     luaPath: NullStr({ description: 'hash mode: Lua script that hashes; null hashes the URL' }),
