@@ -1,12 +1,10 @@
 // IPC between the primary and the RT workers: control (setting, ring, drain, the workers' part of
-// an invalidation) and batches of log lines (lib/log/ship.ts, at most one per 100 ms or 64 KiB per
-// log), never per-request traffic.
+// an invalidation), never per-request traffic. Log lines travel on their own pipe (lib/log/pipe.ts).
 import type { InvalidateKind, InvalidateResult, Invalidation } from '../cache/commands/invalidate.js';
 import type { OriginStatus } from '../origin/index.js';
 import type { Setting } from '../setting/types.js';
 import type { WireTarget } from './wire.js';
 import type { PurgeCall } from '../pipeline/context.js';
-import type { LogBatch } from '../log/ship.js';
 import type { TlsHostStatus } from '../worker/tls/status.js';
 
 /**
@@ -76,8 +74,6 @@ export type PrimaryMessage =
 export type WorkerMessage =
   | SessionIdRequest
   | StatsDeltasMessage
-  /** Formatted lines of one host's log, for the primary's writer (lib/log/hub.ts). */
-  | ({ type: 'log' } & LogBatch)
   | { type: 'hello' }
   /** The listening socket of host:port (host null: every address), from the supervisor. */
   | { type: 'listen-request'; id: number; host: string | null; port: number }

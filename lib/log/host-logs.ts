@@ -13,6 +13,7 @@ import type { DnsRecord } from '../origin/dns.js';
 import { LineClock, type XffMode } from './access/fields.js';
 import { svcLine, weblogALine, weblogBLine, type LineContext, type LineFormat } from './access/forms.js';
 import { compileFormat, FormatError } from './access/custom-format.js';
+import { svcBytes } from './access/svc-bytes.js';
 import { originLine } from './origin/line.js';
 import type { LogShipper } from './ship.js';
 import { ErrorLines } from './global/error-line.js';
@@ -21,7 +22,8 @@ import { originErrorLine } from './global/origin-error-line.js';
 import { dnsLine } from './dns-line.js';
 
 export interface HostLogs {
-  access: { line: LineFormat; xff: XffMode; loopback: boolean } | undefined;
+  /** `bytes`: the same line written in place into the batch (svc), else undefined. */
+  access: { line: LineFormat; bytes: typeof svcBytes | undefined; xff: XffMode; loopback: boolean } | undefined;
   origin: { loopback: boolean } | undefined;
   dns: boolean;
 }
@@ -53,7 +55,7 @@ export function hostLogsOf(h: ResolvedHost, warn: (message: string) => void): Ho
   if (log.access.enable) {
     const f = accessFormOf(h);
     if (f.error !== undefined) warn(`host ${h.name}: functions.operations.log.access.format is invalid (${f.error}); the access log is written in the svc form`);
-    access = { line: f.line, xff: log.access.xff, loopback: log.access.loopback };
+    access = { line: f.line, bytes: f.line === svcLine ? svcBytes : undefined, xff: log.access.xff, loopback: log.access.loopback };
   }
   const origin = log.origin.enable ? { loopback: log.origin.loopback } : undefined;
   const dns = log.dns.enable;
@@ -107,7 +109,18 @@ export class HostLogWriter {
     c.xff = a.xff;
     c.now = Date.now();
     const host = tx.host as WithLogs;
-    this.shipper.add('access', host.logName ?? host.name, a.line(tx, c));
+    const name = host.logName ?? host.name;
+    if (a.bytes !== undefined) {
+      const batch = this.shipper.accessBatch(name);
+      const end = a.bytes(tx, c, batch.buf, batch.used);
+      if (end >= 0) {
+        batch.used = end;
+        this.shipper.wrote(name, batch);
+        return;
+      }
+      // Longer than a batch's spare room: the string path ships the batch, then this line.
+    }
+    this.shipper.add('access', name, a.line(tx, c));
   };
 
   /** Hosts by name for the origin sink (an exchange can end after its transaction). */

@@ -61,7 +61,7 @@ export class RollingFile {
   private period = -1;
   /** Work that must stay ordered: opening, rolling, compressing, pruning. */
   private chain: Promise<void> = Promise.resolve();
-  private pending: string[] = [];
+  private pending: Array<string | Buffer> = [];
   private pendingBytes = 0;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
@@ -82,10 +82,10 @@ export class RollingFile {
   }
 
   /** Appends whole lines (the caller ends each with `\n`); written in order, asynchronously. */
-  write(text: string): void {
-    if (this.closed || text === '') return;
+  write(text: string | Buffer): void {
+    if (this.closed || text.length === 0) return;
     this.pending.push(text);
-    this.pendingBytes += Buffer.byteLength(text);
+    this.pendingBytes += typeof text === 'string' ? Buffer.byteLength(text) : text.length;
     if (this.pending.length === 1) this.enqueue(() => this.drain());
   }
 
@@ -136,7 +136,7 @@ export class RollingFile {
   }
 
   private async drain(): Promise<void> {
-    const text = this.pending.join('');
+    const text = joined(this.pending);
     const bytes = this.pendingBytes;
     this.pending = [];
     this.pendingBytes = 0;
@@ -148,7 +148,7 @@ export class RollingFile {
     await this.append(text);
   }
 
-  private append(text: string): Promise<void> {
+  private append(text: string | Buffer): Promise<void> {
     const s = this.stream!;
     return new Promise((resolve, reject) => {
       // The callback reports this write's error; later writes find the stream destroyed and the
@@ -274,4 +274,11 @@ function parseStamp(s: string): number | undefined {
 
 function exists(f: string): Promise<boolean> {
   return fsp.access(f).then(() => true, () => false);
+}
+
+/** The pending writes as one: a single batch as it is, strings (the primary's own) or bytes (a worker's). */
+function joined(parts: Array<string | Buffer>): string | Buffer {
+  if (parts.length === 1) return parts[0]!;
+  if (parts.every((p) => typeof p === 'string')) return parts.join('');
+  return Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : p)));
 }

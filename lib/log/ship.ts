@@ -1,38 +1,76 @@
 // Worker side of the per-host logs: lines are formatted in the worker (where the record is) and
-// collected here per (log, host); a batch goes to the writer when it reaches BATCH_BYTES or
-// FLUSH_MS after its first line, never per request. In the cluster the writer is the primary
-// (lib/log/hub.ts, one writer per file); in-process it is a hub of the same process.
+// written, as UTF-8, straight into one batch buffer per (log, host); a batch goes to the writer
+// when it reaches BATCH_BYTES or FLUSH_MS after its first line, never per request.
+//
+// A batch travels as one frame of bytes (encodeless: no JSON, no joined string): in the cluster
+// over a pipe the primary opens for each worker at fork (lib/log/pipe.ts), where FrameReader
+// cuts the byte stream back into batches for the one writer of each file (lib/log/hub.ts).
+// Frame: u32le frame length (header included), u8 kind, u16le host length, host (UTF-8), lines.
 export type HostLogKind = 'access' | 'origin' | 'dns' | 'monitoring';
 /** Kinds of the global logs a worker writes to (host `-`). */
 type WorkerGlobalKind = 'error' | 'originError';
+type LogKind = HostLogKind | WorkerGlobalKind;
 
 export interface LogBatch {
-  kind: HostLogKind | WorkerGlobalKind;
+  kind: LogKind;
   host: string;
-  text: string;
+  /** Whole lines, each ending with `\n` (UTF-8 bytes when they came from a worker). */
+  text: string | Buffer;
 }
 
+const KINDS: readonly LogKind[] = ['access', 'origin', 'dns', 'monitoring', 'error', 'originError'];
 const BATCH_BYTES = 64 * 1024;
 const FLUSH_MS = 100;
+const FIXED_HEAD = 7;
+/** Free bytes a batch always has for the next line written in place (accessBatch). */
+const ROOM = 16 * 1024;
 
-interface Pending { kind: LogBatch['kind']; host: string; parts: string[]; chars: number }
+/** An open batch: its frame in `buf`, filled up to `used`. */
+export interface Pending { buf: Buffer; used: number }
 
 export class LogShipper {
   private readonly pending = new Map<string, Pending>();
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly ship: (b: LogBatch) => void) {}
+  /** `ship` takes each frame whole; the buffer is not touched again by the shipper. */
+  constructor(private readonly ship: (frame: Buffer) => void) {}
 
-  add(kind: LogBatch['kind'], host: string, line: string): void {
+  add(kind: LogKind, host: string, line: string): void {
     const key = kind === 'access' ? host : `${kind}\0${host}`;
     let p = this.pending.get(key);
+    // UTF-8 takes at most 3 bytes per UTF-16 unit: a line that may not fit ships the batch first.
+    if (p !== undefined && p.used + line.length * 3 > p.buf.length) {
+      this.send(key, p);
+      p = undefined;
+    }
     if (p === undefined) {
-      p = { kind, host, parts: [], chars: 0 };
+      p = open(kind, host, line.length * 3);
       this.pending.set(key, p);
     }
-    p.parts.push(line);
-    p.chars += line.length;
-    if (p.chars >= BATCH_BYTES) this.send(key, p);
+    p.used += p.buf.write(line, p.used);
+    this.wrote(key, p);
+  }
+
+  /**
+   * The open access batch of `host`, with at least ROOM bytes free after `used`, for a formatter
+   * that writes its line there in place; it then moves `used` and calls wrote().
+   */
+  accessBatch(host: string): Pending {
+    let p = this.pending.get(host);
+    if (p !== undefined && p.buf.length - p.used < ROOM) {
+      this.send(host, p);
+      p = undefined;
+    }
+    if (p === undefined) {
+      p = open('access', host, ROOM);
+      this.pending.set(host, p);
+    }
+    return p;
+  }
+
+  /** A line was written in place into `p` (accessBatch). */
+  wrote(host: string, p: Pending): void {
+    if (p.used >= BATCH_BYTES) this.send(host, p);
     else if (this.timer === undefined) {
       this.timer = setTimeout(() => this.flush(), FLUSH_MS);
       this.timer.unref();
@@ -48,11 +86,45 @@ export class LogShipper {
 
   private send(key: string, p: Pending): void {
     this.pending.delete(key);
-    if (p.parts.length === 0) return;
+    p.buf.writeUInt32LE(p.used, 0);
     try {
-      this.ship({ kind: p.kind, host: p.host, text: p.parts.join('') });
+      this.ship(p.buf.subarray(0, p.used));
     } catch {
       // The primary is gone (the worker is being torn down): the lines cannot go anywhere.
     }
+  }
+}
+
+/** A new batch with its frame head written (the length is filled in when it ships). */
+function open(kind: LogKind, host: string, room: number): Pending {
+  const hostBytes = Buffer.byteLength(host);
+  const head = FIXED_HEAD + hostBytes;
+  const buf = Buffer.allocUnsafe(Math.max(BATCH_BYTES + ROOM, head + room));
+  buf.writeUInt8(KINDS.indexOf(kind), 4);
+  buf.writeUInt16LE(hostBytes, 5);
+  buf.write(host, FIXED_HEAD);
+  return { buf, used: head };
+}
+
+/** The primary's side: cuts the byte stream of one worker back into batches. */
+export class FrameReader {
+  private rest: Buffer | undefined;
+
+  constructor(private readonly deliver: (b: LogBatch) => void) {}
+
+  push(chunk: Buffer): void {
+    let data = this.rest === undefined ? chunk : Buffer.concat([this.rest, chunk]);
+    this.rest = undefined;
+    while (data.length >= FIXED_HEAD) {
+      const len = data.readUInt32LE(0);
+      if (data.length < len) break;
+      const hostEnd = FIXED_HEAD + data.readUInt16LE(5);
+      const kind = KINDS[data[4]!];
+      if (kind !== undefined) {
+        this.deliver({ kind, host: data.toString('utf8', FIXED_HEAD, hostEnd), text: data.subarray(hostEnd, len) });
+      }
+      data = data.subarray(len);
+    }
+    if (data.length > 0) this.rest = data;
   }
 }

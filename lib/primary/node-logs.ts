@@ -42,7 +42,7 @@ export class NodeLogs {
 
   /** A worker's batch of lines: per-host logs to the hub, its error/originError lines to those logs. */
   write(b: LogBatch): void {
-    if (b.kind === 'error' || b.kind === 'originError') this.global.lines(b.kind, b.text);
+    if (b.kind === 'error' || b.kind === 'originError') this.global.lines(b.kind, b.text.toString());
     else this.hub.write(b);
   }
 

@@ -42,6 +42,7 @@ import { fleetOf } from './fleet/wiring.js';
 import { ServingGate } from './fleet/serving-gate.js';
 import { InvalidationService } from './invalidation-service.js';
 import { CentralLink } from './central/wiring.js';
+import { readLogPipe, WORKER_STDIO } from '../log/pipe.js';
 import { WorkerSlots, workerCount, type Slot } from './worker-slots.js';
 
 
@@ -169,7 +170,7 @@ export class Primary {
     const here = path.dirname(fileURLToPath(import.meta.url));
     // SVC_WORKER_NODE_ARGS passes node flags to the workers only (e.g. `--cpu-prof` to profile).
     const extraArgs = (process.env.SVC_WORKER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
-    cluster.setupPrimary({ exec: path.join(here, '../../workers/rt-worker.js'), execArgv: [...process.execArgv, ...extraArgs] });
+    cluster.setupPrimary({ exec: path.join(here, '../../workers/rt-worker.js'), execArgv: [...process.execArgv, ...extraArgs], stdio: WORKER_STDIO });
     const n = workerCount(this.setting);
     systemLog.info({ workers: n, setting: this.settingPath }, 'starting');
     await this.slots.start(n);
@@ -208,16 +209,13 @@ export class Primary {
   private fork(slot: Slot): Promise<Worker> {
     const worker = cluster.fork({ SVC_WORKER_INDEX: String(slot.index), [SIBLING_SECRET_ENV]: this.siblingSecret });
     slot.startedAt = Date.now();
+    readLogPipe(worker.process.stdio, (b) => this.logs?.write(b));
     return new Promise((resolve, reject) => {
       let settled = false;
       worker.on('message', (m: WorkerMessage) => {
         this.rpc.onMessage(m);
         if (m.type === 'stats-deltas') {
           this.stats?.onDeltas(m, worker.id);
-          return;
-        }
-        if (m.type === 'log') {
-          this.logs?.write(m);
           return;
         }
         if (m.type === 'session-ids-request') {

@@ -13,6 +13,7 @@ import { PrimaryLink } from './primary-link.js';
 import { StatsReporter } from './stats-reporter.js';
 import { RtWorker } from './worker.js';
 import { systemLog } from '../log/system-log.js';
+import { LogPipe } from '../log/pipe.js';
 
 /** Entry of the worker process (workers/rt-worker.ts). */
 export function runWorker(): void {
@@ -38,7 +39,8 @@ export function runWorker(): void {
     const file = path.join(recordDir, `records-${process.pid}.jsonl`);
     addRecordSink((tx) => appendFileSync(file, `${JSON.stringify({ worker: index, ...tx.toJSON() })}\n`));
   }
-  worker.attachLogs((b) => send({ type: 'log', ...b }));
+  const logPipe = new LogPipe();
+  worker.attachLogs(logPipe.write);
   let applying: Promise<void> = Promise.resolve();
   let ready = false;
   const stats = new StatsReporter((m, done) => { if (process.connected) process.send!(m, undefined, {}, () => done?.()); else done?.(); }, worker.statsProbe());
@@ -90,9 +92,9 @@ export function runWorker(): void {
         link.onMessage(m);
         break;
       case 'drain':
-        // The last second's counts go to the primary before the exit, so a drained worker's
-        // transactions are all in the node's statistics.
-        void applying.then(() => worker.drain(m.timeoutMs)).finally(() => void stats.flush().finally(() => process.exit(0)));
+        // The last second's counts and the last log lines go to the primary before the exit, so
+        // a drained worker's transactions are all in the node's statistics and logs.
+        void applying.then(() => worker.drain(m.timeoutMs)).finally(() => void Promise.all([stats.flush(), logPipe.settled()]).finally(() => process.exit(0)));
         break;
     }
   });

@@ -353,7 +353,7 @@ export class RtWorker {
 
   /**
    * Formats the access and origin lines of this worker's hosts and hands them, batched, to
-   * `ship` (the primary's writer over IPC, or a writer in this process).
+   * `ship` (frames for the primary's writer: lib/log/pipe.ts).
    */
   attachLogs(ship: ConstructorParameters<typeof LogShipper>[0]): void {
     const shipper = new LogShipper(ship);
