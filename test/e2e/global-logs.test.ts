@@ -90,7 +90,8 @@ t.test('the dns log of a host records the resolution of its domain origin', asyn
 
 t.test('the metrics log writes the /metrics text on its schedule into a directory per day', async (t) => {
   const days = (): string[] => (fs.existsSync(globalDir) ? fs.readdirSync(globalDir).filter((d) => /^metrics_\d{8}$/.test(d)) : []);
-  const files = (): string[] => days().flatMap((d) => fs.readdirSync(path.join(globalDir, d)).map((f) => path.join(d, f)));
+  // A snapshot being written is `.tmp` until its rename: only finished ones count.
+  const files = (): string[] => days().flatMap((d) => fs.readdirSync(path.join(globalDir, d)).filter((f) => !f.endsWith('.tmp')).map((f) => path.join(d, f)));
   await until(() => files().length >= 2, 'two snapshots', 15_000);
   const f = files().sort().at(-1)!;
   t.match(f, /^metrics_(\d{8})\/metrics_\1\d{6}\.log$/);
