@@ -140,7 +140,8 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
   const onInformational = (status: number, fields: Record<string, string | string[]>): void => {
     for (const w of f.waiting) forwardInterim(w, status, fields);
   };
-  tx.host.origin.dispatch({ method: postBody === null ? 'GET' : 'POST', url: tx.url, headers, body: postBody, trace, onInformational }, { onHead: (upstream, body) => {
+  // A pagedesk edit's origin is the edit of the source (lib/pagedesk/producer.ts).
+  (tx.pagedesk ?? tx.host.origin).dispatch({ method: postBody === null ? 'GET' : 'POST', url: tx.url, headers, body: postBody, trace, onInformational }, { onHead: (upstream, body) => {
     traceAnswered(trace, upstream.statusCode);
     const cachedAt = Date.now();
     const resHeaders = endToEndResponseHeaders(upstream.headers);
@@ -211,7 +212,7 @@ const NO_FIELDS: StoredHeaders = {};
 function tooLargeWhole(ctx: CacheContext, tx: Transaction, plan: FetchPlan, status: number, headers: StoredHeaders): boolean {
   const pieces = tx.host.pieces;
   if (pieces === undefined || status !== 200 || !plan.mayStore || plan.conditional !== undefined || plan.background === true) return false;
-  if (tx.postBody !== undefined || tx.hook !== undefined || tx.req.method !== 'GET') return false;
+  if (tx.postBody !== undefined || tx.hook !== undefined || tx.pagedesk !== undefined || tx.req.method !== 'GET') return false;
   const length = Number(headers['content-length'] ?? -1);
   if (!(length > pieces.limitMaxRange)) return false;
   const ranges = headers['accept-ranges'];

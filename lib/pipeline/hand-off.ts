@@ -2,6 +2,7 @@
 // loopback port over a keep-alive pool, so the node fetches and stores each object once.
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
 import { Pool } from 'undici';
 import { BodyTap } from '../origin/body.js';
 import { classify, Failure } from '../origin/errors.js';
@@ -12,7 +13,8 @@ import { sendError } from './respond.js';
 import type { Transaction } from './transaction.js';
 import { Upload, type TakenBody } from './upload.js';
 
-import { CTX_HEADER, SIBLING_HEADER } from './sibling-header.js';
+import { CTX_HEADER, HOOKED_HEADER, SIBLING_HEADER } from './sibling-header.js';
+import { hookedValue } from './hook-hand-off.js';
 import { isCacheResult, TCP_ERROR, TCP_NONE } from '../cache/policy/results.js';
 
 export { SIBLING_HEADER };
@@ -90,6 +92,10 @@ export class Siblings {
     headers[SIBLING_HEADER] = this.mark;
     // One request chain: the owner's record carries this transaction's x-ctx-id.
     headers[CTX_HEADER] = tx.ctxId;
+    // Behind the hook: the owner goes on with this redefinition instead of calling the hook.
+    // A client's own field of that name would be trusted by the owner: never passed on.
+    if (tx.hook !== undefined) headers[HOOKED_HEADER] = hookedValue(tx.hook);
+    else delete headers[HOOKED_HEADER];
     tx.handedTo = owner;
     const controller = new AbortController();
     const onClose = (): void => { if (!tx.res.writableFinished) controller.abort(); };
@@ -125,6 +131,16 @@ export class Siblings {
       tx.status = 502;
       sendError(tx.res, 502, undefined, !req.complete); // see sendToOrigin
     });
+  }
+
+  /**
+   * A GET of `path` on virtual host `host` from worker `index`'s cache (a pagedesk source): as
+   * a hand-off, but for this worker's own use, answered as it comes.
+   */
+  fetch(index: number, host: string, path: string, headers: Record<string, string | string[]>, signal: AbortSignal | undefined):
+    Promise<{ statusCode: number; headers: Record<string, string | string[]>; body: Readable }> {
+    return this.pool(index).request({ method: 'GET', path, headers: { ...headers, host, [SIBLING_HEADER]: this.mark }, signal })
+      .then((r) => ({ statusCode: r.statusCode, headers: r.headers as Record<string, string | string[]>, body: r.body }));
   }
 
   async close(): Promise<void> {

@@ -16,6 +16,7 @@ import { compileFallbacks, type FallbackRule } from '../network/fallbacks.js';
 import { compileHostRules, type HostRules } from '../rules/host-rules.js';
 import type { CountryLookup } from '../rules/conditions.js';
 import { compileHook, type HookRule } from '../hook/rule.js';
+import type { PagedeskRuntime } from '../pagedesk/producer.js';
 
 /** This host's runtime as a facade of `target` (mode.facadeHost): its statistics and logs kept. */
 export function facadeOf(own: HostRuntime, target: HostRuntime | undefined): HostRuntime | undefined {
@@ -66,6 +67,8 @@ export interface HostRuntime extends RoutableHost {
    * receive serves in its place. Set by the worker once every host of a load is built.
    */
   facade?: HostRuntime | undefined;
+  /** functions.contents.pagedesk when enabled (set by the worker, which owns the edit threads). */
+  pagedesk?: PagedeskRuntime | undefined;
 }
 
 function cachePolicyOf(host: ResolvedHost): CachePolicyOptions {

@@ -10,7 +10,8 @@ import type { AccessControl } from '../access/access.js';
 import { purgeByMethod } from './purge-method.js';
 import { servePost } from './post-cache.js';
 import { postKeyUrl } from '../cache/key.js';
-import type { InvalidateKind, Invalidation } from '../cache/commands/invalidate.js';
+import { memoryItems, runInvalidation, type InvalidateKind, type Invalidation } from '../cache/commands/invalidate.js';
+import { editTargetsOf } from '../pagedesk/targets.js';
 import type { Target } from '../cache/commands/targets.js';
 import type { TieredStore } from '../cache/tiered-store.js';
 import { deleteAtAfter } from '../cache/prefix.js';
@@ -189,11 +190,11 @@ export class CacheStage {
 
   /**
    * Hash balance: handed to the URL's owner worker. A cached POST stays here: its body was read
-   * already, and the owner would read the URL's key without it. So does a hooked request: its
-   * redefinition lives here (the owner would call the hook again).
+   * already, and the owner would read the URL's key without it. A hooked request goes to the
+   * owner of the hook's cacheKey with its redefinition (hook-hand-off.ts): not hooked again there.
    */
   private handedOff(tx: Transaction): boolean {
-    return !tx.fromSibling && tx.postBody === undefined && tx.hook === undefined && this.opts.handOff?.(tx) === true;
+    return !tx.fromSibling && tx.postBody === undefined && this.opts.handOff?.(tx) === true;
   }
 
   /** `stored`: the URL's entries (spans of a partially stored object among them). */
@@ -213,7 +214,8 @@ export class CacheStage {
    * cached POST, a hooked request and an origin known not to serve ranges keep the whole fetch.
    */
   private byPieces(tx: Transaction, key: CacheKey, control: RequestControl, stored: readonly CacheEntryMeta[]): boolean {
-    if (tx.host.pieces === undefined || tx.req.method !== 'GET' || control.noStore || tx.postBody !== undefined || tx.hook !== undefined) return false;
+    // A pagedesk edit is made whole (the cache serves its ranges).
+    if (tx.host.pieces === undefined || tx.req.method !== 'GET' || control.noStore || tx.postBody !== undefined || tx.hook !== undefined || tx.pagedesk !== undefined) return false;
     if (tx.req.headers.range === undefined && !stored.some((m) => m.status === 206)) return false;
     return !this.ctx.noRanges.has(keyString(key));
   }
@@ -362,7 +364,14 @@ export class CacheStage {
       } catch {
         // The index is unavailable (busy beyond its timeout): the memory copies still go.
       }
-      const items = urls.map((url) => ({ vhost, url, prefix: false }));
+      const items: Invalidation[] = urls.map((url) => ({ vhost, url, prefix: false }));
+      // The source's pagedesk edits go stale with it (they revalidate through the source).
+      const keyword = tx.host.pagedesk?.keyword;
+      if (keyword !== undefined) {
+        const edits = editTargetsOf(vhost, urls, keyword);
+        await runInvalidation(this.ctx.store, 'expire', edits).catch(() => undefined);
+        items.push(...memoryItems(edits));
+      }
       for (const i of items) this.dropMemory(i);
       await this.opts.peers?.invalidated(items);
     });

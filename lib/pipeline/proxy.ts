@@ -12,7 +12,7 @@ import { originNote } from '../log/host-logs.js';
 import { OriginError, OriginTrace, traceAnswered, traceFailed } from '../origin/index.js';
 import { endToEndRequestHeaders, endToEndResponseHeaders, VIA } from './hop-by-hop.js';
 import { sendError } from './respond.js';
-import { CTX_HEADER, SIBLING_HEADER } from './sibling-header.js';
+import { CTX_HEADER, HOOKED_HEADER, SIBLING_HEADER } from './sibling-header.js';
 import type { Transaction } from './transaction.js';
 import { Upload, type TakenBody } from './upload.js';
 import { modifyOriginRequest, modifyOriginResponse } from './modify.js';
@@ -50,6 +50,7 @@ export function originRequestHeaders(tx: Transaction): Record<string, string | s
   const headers = endToEndRequestHeaders(req.headers);
   delete headers[SIBLING_HEADER];
   delete headers[CTX_HEADER];
+  delete headers[HOOKED_HEADER];
   if (tx.hook !== undefined) hookOriginHeaders(tx, headers);
   // An instant bypass goes as the client sent it: no fields of ours, no back-end edits.
   if (tx.bypass === 2) return headers;
@@ -149,7 +150,7 @@ export function sendToOrigin(tx: Transaction, body: TakenBody | null, upload: Up
   if (upload !== null) upload.onStall = () => controller.abort();
   const trace = tx.origin = new OriginTrace(tx.host.counterSlot);
   if (tx.host.logs !== undefined) trace.note = originNote(tx, tx.hook === undefined ? tx.req.method! : tx.postBody === undefined ? 'GET' : 'POST', true);
-  tx.host.origin.request({
+  (tx.pagedesk ?? tx.host.origin).request({
     // Hooked: GET, or POST with the body the hook stage chose (a client HEAD goes as GET).
     method: tx.hook === undefined ? tx.req.method! : tx.postBody === undefined ? 'GET' : 'POST',
     url: tx.url,

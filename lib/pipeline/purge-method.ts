@@ -9,6 +9,7 @@
 import { effectiveKind, noTargetStatus } from '../cache/commands/purge-mode.js';
 import { parseTargets, TargetError, type Target } from '../cache/commands/targets.js';
 import { keyTargets } from '../cache/key.js';
+import { withEditTargets } from '../pagedesk/targets.js';
 import { memoryItems, runInvalidation, type InvalidateKind, type InvalidateResult, type Invalidation } from '../cache/commands/invalidate.js';
 import type { AccessControl } from '../access/access.js';
 import { PRODUCT_VERSION } from '../version.js';
@@ -52,7 +53,9 @@ export async function purgeByMethod(tx: Transaction, store: TieredStore, access:
     // As cache keys: the host's cachingKey applies to the URL the client names.
     const net = tx.host.net;
     const parsed = parseTargets(tx.url, () => tx.host.name, tx.host.name);
-    targets = net === undefined ? parsed : keyTargets(parsed, () => ({ rule: net.key, post: net.post !== undefined }));
+    const keyed = net === undefined ? parsed : keyTargets(parsed, () => ({ rule: net.key, post: net.post !== undefined }));
+    const keyword = tx.host.pagedesk?.keyword;
+    targets = keyword === undefined ? keyed : withEditTargets(keyed, () => keyword);
   } catch (err) {
     if (err instanceof TargetError) return fail(400, err.message);
     throw err;

@@ -8,7 +8,8 @@ import type { LuaHash } from '../balance/lua-hash.js';
 import type { HostRuntime } from './host-runtime.js';
 import { sendError } from './respond.js';
 import { SIBLING_HEADER, type Siblings } from './hand-off.js';
-import { CTX_HEADER } from './sibling-header.js';
+import { CTX_HEADER, HOOKED_HEADER } from './sibling-header.js';
+import { hookedFrom } from './hook-hand-off.js';
 import { parseTarget } from './target.js';
 import { TransactionRecord, type Transaction } from './transaction.js';
 import { track } from './finish.js';
@@ -22,6 +23,7 @@ import { applyRewrites, ROUTING_LOOP, ROUTING_LOOP_TEXT, type Router } from './r
 import { checkAccess, sendDenied } from './access.js';
 import { callHook, HOOK_CTX_HEADER, hookSelects } from './hook.js';
 import { startTrace } from './setting-trace.js';
+import { servePagedesk } from './pagedesk.js';
 
 const ALLOW = 'GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -181,6 +183,8 @@ export function createHandler(getState: () => RuntimeState, sessionIds: SessionI
       tx.fromSibling = true;
       const ctx = req.headers[CTX_HEADER];
       if (typeof ctx === 'string') tx.ctxId = ctx;
+      const hooked = req.headers[HOOKED_HEADER];
+      if (typeof hooked === 'string') tx.hook = hookedFrom(hooked);
     } else {
       // A hook calling the runtime back names the chain it belongs to (document 2), so its
       // request logs under the same x-ctx-id. Only a UUID is taken: it only labels log lines.
@@ -242,6 +246,11 @@ function serveRouted(tx: Transaction, state: RuntimeState, port: number | undefi
       }
     }
   }
+  // A pagedesk command is answered there, or goes on as a request for the edit URL (before the
+  // network rules: a bypassed edit is still an edit, only not cached). A fallback's new URL is
+  // looked at anew.
+  if (tx.pagedesk !== undefined) tx.pagedesk = undefined;
+  if (tx.host.pagedesk !== undefined && servePagedesk(tx, tx.host.pagedesk)) return;
   // A sibling's hand-off had the network rules applied by the worker its client talked to; the
   // front edits of a request apply once, on its first pass.
   const net = tx.host.net;
@@ -266,7 +275,8 @@ function serveRouted(tx: Transaction, state: RuntimeState, port: number | undefi
   }
   // In hash balance the cache stage serves hits itself and hands misses to the URL's owner.
   const hook = tx.host.hook;
-  if (hook !== undefined && (hooked ??= hookSelects(tx, hook))) callHook(tx, hook, router(state, port, localAddress), () => state.serve(tx));
+  // A sibling's hand-off behind the hook carries the redefinition (tx.hook): not hooked again.
+  if (hook !== undefined && tx.hook === undefined && (hooked ??= hookSelects(tx, hook))) callHook(tx, hook, router(state, port, localAddress), () => state.serve(tx));
   else state.serve(tx);
 }
 

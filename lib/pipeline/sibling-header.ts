@@ -9,3 +9,9 @@ export const SIBLING_HEADER = 'x-svc-sibling';
  * (so both records name one chain); trusted only on the internal port, never sent to an origin.
  */
 export const CTX_HEADER = 'x-svc-ctx-id';
+
+/**
+ * A hooked request's redefinition, for the owner worker (hook-hand-off.ts); trusted only on the
+ * internal port, never sent to an origin.
+ */
+export const HOOKED_HEADER = 'x-svc-hooked';

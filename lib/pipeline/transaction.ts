@@ -19,6 +19,7 @@ import { serviceStatus } from './fallback.js';
 import { editOutgoing } from './modify.js';
 import type { SettingTrace } from './setting-trace.js';
 import type { HookRedefinition } from '../hook/answer.js';
+import type { PagedeskRuntime } from '../pagedesk/producer.js';
 
 export type Protocol = 'http' | 'https' | 'http2';
 
@@ -138,6 +139,11 @@ export class TransactionRecord {
   hookLinked: '' | 'y' | 'n' = '';
   /** The hook's redefinition the transaction goes on with (hook.ts); undefined when none. */
   hook: HookRedefinition | undefined = undefined;
+  /**
+   * A pagedesk edit (pagedesk.ts): what the fetch and pass-through stages ask instead of the
+   * host's origin (the source through the cache, then the edit); undefined otherwise.
+   */
+  pagedesk: PagedeskRuntime | undefined = undefined;
   /** The setting trace of a request that ends in meta.settingTrace.keyword (setting-trace.ts). */
   trace: SettingTrace | undefined = undefined;
   private ctx: string | undefined = undefined;

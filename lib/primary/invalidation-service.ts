@@ -11,6 +11,7 @@ import type { Setting } from '../setting/types.js';
 import type { WorkerBridge } from './rt-bridge.js';
 import type { RecognizedInvalidation } from '../manager/types.js';
 import { compileKeyRule, keyTargets, type KeyRule } from '../cache/key.js';
+import { withEditTargets } from '../pagedesk/targets.js';
 
 const NO_KEY_RULE = { rule: undefined, post: false };
 
@@ -67,15 +68,29 @@ export class InvalidationService {
   targets(url: string | null): Target[] {
     const list = parseTargets(url, this.knownHost, this.lastHost);
     this.lastHost = list[list.length - 1]!.vhost;
-    return keyTargets(list, this.keyOf);
+    return withEditTargets(keyTargets(list, this.keyOf), this.keywordOf);
   }
+
+  private keywordsFor: Setting | undefined;
+  private keywords = new Map<string, string>();
+
+  /** A host's pagedesk keyword when pagedesk is on: its edits go with their sources. */
+  private keywordOf = (vhost: string): string | undefined => {
+    const s = this.setting();
+    if (this.keywordsFor !== s) {
+      this.keywords = new Map(resolveHosts(s).filter((h) => h.functions.contents.pagedesk.meta.enable)
+        .map((h) => [h.name, h.functions.contents.pagedesk.meta.keyword]));
+      this.keywordsFor = s;
+    }
+    return this.keywords.get(vhost);
+  };
 
   /**
    * One target as the bus carries it (`text` as given, `vhost` the host it was resolved to where
    * it was received); does not change the most recently used host.
    */
   targetOf(text: string, vhost: string): Target[] {
-    return keyTargets(parseTargets(text, this.knownHost, vhost), this.keyOf);
+    return withEditTargets(keyTargets(parseTargets(text, this.knownHost, vhost), this.keyOf), this.keywordOf);
   }
 
   /** Fleet hooks (propagation, bus): each API call accepted here, before it runs. */

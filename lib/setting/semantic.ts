@@ -13,6 +13,7 @@ import { compileNetwork, RuleError } from '../network/rules.js';
 import { compileFallbacks } from '../network/fallbacks.js';
 import { checkRules } from '../rules/check.js';
 import { checkHook } from './hook-check.js';
+import { checkPagedesk } from '../pagedesk/setting.js';
 import { checkFleet } from './fleet-check.js';
 import type { DeepPartial, Functions, HostSetting, Setting } from './types.js';
 
@@ -47,6 +48,7 @@ function checkApi(setting: Setting, issues: SettingIssue[]): void {
 
 /** Hook and other function rules, on a host's own functions (`own`) with the effective ones. */
 function checkFunctions(own: DeepPartial<Functions> | undefined, effective: Functions, base: string, issues: SettingIssue[]): void {
+  if (own?.contents?.pagedesk !== undefined) issues.push(...checkPagedesk(effective.contents.pagedesk, base));
   const cache = effective.network.cache;
   if (cache.limitMaxRange > 0 && cache.partSize > cache.limitMaxRange && (own?.network?.cache?.partSize !== undefined || own?.network?.cache?.limitMaxRange !== undefined)) {
     // A piece longer than the object it splits would make every stored-in-pieces object one piece.

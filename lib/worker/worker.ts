@@ -17,6 +17,8 @@ import { SessionIds } from '../pipeline/session-ids.js';
 import { addOriginSink, addRecordSink } from '../pipeline/finish.js';
 import { HostLogWriter } from '../log/host-logs.js';
 import { LogShipper } from '../log/ship.js';
+import { PagedeskWiring } from './pagedesk-wiring.js';
+import { ownerOf } from './owner.js';
 import { buildHostRuntime, cacheFields, facadeOf, sameOrigin, type HostRuntime } from '../pipeline/host-runtime.js';
 import { openGeoIp } from '../rules/geoip.js';
 import type { CountryLookup } from '../rules/conditions.js';
@@ -127,6 +129,7 @@ export class RtWorker {
         nextHosts.set(h.name, buildHostRuntime(h, geo, this.logs?.writer.dns));
       }
     }
+    this.pagedesk.attach(nextHosts.values());
     for (const h of nextHosts.values()) {
       const f = h.setting.mode.facadeHost;
       h.facade = f === null ? undefined : facadeOf(h, nextHosts.get(f));
@@ -309,16 +312,16 @@ export class RtWorker {
 
   /** Hash balance: a miss goes to the URL's owner; false when this worker owns it. */
   private handOff(tx: Transaction): boolean {
-    const b = this.state?.balance;
-    if (b === undefined || b.mode !== 'hash') return false;
-    const key = b.hashKey(tx.host.name, tx.url);
-    const point = b.luaHash === undefined ? -1 : b.luaHash(key);
-    // A script that fails on a key leaves it to the built-in hash rather than fail the client.
-    const owner = point >= 0 ? b.ring.ownerOfHash(point) : b.ring.owner(key);
-    if (owner < 0 || owner === this.index) return false;
-    b.siblings.forward(tx, owner);
+    // Behind the hook, its cacheKey is the key: clients mapped to one key meet at one owner.
+    const owner = ownerOf(this.state?.balance, this.index, tx.host.name, tx.hook?.cacheKey ?? tx.url);
+    if (owner === this.index) return false;
+    this.state!.balance.siblings.forward(tx, owner);
     return true;
   }
+
+  /** A pagedesk source through the cache of its owner worker (PagedeskWiring). */
+  private readonly pagedesk = new PagedeskWiring((vhost, url, headers, signal) =>
+    this.siblings!.fetch(ownerOf(this.state?.balance, this.index, vhost, url), vhost, url, headers, signal));
 
   /** What the management commands read of this worker. */
   /** What the statistics reporter reads once a second (the gauges of document 1). */
@@ -378,6 +381,7 @@ export class RtWorker {
     if (this.internal) all.push(this.internal);
     await Promise.all(all.map((s) => s.drain(timeoutMs)));
     await this.siblings?.close();
+    await this.pagedesk.close();
     await Promise.all([...this.hosts.values()].flatMap(clientsOf).concat([...this.retiring]).map((o) => o.close().catch(() => undefined)));
     await this.cache?.close();
     // The last lines: origin exchanges that ended while draining included.

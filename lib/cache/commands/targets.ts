@@ -13,6 +13,8 @@ export interface Target {
   match?: RegExp;
   /** The target as given, for messages and the asynchronous queue listing. */
   text: string;
+  /** Made from another target (a source's pagedesk edits): a node that receives that one makes it again. */
+  derived?: true;
 }
 
 export class TargetError extends Error {

@@ -1,7 +1,8 @@
 // The one table of error-log codes (README "Error log codes"). Each code has a fixed level
 // (document 3: 0 Emergency ... 7 Debug) and a fixed text; an event adds its own detail after the
 // text. Codes are grouped by the part that reports them: 1xxx the setting and the process,
-// 2xxx origins, 3xxx the cache disks, 4xxx the logs themselves, 5xxx the cluster's workers.
+// 2xxx origins, 3xxx the cache disks, 4xxx the logs themselves, 5xxx the cluster's workers,
+// 6xxx the content functions (pagedesk).
 export const LEVELS = ['Emergency', 'Alert', 'Critical', 'Error', 'Warning', 'Notice', 'Info', 'Debug'] as const;
 export type LevelName = (typeof LEVELS)[number];
 
@@ -40,6 +41,10 @@ export const ERRORS = {
   '5002': { level: 1, text: 'worker failed to start' },
   /** Invalidation went on without every worker's acknowledgement. */
   '5003': { level: 3, text: 'invalidation incomplete' },
+  /** A pagedesk source over maxSourceSize (passed through) or its HTML over maxDomSourceSize. */
+  '6001': { level: 4, text: 'pagedesk source over its size limit; not edited' },
+  /** A pagedesk edit could not be made (failed, late, edit queue full, HTML not where html.in.at says). */
+  '6002': { level: 4, text: 'pagedesk edit failed; source passed through unedited' },
 } as const satisfies Record<string, ErrorCode>;
 
 export type ErrorCodeId = keyof typeof ERRORS;

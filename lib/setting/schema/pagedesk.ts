@@ -19,9 +19,9 @@ export const PagedeskSchema = Section({
   meta: Section({
     enable: Bool(false),
     keyword: Str({ default: 'pagedesk', minLength: 1, description: 'URL segment that invokes the function' }),
-    maxSourceSize: Num(1, { minimum: 0, description: 'MB of source accepted' }),
-    maxDomSourceSize: Num(0, { minimum: 0, description: 'MB of source given to DOM processing; 0: no limit' }),
-    urlScheme: NullStr(),
+    maxSourceSize: Num(1, { minimum: 0, description: 'MiB of source an edit reads (larger: passed through unedited); 0: no limit' }),
+    maxDomSourceSize: Num(0, { minimum: 0, description: 'MiB of HTML given to the DOM sections (larger: they are skipped); 0: no limit' }),
+    urlScheme: NullStr({ description: 'http or https: the scheme of ${URL} in templates; null: the client\'s' }),
   }),
   template: Section({
     enable: Bool(false),
