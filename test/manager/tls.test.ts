@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
@@ -58,12 +59,18 @@ t.test('access control applies on the TLS port as on the plain one', async (t) =
   t.equal(stranger.json.reason, 'Unauthorized');
 });
 
-t.test('enableHttp false closes the plain port and keeps the TLS port', async (t) => {
+t.test('enableHttp false leaves the plain port alone and keeps the TLS port', async (t) => {
   const tlsPort = await freePort();
-  const { api, port } = await startApi(tlsSetting(tlsPort, { enableHttp: false }));
+  // The plain port is held here first: an API that tried to listen on it would fail to start.
+  const holder = net.createServer((c) => c.destroy());
+  await new Promise<void>((r) => holder.listen(0, '127.0.0.1', () => r()));
+  t.teardown(() => holder.close());
+  const setting = tlsSetting(tlsPort, { enableHttp: false });
+  setting.env.management.api.port = (holder.address() as net.AddressInfo).port;
+  const api = new ManagementApi({ getSetting: () => setting, version: VERSION, rt: fakeRt(), host: '127.0.0.1' });
+  await api.start();
   t.teardown(() => api.close());
   t.equal(api.httpPort, undefined);
-  await t.rejects(call(port, '/monitoring/vhostslist'), { code: 'ECONNREFUSED' });
   t.equal((await call(tlsPort, '/monitoring/vhostslist', { tls: { ca } })).status, 200);
 });
 
