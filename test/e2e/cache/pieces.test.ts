@@ -15,7 +15,11 @@ const LIMIT = 4 * PART;
 const GiB4 = 2 ** 32;
 
 const { origin, server, get } = await cacheBench({
-  extra: { functions: { network: { cache: { partSize: PART, limitMaxRange: LIMIT } } } },
+  extra: {
+    functions: { network: { cache: { partSize: PART, limitMaxRange: LIMIT } } },
+    // The statistics show the clients in progress (ClientSession): the two-client test waits on it.
+    env: { management: { cluster: { stats: { enable: true } } } },
+  },
 });
 
 /** Byte `i` of representation `v`: a function of the offset, so any range can be made and checked. */
@@ -77,6 +81,11 @@ async function fileinfo(path: string): Promise<Record<string, unknown>[]> {
   return ((await r.body.json()) as { result?: Record<string, unknown>[] }).result ?? [];
 }
 
+async function realtime(): Promise<{ Host: { ClientSession: number } }> {
+  const r = await request(`http://127.0.0.1:${server.apiPort}/monitoring/realtime`);
+  return (await r.body.json()) as { Host: { ClientSession: number } };
+}
+
 t.test('a range in the middle of an uncached 4 GiB object costs the origin one piece, and is a hit afterwards', async (t) => {
   const g = generated('/huge', GiB4);
   const r = await get('/huge', { range: 'bytes=3000000000-3000000999' });
@@ -106,13 +115,17 @@ t.test('fileinfo shows an object stored in pieces as Fragmented with CachedSize 
   t.equal(rec!.ResponseCode, 206);
 });
 
-t.test('two clients reading the same piece at once make one origin request', async (t) => {
+t.test('a client reading a piece another client is fetching waits for that fetch: one origin request', async (t) => {
   const g = generated('/shared', GiB4);
   let release = (): void => undefined;
   g.hold = new Promise((ok) => { release = ok; });
   const a = get('/shared', { range: 'bytes=100-199' });
   await until(() => origin.count('/shared') === 1, 'the piece fetch under way');
   const b = get('/shared', { range: 'bytes=1000-1999' });
+  // The piece is held until the node counts both clients in progress: the second one is then
+  // waiting on the first one's fetch, not arriving after the piece was stored.
+  await pollUntil(realtime, (v) => v.Host.ClientSession === 2, { timeoutMs: 10_000, intervalMs: 50 });
+  t.equal(origin.count('/shared'), 1, 'no second fetch while the first is held');
   release();
   const [ra, rb] = await Promise.all([a, b]);
   t.equal(ra.status, 206);
