@@ -106,25 +106,53 @@ function open(kind: LogKind, host: string, room: number): Pending {
   return { buf, used: head };
 }
 
-/** The primary's side: cuts the byte stream of one worker back into batches. */
+/**
+ * The primary's side: cuts the byte stream of one worker back into batches. A pipe delivers at
+ * most 64 KiB per read and a frame is often longer: the pieces of a frame are kept as they came
+ * and joined once, when the last one is there (never re-copied per read).
+ */
 export class FrameReader {
-  private rest: Buffer | undefined;
+  private parts: Buffer[] = [];
+  private held = 0;
+  /** Length of the frame being collected, once its first 4 bytes are in. */
+  private need = 0;
 
   constructor(private readonly deliver: (b: LogBatch) => void) {}
 
   push(chunk: Buffer): void {
-    let data = this.rest === undefined ? chunk : Buffer.concat([this.rest, chunk]);
-    this.rest = undefined;
-    while (data.length >= FIXED_HEAD) {
-      const len = data.readUInt32LE(0);
-      if (data.length < len) break;
-      const hostEnd = FIXED_HEAD + data.readUInt16LE(5);
-      const kind = KINDS[data[4]!];
-      if (kind !== undefined) {
-        this.deliver({ kind, host: data.toString('utf8', FIXED_HEAD, hostEnd), text: data.subarray(hostEnd, len) });
+    this.parts.push(chunk);
+    this.held += chunk.length;
+    for (;;) {
+      if (this.need === 0) {
+        if (this.held < FIXED_HEAD) return;
+        this.need = this.headOf().readUInt32LE(0);
+        // Not a frame: the stream is corrupt, and nothing held can be trusted.
+        if (this.need < FIXED_HEAD) { this.parts = []; this.held = 0; this.need = 0; return; }
       }
-      data = data.subarray(len);
+      if (this.held < this.need) return;
+      const data = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.held);
+      const len = this.need;
+      this.take(data.subarray(0, len));
+      this.parts = data.length > len ? [data.subarray(len)] : [];
+      this.held -= len;
+      this.need = 0;
     }
-    if (data.length > 0) this.rest = data;
+  }
+
+  /** The first bytes held, at least FIXED_HEAD of them, in one buffer. */
+  private headOf(): Buffer {
+    const first = this.parts[0]!;
+    if (first.length >= FIXED_HEAD) return first;
+    const joined = Buffer.concat(this.parts, this.held);
+    this.parts = [joined];
+    return joined;
+  }
+
+  private take(frame: Buffer): void {
+    const hostEnd = FIXED_HEAD + frame.readUInt16LE(5);
+    const kind = KINDS[frame[4]!];
+    if (kind !== undefined) {
+      this.deliver({ kind, host: frame.toString('utf8', FIXED_HEAD, hostEnd), text: frame.subarray(hostEnd) });
+    }
   }
 }

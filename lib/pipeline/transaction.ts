@@ -2,7 +2,6 @@
 // the stages fill in what they learn, finish (finish.ts) completes it exactly once and hands it
 // to the counters and the record sinks. One object per transaction: the record fields live on it
 // (docs/pipeline.md, "The transaction record").
-import { randomUUID } from 'node:crypto';
 import { ServerResponse, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 import type { HostRuntime } from './host-runtime.js';
@@ -10,6 +9,7 @@ import type { CacheResult } from '../cache/policy/results.js';
 import type { OriginTrace } from '../origin/index.js';
 import { isH2 } from './h2.js';
 import { workerCounters } from './counters.js';
+import { newContextId } from './context-ids.js';
 
 /** Routings one request may take (rewrites and fallbacks together); the next one is a loop. */
 export const MAX_ROUTINGS = 10;
@@ -189,7 +189,7 @@ export class TransactionRecord {
    * makes none); a sibling hand-off carries it to the owner, which sets it.
    */
   get ctxId(): string {
-    return (this.ctx ??= randomUUID());
+    return (this.ctx ??= newContextId());
   }
 
   set ctxId(id: string) {

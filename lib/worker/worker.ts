@@ -385,6 +385,7 @@ export class RtWorker {
     await Promise.all([...this.hosts.values()].flatMap(clientsOf).concat([...this.retiring]).map((o) => o.close().catch(() => undefined)));
     await this.cache?.close();
     // The last lines: origin exchanges that ended while draining included.
+    this.logs?.writer.writeFinished();
     this.logs?.shipper.flush();
     for (const r of this.logs?.remove ?? []) r();
   }
