@@ -6,9 +6,8 @@ import { randomFillSync } from 'node:crypto';
 
 const BLOCK = 256;
 const UUID_LENGTH = 36;
+const DASH = 0x2d;
 const HEX = Buffer.from('0123456789abcdef');
-/** Where the dashes go in the 36 characters of a UUID. */
-const DASH_AFTER = new Set([4, 6, 8, 10]);
 
 const random = Buffer.allocUnsafe(BLOCK * 16);
 const text = Buffer.allocUnsafe(BLOCK * UUID_LENGTH);
@@ -30,13 +29,26 @@ function refill(): void {
     // RFC 9562 4.1, 5.4: version 4 in the high nibble of byte 6, variant 10 in byte 8.
     random[r + 6] = (random[r + 6]! & 0x0f) | 0x40;
     random[r + 8] = (random[r + 8]! & 0x3f) | 0x80;
-    for (let i = 0; i < 16; i++) {
-      if (DASH_AFTER.has(i)) text[o++] = 0x2d;
-      const b = random[r + i]!;
-      text[o++] = HEX[b >> 4]!;
-      text[o++] = HEX[b & 15]!;
-    }
+    o = hex(r, 4, o);
+    text[o++] = DASH;
+    o = hex(r + 4, 2, o);
+    text[o++] = DASH;
+    o = hex(r + 6, 2, o);
+    text[o++] = DASH;
+    o = hex(r + 8, 2, o);
+    text[o++] = DASH;
+    o = hex(r + 10, 6, o);
   }
   block = text.toString('latin1', 0, o);
   next = 0;
+}
+
+/** `n` random bytes from `from` as hex into the text at `o`; returns where it ends. */
+function hex(from: number, n: number, o: number): number {
+  for (let i = from; i < from + n; i++) {
+    const b = random[i]!;
+    text[o++] = HEX[b >> 4]!;
+    text[o++] = HEX[b & 15]!;
+  }
+  return o;
 }

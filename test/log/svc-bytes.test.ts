@@ -68,3 +68,19 @@ t.test('a line longer than the room left says so and writes nothing the caller k
   const fits = Buffer.alloc(4096);
   t.ok(svcBytes(tx, ctx(), fits, 0) > 500, 'the same line fits a larger room');
 });
+
+t.test('consecutive session ids, across a new digit and back, are written as the string form writes them', async (t) => {
+  for (const id of [98, 99, 100, 101, 9_999_999_999_999_999 - 1, 7, 8, 999_999_999_999_998, 999_999_999_999_999, 1e15, 1e15 + 1, 5]) {
+    same(t, record({ sessionId: id }));
+  }
+});
+
+t.test('Content-Length and Content-Encoding are read from the head in any case, spacing and order', async (t) => {
+  for (const head of [
+    'HTTP/1.1 200 OK\r\ncontent-length: 12\r\ncontent-encoding: deflate\r\n\r\n',
+    'HTTP/1.1 200 OK\r\nCONTENT-ENCODING:\tgzip\r\nContent-Type: text/plain\r\nCONTENT-LENGTH:   7 \r\n\r\n',
+    'HTTP/1.1 200 OK\r\nContent-Type: a\r\nContent-Location: /x\r\nContent-Lengthy: 3\r\nContent-Length: 5\r\n\r\n',
+    'HTTP/1.1 200 OK\r\nContent-Encoding: br\r\nContent-Encoding: gzip\r\n\r\n',
+    'HTTP/1.1 204 No Content\r\n\r\n',
+  ]) same(t, record({}, {}, head));
+});

@@ -78,14 +78,43 @@ function ms(v: number): void {
 }
 
 /** `sc-resinfo` as fields.ts resInfo() joins it, without the array. */
-function resInfo(tx: TransactionRecord): void {
+function resInfo(tx: TransactionRecord, ce: string | undefined): void {
   let parts = 0;
-  const ce = resHeader(tx, 'content-encoding');
   if (ce === 'gzip' || ce === 'deflate') { raw(ce); parts++; }
   const tls = tx.connection.tls;
   if (tls !== undefined) { if (parts++ > 0) plusSign(); raw(tls); }
   if (tx.bypass !== 0) { if (parts++ > 0) plusSign(); raw(tx.bypass === 2 ? 'Bypass/instant' : 'Bypass'); }
   if (parts === 0) dash();
+}
+
+// session-id: consecutive transactions of a worker mostly have consecutive ids, so the digits
+// of the previous one are kept and counted up in place.
+const idDigits = Buffer.alloc(16);
+let lastId = -1;
+let idStart = idDigits.length;
+
+function sessionId(v: number): void {
+  if (v !== lastId) {
+    if (!(v >= 0 && v < 1e16 && Number.isSafeInteger(v))) { num(v); return; }
+    if (v !== lastId + 1 || !countUp()) {
+      let t = v;
+      idStart = idDigits.length;
+      do { const q = Math.floor(t / 10); idDigits[--idStart] = ZERO + (t - q * 10); t = q; } while (t > 0);
+    }
+    lastId = v;
+  }
+  const n = idDigits.length - idStart;
+  if (o + n > buf.length) { full = true; return; }
+  for (let i = idStart; i < idDigits.length; i++) buf[o++] = idDigits[i]!;
+}
+
+/** The kept digits plus one; false when that needs one more digit (then they are rewritten). */
+function countUp(): boolean {
+  for (let i = idDigits.length - 1; i >= idStart; i--) {
+    if (idDigits[i] !== ZERO + 9) { idDigits[i]++; return true; }
+    idDigits[i] = ZERO;
+  }
+  return false;
 }
 
 function plusSign(): void {
@@ -106,8 +135,8 @@ export function svcBytes(tx: TransactionRecord, c: LineContext, into: Buffer, at
   if (q < 0) { plus(u); sp(); dash(); } else { plus(u.slice(0, q)); sp(); plus(u.slice(q + 1)); }
   sp(); num(tx.serverPort); sp();
   plus(username(tx)); sp(); plus(clientField(tx, c.xff)); sp(); plus(reqHeader(tx, 'user-agent')); sp(); num(tx.status); sp();
-  num(tx.responseHeadBytes + tx.responseBodyBytes); sp(); ms(tx.totalMs); sp(); plus(reqHeader(tx, 'referer')); sp(); resInfo(tx); sp();
-  plus(reqHeader(tx, 'range')); sp(); raw(String(tx.cacheResult)); sp(); plus(reqHeader(tx, 'accept-encoding')); sp(); num(tx.sessionId); sp();
+  num(tx.responseHeadBytes + tx.responseBodyBytes); sp(); ms(tx.totalMs); sp(); plus(reqHeader(tx, 'referer')); sp(); resInfo(tx, resHeader(tx, 'content-encoding')); sp();
+  plus(reqHeader(tx, 'range')); sp(); raw(String(tx.cacheResult)); sp(); plus(reqHeader(tx, 'accept-encoding')); sp(); sessionId(tx.sessionId); sp();
   plus(resHeader(tx, 'content-length')); sp(); ms(tx.firstByteMs); sp(); raw(tx.completed ? 'c' : 'x'); sp(); raw(fallbackHosts(tx)); sp();
   raw(tx.ctxId); sp();
   if (tx.hookLinked === '') dash(); else raw(tx.hookLinked);
