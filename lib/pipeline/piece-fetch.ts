@@ -113,12 +113,21 @@ export function fetchPiece(ctx: CacheContext, tx: Transaction, key: CacheKey, ra
             if (meta === undefined) { done(outcome); return; }
             ending = true;
             answered = true;
-            const sink = ctx.store.openSink(meta);
-            // Ended at once (the piece is all there): its memory copy is visible before the
-            // clients get it, so the next lookup sees this span, the disk copy follows.
-            sink.write(buf);
-            sink.end(() => ctx.inflight.finish(f));
-            answer(outcome);
+            // The clients get the piece first; it is stored in the next turn. Handing 4 MiB to
+            // the disk writer takes milliseconds, and the first byte of a range must not wait
+            // for it. Until the memory copy holds the span, a client that arrives joins this
+            // answered fetch (f.piece is kept) instead of fetching again; an invalidation
+            // meanwhile finds the fetch ending and waits for it to settle (see retire).
+            resolve(outcome);
+            setImmediate(() => {
+              if (f.retired) { f.piece = undefined; ctx.inflight.finish(f); return; }
+              const sink = ctx.store.openSink(meta);
+              // Ended at once (the piece is all there): the memory copy is visible now, the
+              // disk copy follows.
+              sink.write(buf);
+              f.piece = undefined;
+              sink.end(() => ctx.inflight.finish(f));
+            });
           },
           onError: () => done({ kind: 'failed', status: 502 }),
         });
