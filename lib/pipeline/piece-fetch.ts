@@ -1,8 +1,10 @@
 // One piece of a large object fetched from the origin with a Range request, coalesced per piece
 // through the inflight table: clients that need the same piece at once share one origin request.
-// The piece (at most partSize bytes) is held in one buffer for the clients waiting on it and
-// written to the store as a span of the representation (an origin 206 stored as partial content,
-// RFC 9111 3.3); a 206 that turns out to be the whole representation is stored as a complete 200.
+// The piece (at most partSize bytes) fills one buffer that its clients read as it fills: the
+// outcome is known at the origin's head, and a client's bytes go out as soon as they arrived
+// (the first byte of a range does not wait for the rest of its piece). Once whole, the piece is
+// stored as a span of the representation (an origin 206 stored as partial content, RFC 9111
+// 3.3); a 206 that turns out to be the whole representation is stored as a complete 200.
 import type { CacheEntryMeta, CacheKey, StoredHeaders } from '../cache/store.js';
 import { parseContentRange, spanValidator, spanVariantKey, type Span } from '../cache/policy/partial.js';
 import { originNote } from '../log/host-logs.js';
@@ -15,12 +17,16 @@ import { originRequestHeaders } from './proxy.js';
 import { entryTimes, fieldsToStore, storableResponse, variantOf, varyOf } from './rules.js';
 import type { Transaction } from './transaction.js';
 
+/** How far a piece's buffer is filled; `failed` once the answer broke off (the rest never comes). */
+export interface PieceFill { got: number; failed: boolean; waiting: (() => void)[] }
+
 export type PieceOutcome =
   /**
-   * A 206 with one part (or a 200 of at most one piece): its bytes, the span they are, the
-   * validator tying it to others (undefined: none, only a whole span is usable then).
+   * A 206 with one part (or a 200 of at most one piece): its buffer (filled up to `fill.got`),
+   * the span it is, the validator tying it to others (undefined: none, only a whole span is
+   * usable then).
    */
-  | { kind: 'piece'; span: Span; body: Buffer; headers: StoredHeaders; validator: string | undefined; vary: string[]; base: string }
+  | { kind: 'piece'; span: Span; body: Buffer; fill: PieceFill; headers: StoredHeaders; validator: string | undefined; vary: string[]; base: string }
   /** The origin answered 200 to a Range, the object longer than a piece: it does not serve ranges of it. */
   | { kind: 'whole' }
   /** Any other answer (416, 404, 5xx, a multipart 206 ...): the client is passed to the origin. */
@@ -55,6 +61,8 @@ export function fetchPiece(ctx: CacheContext, tx: Transaction, key: CacheKey, ra
       return true;
     };
     let answered = false;
+    /** Set once a piece is being filled: what an error after the head does to it. */
+    let breakOff: (() => void) | undefined;
     const done = (o: PieceOutcome): void => {
       if (answered) return;
       answered = true;
@@ -91,34 +99,45 @@ export function fetchPiece(ctx: CacheContext, tx: Transaction, key: CacheKey, ra
         }
         const size = span.end - span.start + 1;
         const buf = Buffer.allocUnsafe(size);
-        let got = 0;
+        const stored = fieldsToStore(resHeaders, cachedAt, host.cachePolicy);
+        const vary = withKeyHeaders(varyOf(stored), host.net?.key?.headers);
+        const base = variantOf(vary, tx.req.headers);
+        const validator = spanValidator(stored);
+        const fill: PieceFill = { got: 0, failed: false, waiting: [] };
+        const outcome: PieceOutcome = { kind: 'piece', span, body: buf, fill, headers: stored, validator, vary, base };
+        // Known from the head: the clients start now and read the buffer as it fills. The fetch
+        // stays joinable (f.piece) until the piece is stored or broke off.
+        answered = true;
+        resolve(outcome);
+        const broke = (): void => {
+          if (fill.failed) return;
+          fill.failed = true;
+          wake(fill);
+          f.piece = undefined;
+          ctx.inflight.finish(f);
+        };
+        breakOff = broke;
         body.consume({
           onData: (chunk) => {
-            if (got < 0) return;
+            if (fill.failed) return;
             // More than its Content-Range announced: the answer is broken.
-            if (got + chunk.length > size) { got = -1; body.discard(); done({ kind: 'failed', status: 502 }); return; }
-            chunk.copy(buf, got);
-            got += chunk.length;
+            if (fill.got + chunk.length > size) { body.discard(); broke(); return; }
+            chunk.copy(buf, fill.got);
+            fill.got += chunk.length;
+            wake(fill);
           },
           onEnd: () => {
-            if (got !== size) { done({ kind: 'failed', status: 502 }); return; }
-            const stored = fieldsToStore(resHeaders, cachedAt, host.cachePolicy);
-            const vary = withKeyHeaders(varyOf(stored), host.net?.key?.headers);
-            const base = variantOf(vary, tx.req.headers);
-            const validator = spanValidator(stored);
-            const outcome: PieceOutcome = { kind: 'piece', span, body: buf, headers: stored, validator, vary, base };
+            if (fill.failed) return;
+            if (fill.got !== size) { broke(); return; }
             // Partial content without a strong validator cannot be combined (RFC 9111 3.4): not kept.
-            if (skipStore || f.retired || (validator === undefined && !isWhole(span))) { done(outcome); return; }
-            const meta = spanMeta(key, span, stored, vary, base, requestTime, cachedAt, tx);
-            if (meta === undefined) { done(outcome); return; }
+            const meta = skipStore || f.retired || (validator === undefined && !isWhole(span))
+              ? undefined : spanMeta(key, span, stored, vary, base, requestTime, cachedAt, tx);
+            if (meta === undefined) { f.piece = undefined; ctx.inflight.finish(f); return; }
             ending = true;
-            answered = true;
-            // The clients get the piece first; it is stored in the next turn. Handing 4 MiB to
-            // the disk writer takes milliseconds, and the first byte of a range must not wait
-            // for it. Until the memory copy holds the span, a client that arrives joins this
-            // answered fetch (f.piece is kept) instead of fetching again; an invalidation
-            // meanwhile finds the fetch ending and waits for it to settle (see retire).
-            resolve(outcome);
+            // Stored in the next turn: handing 4 MiB to the disk writer takes milliseconds that
+            // the clients' last bytes need not wait for. Until the memory copy holds the span, a
+            // client that arrives joins this fetch; an invalidation meanwhile finds the fetch
+            // ending and waits for it to settle (see retire).
             setImmediate(() => {
               if (f.retired) { f.piece = undefined; ctx.inflight.finish(f); return; }
               const sink = ctx.store.openSink(meta);
@@ -129,17 +148,43 @@ export function fetchPiece(ctx: CacheContext, tx: Transaction, key: CacheKey, ra
               sink.end(() => ctx.inflight.finish(f));
             });
           },
-          onError: () => done({ kind: 'failed', status: 502 }),
+          onError: () => broke(),
         });
       },
       onError: (err: unknown) => {
         traceFailed(trace, err);
+        breakOff?.();
         done({ kind: 'failed', status: err instanceof OriginError ? err.status : 502 });
       },
     });
   });
   f.piece = piece;
   return piece;
+}
+
+/** Wakes the clients waiting for more of a piece (or for its failure). */
+function wake(fill: PieceFill): void {
+  if (fill.waiting.length === 0) return;
+  const waiting = fill.waiting;
+  fill.waiting = [];
+  for (const w of waiting) w();
+}
+
+/**
+ * Resolves when the piece holds more than `have` bytes (true) or broke off first (false).
+ */
+export function moreOf(piece: Extract<PieceOutcome, { kind: 'piece' }>, have: number): Promise<boolean> | boolean {
+  const fill = piece.fill;
+  if (fill.got > have) return true;
+  if (fill.failed) return false;
+  return new Promise((resolve) => {
+    const check = (): void => {
+      if (fill.got > have) resolve(true);
+      else if (fill.failed) resolve(false);
+      else fill.waiting.push(check);
+    };
+    fill.waiting.push(check);
+  });
 }
 
 /**

@@ -1,8 +1,8 @@
 // Serving a GET from the spans of a partially stored object (RFC 9111 3.4): the bytes asked for
 // are cut into stretches of stored spans and gaps, each gap is one aligned piece fetched from
 // the origin by Range (piece-fetch.ts, coalesced per piece), and the answer streams stretch after
-// stretch. The first byte of a range in the middle of a huge object therefore waits for one piece
-// at most. Spans combine only under one strong validator; a piece that comes back with another
+// stretch. The first byte of a range in the middle of a huge object therefore waits at most for
+// the bytes before it in its piece (a fetched piece is read as it fills). Spans combine only under one strong validator; a piece that comes back with another
 // one means the origin object changed: the old spans are dropped, and a client whose status line
 // is not out yet is served from the new representation, one whose status line is out is cut.
 import type { ServerResponse } from 'node:http';
@@ -13,7 +13,7 @@ import { TCP_ERROR, TCP_HIT, TCP_MISS } from '../cache/policy/results.js';
 import type { CacheContext } from './context.js';
 import { answerHeaders, NOT_MODIFIED_FIELDS } from './deliver.js';
 import { fetchAndStore, keyString } from './fetch.js';
-import { fetchPiece, isWhole, type PieceOutcome } from './piece-fetch.js';
+import { fetchPiece, isWhole, moreOf, type PieceOutcome } from './piece-fetch.js';
 import { proxyToOrigin } from './proxy.js';
 import { sendError } from './respond.js';
 import { conditionalResult, freshnessDecision, rangeOf, variantOf, type RequestControl } from './rules.js';
@@ -28,8 +28,8 @@ interface Known {
   /** The entry Age is computed from (a stand-in when the bytes were fetched just now). */
   meta: CacheEntryMeta;
   spans: Span[];
-  /** Per span: the stored entry, or the bytes this transaction fetched. */
-  sources: (CacheEntryMeta | Buffer)[];
+  /** Per span: the stored entry, or the piece this transaction fetched (filling or filled). */
+  sources: (CacheEntryMeta | Piece)[];
 }
 
 type Piece = Extract<PieceOutcome, { kind: 'piece' }>;
@@ -96,18 +96,17 @@ async function run(ctx: CacheContext, tx: Transaction, key: CacheKey, metas: rea
   const res = tx.res;
   for (const seg of plan) {
     let bytes: Buffer | Readable | undefined;
+    let piece: Piece | undefined;
     const from = seg.span < 0 ? undefined : known.sources[seg.span];
-    if (Buffer.isBuffer(from)) {
-      const s = known.spans[seg.span]!.start;
-      bytes = from.subarray(seg.start - s, seg.end - s + 1);
-    } else if (from !== undefined) {
+    if (from !== undefined && isPiece(from)) piece = from;
+    else if (from !== undefined) {
       const obj = await ctx.store.get(key, from.variantKey);
       if (obj !== undefined && obj.size === known.spans[seg.span]!.end - known.spans[seg.span]!.start + 1) {
         const s = known.spans[seg.span]!.start;
         bytes = obj.body !== undefined ? obj.body.subarray(seg.start - s, seg.end - s + 1) : obj.openBody(seg.start - s, seg.end - s);
       }
     }
-    if (bytes === undefined) {
+    if (bytes === undefined && piece === undefined) {
       // A gap (or a span evicted meanwhile): the aligned piece that holds it.
       const p = pieceAt(seg.start, total, partSize);
       const o = await fetchPiece(ctx, tx, key, `${p.start}-${p.end}`);
@@ -125,14 +124,45 @@ async function run(ctx: CacheContext, tx: Transaction, key: CacheKey, metas: rea
         return;
       }
       if (o.span.start > seg.start || o.span.end < seg.end) { cut(tx); return; }
-      bytes = o.body.subarray(seg.start - o.span.start, seg.end - o.span.start + 1);
+      piece = o;
     }
-    if (res.destroyed) { if (!Buffer.isBuffer(bytes)) bytes.destroy(); return; }
+    if (piece !== undefined) {
+      // The piece may still be arriving: its first byte of the segment before the status line
+      // (a piece that breaks off before then is a 502), then the bytes as they come.
+      if (!(await moreOf(piece, seg.start - piece.span.start))) {
+        if (!res.headersSent) { tx.cacheResult = TCP_ERROR; tx.status = 502; sendError(res, 502); } else cut(tx);
+        return;
+      }
+      if (res.destroyed) return;
+      if (!res.headersSent) writeHead(tx, known, single === undefined ? 200 : 206, start, end, !fetched, now);
+      const sent = await writeFromPiece(res, piece, seg.start, seg.end);
+      if (sent === 'broken') { cut(tx); return; }
+      if (sent === 'gone') return;
+      continue;
+    }
+    if (res.destroyed) { if (!Buffer.isBuffer(bytes)) bytes!.destroy(); return; }
     if (!res.headersSent) writeHead(tx, known, single === undefined ? 200 : 206, start, end, !fetched, now);
-    if (!(await writeAll(res, bytes))) return;
+    if (!(await writeAll(res, bytes!))) return;
   }
   if (!res.headersSent) writeHead(tx, known, single === undefined ? 200 : 206, start, end, !fetched, now);
   res.end();
+}
+
+function isPiece(s: CacheEntryMeta | Piece): s is Piece {
+  return (s as Piece).kind === 'piece';
+}
+
+/** Bytes `from`..`to` (of the representation) of a piece, each stretch as soon as it arrived. */
+async function writeFromPiece(res: ServerResponse, piece: Piece, from: number, to: number): Promise<'done' | 'gone' | 'broken'> {
+  let pos = from - piece.span.start;
+  const stop = to - piece.span.start + 1;
+  while (pos < stop) {
+    if (piece.fill.got <= pos && !(await moreOf(piece, pos))) return 'broken';
+    const upTo = Math.min(piece.fill.got, stop);
+    if (!(await writeAll(res, piece.body.subarray(pos, upTo)))) return 'gone';
+    pos = upTo;
+  }
+  return 'done';
 }
 
 /** The spans usable for this request: its variant, fresh, under the newest span's validator. */
@@ -169,13 +199,13 @@ function fromPiece(key: CacheKey, o: Piece): Known {
   const meta: CacheEntryMeta = {
     key, variantKey: o.base, vary: o.vary, status: 200, headers: o.headers, requestTime: now, cachedAt: now, staleAt: now, deleteAt: now, size: o.span.total,
   };
-  return { total: o.span.total, validator: o.validator ?? '', headers: o.headers, meta, spans: [o.span], sources: [o.body] };
+  return { total: o.span.total, validator: o.validator ?? '', headers: o.headers, meta, spans: [o.span], sources: [o] };
 }
 
 /** Spans of another representation are deleted (not the one `keep` just stored over its key). */
-function dropSpans(ctx: CacheContext, key: CacheKey, sources: readonly (CacheEntryMeta | Buffer)[], keep: Piece | undefined): void {
+function dropSpans(ctx: CacheContext, key: CacheKey, sources: readonly (CacheEntryMeta | Piece)[], keep: Piece | undefined): void {
   for (const s of sources) {
-    if (Buffer.isBuffer(s)) continue;
+    if (isPiece(s)) continue;
     if (keep !== undefined && spanBase(s.variantKey) !== undefined && s.variantKey.startsWith(`\u0001${keep.span.start}\u0001`)) continue;
     void ctx.store.delete(key, s.variantKey).catch(() => 0);
   }

@@ -266,3 +266,63 @@ t.test('an object that changes while a full GET streams from its pieces cuts tha
   t.equal(next.status, 200);
   t.equal(sha(next.raw), sha(bytes(0, 8 * PART - 1, 1)));
 });
+
+/** An origin piece that sends its first `early` bytes, then waits for `go` (or breaks off). */
+function heldPiece(path: string): { go: () => void; breakOff: () => void; seen: () => number } {
+  let release: (how: 'go' | 'break') => void = () => undefined;
+  const held = new Promise<'go' | 'break'>((ok) => { release = ok; });
+  let seen = 0;
+  origin.on(path, (q: SeenRequest, res: ServerResponse) => {
+    seen++;
+    const m = /^bytes=(\d+)-(\d+)$/.exec(String(q.headers.range ?? ''))!;
+    const start = Number(m[1]);
+    const end = Number(m[2]);
+    res.writeHead(206, {
+      'content-type': 'application/octet-stream', 'cache-control': 'max-age=600', etag: '"h1"', 'accept-ranges': 'bytes',
+      'content-range': `bytes ${start}-${end}/${GiB4}`, 'content-length': end - start + 1,
+    });
+    const early = 4096;
+    res.write(bytes(start, start + early - 1));
+    void held.then((how) => {
+      if (how === 'break') { res.destroy(); return; }
+      // The rest in two parts, paced: a client waiting for bytes further on sees them arrive in
+      // steps, the first of which does not reach its range yet.
+      const rest = bytes(start + early, end);
+      res.write(rest.subarray(0, 16384));
+      setTimeout(() => res.end(rest.subarray(16384)), 50);
+    });
+  });
+  return { go: () => release('go'), breakOff: () => release('break'), seen: () => seen };
+}
+
+t.test('a range early in a piece is answered while the rest of the piece is still arriving, and the whole piece is stored after', async (t) => {
+  const h = heldPiece('/early');
+  const r = await get('/early', { range: 'bytes=100-1099' });
+  t.equal(r.status, 206, 'answered before the origin sent the rest of the piece');
+  t.ok(r.raw.equals(bytes(100, 1099)));
+  const tail = get('/early', { range: 'bytes=60000-65535' });
+  await pollUntil(realtime, (v) => v.Host.ClientSession === 1, { timeoutMs: 10_000, intervalMs: 50 });
+  h.go();
+  const end = await tail;
+  t.equal(end.status, 206, 'a client waiting for the end of the piece gets it as it arrives');
+  t.ok(end.raw.equals(bytes(60000, 65535)));
+  const later = await pollUntil(() => get('/early', { range: 'bytes=60000-60999' }), (a) => a.headers['x-cache'] === 'TCP_HIT', { timeoutMs: 10_000, intervalMs: 50 });
+  t.ok(later.raw.equals(bytes(60000, 60999)), 'the rest of the piece, from the store');
+  t.equal(h.seen(), 1, 'one origin request for the piece');
+});
+
+t.test('a piece that breaks off before a client\'s bytes arrived answers that client 502, and nothing is stored', async (t) => {
+  const h = heldPiece('/broken');
+  const late = get('/broken', { range: 'bytes=50000-50999' });
+  await until(() => h.seen() === 1, 'the piece fetch under way');
+  h.breakOff();
+  const r = await late;
+  t.equal(r.status, 502);
+  const again = heldPiece('/broken');
+  const next = get('/broken', { range: 'bytes=10-19' });
+  const n = await next;
+  t.equal(n.status, 206, 'the next client fetches the piece again');
+  t.ok(n.raw.equals(bytes(10, 19)));
+  again.go();
+  t.equal(again.seen(), 1);
+});
