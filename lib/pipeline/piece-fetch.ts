@@ -18,7 +18,7 @@ import { entryTimes, fieldsToStore, storableResponse, variantOf, varyOf } from '
 import type { Transaction } from './transaction.js';
 
 /** How far a piece's buffer is filled; `failed` once the answer broke off (the rest never comes). */
-export interface PieceFill { got: number; failed: boolean; waiting: (() => void)[] }
+interface PieceFill { got: number; failed: boolean; waiting: (() => void)[] }
 
 export type PieceOutcome =
   /**
