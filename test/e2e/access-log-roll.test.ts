@@ -35,12 +35,14 @@ t.test('a unified log rolls at its size, gzips what rolled and keeps the retenti
     await r.body.text();
   }
   await dispatcher.close();
-  // Settled: the last roll's gzip and pruning done (they run after the lines are written).
+  // Settled: the last roll's gzip and then the pruning to the retention done (they run after the
+  // lines are written, the pruning after the gzip).
   const settled = (): boolean => {
     const f = files();
-    return f.filter((n) => n.endsWith('.log.gz')).length >= 2 && f.filter((n) => n.endsWith('.log')).length === 1 && !f.some((n) => n.endsWith('.part'));
+    return f.filter((n) => n.endsWith('.log.gz')).length >= 2 && f.filter((n) => n.endsWith('.log')).length === 1 && !f.some((n) => n.endsWith('.part'))
+      && f.length <= 3;
   };
-  await until(settled, 'two compressed rolls, settled', 15_000);
+  await until(settled, 'two compressed rolls, pruned to the retention', 15_000);
   const all = files();
   t.ok(all.length <= 3, `at most retention files (${all.join(' ')})`);
   t.ok(all.every((f) => /^access_\d{8}_\d{6}(-\d+)?\.log(\.gz)?$/.test(f)), 'names with seconds');

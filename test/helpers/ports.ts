@@ -1,16 +1,15 @@
-// Ports the OS picks: bind port 0, read it, release it. `consecutive` finds a free run of ports
-// for a worker cluster's internal ports (baseHostingPort + i).
+// Free ports for test servers, checked by binding them. They are picked below the kernel's
+// ephemeral range: a server that starts a second after its port was picked (the real server
+// does) must not find it taken by an outgoing connection of another test meanwhile.
+// `consecutive` finds a free run of ports for a worker cluster's internal ports (baseHostingPort + i).
 import net from 'node:net';
 
-export function freePort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, host, () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = RUN_LOW + Math.floor(Math.random() * (RUN_HIGH - RUN_LOW));
+    if (await isFree(port, host)) return port;
+  }
+  throw new Error('no free port found');
 }
 
 export function isFree(port: number, host = '127.0.0.1'): Promise<boolean> {
