@@ -63,15 +63,11 @@ export function fetchPiece(ctx: CacheContext, tx: Transaction, key: CacheKey, ra
     let answered = false;
     /** Set once a piece is being filled: what an error after the head does to it. */
     let breakOff: (() => void) | undefined;
+    /** An answer that is no piece (known at the head, or the origin unreachable): nothing to join. */
     const done = (o: PieceOutcome): void => {
       if (answered) return;
       answered = true;
-      if (!ending) ctx.inflight.finish(f);
-      answer(o);
-    };
-    // Once answered, the piece is in the store (memory first) or not to be reused: a client
-    // coming later looks it up or fetches anew; the entry stays only until the disk write lands.
-    const answer = (o: PieceOutcome): void => {
+      ctx.inflight.finish(f);
       f.piece = undefined;
       resolve(o);
     };

@@ -130,7 +130,8 @@ async function run(ctx: CacheContext, tx: Transaction, key: CacheKey, metas: rea
       // The piece may still be arriving: its first byte of the segment before the status line
       // (a piece that breaks off before then is a 502), then the bytes as they come.
       if (!(await moreOf(piece, seg.start - piece.span.start))) {
-        if (!res.headersSent) { tx.cacheResult = TCP_ERROR; tx.status = 502; sendError(res, 502); } else cut(tx);
+        if (!res.headersSent) tx.cacheResult = TCP_ERROR;
+        cut(tx);
         return;
       }
       if (res.destroyed) return;

@@ -4,12 +4,8 @@
 // `consecutive` finds a free run of ports for a worker cluster's internal ports (baseHostingPort + i).
 import net from 'node:net';
 
-export async function freePort(host = '127.0.0.1'): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const port = RUN_LOW + Math.floor(Math.random() * (RUN_HIGH - RUN_LOW));
-    if (await isFree(port, host)) return port;
-  }
-  throw new Error('no free port found');
+export function freePort(host = '127.0.0.1'): Promise<number> {
+  return consecutiveFreePorts(1, host);
 }
 
 export function isFree(port: number, host = '127.0.0.1'): Promise<boolean> {
@@ -20,16 +16,15 @@ export function isFree(port: number, host = '127.0.0.1'): Promise<boolean> {
   });
 }
 
-/** Below the kernel's ephemeral range (32768-60999 by default), so an outgoing connection of
- * another test cannot take a port of the run between this check and the server's bind. */
+/** Below the kernel's ephemeral range (32768-60999 by default). */
 const RUN_LOW = 12000;
 const RUN_HIGH = 32000;
 
-export async function consecutiveFreePorts(count: number): Promise<number> {
+export async function consecutiveFreePorts(count: number, host = '127.0.0.1'): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
     const base = RUN_LOW + Math.floor(Math.random() * (RUN_HIGH - RUN_LOW - count));
     let ok = true;
-    for (let i = 0; i < count && ok; i++) ok = await isFree(base + i);
+    for (let i = 0; i < count && ok; i++) ok = await isFree(base + i, host);
     if (ok) return base;
   }
   throw new Error('no run of free ports found');

@@ -75,12 +75,19 @@ t.test('consecutive session ids, across a new digit and back, are written as the
   }
 });
 
-t.test('Content-Length and Content-Encoding are read from the head in any case, spacing and order', async (t) => {
-  for (const head of [
-    'HTTP/1.1 200 OK\r\ncontent-length: 12\r\ncontent-encoding: deflate\r\n\r\n',
-    'HTTP/1.1 200 OK\r\nCONTENT-ENCODING:\tgzip\r\nContent-Type: text/plain\r\nCONTENT-LENGTH:   7 \r\n\r\n',
-    'HTTP/1.1 200 OK\r\nContent-Type: a\r\nContent-Location: /x\r\nContent-Lengthy: 3\r\nContent-Length: 5\r\n\r\n',
-    'HTTP/1.1 200 OK\r\nContent-Encoding: br\r\nContent-Encoding: gzip\r\n\r\n',
-    'HTTP/1.1 204 No Content\r\n\r\n',
-  ]) same(t, record({}, {}, head));
+t.test('Content-Length and Content-Encoding are read from the sent head in any case, spacing and order', async (t) => {
+  // sc-resinfo is field 15 of the line, sc-content-length field 20 (document 3's order).
+  for (const [head, resinfo, length] of [
+    ['HTTP/1.1 200 OK\r\ncontent-length: 12\r\ncontent-encoding: deflate\r\n\r\n', 'deflate', '12'],
+    ['HTTP/1.1 200 OK\r\nCONTENT-ENCODING:\tgzip\r\nContent-Type: text/plain\r\nCONTENT-LENGTH:   7\r\n\r\n', 'gzip', '7'],
+    ['HTTP/1.1 200 OK\r\nContent-Type: a\r\nContent-Location: /x\r\nContent-Lengthy: 3\r\nContent-Length: 5\r\n\r\n', '-', '5'],
+    ['HTTP/1.1 200 OK\r\nContent-Encoding: br\r\nContent-Encoding: gzip\r\n\r\n', '-', '-'],
+    ['HTTP/1.1 204 No Content\r\n\r\n', '-', '-'],
+  ] as const) {
+    const tx = record({}, {}, head);
+    same(t, tx);
+    const fields = svcLine(tx, ctx()).trimEnd().split(' ');
+    t.equal(fields[14], resinfo, `sc-resinfo of ${JSON.stringify(head)}`);
+    t.equal(fields[19], length, `sc-content-length of ${JSON.stringify(head)}`);
+  }
 });

@@ -4,27 +4,17 @@
 import t from 'tap';
 import { TestOrigin } from '../../helpers/origin.js';
 import { freePort } from '../../helpers/ports.js';
-import { startServer } from '../../helpers/server.js';
-import { S3_KEYS, startS3 } from '../../helpers/s3.js';
+import { startS3 } from '../../helpers/s3.js';
 import { call, fetchHost, until } from '../../lifecycle/fixtures/node.js';
+import { startCentralNode, s3Connection } from './central-server.js';
 
 const s3 = await startS3(['bk']);
 const origin = await new TestOrigin().start();
 const port = await freePort();
 const host = (name: string) => ({ name, listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } });
-const a = await startServer([host('a.com')], {
-  extra: {
-    env: {
-      log: { meta: { dir: 'svclog' } },
-      management: {
-        server: {
-          enable: true,
-          connection: [{ name: 's3', type: 'httpCloudASig4', info: { accessKeyId: S3_KEYS.accessKey, secretAccessKey: S3_KEYS.secretKey, region: 'us-east-1', bucket: 'bk', endpoint: s3.url } }],
-          events: { onSettingLoad: { backup: { enable: true, connect: 's3', path: 'edge', timeout: 5 } } },
-        },
-      },
-    },
-  },
+const a = await startCentralNode([host('a.com')], {
+  connection: [s3Connection(s3.url, 'bk')],
+  events: { onSettingLoad: { backup: { enable: true, connect: 's3', path: 'edge', timeout: 5 } } },
 });
 t.teardown(async () => { await a.stop(); await origin.stop(); await s3.stop(); });
 
@@ -45,22 +35,13 @@ t.test('a setting change is backed up to <path>/settings/<yyyy>/<mm>/ with <path
   t.match(feed, { messageVer: '1', action: { api: '/setting/upload' }, parameters: [{ url: `${s3.url}/bk/${pkgKey}` }] });
   await a.stop();
 
-  const b = await startServer([], {
-    extra: {
-      env: {
-        log: { meta: { dir: 'svclog' } },
-        management: {
-          server: {
-            enable: true,
-            connection: [{ name: 's3', type: 'httpCloudASig4', info: { accessKeyId: S3_KEYS.accessKey, secretAccessKey: S3_KEYS.secretKey, region: 'us-east-1', bucket: 'bk', endpoint: s3.url } }],
-            features: { setting: { enable: true, feed: { type: 'apiPolling', info: { url: `${s3.url}/bk/edge/feed.json`, schedule: '* * * * * *', timeout: 5 } } } },
-            // This node backs up only when asked (auto false).
-            events: { onSettingLoad: { backup: { enable: true, auto: false, connect: 's3', path: 'node-b', timeout: 5 } } },
-          },
-        },
-      },
-    },
+  const b = await startCentralNode([], {
+    connection: [s3Connection(s3.url, 'bk')],
+    features: { setting: { enable: true, feed: { type: 'apiPolling', info: { url: `${s3.url}/bk/edge/feed.json`, schedule: '* * * * * *', timeout: 5 } } } },
+    // This node backs up only when asked (auto false).
+    events: { onSettingLoad: { backup: { enable: true, auto: false, connect: 's3', path: 'node-b', timeout: 5 } } },
   });
+
   t.teardown(() => b.stop());
   const names = await until(async () => {
     const s = (await call(b.apiPort, '/setting/setting.json')).json as { hosting?: { name: string }[] };

@@ -6,8 +6,8 @@ import net from 'node:net';
 import t from 'tap';
 import { TestOrigin } from '../../helpers/origin.js';
 import { freePort } from '../../helpers/ports.js';
-import { startServer } from '../../helpers/server.js';
 import { call, fetchHost, until } from '../../lifecycle/fixtures/node.js';
+import { startCentralNode } from './central-server.js';
 
 const sockets = new Set<net.Socket>();
 const silent = net.createServer((s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
@@ -15,20 +15,10 @@ await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
 const url = `http://127.0.0.1:${(silent.address() as net.AddressInfo).port}`;
 const origin = await new TestOrigin().start();
 const port = await freePort();
-const server = await startServer([{ name: 'p.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }], {
-  extra: {
-    env: {
-      log: { meta: { dir: 'svclog' } },
-      management: {
-        server: {
-          enable: true,
-          features: {
-            setting: { enable: true, feed: { type: 'apiPolling', info: { url: `${url}/feed`, schedule: '* * * * * *', timeout: 1 } }, feedback: { type: 'api', info: { url: `${url}/fb`, timeout: 1 } } },
-            heartbeat: { enable: true, feedback: { type: 'apiPolling', info: { url: `${url}/hb`, schedule: '* * * * * *', timeout: 1 } } },
-          },
-        },
-      },
-    },
+const server = await startCentralNode([{ name: 'p.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }], {
+  features: {
+    setting: { enable: true, feed: { type: 'apiPolling', info: { url: `${url}/feed`, schedule: '* * * * * *', timeout: 1 } }, feedback: { type: 'api', info: { url: `${url}/fb`, timeout: 1 } } },
+    heartbeat: { enable: true, feedback: { type: 'apiPolling', info: { url: `${url}/hb`, schedule: '* * * * * *', timeout: 1 } } },
   },
 });
 t.teardown(async () => {

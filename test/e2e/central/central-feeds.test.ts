@@ -6,9 +6,8 @@ import fs from 'node:fs/promises';
 import t from 'tap';
 import { TestOrigin } from '../../helpers/origin.js';
 import { freePort } from '../../helpers/ports.js';
-import { startServer } from '../../helpers/server.js';
 import { call, fetchHost, until } from '../../lifecycle/fixtures/node.js';
-import { CentralServer } from './central-server.js';
+import { CentralServer, startCentralNode } from './central-server.js';
 
 const central = await new CentralServer().start();
 const origin = await new TestOrigin().start();
@@ -20,25 +19,15 @@ origin.otherwise((req, res) => {
 const port = await freePort();
 const host = (name: string) => ({ name, listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } });
 const api = { url: central.url('/feedback/setting'), timeout: 5 };
-const server = await startServer([host('p.com')], {
-  extra: {
-    env: {
-      log: { meta: { dir: 'svclog' } },
-      management: {
-        server: {
-          enable: true,
-          features: {
-            setting: { enable: true, feed: { type: 'apiPolling', info: { url: central.url('/feed/setting'), schedule: '* * * * * *', timeout: 5 } }, feedback: { type: 'api', info: api } },
-            purge: {
-              enable: true, workerCount: 2,
-              feed: { type: 'apiPolling', info: { url: central.url('/feed/purge'), schedule: '* * * * * *', timeout: 5 } },
-              feedback: { type: 'api', info: { url: central.url('/feedback/purge'), timeout: 5 } },
-            },
-            heartbeat: { enable: true, feedback: { type: 'apiPolling', info: { url: central.url('/heartbeat'), schedule: '* * * * * *', timeout: 5 } } },
-          },
-        },
-      },
+const server = await startCentralNode([host('p.com')], {
+  features: {
+    setting: { enable: true, feed: { type: 'apiPolling', info: { url: central.url('/feed/setting'), schedule: '* * * * * *', timeout: 5 } }, feedback: { type: 'api', info: api } },
+    purge: {
+      enable: true, workerCount: 2,
+      feed: { type: 'apiPolling', info: { url: central.url('/feed/purge'), schedule: '* * * * * *', timeout: 5 } },
+      feedback: { type: 'api', info: { url: central.url('/feedback/purge'), timeout: 5 } },
     },
+    heartbeat: { enable: true, feedback: { type: 'apiPolling', info: { url: central.url('/heartbeat'), schedule: '* * * * * *', timeout: 5 } } },
   },
 });
 t.teardown(async () => { await server.stop(); await central.stop(); await origin.stop(); });

@@ -2,6 +2,21 @@
 // 304 when the node's If-Modified-Since matches their Last-Modified), packages, and the
 // feedback and heartbeat bodies it received.
 import { TestOrigin, type SeenRequest } from '../../helpers/origin.js';
+import { S3_KEYS } from '../../helpers/s3.js';
+import { startServer, type RunningServer } from '../../helpers/server.js';
+
+/**
+ * The real server with `env.management.server` on (`server`: its fields besides `enable`) and its
+ * logs under `svclog`, as every central-management test starts it.
+ */
+export function startCentralNode(hosting: unknown[], server: Record<string, unknown>): Promise<RunningServer> {
+  return startServer(hosting, { extra: { env: { log: { meta: { dir: 'svclog' } }, management: { server: { enable: true, ...server } } } } });
+}
+
+/** A `connection` entry named `s3` for the bucket `bucket` of a local S3-compatible server. */
+export function s3Connection(endpoint: string, bucket: string): Record<string, unknown> {
+  return { name: 's3', type: 'httpCloudASig4', info: { accessKeyId: S3_KEYS.accessKey, secretAccessKey: S3_KEYS.secretKey, region: 'us-east-1', bucket, endpoint } };
+}
 
 interface Published { body: string | Buffer; lastModified: string; type?: string }
 

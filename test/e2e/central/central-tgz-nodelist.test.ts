@@ -8,9 +8,8 @@ import * as tar from 'tar';
 import t from 'tap';
 import { TestOrigin } from '../../helpers/origin.js';
 import { freePort } from '../../helpers/ports.js';
-import { startServer } from '../../helpers/server.js';
 import { call, fetchHost, until } from '../../lifecycle/fixtures/node.js';
-import { CentralServer } from './central-server.js';
+import { CentralServer, startCentralNode } from './central-server.js';
 
 const central = await new CentralServer().start();
 const origin = await new TestOrigin().start();
@@ -41,26 +40,16 @@ const hosts = [
   // Nothing listens there: only the node list makes this host reach its origin.
   { name: 'n.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.2:${origin.port}`] }, functions: { network: { http: { backEnd: { session: { connectTimeout: 1 } } } } } },
 ];
-const server = await startServer(hosts, {
-  extra: {
-    env: {
-      log: { meta: { dir: 'svclog' } },
-      management: {
-        server: {
-          enable: true,
-          connection: [{ name: 'aws', type: 'cloudAsdk3', info: { accessKeyId: 'AKIDTEST', secretAccessKey: 'secret', region: 'us-east-1', endpoint: `http://127.0.0.1:${ec2.port}/` } }],
-          features: {
-            setting: {
-              enable: true, feed: { type: 'tgzPolling', info: { url: central.url('/feed/package.tgz'), schedule: '* * * * * *', timeout: 5 } },
-              feedback: { type: 'api', info: { url: central.url('/feedback/setting'), timeout: 5 }, uploadSetting: false },
-            },
-            nodelist: {
-              enable: true, feed: { type: 'cloudAsdk3', info: { connect: 'aws', tag: 'role=edge-origin;', schedule: '* * * * * *' } },
-              feedback: { type: 'setting;api;', info: { hosting: [{ name: 'n.com', field: 'origin.address' }], url: central.url('/feedback/nodelist'), timeout: 5 } },
-            },
-          },
-        },
-      },
+const server = await startCentralNode(hosts, {
+  connection: [{ name: 'aws', type: 'cloudAsdk3', info: { accessKeyId: 'AKIDTEST', secretAccessKey: 'secret', region: 'us-east-1', endpoint: `http://127.0.0.1:${ec2.port}/` } }],
+  features: {
+    setting: {
+      enable: true, feed: { type: 'tgzPolling', info: { url: central.url('/feed/package.tgz'), schedule: '* * * * * *', timeout: 5 } },
+      feedback: { type: 'api', info: { url: central.url('/feedback/setting'), timeout: 5 }, uploadSetting: false },
+    },
+    nodelist: {
+      enable: true, feed: { type: 'cloudAsdk3', info: { connect: 'aws', tag: 'role=edge-origin;', schedule: '* * * * * *' } },
+      feedback: { type: 'setting;api;', info: { hosting: [{ name: 'n.com', field: 'origin.address' }], url: central.url('/feedback/nodelist'), timeout: 5 } },
     },
   },
 });
