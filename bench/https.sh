@@ -6,19 +6,22 @@
 #   h2-hit-1k   GET /hit-1k over TLS 1.3, HTTP/2, h2load -t1 -c64 -m10                  (req/s)
 #   handshakes  GET /hit-1k with Connection: close, wrk -t1 -c64: every request is a new
 #               connection with a full TLS 1.3 handshake (wrk does not resume sessions)  (conn/s)
+# node-bare (node-bare/tls.mjs) is the runtime's ceiling, measured in the same rounds: node:tls
+# and node:http / node:http2 answering a fixed body, with no cache or any other work.
 # Loads run on CPU 1 with the origin of ../../shared/bench (origin.js). Usage:
-#   bench/https.sh [--rounds 3] [--duration 10] [--out FILE]
+#   bench/https.sh [--rounds 3] [--duration 10] [--out FILE] [--peers "nginx svc node-bare"]
 # Prints one JSON line per peer, round and workload, then the medians per peer and their ratio.
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
 SHARED=${BENCH_HARNESS:-$HERE/../../shared/bench}
-ROUNDS=3 DURATION=${BENCH_DURATION:-10} OUT=""
+ROUNDS=3 DURATION=${BENCH_DURATION:-10} OUT="" PEERS="nginx svc node-bare"
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) ROUNDS=$2; shift 2 ;;
     --duration) DURATION=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
+    --peers) PEERS=$2; shift 2 ;;
     -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) echo "https.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -59,6 +62,9 @@ start_peer() {  # start_peer NAME: starts it fresh on $PORT, pinned to $PROXY_CP
       render "$HERE/https/nginx.conf" "$PEER_STATE/nginx.conf" "$cache"
       chown -R www-data: "$PEER_STATE" "$cache"
       taskset -c "$PROXY_CPU" nginx -p "$PEER_STATE" -c "$PEER_STATE/nginx.conf" -e "$PEER_STATE/error.log" >"$PEER_STATE/stdout.log" 2>&1 </dev/null &
+      ;;
+    node-bare)
+      taskset -c "$PROXY_CPU" node "$HERE/node-bare/tls.mjs" "$PORT" "$TLS/bench.crt" "$TLS/bench.key" >"$PEER_STATE/stdout.log" 2>&1 </dev/null &
       ;;
     svc)
       [ -f "$ROOT/dist/bin/svc.js" ] || (cd "$ROOT" && npx tsc -p tsconfig.json)
@@ -107,7 +113,7 @@ measure() {  # measure PEER ROUND WORKLOAD: one JSON line
 }
 
 for round in $(seq "$ROUNDS"); do
-  for peer in nginx svc; do
+  for peer in $PEERS; do
     echo "== round $round: $peer on 127.0.0.1:$PORT" >&2
     if ! start_peer "$peer"; then stop_peer; continue; fi
     proto=$(openssl s_client -connect "127.0.0.1:$PORT" -alpn h2 </dev/null 2>/dev/null | sed -nE 's/^New, (TLSv[0-9.]+), Cipher is (.*)/\1 \2/p; s/^ALPN protocol: //p' | tr '\n' ' ')
@@ -122,8 +128,9 @@ node -e '
 const lines = require("fs").readFileSync(process.argv[1], "utf8").split("\n").filter(Boolean).map(JSON.parse);
 const med = (a) => { const s = [...a].sort((x, y) => x - y); return s.length ? s[Math.floor((s.length - 1) / 2)] : NaN; };
 const get = (n, w) => med(lines.filter((l) => l.name === n && l.workload === w).map((l) => l.rate));
-console.log("| workload | nginx | svc | svc / nginx |\n|---|---|---|---|");
+const bare = lines.some((l) => l.name === "node-bare");
+console.log(`| workload | nginx | svc | svc / nginx |${bare ? " node-bare | node-bare / nginx |" : ""}\n|---|---|---|---|${bare ? "---|---|" : ""}`);
 for (const w of ["h1-hit-1k", "h2-hit-1k", "handshakes"]) {
-  const a = get("nginx", w), b = get("svc", w);
-  console.log(`| ${w} (${w === "handshakes" ? "conn/s" : "req/s"}) | ${a} | ${b} | ${(b / a).toFixed(2)} |`);
+  const a = get("nginx", w), b = get("svc", w), c = get("node-bare", w);
+  console.log(`| ${w} (${w === "handshakes" ? "conn/s" : "req/s"}) | ${a} | ${b} | ${(b / a).toFixed(2)} |${bare ? ` ${c} | ${(c / a).toFixed(2)} |` : ""}`);
 }' "$OUT"
