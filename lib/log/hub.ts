@@ -16,6 +16,7 @@ import { DNS_HEADER } from './dns-line.js';
 import type { BackupSource } from './repository/scheduler.js';
 import { RollingFile, type RollOptions } from './roll.js';
 import type { HostLogKind, LogBatch } from './ship.js';
+import type { DirectFile } from './direct.js';
 
 const REPORT_EVERY_MS = 60_000;
 
@@ -30,7 +31,12 @@ export class LogHub {
   private backups = new Map<string, { kind: HostLogKind; hosts: Set<string>; repositories: Set<string>; unify: boolean }>();
   private readonly lastReport = new Map<string, number>();
 
-  constructor(private readonly report: LogErrorReport, private readonly now?: () => number) {}
+  /**
+   * `announce` tells the workers the current file of every route (lib/log/direct.ts) and
+   * resolves once they moved to it (or gave up waiting).
+   */
+  constructor(private readonly report: LogErrorReport, private readonly now?: () => number,
+    private readonly announce?: (files: Record<string, DirectFile>) => Promise<void>) {}
 
   /** Builds the files of a setting; files whose options did not change stay open. */
   configure(setting: Setting, baseDir: string): void {
@@ -54,12 +60,39 @@ export class LogHub {
     }
     const next = new Map<string, RollingFile>();
     for (const [key, o] of wanted) {
-      next.set(key, this.files.get(key) ?? new RollingFile({ ...o, now: this.now, onError: (e) => this.failed(path.join(o.dir, o.base), e) }));
+      next.set(key, this.files.get(key) ?? new RollingFile({
+        ...o, now: this.now, onError: (e) => this.failed(path.join(o.dir, o.base), e), onSwitch: () => this.switched(),
+      }));
     }
     for (const [key, f] of this.files) if (!next.has(key)) void f.close();
     this.files = next;
     this.routes = routes;
     this.backups = backups;
+    void this.switched();
+  }
+
+  /**
+   * The current file of every route the workers append to themselves: open files that do not
+   * roll by size (the primary alone keeps those within their size).
+   */
+  directFiles(): Record<string, DirectFile> {
+    const out: Record<string, DirectFile> = {};
+    for (const [route, key] of this.routes) {
+      const f = this.files.get(key);
+      const file = f?.current;
+      if (f === undefined || file === undefined || f.opts.sizeBytes !== undefined || route.startsWith('monitoring ')) continue;
+      out[route] = { path: file };
+    }
+    return out;
+  }
+
+  /** A worker could not append to `file`. */
+  writeFailed(file: string, message: string): void {
+    this.failed(file, new Error(message));
+  }
+
+  private switched(): Promise<void> {
+    return this.announce?.(this.directFiles()) ?? Promise.resolve();
   }
 
   /** The files backed up to repositories (lib/log/repository/scheduler.ts). */

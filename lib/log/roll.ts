@@ -4,8 +4,10 @@
 // both (the first reached). A rolled file is gzipped off the event loop (zlib runs in the
 // thread pool) when `compression` is on, and at most `retention` files of the log are kept.
 //
-// Only the primary writes log files (lib/log/hub.ts): one writer per file, so rolling needs no
-// coordination between processes and workers' lines never interleave.
+// The primary owns each file (lib/log/hub.ts): it opens it at its first line, writes its header,
+// rolls and gzips it. Workers append their batches to the current file of a log that does not
+// roll by size themselves (lib/log/direct.ts), whole batches with O_APPEND, and are moved to the
+// next file before the previous one is gzipped.
 //
 // Crash safety: a gzip is written to `<name>.gz.part` and renamed when complete, so a crash
 // never leaves a half-written `.gz` counted as a rolled log; at open, `.part` files are removed
@@ -34,6 +36,11 @@ export interface RollOptions {
   now?: () => number;
   /** A write, roll or compression failed (the caller rate-limits the report). */
   onError?: (err: Error) => void;
+  /**
+   * A new current file is open (at start and at each roll): the workers that append to it
+   * themselves (lib/log/direct.ts) move to it. A rolled file is gzipped once this resolves.
+   */
+  onSwitch?: (file: string) => Promise<void>;
 }
 
 const pad = (n: number, w = 2): string => String(n).padStart(w, '0');
@@ -186,6 +193,7 @@ export class RollingFile {
       if (samePeriod && st.size < o.sizeBytes) name = newest;
     }
     await this.openFile(name);
+    await o.onSwitch?.(this.file!);
     // Rolled files left uncompressed by a crash or a stop in the middle of a roll.
     if (o.compression) for (const f of logs) if (f !== name) await this.compress(path.join(o.dir, f));
     await this.prune();
@@ -220,6 +228,7 @@ export class RollingFile {
     this.size = 0;
     this.file = previous; // openFile avoids reusing a name rolled within the same second
     await this.openFile(this.nameAt(now));
+    await this.opts.onSwitch?.(this.file!);
     if (previous !== undefined && this.opts.compression && previous !== this.file) await this.compress(previous);
     await this.prune();
   }

@@ -25,15 +25,21 @@ const FIXED_HEAD = 7;
 /** Free bytes a batch always has for the next line written in place (accessBatch). */
 const ROOM = 16 * 1024;
 
-/** An open batch: its frame in `buf`, filled up to `used`. */
-export interface Pending { buf: Buffer; used: number }
+/** An open batch: its frame in `buf`, filled up to `used`; its lines start at `head`. */
+export interface Pending { buf: Buffer; used: number; head: number; route: string }
+
+/** Appends a batch's lines to its route's file (lib/log/direct.ts); false: ship them instead. */
+type DirectWrite = (route: string, lines: Buffer) => boolean;
 
 export class LogShipper {
   private readonly pending = new Map<string, Pending>();
   private timer: NodeJS.Timeout | undefined;
 
-  /** `ship` takes each frame whole; the buffer is not touched again by the shipper. */
-  constructor(private readonly ship: (frame: Buffer) => void) {}
+  /**
+   * `ship` takes each frame whole; the buffer is not touched again by the shipper. `direct`
+   * first gets the lines of a host log's batch, to write them itself.
+   */
+  constructor(private readonly ship: (frame: Buffer) => void, private readonly direct?: DirectWrite) {}
 
   add(kind: LogKind, host: string, line: string): void {
     const key = kind === 'access' ? host : `${kind}\0${host}`;
@@ -86,6 +92,7 @@ export class LogShipper {
 
   private send(key: string, p: Pending): void {
     this.pending.delete(key);
+    if (this.direct !== undefined && p.route !== '' && this.direct(p.route, p.buf.subarray(p.head, p.used))) return;
     p.buf.writeUInt32LE(p.used, 0);
     try {
       this.ship(p.buf.subarray(0, p.used));
@@ -103,7 +110,9 @@ function open(kind: LogKind, host: string, room: number): Pending {
   buf.writeUInt8(KINDS.indexOf(kind), 4);
   buf.writeUInt16LE(hostBytes, 5);
   buf.write(host, FIXED_HEAD);
-  return { buf, used: head };
+  // The global logs (error, originError) are the primary's to write.
+  const route = kind === 'error' || kind === 'originError' ? '' : `${kind} ${host}`;
+  return { buf, used: head, head, route };
 }
 
 /**

@@ -100,6 +100,12 @@ export class TransactionRecord {
   responseHeadBytes = 0;
   /** Bytes written to the connection after the head (chunked framing and multipart included). */
   responseBodyBytes = 0;
+  /**
+   * The fields the answering stage gave writeHead (a stored view's shared head array for a hit:
+   * its Age and cache result may already be another request's, its other fields are this
+   * answer's). The logs read single fields here instead of scanning node's serialized head.
+   */
+  responseFields: OutgoingHttpHeaders | OutgoingHttpHeader[] | undefined = undefined;
   cacheResult: CacheResult | undefined = undefined;
   /** A stage saw the answer break (origin body, store file): the client got an incomplete body. */
   aborted = false;
@@ -247,8 +253,10 @@ export class TxResponse extends ServerResponse {
     const edits = tx?.responseEdits;
     if (edits !== undefined) {
       const fields = editOutgoing(this, typeof reason === 'object' ? reason : headers, edits);
+      if (tx !== undefined) tx.responseFields = fields;
       return super.writeHead(statusCode, typeof reason === 'string' ? reason : undefined, fields);
     }
+    if (tx !== undefined) tx.responseFields = typeof reason === 'object' ? reason : headers;
     // node's writeHead sorts (code, reason, headers) from (code, headers) itself.
     return super.writeHead(statusCode, reason as string | undefined, headers);
   }

@@ -6,6 +6,7 @@ import { setErrorSink } from '../log/global/report.js';
 import { setWatchSink } from '../log/global/watch-events.js';
 import { LogHub } from '../log/hub.js';
 import type { LogBatch } from '../log/ship.js';
+import type { DirectFile, DirectReport } from '../log/direct.js';
 import type { BackupSource } from '../log/repository/scheduler.js';
 import type { Setting } from '../setting/types.js';
 import type { StatisticsSource } from '../stats/documents.js';
@@ -15,8 +16,9 @@ export class NodeLogs {
   private readonly hub: LogHub;
   private timed: TimedLogs | undefined;
 
-  constructor(readonly global: GlobalLogs, private readonly baseDir: string) {
-    this.hub = new LogHub((file, err) => global.failed(file, err));
+  /** `announce`: tells the workers the host log files they append to (lib/primary/log-files.ts). */
+  constructor(readonly global: GlobalLogs, private readonly baseDir: string, announce?: (files: Record<string, DirectFile>) => Promise<void>) {
+    this.hub = new LogHub((file, err) => global.failed(file, err), undefined, announce);
     setWatchSink((event, vhost, body) => void global.watch(event, vhost, body));
     setErrorSink((e) => global.error(e));
   }
@@ -44,6 +46,11 @@ export class NodeLogs {
   write(b: LogBatch): void {
     if (b.kind === 'error' || b.kind === 'originError') this.global.lines(b.kind, b.text.toString());
     else this.hub.write(b);
+  }
+
+  /** A worker's direct writer could not append to a file. */
+  fromWorker(m: Extract<DirectReport, { type: 'log-file-error' }>): void {
+    this.hub.writeFailed(m.file, m.message);
   }
 
   /** Starts the metrics, system and monitoring records and the listener; resolves to its port. */

@@ -29,6 +29,7 @@ import { GraphService } from '../graph/service.js';
 import { GlobalLogs } from '../log/global/global-logs.js';
 import { reportError } from '../log/global/report.js';
 import { NodeLogs } from './node-logs.js';
+import { LogFileAnnouncer } from './log-files.js';
 import { BackupScheduler } from '../log/repository/scheduler.js';
 import { dropMemoryEverywhere, settleEverywhere } from './peer-invalidation.js';
 import { SupervisorLink } from './supervisor-link.js';
@@ -87,6 +88,8 @@ export class Primary {
   private graphs: GraphService | undefined;
   /** Every log file of the node (global and per host), opened once the setting is loaded. */
   private logs: NodeLogs | undefined;
+  /** The host log files the workers append to themselves. */
+  private readonly logFiles = new LogFileAnnouncer(() => this.connectedWorkers(), (w, m) => this.send(w, m));
 
   /** Uploads of rolled log files to the backup repositories (env.log.repository). */
   private readonly backups = new BackupScheduler({ watch: (event, body) => void this.lifecycle?.events.watch(event, undefined, body) });
@@ -114,7 +117,7 @@ export class Primary {
     await checkStartCertificates(loaded.setting);
     this.setting = loaded.setting;
     this.baseDir = loaded.baseDir;
-    const logs = new NodeLogs(new GlobalLogs(this.setting), this.baseDir);
+    const logs = new NodeLogs(new GlobalLogs(this.setting), this.baseDir, (files) => this.logFiles.announce(files));
     this.logs = logs;
     if (restored !== undefined) reportError({ code: '1004', detail: `hash ${restored}` });
     logs.configure(this.setting);
@@ -225,10 +228,13 @@ export class Primary {
         if (m.type === 'invalidated' || m.type === 'settle-all') { this.peerPart(worker, m); return; }
         if (m.type === 'listen-request') { this.gate.listen(worker, () => this.supervisor.relayListen(worker, m)); return; }
         if (m.type === 'purge-recognized') { this.fleet?.purgeRecognized(m); return; }
+        if (m.type === 'log-files-switched') { this.logFiles.switched(worker, m.generation); return; }
+        if (m.type === 'log-file-error') { this.logs?.fromWorker(m); return; }
         if (m.type === 'unlisten') { this.supervisor.unlisten(worker, m); return; }
         // The worker says hello once it listens for messages (ESM loads after cluster's 'online').
         if (m.type === 'hello') {
           this.send(worker, { type: 'tls-ticket-keys', keys: this.tickets.current() });
+          this.logFiles.greet(worker);
           this.central?.send(worker);
           this.sendSetting(worker, this.setting, this.settingGeneration, 'all');
         } else if (m.type === 'ready' && settled) {
@@ -252,6 +258,7 @@ export class Primary {
         if (!settled) { settled = true; reject(new Error(`worker ${slot.index} exited during start (${signal ?? code})`)); }
         // A reload waiting for this worker's answer stops waiting for it.
         this.acks.gone(worker);
+        this.logFiles.switched(worker, Infinity);
         this.stats?.workerGone(worker.id);
         this.slots.exited(slot, worker, code, signal);
       });

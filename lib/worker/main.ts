@@ -13,6 +13,7 @@ import { PrimaryLink } from './primary-link.js';
 import { StatsReporter } from './stats-reporter.js';
 import { RtWorker } from './worker.js';
 import { systemLog } from '../log/system-log.js';
+import { DirectFiles } from '../log/direct.js';
 import { LogPipe } from '../log/pipe.js';
 
 /** Entry of the worker process (workers/rt-worker.ts). */
@@ -40,7 +41,8 @@ export function runWorker(): void {
     addRecordSink((tx) => appendFileSync(file, `${JSON.stringify({ worker: index, ...tx.toJSON() })}\n`));
   }
   const logPipe = new LogPipe();
-  worker.attachLogs(logPipe.write);
+  const logFiles = new DirectFiles(send);
+  worker.attachLogs(logPipe.write, logFiles.write);
   let applying: Promise<void> = Promise.resolve();
   let ready = false;
   const stats = new StatsReporter((m, done) => { if (process.connected) process.send!(m, undefined, {}, () => done?.()); else done?.(); }, worker.statsProbe());
@@ -76,6 +78,9 @@ export function runWorker(): void {
       case 'origin-address':
         applying = applying.then(() => worker.setOriginAddresses(m.hosts)).catch((err: Error) => systemLog.error({ err: err.message }, 'run-time origin addresses not applied'));
         break;
+      case 'log-files':
+        logFiles.update(m.files, m.generation);
+        break;
       case 'tls-ticket-keys':
         worker.setTicketKeys(Buffer.from(m.keys, 'base64'));
         break;
@@ -94,7 +99,7 @@ export function runWorker(): void {
       case 'drain':
         // The last second's counts and the last log lines go to the primary before the exit, so
         // a drained worker's transactions are all in the node's statistics and logs.
-        void applying.then(() => worker.drain(m.timeoutMs)).finally(() => void Promise.all([stats.flush(), logPipe.settled()]).finally(() => process.exit(0)));
+        void applying.then(() => worker.drain(m.timeoutMs)).finally(() => void Promise.all([stats.flush(), logPipe.settled(), logFiles.settled()]).finally(() => process.exit(0)));
         break;
     }
   });

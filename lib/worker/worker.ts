@@ -353,10 +353,11 @@ export class RtWorker {
 
   /**
    * Formats the access and origin lines of this worker's hosts and hands them, batched, to
-   * `ship` (frames for the primary's writer: lib/log/pipe.ts).
+   * `direct` (appended to their file: lib/log/direct.ts) or else to `ship` (frames for the
+   * primary's writer: lib/log/pipe.ts).
    */
-  attachLogs(ship: ConstructorParameters<typeof LogShipper>[0]): void {
-    const shipper = new LogShipper(ship);
+  attachLogs(ship: ConstructorParameters<typeof LogShipper>[0], direct?: ConstructorParameters<typeof LogShipper>[1]): void {
+    const shipper = new LogShipper(ship, direct);
     const writer = new HostLogWriter(shipper);
     writer.setHosts(this.hosts.values());
     this.logs = { writer, shipper, remove: [addRecordSink(writer.record), addOriginSink(writer.origin)] };

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import t from 'tap';
-import { request } from 'undici';
+import { Agent, request } from 'undici';
 import { SVC_FIELDS } from '../../lib/log/access/forms.js';
 import { ORIGIN_FIELDS } from '../../lib/log/origin/line.js';
 import { TestOrigin } from '../helpers/origin.js';
@@ -40,6 +40,7 @@ const server = await startServer([
   host('bad.test', { form: 'custom', format: 'ok %Z' }),
   host('quiet.test', { loopback: false }),
   host('down.test', {}, `127.0.0.1:${dead}`),
+  host('many.test', { form: 'svc' }),
 ], { workers: 2, extra: { functions: { operations: { log: { meta: { dir: 'logs' } } } } } });
 t.teardown(async () => { release(); await server.stop(); await origin.stop(); fs.rmSync(server.dir, { recursive: true, force: true }); });
 
@@ -187,4 +188,21 @@ t.test('a failed origin exchange writes an #[ERROR:nn] line', async (t) => {
   await until(() => entries('down.test', 'origin').some((l) => l.startsWith('#[ERROR:')), 'the error line');
   const line = entries('down.test', 'origin').find((l) => l.startsWith('#[ERROR:'))!;
   t.match(line, /^#\[ERROR:0[1-4]\] \d{4}-\d\d-\d\d .* GET 127\.0\.0\.1 \/nothing /);
+});
+
+t.test('both workers append to one access log at once: every request is one whole line', async (t) => {
+  const dispatcher = new Agent({ connections: 32, pipelining: 1 });
+  const n = 2000;
+  for (let i = 0; i < n; i += 100) {
+    await Promise.all(Array.from({ length: 100 }, async (_, j) => {
+      const r = await request(`http://127.0.0.1:${port}/obj?n=${i + j}&pad=${'p'.repeat((i + j) % 300)}`, { headers: { host: 'many.test' }, dispatcher, reset: true });
+      await r.body.text();
+    }));
+  }
+  await dispatcher.close();
+  const lines = await waitLines('many.test', n);
+  t.equal(lines.length, n, 'one line per request');
+  t.ok(lines.every((l) => l.split(' ').length === SVC_FIELDS.length && l.endsWith(' many.test many.test')), 'every line whole');
+  const seen = new Set(lines.map((l) => /n=(\d+)/.exec(l)?.[1]));
+  t.equal(seen.size, n, 'every request once');
 });

@@ -91,3 +91,21 @@ t.test('Content-Length and Content-Encoding are read from the sent head in any c
     t.equal(fields[19], length, `sc-content-length of ${JSON.stringify(head)}`);
   }
 });
+
+t.test('Content-Length and Content-Encoding are read from the fields given to writeHead, as a list or an object, in any case', async (t) => {
+  for (const [fields, resinfo, length] of [
+    [['content-type', 'a', 'content-length', '12', 'content-encoding', 'gzip', 'age', '3'], 'gzip', '12'],
+    [['Content-Length', 7, 'Content-Encoding', ['deflate']], 'deflate', '7'],
+    [{ 'content-length': '5', 'x-cache': 'TCP_HIT' }, '-', '5'],
+    [{ 'Content-Encoding': 'gzip', 'CONTENT-LENGTH': 9 }, 'gzip', '9'],
+    [{ 'content-encoding': 'br' }, '-', '-'],
+    [[], '-', '-'],
+  ] as const) {
+    // The serialized head says otherwise: the fields given to writeHead are what is read.
+    const tx = record({ responseFields: fields }, {}, 'HTTP/1.1 200 OK\r\ncontent-length: 1\r\ncontent-encoding: gzip\r\n\r\n');
+    same(t, tx);
+    const line = svcLine(tx, ctx()).trimEnd().split(' ');
+    t.equal(line[14], resinfo, `sc-resinfo of ${JSON.stringify(fields)}`);
+    t.equal(line[19], length, `sc-content-length of ${JSON.stringify(fields)}`);
+  }
+});

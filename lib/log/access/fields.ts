@@ -1,6 +1,7 @@
 // The values of one access-log line, read from a finished transaction record where they already
 // are (the request's headers, the response's headers, the record): shared by the four forms.
 // Nothing here allocates unless a value is asked for.
+import type { OutgoingHttpHeader, OutgoingHttpHeaders } from 'node:http';
 import type { TransactionRecord } from '../../pipeline/transaction.js';
 
 export type XffMode = 'all' | 'clientIp' | 'trimClientIp';
@@ -26,11 +27,14 @@ const headPatterns = new Map<string, RegExp>();
 
 /**
  * A response field as sent. The stages pass their fields to writeHead, which node serializes
- * without keeping them (getHeader sees only setHeader's): they are read from the head itself.
+ * without keeping them (getHeader sees only setHeader's): they are read from the fields the
+ * transaction kept (TxResponse), else from the serialized head itself.
  */
 export function resHeader(tx: TransactionRecord, name: string): string | undefined {
   const v = tx.res.getHeader(name);
   if (v !== undefined) return Array.isArray(v) ? v.join(', ') : String(v);
+  const fields = tx.responseFields;
+  if (fields !== undefined) return fieldOf(fields, name);
   const head = (tx.res as unknown as { _header: string | null })._header;
   if (head === null || head === undefined) return undefined;
   let re = headPatterns.get(name);
@@ -39,6 +43,26 @@ export function resHeader(tx: TransactionRecord, name: string): string | undefin
     headPatterns.set(name, re);
   }
   return re.exec(head)?.[1];
+}
+
+/** `name` (lower case) in writeHead's fields: a flat [name, value, ...] list or an object. */
+function fieldOf(fields: OutgoingHttpHeaders | OutgoingHttpHeader[], name: string): string | undefined {
+  if (Array.isArray(fields)) {
+    for (let i = 0; i < fields.length; i += 2) {
+      const n = fields[i];
+      if (typeof n === 'string' && n.length === name.length && (n === name || n.toLowerCase() === name)) return valueOf(fields[i + 1]);
+    }
+    return undefined;
+  }
+  const v = fields[name];
+  if (v !== undefined) return valueOf(v);
+  // Stages write lower-case names; a field kept in its origin's spelling is found the long way.
+  for (const n in fields) if (n.length === name.length && n.toLowerCase() === name) return valueOf(fields[n]);
+  return undefined;
+}
+
+function valueOf(v: OutgoingHttpHeader | undefined): string | undefined {
+  return v === undefined ? undefined : Array.isArray(v) ? v.join(', ') : String(v);
 }
 
 /**
