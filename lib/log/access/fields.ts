@@ -19,7 +19,11 @@ export function plus(v: string | undefined | null): string {
 }
 
 export function reqHeader(tx: TransactionRecord, name: string): string | undefined {
-  const v = tx.req.headers[name];
+  return joined(tx.req.headers[name]);
+}
+
+/** A request field's value as one string (node gives a few repeated fields as arrays). */
+export function joined(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v.join(', ') : v;
 }
 
@@ -72,9 +76,12 @@ function valueOf(v: OutgoingHttpHeader | undefined): string | undefined {
  * carries the client's own X-Forwarded-For plus the client, so the owner's record says the same.
  */
 export function clientField(tx: TransactionRecord, mode: XffMode): string {
-  const ip = tx.clientAddress;
+  return clientFieldOf(tx.clientAddress, reqHeader(tx, 'x-forwarded-for'), mode);
+}
+
+/** clientField from the client address and the request's X-Forwarded-For. */
+export function clientFieldOf(ip: string, xff: string | undefined, mode: XffMode): string {
   if (mode === 'clientIp') return ip;
-  const xff = reqHeader(tx, 'x-forwarded-for');
   if (xff === undefined || xff === '') return ip;
   const list = xff.replace(/\s+/g, '');
   return mode === 'all' ? `${list},${ip}` : list;
@@ -89,7 +96,11 @@ export function stemAndQuery(tx: TransactionRecord): [string, string] {
 
 /** The user of Basic authorization, if the client sent one. */
 export function username(tx: TransactionRecord): string | undefined {
-  const a = reqHeader(tx, 'authorization');
+  return usernameOf(reqHeader(tx, 'authorization'));
+}
+
+/** username from the request's Authorization. */
+export function usernameOf(a: string | undefined): string | undefined {
   if (a === undefined || !/^basic /i.test(a)) return undefined;
   const decoded = Buffer.from(a.slice(6).trim(), 'base64').toString('latin1');
   const c = decoded.indexOf(':');
