@@ -3,6 +3,7 @@
 // once, EDIT_QUEUE waiting) and in time (EDIT_TIMEOUT_MS per edit: the thread running a late
 // edit is terminated). What cannot be edited in those bounds goes out unedited (the caller).
 import { Piscina } from 'piscina';
+import { threadExecArgv } from '../thread-args.js';
 import type { EditJob, EditResult } from './edit.js';
 
 const EDIT_THREADS = 1;
@@ -30,6 +31,7 @@ export class EditPool {
       concurrentTasksPerWorker: 1,
       idleTimeout: 60_000,
       maxQueue: EDIT_QUEUE,
+      execArgv: threadExecArgv(),
     });
     if (pool.queueSize >= EDIT_QUEUE) return { outcome: 'unedited', reason: `${EDIT_QUEUE} edits already waiting` };
     try {

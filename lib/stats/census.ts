@@ -3,6 +3,7 @@
 // CENSUS_INTERVAL_MS; the documents read the last answer. One question at a time: a slow scan
 // (a large index) delays the next one instead of piling them up.
 import { Worker } from 'node:worker_threads';
+import { threadExecArgv } from '../thread-args.js';
 import type { CensusRow } from '../cache/census.js';
 
 const CENSUS_INTERVAL_MS = 5000;
@@ -46,7 +47,7 @@ export class Census {
     if (this.worker !== undefined) return this.worker;
     const w = new Worker(threadEntry(), {
       workerData: this.indexPath(),
-      execArgv: process.execArgv.filter((a) => !a.includes('processinfo') && !a.includes('mock')),
+      execArgv: threadExecArgv(),
     });
     w.unref();
     w.on('message', (m: { rows?: CensusRow[]; error?: string }) => {
