@@ -3,7 +3,7 @@
 // once, EDIT_QUEUE waiting) and in time (EDIT_TIMEOUT_MS per edit: the thread running a late
 // edit is terminated). What cannot be edited in those bounds goes out unedited (the caller).
 import { Piscina } from 'piscina';
-import { threadExecArgv } from '../thread-args.js';
+import { threadExecArgv } from '../runtime-args.js';
 import type { EditJob, EditResult } from './edit.js';
 
 const EDIT_THREADS = 1;

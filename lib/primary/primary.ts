@@ -30,6 +30,7 @@ import { GlobalLogs } from '../log/global/global-logs.js';
 import { reportError } from '../log/global/report.js';
 import { NodeLogs } from './node-logs.js';
 import { LogFileAnnouncer } from './log-files.js';
+import { WORKER_V8_FLAGS } from '../runtime-args.js';
 import { BackupScheduler } from '../log/repository/scheduler.js';
 import { dropMemoryEverywhere, settleEverywhere } from './peer-invalidation.js';
 import { SupervisorLink } from './supervisor-link.js';
@@ -46,14 +47,6 @@ import { CentralLink } from './central/wiring.js';
 import { readLogPipe, WORKER_STDIO } from '../log/pipe.js';
 import { WorkerSlots, workerCount, type Slot } from './worker-slots.js';
 
-
-/**
- * V8's young generation of an RT worker: 8 MB semi-spaces instead of 16 MB cost a worker about
- * 22 MB less RSS serving hit-mix (bench/memory.sh) at the same rate there and on h2; hit-1k ran
- * about 2% faster (young objects stay in cache). Smaller (4 MB) cost h2, whose streams in
- * flight then survive into the old generation, about 10%.
- */
-const WORKER_V8_FLAGS = ['--max-semi-space-size=8'];
 
 export class Primary {
   private setting!: Setting;

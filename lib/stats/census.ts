@@ -3,7 +3,7 @@
 // CENSUS_INTERVAL_MS; the documents read the last answer. One question at a time: a slow scan
 // (a large index) delays the next one instead of piling them up.
 import { Worker } from 'node:worker_threads';
-import { threadExecArgv } from '../thread-args.js';
+import { threadExecArgv } from '../runtime-args.js';
 import type { CensusRow } from '../cache/census.js';
 
 const CENSUS_INTERVAL_MS = 5000;

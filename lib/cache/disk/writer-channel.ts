@@ -2,7 +2,7 @@
 // posts them as one message per event-loop turn, bounds the body bytes in flight, and settles
 // each stream when the thread confirms its row (see protocol.ts for the messages).
 import { Worker } from 'node:worker_threads';
-import { threadExecArgv } from '../../thread-args.js';
+import { threadExecArgv } from '../../runtime-args.js';
 import { countCacheEvent } from '../events.js';
 import type { CacheEntryMeta } from '../store.js';
 import { Op, STREAM_BYTES, toWire, type MetaOp, type OpsMessage, type Reply, type WriterInit } from './protocol.js';
