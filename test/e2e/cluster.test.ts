@@ -154,10 +154,14 @@ t.test('SIGHUP applies a good setting and refuses a bad one, naming the bad fiel
   t.equal(await r.body.text(), 'origin:GET /new/y', 'the running setting still serves');
 });
 
-t.test('a rolling restart (SIGUSR2) under load fails no request', async (t) => {
+t.test('a rolling restart (SIGUSR2) under load fails no request, and the access log has each one once', async (t) => {
   const origin = await new TestOrigin().start();
   const port = await freePort();
-  const server = await startServer([{ name: 'z.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }], { workers: 2 });
+  // The workers append their access lines to the file themselves (lib/log/direct.ts): the old
+  // ones until they drained, the new ones from their first request.
+  const server = await startServer([{ name: 'z.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }], {
+    workers: 2, extra: { functions: { operations: { log: { meta: { dir: 'logs' }, access: { loopback: true }, origin: { enable: false } } } } },
+  });
   t.teardown(async () => { await server.stop(); await origin.stop(); });
   const before = workerPids(primaryPids(server)[0]!);
   const agent = new Agent({ connections: 8, keepAliveTimeout: 2000 });
@@ -168,6 +172,10 @@ t.test('a rolling restart (SIGUSR2) under load fails no request', async (t) => {
   t.equal(failed, 0, `no failed request among ${ok + failed}`);
   t.ok(ok > 50, `${ok} requests answered during the restart`);
   t.equal(after.filter((p) => before.includes(p)).length, 0, 'every worker was replaced');
+  const file = path.join(server.dir, 'logs', 'z.com', 'access.log');
+  const lines = async (): Promise<string[]> => (await fs.readFile(file, 'utf8').catch(() => '')).split('\n').filter((l) => l.includes(' /load '));
+  await pollUntil(lines, (l) => l.length >= ok, { timeoutMs: 10_000, intervalMs: 100 });
+  t.equal((await lines()).length, ok, 'one access line per request, across the old and the new workers');
 });
 
 t.test('a worker that keeps dying at start is restarted with growing back-off, and serves again once it can', async (t) => {
