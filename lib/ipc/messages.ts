@@ -6,7 +6,7 @@ import type { Setting } from '../setting/types.js';
 import type { WireTarget } from './wire.js';
 import type { PurgeCall } from '../pipeline/context.js';
 import type { TlsHostStatus } from '../worker/tls/status.js';
-import type { DirectFile, DirectReport } from '../log/direct.js';
+import type { DirectReport, LogFiles } from '../log/direct.js';
 
 /**
  * The commands a worker serves over RPC (lib/ipc/rpc.ts): name -> what the primary sends and
@@ -74,7 +74,7 @@ export type PrimaryMessage =
    * The current file of every host log route (`kind host`), which the worker appends its batches
    * to (lib/log/direct.ts); answered by `log-files-switched` once the previous files are let go.
    */
-  | { type: 'log-files'; generation: number; files: Record<string, DirectFile> }
+  | { type: 'log-files'; generation: number; files: LogFiles }
   | RpcRequest;
 
 export type WorkerMessage =
@@ -99,7 +99,7 @@ export type WorkerMessage =
   | { type: 'settle-all'; id: number; targets: WireTarget[] }
   /** A PURGE accepted on a service port, before it runs: the primary forwards it (fleet propagation). No answer. */
   | ({ type: 'purge-recognized' } & PurgeCall)
-  /** The direct log writer: switched to a generation of `log-files`, a file full or failing. */
+  /** The direct log writer: switched to a generation of `log-files`, or a file failing. */
   | DirectReport
   | { type: 'rpc-result'; id: number; ok: true; result: RpcResult<RpcOp> }
   | { type: 'rpc-result'; id: number; ok: false; error?: string; code?: string };

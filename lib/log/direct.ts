@@ -13,10 +13,8 @@
 // keep a file within its size), one whose directory is unusable.
 import fs from 'node:fs';
 
-/** One file a route appends to, as the primary announces it. */
-export interface DirectFile {
-  path: string;
-}
+/** The primary's announcement: route (`kind host`) -> the path of its current file. */
+export type LogFiles = Record<string, string>;
 
 /** Messages of the direct writer to the primary. */
 export type DirectReport =
@@ -36,7 +34,7 @@ class FileSink {
   /** Called each time the sink has nothing queued nor in flight. */
   idle: (() => void) | undefined;
 
-  constructor(readonly file: DirectFile, private readonly report: (m: DirectReport) => void) {}
+  constructor(readonly path: string, private readonly report: (m: DirectReport) => void) {}
 
   get busy(): boolean {
     return this.writing || this.opening || this.queue.length > 0;
@@ -73,7 +71,7 @@ class FileSink {
   /** The primary created the file (with its header): never created here, so `a` without `w`. */
   private open(): void {
     this.opening = true;
-    fs.open(this.file.path, fs.constants.O_WRONLY | fs.constants.O_APPEND, (err, fd) => {
+    fs.open(this.path, fs.constants.O_WRONLY | fs.constants.O_APPEND, (err, fd) => {
       this.opening = false;
       if (err !== null) {
         // The lines of this batch are lost, as the primary's own writes lose them on a failing disk.
@@ -90,7 +88,7 @@ class FileSink {
     const now = Date.now();
     if (now - this.lastReport < REPORT_EVERY_MS) return;
     this.lastReport = now;
-    this.report({ type: 'log-file-error', file: this.file.path, message: err.message });
+    this.report({ type: 'log-file-error', file: this.path, message: err.message });
   }
 }
 
@@ -105,11 +103,11 @@ export class DirectFiles {
   constructor(private readonly report: (m: DirectReport) => void) {}
 
   /** The primary's announcement: the current file of every route it writes. */
-  update(files: Record<string, DirectFile>, generation: number): void {
+  update(files: LogFiles, generation: number): void {
     const next = new Map<string, FileSink>();
-    for (const [route, f] of Object.entries(files)) {
+    for (const [route, path] of Object.entries(files)) {
       const had = this.sinks.get(route);
-      next.set(route, had !== undefined && had.file.path === f.path ? had : this.sink(f));
+      next.set(route, had !== undefined && had.path === path ? had : this.sink(path));
     }
     for (const [route, s] of this.sinks) {
       if (next.get(route) === s) continue;
@@ -135,8 +133,8 @@ export class DirectFiles {
     return new Promise((resolve) => this.settledWaiters.push(resolve));
   }
 
-  private sink(f: DirectFile): FileSink {
-    const s = new FileSink(f, this.report);
+  private sink(path: string): FileSink {
+    const s = new FileSink(path, this.report);
     s.idle = () => this.sinkIdle(s);
     return s;
   }

@@ -16,7 +16,7 @@ import { DNS_HEADER } from './dns-line.js';
 import type { BackupSource } from './repository/scheduler.js';
 import { RollingFile, type RollOptions } from './roll.js';
 import type { HostLogKind, LogBatch } from './ship.js';
-import type { DirectFile } from './direct.js';
+import type { LogFiles } from './direct.js';
 
 const REPORT_EVERY_MS = 60_000;
 
@@ -36,7 +36,7 @@ export class LogHub {
    * resolves once they moved to it (or gave up waiting).
    */
   constructor(private readonly report: LogErrorReport, private readonly now?: () => number,
-    private readonly announce?: (files: Record<string, DirectFile>) => Promise<void>) {}
+    private readonly announce?: (files: LogFiles) => Promise<void>) {}
 
   /** Builds the files of a setting; files whose options did not change stay open. */
   configure(setting: Setting, baseDir: string): void {
@@ -75,13 +75,12 @@ export class LogHub {
    * The current file of every route the workers append to themselves: open files that do not
    * roll by size (the primary alone keeps those within their size).
    */
-  directFiles(): Record<string, DirectFile> {
-    const out: Record<string, DirectFile> = {};
+  directFiles(): LogFiles {
+    const out: LogFiles = {};
     for (const [route, key] of this.routes) {
       const f = this.files.get(key);
       const file = f?.current;
-      if (f === undefined || file === undefined || f.opts.sizeBytes !== undefined || route.startsWith('monitoring ')) continue;
-      out[route] = { path: file };
+      if (f !== undefined && file !== undefined && f.opts.sizeBytes === undefined) out[route] = file;
     }
     return out;
   }

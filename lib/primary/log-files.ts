@@ -4,14 +4,14 @@
 // after it was gzipped. A worker that does not answer in time (stuck, or exiting) is not waited
 // for beyond SWITCH_WAIT_MS.
 import type { Worker } from 'node:cluster';
-import type { DirectFile } from '../log/direct.js';
+import type { LogFiles } from '../log/direct.js';
 import type { PrimaryMessage } from '../ipc/messages.js';
 
 const SWITCH_WAIT_MS = 2000;
 
 export class LogFileAnnouncer {
   private generation = 0;
-  private files: Record<string, DirectFile> = {};
+  private files: LogFiles = {};
   /** Per worker: the newest generation it answered. */
   private readonly answered = new WeakMap<Worker, number>();
   private waiters: Array<() => void> = [];
@@ -19,7 +19,7 @@ export class LogFileAnnouncer {
   constructor(private readonly workers: () => Worker[], private readonly send: (w: Worker, m: PrimaryMessage) => void) {}
 
   /** Tells every worker the current files; resolves once each answered (or the wait ran out). */
-  announce(files: Record<string, DirectFile>): Promise<void> {
+  announce(files: LogFiles): Promise<void> {
     this.files = files;
     const generation = ++this.generation;
     const workers = this.workers();

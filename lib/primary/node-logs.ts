@@ -6,7 +6,7 @@ import { setErrorSink } from '../log/global/report.js';
 import { setWatchSink } from '../log/global/watch-events.js';
 import { LogHub } from '../log/hub.js';
 import type { LogBatch } from '../log/ship.js';
-import type { DirectFile, DirectReport } from '../log/direct.js';
+import type { DirectReport, LogFiles } from '../log/direct.js';
 import type { BackupSource } from '../log/repository/scheduler.js';
 import type { Setting } from '../setting/types.js';
 import type { StatisticsSource } from '../stats/documents.js';
@@ -17,7 +17,7 @@ export class NodeLogs {
   private timed: TimedLogs | undefined;
 
   /** `announce`: tells the workers the host log files they append to (lib/primary/log-files.ts). */
-  constructor(readonly global: GlobalLogs, private readonly baseDir: string, announce?: (files: Record<string, DirectFile>) => Promise<void>) {
+  constructor(readonly global: GlobalLogs, private readonly baseDir: string, announce?: (files: LogFiles) => Promise<void>) {
     this.hub = new LogHub((file, err) => global.failed(file, err), undefined, announce);
     setWatchSink((event, vhost, body) => void global.watch(event, vhost, body));
     setErrorSink((e) => global.error(e));

@@ -190,7 +190,7 @@ t.test('a failed origin exchange writes an #[ERROR:nn] line', async (t) => {
   t.match(line, /^#\[ERROR:0[1-4]\] \d{4}-\d\d-\d\d .* GET 127\.0\.0\.1 \/nothing /);
 });
 
-t.test('both workers append to one access log at once: every request is one whole line', async (t) => {
+t.test('two workers append to one access log: every request of a burst over new connections is one whole line', async (t) => {
   const dispatcher = new Agent({ connections: 32, pipelining: 1 });
   const n = 2000;
   for (let i = 0; i < n; i += 100) {

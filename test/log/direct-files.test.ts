@@ -7,7 +7,7 @@ import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import t, { type Test } from 'tap';
 import { LogHub } from '../../lib/log/hub.js';
-import { DirectFiles, type DirectFile, type DirectReport } from '../../lib/log/direct.js';
+import { DirectFiles, type DirectReport, type LogFiles } from '../../lib/log/direct.js';
 import { parseSetting } from '../../lib/setting/load.js';
 import { until } from '../helpers/wait.js';
 
@@ -23,7 +23,7 @@ function fixture(t: Test, log: Record<string, unknown>) {
     switched[i]!.get(m.generation)?.();
   }));
   let generation = 0;
-  const announced: Array<Record<string, DirectFile>> = [];
+  const announced: LogFiles[] = [];
   /** While set, the announcement reaches the second writer only once it resolves (a slow worker). */
   let holdSecond: Promise<void> | undefined;
   const hub = new LogHub((file) => failures.push(file), () => clock, (files) => {

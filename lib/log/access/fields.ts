@@ -22,9 +22,9 @@ export function reqHeader(tx: TransactionRecord, name: string): string | undefin
   return joined(tx.req.headers[name]);
 }
 
-/** A request field's value as one string (node gives a few repeated fields as arrays). */
-export function joined(v: string | string[] | undefined): string | undefined {
-  return Array.isArray(v) ? v.join(', ') : v;
+/** A field's value as one string (node gives a few repeated fields as arrays). */
+export function joined(v: OutgoingHttpHeader | undefined): string | undefined {
+  return v === undefined ? undefined : Array.isArray(v) ? v.join(', ') : String(v);
 }
 
 const headPatterns = new Map<string, RegExp>();
@@ -36,7 +36,7 @@ const headPatterns = new Map<string, RegExp>();
  */
 export function resHeader(tx: TransactionRecord, name: string): string | undefined {
   const v = tx.res.getHeader(name);
-  if (v !== undefined) return Array.isArray(v) ? v.join(', ') : String(v);
+  if (v !== undefined) return joined(v);
   const fields = tx.responseFields;
   if (fields !== undefined) return fieldOf(fields, name);
   const head = (tx.res as unknown as { _header: string | null })._header;
@@ -54,19 +54,15 @@ function fieldOf(fields: OutgoingHttpHeaders | OutgoingHttpHeader[], name: strin
   if (Array.isArray(fields)) {
     for (let i = 0; i < fields.length; i += 2) {
       const n = fields[i];
-      if (typeof n === 'string' && n.length === name.length && (n === name || n.toLowerCase() === name)) return valueOf(fields[i + 1]);
+      if (typeof n === 'string' && n.length === name.length && (n === name || n.toLowerCase() === name)) return joined(fields[i + 1]);
     }
     return undefined;
   }
   const v = fields[name];
-  if (v !== undefined) return valueOf(v);
+  if (v !== undefined) return joined(v);
   // Stages write lower-case names; a field kept in its origin's spelling is found the long way.
-  for (const n in fields) if (n.length === name.length && n.toLowerCase() === name) return valueOf(fields[n]);
+  for (const n in fields) if (n.length === name.length && n.toLowerCase() === name) return joined(fields[n]);
   return undefined;
-}
-
-function valueOf(v: OutgoingHttpHeader | undefined): string | undefined {
-  return v === undefined ? undefined : Array.isArray(v) ? v.join(', ') : String(v);
 }
 
 /**

@@ -4,8 +4,9 @@
 // >= 0.85 of the same build without the log). So: the values are read once, the room they can
 // take (3 bytes per UTF-16 unit at most) is checked once, and then every write is a plain
 // store at a local offset; short ASCII values are copied by a JS loop, which beats a call into
-// Buffer.write per field, and numbers are written as digits. (Module-level `let` offsets and a
-// check per write cost about twice as much: 690 ns against ~340 ns a line, measured warm.)
+// Buffer.write per field, and numbers are written as digits. (Module-level `let` offsets, a
+// check per write and request fields looked up by a name in a variable cost about 690 ns a
+// line, measured warm, against about 510 ns now.)
 import type { TransactionRecord } from '../../pipeline/transaction.js';
 import { clientFieldOf, fallbackHosts, joined, resHeader, usernameOf } from './fields.js';
 import type { LineContext } from './forms.js';
