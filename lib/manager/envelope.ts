@@ -31,6 +31,8 @@ export const HTTP = {
   methodNotAllowed: 405,
   /** Another install is under way. */
   conflict: 409,
+  /** A body over the API's limit (node-server.ts MAX_BODY). */
+  payloadTooLarge: 413,
   internalError: 500,
   rtNotRunning: 503,
 } as const;

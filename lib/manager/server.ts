@@ -1,13 +1,13 @@
 // ManagementApi: the management HTTP API of the primary. The plain port
-// (env.management.api.port) runs on hyper-express, the TLS port (https.options.listen) on
-// node:https (see tls.ts for why); both feed one Dispatcher.
+// (env.management.api.port) runs on node:http, the TLS port (https.options.listen) on
+// node:https; both feed one Dispatcher (node-server.ts says why not hyper-express).
 import type https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { parseListen } from '../setting/schema/formats.js';
 import type { ManagementApi as ManagementApiSetting, Setting } from '../setting/types.js';
 import { AccessControl } from '../access/access.js';
 import { compileAddress, isLoopbackRange } from '../access/ip.js';
-import { assertNativeUws, listenPlain, type PlainServer } from './plain.js';
+import { listenPlain, type PlainServer } from './plain.js';
 import { Dispatcher } from './router.js';
 import { allRoutes } from './routes/index.js';
 import { createTlsServer, tlsOptions } from './tls.js';
@@ -82,11 +82,9 @@ export class ManagementApi {
       }
       tlsListen = parsed;
     }
-    if (enableHttp) assertNativeUws();
-
     try {
       if (h !== undefined && tlsListen !== undefined) {
-        const server = createTlsServer(await tlsOptions(h, setting.env.home), this.dispatcher);
+        const server = createTlsServer(await tlsOptions(h, setting.env.home), this.dispatcher, this.opts.version);
         const { host, port } = tlsListen;
         await new Promise<void>((resolve, reject) => {
           server.once('error', (err) => reject(new Error(`management TLS port cannot listen on ${host ?? '*'}:${port}: ${err.message}`)));
@@ -111,10 +109,11 @@ export class ManagementApi {
   }
 
   async close(): Promise<void> {
-    this.plain?.close();
+    const plain = this.plain;
     this.plain = undefined;
     const server = this.tlsServer;
     this.tlsServer = undefined;
+    await plain?.close();
     if (server !== undefined) {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -1,22 +1,16 @@
 // The TLS management port (`env.management.api.https`).
 //
-// Decision: it is served by node:https, not by hyper-express. uWebSockets.js takes only
-// key/cert/ca/passphrase/dh-params file names and an `ssl_ciphers` string; it has no way to set
-// the minimum and maximum protocol versions or to enforce the server's cipher order, so
-// `minVersion`, `maxVersion` and `forwardSecrecy` could not be honoured there. Both ports hand
-// their requests to the same Dispatcher, so the route handlers are shared.
+// node:https with the setting's protocol versions and cipher order; the request listener is the
+// plain port's (node-server.ts), so both ports share parsing, limits and the Dispatcher.
 import fs from 'node:fs/promises';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import https from 'node:https';
 import path from 'node:path';
 import tls, { type SecureVersion } from 'node:tls';
 import type { ManagementApi } from '../setting/types.js';
+import { apiListener } from './node-server.js';
 import type { Dispatcher } from './router.js';
 
 export type ApiHttps = NonNullable<ManagementApi['https']>;
-
-/** Bodies above this are refused with 413 (setting packages are the largest uploads). */
-export const MAX_BODY = 64 * 1024 * 1024;
 
 async function readPem(file: string, home: string, what: string): Promise<Buffer> {
   const p = path.resolve(home, file);
@@ -55,49 +49,6 @@ export async function tlsOptions(h: ApiHttps, home: string): Promise<tls.SecureC
   return options;
 }
 
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_BODY) {
-        req.destroy();
-        reject(new Error(`request body over ${MAX_BODY} bytes`));
-      } else chunks.push(c);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}
-
-function headersOf(req: IncomingMessage): Record<string, string> {
-  const h: Record<string, string> = {};
-  for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) h[k] = Array.isArray(v) ? v.join(', ') : v;
-  return h;
-}
-
-export function createTlsServer(options: tls.TlsOptions, dispatcher: Dispatcher): https.Server {
-  return https.createServer(options, (req: IncomingMessage, res: ServerResponse) => {
-    const url = req.url ?? '/';
-    const q = url.indexOf('?');
-    dispatcher
-      .handle({
-        method: (req.method ?? 'GET').toUpperCase(),
-        rawPath: q < 0 ? url : url.slice(0, q),
-        rawQuery: q < 0 ? '' : url.slice(q + 1),
-        headers: headersOf(req),
-        remoteAddress: req.socket.remoteAddress ?? '',
-        body: () => readBody(req),
-      })
-      .then((reply) => {
-        res.writeHead(reply.status, { ...reply.headers, 'content-length': Buffer.byteLength(reply.body) });
-        res.end(reply.body);
-      })
-      .catch(() => {
-        // The dispatcher answers every error itself; this is a failure to write the answer.
-        if (!res.headersSent) res.writeHead(500);
-        res.end();
-      });
-  });
+export function createTlsServer(options: tls.TlsOptions, dispatcher: Dispatcher, version: string): https.Server {
+  return https.createServer(options, apiListener(dispatcher, version));
 }

@@ -1,6 +1,6 @@
 // The boundary of the management API: what it needs from the primary (RtBridge, the setting)
 // and the transport-neutral request / reply its route handlers see, so that the same handlers
-// serve the plain port (hyper-express) and the TLS port (node:https).
+// serve the plain port (node:http) and the TLS port (node:https).
 import type { InvalidateKind, InvalidateResult } from '../cache/commands/invalidate.js';
 import type { Target } from '../cache/commands/targets.js';
 import type { Setting } from '../setting/types.js';

@@ -47,7 +47,7 @@ export class TxH2Response extends Http2ServerResponse<TxH2Request> {
     return this.stream.destroyed;
   }
 
-  override writeHead(statusCode: number, reason?: string | OutgoingHttpHeaders, headers?: OutgoingHttpHeaders): this {
+  override writeHead(statusCode: number, reason?: string | OutgoingHttpHeaders | readonly string[], headers?: OutgoingHttpHeaders | readonly string[]): this {
     const tx = this.tx;
     if (tx !== undefined && tx.firstByteMs < 0) {
       tx.firstByteMs = performance.now() - tx.startMono;
@@ -55,9 +55,9 @@ export class TxH2Response extends Http2ServerResponse<TxH2Request> {
     }
     // HTTP/2 has no reason phrase (node warns about one once per process).
     if (tx?.fallback !== undefined) statusCode = serviceStatus(tx, statusCode);
-    let fields = typeof reason === 'object' ? reason : headers;
+    let fields: OutgoingHttpHeaders | readonly string[] | undefined = typeof reason === 'object' ? reason : headers;
     if (tx?.responseEdits !== undefined) fields = editOutgoing(this, fields, tx.responseEdits);
-    if (fields !== undefined && !Array.isArray(fields)) {
+    if (fields !== undefined && !isFlat(fields)) {
       for (const name of CONNECTION_FIELDS) if (fields[name] !== undefined) delete fields[name];
     }
     try {
@@ -182,4 +182,9 @@ export function h2Bytes(tx: TransactionRecord): number {
 /** Request body bytes received so far (upload rate): per stream, not per connection. */
 export function h2BodyBytesIn(req: IncomingMessage): number {
   return (req as unknown as TxH2Request).bodyBytes ?? 0;
+}
+
+/** node's other form of a head: a flat [name, value, ...] list. */
+function isFlat(fields: OutgoingHttpHeaders | readonly string[]): fields is readonly string[] {
+  return Array.isArray(fields);
 }

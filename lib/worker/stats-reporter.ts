@@ -2,7 +2,7 @@
 // as deltas (updated by the pipeline with no IPC), and the gauges as they are now, read here
 // from the worker's servers, origin pools and memory cache (once a second, off the request
 // path).
-import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import { monitorEventLoopDelay, type ELDHistogram } from 'node:perf_hooks';
 import type { StatsDeltasMessage, WorkerGauges } from '../ipc/messages.js';
 import type { HostMemory } from '../cache/memory-store.js';
 import { cacheEvents } from '../cache/events.js';
@@ -40,7 +40,7 @@ const NO_PROBE: WorkerProbe = {
 
 export class StatsReporter {
   private timer: NodeJS.Timeout | undefined;
-  private readonly loop: IntervalHistogram = monitorEventLoopDelay({ resolution: 10 });
+  private readonly loop: ELDHistogram = monitorEventLoopDelay({ resolution: 10 });
   /** Cumulative figures read from elsewhere, as last put into the counters (see catchUp). */
   private readonly seen = new Map<string, number>();
 

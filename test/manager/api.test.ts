@@ -1,4 +1,8 @@
+import http from 'node:http';
 import t from 'tap';
+import { ok } from '../../lib/manager/envelope.js';
+import { MAX_BODY } from '../../lib/manager/node-server.js';
+import { freePort } from '../helpers/ports.js';
 import { ManagementApi } from '../../lib/manager/index.js';
 import { call, fakeRt, makeSetting, startApi, VERSION } from './fixtures/helpers.js';
 
@@ -139,4 +143,31 @@ t.test('start() refuses a second start and a bad allowList address', async (t) =
   const api2 = new ManagementApi({ getSetting: () => bad, version: VERSION, rt: fakeRt() });
   await t.rejects(api2.start(), /bad allowList address "300.1.1.1"/);
   t.throws(() => api.applySetting(bad), /bad allowList address/);
+});
+
+t.test('a body over the API limit is refused with 413 in the route\'s envelope, before it is read', async (t) => {
+  const setting = makeSetting(allowAll);
+  setting.env.management.api.port = await freePort();
+  let read = 0;
+  const api = new ManagementApi({
+    getSetting: () => setting, version: VERSION, rt: fakeRt(), host: '127.0.0.1',
+    extraRoutes: [{ method: 'POST', path: '/command/purge', name: 'purge', group: 'query', handler: async (req) => { read = (await req.body()).length; return ok(VERSION, 'purge', 'query', null); } }],
+  });
+  await api.start();
+  const port = api.httpPort!;
+  t.teardown(() => api.close());
+  // Declared too large: the answer comes without the body being sent.
+  const r = await new Promise<{ status: number; json: Record<string, unknown> }>((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/command/purge', headers: { 'content-type': 'application/json', 'content-length': String(MAX_BODY + 1) } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (c: string) => { text += c; }).on('end', () => resolve({ status: res.statusCode!, json: JSON.parse(text) as Record<string, unknown> }));
+    });
+    req.on('error', reject);
+    req.write('{');
+  });
+  t.equal(r.status, 413);
+  t.equal(r.json.status, 'fail');
+  t.match(r.json.reason, /^Payload Too Large/);
+  t.equal(read, 0, 'the handler got no body');
+  t.equal((await call(port, '/monitoring/vhostslist')).status, 200, 'the server keeps serving');
 });
