@@ -17,7 +17,14 @@ t.test('the systemd unit passes systemd-analyze verify and has what production n
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-unit-'));
   t.teardown(() => fs.rm(dir, { recursive: true, force: true }));
   const unit = path.join(dir, 'svc.service');
-  await fs.copyFile(path.join(projectRoot, 'deploy/svc.service'), unit);
+  // The unit runs the release's bundled node, which this machine has under the checkout rather
+  // than under /usr/local/svc: verify checks that every command is executable, so the copy
+  // points at the checkout's bundled node (same binary, same relative place in the release).
+  const original = await fs.readFile(path.join(projectRoot, 'deploy/svc.service'), 'utf8');
+  const bundled = '/usr/local/svc/app/current/node_modules/.bin/node ';
+  t.match(original, new RegExp(`^ExecStart=${bundled}/usr/local/svc/app/current/dist/bin/svc\\.js start`, 'm'), 'the service runs the bundled runtime');
+  t.match(original, new RegExp(`^ExecStartPost=${bundled}`, 'm'));
+  await fs.writeFile(unit, original.replaceAll(bundled, `${path.join(projectRoot, 'node_modules/.bin/node')} `));
   const r = await run('systemd-analyze', ['verify', unit]).then((x) => ({ code: 0, stderr: x.stderr }), (e: { code: number; stderr: string }) => e);
   t.equal(r.code, 0, r.stderr);
   t.equal(r.stderr.trim(), '', 'no warning');
