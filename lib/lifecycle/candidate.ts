@@ -13,8 +13,8 @@ import { outsideLinkedDirs } from './linked-dirs.js';
 import { certIssues } from '../worker/tls/contexts.js';
 import { isUrlSource } from '../worker/tls/fetched.js';
 import { installUrlSources } from './url-sources.js';
-import { boundaryOf, parseMultipart } from './multipart.js';
-import { basehostRefs, certRefs, packagePath, SETTING_FILE, sourceOf, unpack, type LinkedRef, type UnpackLimits } from './package.js';
+import { MultipartLimitError, parseMultipart, type Part } from './multipart.js';
+import { basehostRefs, certRefs, packagePath, SETTING_FILE, sizeText, sourceOf, unpack, type LinkedRef, type UnpackLimits } from './package.js';
 
 export type LoadCode = 1 | 2 | 3 | 4 | 5;
 
@@ -43,14 +43,7 @@ const GZIP = Buffer.from([0x1f, 0x8b]);
  * file name. On every failure nothing is left under `workDir`.
  */
 export async function stageMultipart(body: Buffer, contentType: string, partName: string, workDir: string, limits: UnpackLimits): Promise<string> {
-  const boundary = boundaryOf(contentType);
-  if (boundary === undefined) throw new LoadFailure(1, 'multipart/form-data without a boundary');
-  let parts;
-  try {
-    parts = parseMultipart(body, boundary).filter((p) => p.name === partName && p.data.length > 0);
-  } catch (err) {
-    throw new LoadFailure(1, `malformed multipart body: ${(err as Error).message}`);
-  }
+  const parts = (await readParts(body, contentType, limits)).filter((p) => p.name === partName && p.data.length > 0);
   if (parts.length === 0) throw new LoadFailure(1, `no setting package or file in part "${partName}"`);
   const pkg = parts.find((p) => p.data.subarray(0, 2).equals(GZIP) || /\.(tgz|tar\.gz)$/i.test(p.filename ?? ''));
   if (pkg !== undefined) {
@@ -62,10 +55,9 @@ export async function stageMultipart(body: Buffer, contentType: string, partName
     }
     return settingRoot(dir);
   }
-  // The parts are the files of a package, so the package's bounds apply to them too.
-  if (parts.length > limits.maxFiles) {
-    throw new LoadFailure(2, `the upload holds more than ${limits.maxFiles} files (env.management.api.upload.maxFiles)`);
-  }
+  // The parts are the files of a package, so the package's bounds apply to them too (busboy
+  // counted the file parts; this counts the ones that matter, fields included).
+  if (parts.length > limits.maxFiles) throw tooManyFiles(limits);
   if (parts.reduce((n, p) => n + p.data.length, 0) > limits.maxBytes) {
     throw new LoadFailure(2, `the upload's files come to more than ${limits.maxBytes} bytes (env.management.api.upload.maxUnpackedSize)`);
   }
@@ -87,6 +79,28 @@ export async function stageMultipart(body: Buffer, contentType: string, partName
     throw err;
   }
   return dir;
+}
+
+const tooManyFiles = (limits: UnpackLimits): LoadFailure =>
+  new LoadFailure(2, `the upload holds more than ${limits.maxFiles} files (env.management.api.upload.maxFiles)`);
+
+/**
+ * The parts of a multipart upload, with the package bounds as busboy's limits, refused (error 2)
+ * while parsing: more file parts than maxFiles, or a part too large to be a package within
+ * maxUnpackedSize. Compression can make a package a little larger than its content (deflate's
+ * stored blocks add 5 bytes per 64 KiB, the gzip header a file name), so the part bound is
+ * maxUnpackedSize plus 1/1024 plus 1 KiB; the exact bounds are checked on the unpacked content
+ * and on the sum of plain files.
+ */
+async function readParts(body: Buffer, contentType: string, limits: UnpackLimits): Promise<Part[]> {
+  const partSize = limits.maxBytes + Math.ceil(limits.maxBytes / 1024) + 1024;
+  try {
+    return await parseMultipart(body, contentType, { files: limits.maxFiles, partSize });
+  } catch (err) {
+    if (!(err instanceof MultipartLimitError)) throw new LoadFailure(1, `malformed multipart body: ${(err as Error).message}`);
+    if (err.limit === 'files') throw tooManyFiles(limits);
+    throw new LoadFailure(2, `the upload holds a part of more than ${sizeText(limits.maxBytes)} (env.management.api.upload.maxUnpackedSize)`);
+  }
 }
 
 /** A package made by taring a directory holds setting.json one level down; that level is the root. */

@@ -159,7 +159,8 @@ export function unpackLimits(setting: Setting): UnpackLimits {
   return { maxBytes: parseSize(u.maxUnpackedSize), maxFiles: u.maxFiles };
 }
 
-function sizeText(bytes: number): string {
+/** A byte count as the limits' messages say it: `64 MiB`, or `1500 bytes`. */
+export function sizeText(bytes: number): string {
   return bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes} bytes`;
 }
 

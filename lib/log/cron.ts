@@ -1,23 +1,34 @@
-// The one cron reader of the logs: env.log.metrics.schedule and, through parseMinuteHour, the
-// two-field upload time of a log repository (env.log.repository.list[].rolling). Six fields
-// (second minute hour day-of-month month day-of-week) or five (no seconds: second 0), each `*`,
-// `?` (as `*`), a number, a range `a-b`, a step `*/s`, `a-b/s` or `a/s`, or a comma list of
-// those. Day of week 0-7 (0 and 7 Sunday). When both day fields are restricted a day matching
-// either fires (as in cron). Times are UTC, like every stamp of the logs. Names (JAN, MON) and
-// the L, W and # extensions are refused at validation (lib/setting/semantic.ts) rather than
-// misread.
+// The one cron reader of the logs: env.log.metrics.schedule, the central feeds' schedules and,
+// through parseMinuteHour, the two-field upload time of a log repository
+// (env.log.repository.list[].rolling). The fire times come from croner, the maintained
+// scheduler; this module fixes the dialect croner is handed, so every schedule means what the
+// documents say:
+// - six fields (second minute hour day-of-month month day-of-week) or five (no seconds: second
+//   0), each `*`, `?` (as `*`), a number, a range `a-b`, a step `*/s`, `a-b/s` or `a/s`, or a
+//   comma list of those; day of week 0-7 (0 and 7 Sunday);
+// - when both day fields are restricted a day matching either fires (as in cron: croner's
+//   default, `domAndDow: false`);
+// - times are UTC, like every stamp of the logs.
+// Croner reads more (names such as JAN and MON, L, W, #, `+`, a year field); those are refused
+// here, before croner sees the string, with a message naming the field, so validation
+// (lib/setting/semantic.ts and friends) refuses them rather than letting them be misread.
+import { Cron as Croner } from 'croner';
+
+/** A checked schedule: a croner pattern that is never started (no function, no timer). */
+export type Cron = Croner;
+
+const NAMES = ['second', 'minute', 'hour', 'day-of-month', 'month', 'day-of-week'];
 const RANGES: Array<[number, number]> = [[0, 59], [0, 59], [0, 23], [1, 31], [1, 12], [0, 7]];
 
-export interface Cron {
-  sec: Set<number>; min: Set<number>; hour: Set<number>; dom: Set<number>; month: Set<number>; dow: Set<number>;
-  domAny: boolean; dowAny: boolean;
-}
-
-function parseField(text: string, [lo, hi]: [number, number], name: string): Set<number> {
-  const out = new Set<number>();
-  for (const part of text.split(',')) {
+/**
+ * Checks one field against our dialect and returns it as croner writes it: `a/s` becomes
+ * `a-hi/s` (croner refuses a numeric start before a step unless told to be sloppy).
+ */
+function checkField(text: string, i: number): string {
+  const [lo, hi] = RANGES[i]!;
+  return text.split(',').map((part) => {
     const m = /^(\*|\?|\d+(?:-\d+)?)(?:\/(\d+))?$/.exec(part);
-    if (m === null) throw new Error(`${name} field "${part}" is not a number, range, step or *`);
+    if (m === null) throw new Error(`${NAMES[i]} field "${part}" is not a number, range, step or *`);
     let from = lo;
     let to = hi;
     if (m[1] !== '*' && m[1] !== '?') {
@@ -26,22 +37,25 @@ function parseField(text: string, [lo, hi]: [number, number], name: string): Set
       to = b ?? (m[2] === undefined ? a! : hi);
     }
     const step = m[2] === undefined ? 1 : Number(m[2]);
-    if (from < lo || to > hi || from > to || step < 1) throw new Error(`${name} field "${part}" is outside ${lo}-${hi}`);
-    for (let v = from; v <= to; v += step) out.add(v);
-  }
-  return out;
+    if (from < lo || to > hi || from > to || step < 1) throw new Error(`${NAMES[i]} field "${part}" is outside ${lo}-${hi}`);
+    if (m[2] === undefined) return part;
+    // A step wider than its range selects the start alone; croner refuses a step above the
+    // field's maximum (`*/9` in day-of-week), so it gets the start.
+    if (step > to - from) return String(from);
+    return /^\d+$/.test(m[1]!) ? `${from}-${to}/${step}` : part;
+  }).join(',');
 }
 
-/** Parses a schedule; throws with a message naming the bad field. */
+/** Parses a schedule; throws with a message naming the bad field, or when it never fires. */
 export function parseCron(expr: string): Cron {
   let f = expr.trim().split(/\s+/);
   if (f.length === 5) f = ['0', ...f];
   if (f.length !== 6) throw new Error('must have 5 or 6 fields');
-  const names = ['second', 'minute', 'hour', 'day-of-month', 'month', 'day-of-week'];
-  const [sec, min, hour, dom, month, dow] = f.map((x, i) => parseField(x, RANGES[i]!, names[i]!));
-  if (dow!.has(7)) dow!.add(0);
-  const any = (x: string): boolean => x === '*' || x === '?';
-  return { sec: sec!, min: min!, hour: hour!, dom: dom!, month: month!, dow: dow!, domAny: any(f[3]!), dowAny: any(f[5]!) };
+  const pattern = f.map(checkField).join(' ');
+  const cron = new Croner(pattern, { mode: '6-part', timezone: 'Etc/UTC', domAndDow: false });
+  // A day that does not exist (`0 0 0 31 2 *`): refused now rather than when it is first due.
+  if (cron.nextRun(new Date(0)) === null) throw new Error(`"${expr}" never fires`);
+  return cron;
 }
 
 /** A repository's `minute hour`: every day, at second 0; throws with a message naming the bad field. */
@@ -51,25 +65,9 @@ export function parseMinuteHour(expr: string): Cron {
   return parseCron(`${f[0]} ${f[1]} * * *`);
 }
 
-function dayMatches(c: Cron, d: Date): boolean {
-  const dom = c.dom.has(d.getUTCDate());
-  const dow = c.dow.has(d.getUTCDay());
-  if (c.domAny) return dow;
-  if (c.dowAny) return dom;
-  return dom || dow;
-}
-
 /** The first time (ms, whole second) strictly after `after` that the schedule fires. */
 export function nextFire(c: Cron, after: number): number {
-  const d = new Date(Math.floor(after / 1000) * 1000 + 1000);
-  // Each step jumps to the next candidate of the first field that does not match; the bound
-  // covers years of days, so `0 0 0 29 2 *` still fires.
-  for (let guard = 0; guard < 1_000_000; guard++) {
-    if (!c.month.has(d.getUTCMonth() + 1) || !dayMatches(c, d)) d.setUTCHours(24, 0, 0, 0);
-    else if (!c.hour.has(d.getUTCHours())) d.setUTCHours(d.getUTCHours() + 1, 0, 0, 0);
-    else if (!c.min.has(d.getUTCMinutes())) d.setUTCMinutes(d.getUTCMinutes() + 1, 0, 0);
-    else if (!c.sec.has(d.getUTCSeconds())) d.setUTCSeconds(d.getUTCSeconds() + 1, 0);
-    else return d.getTime();
-  }
-  throw new Error('the schedule never fires');
+  const next = c.nextRun(new Date(after));
+  if (next === null) throw new Error('the schedule never fires');
+  return next.getTime();
 }

@@ -36,6 +36,11 @@ t.test('a metrics schedule in a cron dialect the server does not read is refused
   t.same(issues.map((i) => i.split(':')[0]), ['env.log.metrics.schedule']);
   t.match(issues[0], /day-of-week field "MON"/);
   t.same(refused({ env: { log: { metrics: { schedule: '0 0 99 * * *' } } }, hosting: [minimalHost] }).map((i) => i.split(':')[0]), ['env.log.metrics.schedule']);
+  // Croner (which computes the fire times) reads these; the validation still refuses them.
+  for (const [schedule, field] of [['0 0 12 * JAN *', 'month'], ['0 0 12 L * *', 'day-of-month'], ['0 0 12 15W * *', 'day-of-month'], ['0 0 12 * * 1#2', 'day-of-week']]) {
+    const got = refused({ env: { log: { metrics: { schedule } } }, hosting: [minimalHost] });
+    t.match(got, [new RegExp(`^env\\.log\\.metrics\\.schedule: ${field} field .* \\(names and the L, W and # forms are not supported\\)$`)], schedule);
+  }
 });
 
 t.test('every log ships to repositories; one that does not roll is refused at rolling (metrics snapshots need no rolling)', async (t) => {

@@ -2,7 +2,7 @@
 // `/setting/license/update`. Document 1 answers every outcome of the update with 200
 // `application/json` and the bare bodies `{key, diff}` / `{message}` (no envelope), so the
 // handlers return those as they are; the work is LicenseService's.
-import { boundaryOf, parseMultipart } from '../../lifecycle/multipart.js';
+import { parseMultipart } from '../../lifecycle/multipart.js';
 import type { LicenseService, UpdateOutcome } from '../../license/service.js';
 import { jsonReply, ok } from '../envelope.js';
 import type { Route } from '../router.js';
@@ -21,11 +21,9 @@ async function licenseText(req: ApiRequest): Promise<{ xml: string } | { error: 
   const ct = req.headers['content-type'] ?? '';
   const body = await req.body();
   if (/^multipart\/form-data\b/i.test(ct)) {
-    const boundary = boundaryOf(ct);
-    if (boundary === undefined) return { error: 'multipart body without a boundary' };
     let part;
     try {
-      part = parseMultipart(body, boundary).find((p) => p.name === PART);
+      part = (await parseMultipart(body, ct)).find((p) => p.name === PART);
     } catch (err) {
       return { error: `malformed multipart body: ${(err as Error).message}` };
     }

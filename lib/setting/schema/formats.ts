@@ -110,7 +110,7 @@ function isAllowAddress(s: string): boolean {
 
 const CRON_FIELD = /^[0-9A-Za-z*/,?#LW-]+$/;
 
-/** Cron schedule of node-schedule: five fields, or six with seconds first. */
+/** Cron schedule: five fields, or six with seconds first (read by lib/log/cron.ts). */
 function isCron(s: string): boolean {
   const fields = s.trim().split(/\s+/);
   return (fields.length === 5 || fields.length === 6) && fields.every((f) => CRON_FIELD.test(f));
