@@ -16,13 +16,22 @@ export interface TestStatsd {
 
 const statsJs = createRequire(import.meta.url).resolve('statsd/stats.js');
 
+/**
+ * statsd 0.9.0 (the daemon's last release) logs with `util.log`, which Node 23 removed: without
+ * it the daemon dies before 'server is up'. The shim, preloaded into the daemon's process only,
+ * gives it back in its old shape (a stamp, ' - ', the message).
+ */
+const UTIL_LOG_SHIM = "require('node:util').log = (...a) => console.log(new Date().toISOString(), '-', ...a);\n";
+
 export async function startStatsd(): Promise<TestStatsd> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'statsd-'));
   const port = await freePort();
   const mgmt = await freePort();
   const config = path.join(dir, 'config.js');
   await fs.writeFile(config, `{ port: ${port}, address: '127.0.0.1', mgmt_port: ${mgmt}, mgmt_address: '127.0.0.1', flushInterval: 200, deleteIdleStats: true, backends: ['./backends/console'] }\n`);
-  const proc: ChildProcess = spawn(process.execPath, [statsJs, config], { cwd: path.dirname(statsJs), stdio: ['ignore', 'pipe', 'pipe'] });
+  const shim = path.join(dir, 'util-log.cjs');
+  await fs.writeFile(shim, UTIL_LOG_SHIM);
+  const proc: ChildProcess = spawn(process.execPath, ['--require', shim, statsJs, config], { cwd: path.dirname(statsJs), stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   proc.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
   proc.stderr!.on('data', (d: Buffer) => { out += d.toString(); });
