@@ -30,23 +30,22 @@ export interface H2Settings {
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
-/**
- * What the service keeps on each of its sessions: open streams, idle time passed meanwhile, and
- * the streams reset since `resetWindow` began (the rapid-reset budget).
- */
-interface SessionUse { open: number; idle: boolean; resets: number; resetWindow: number }
+/** What the service keeps on each of its sessions: open streams and idle time passed meanwhile. */
+interface SessionUse { open: number; idle: boolean }
 
 /**
- * Rapid reset (CVE-2023-44487): nghttp2 limits reset streams too (a burst of 1000, then 33 a
- * second) but then only stops reading, and node keeps such a connection open until the client
- * leaves or it idles out. A client may legitimately cancel every stream it has open, twice a
- * second say; beyond that (at most RESET_BUDGET_MAX, under nghttp2's burst) the connection gets
- * GOAWAY ENHANCE_YOUR_CALM and is closed.
+ * Rapid reset (CVE-2023-44487): nghttp2 counts the streams a client resets in a token bucket
+ * (node's `streamResetBurst` / `streamResetRate`, 1000 and 33 a second by default) and, once it
+ * is empty, sends GOAWAY INTERNAL_ERROR and closes the connection, inside the read that carried
+ * the resets. A client may legitimately cancel every stream it has open, twice a second say:
+ * the bucket holds that (at most RESET_BUDGET_MAX) and refills at the same pace. (On Node 20 a
+ * budget counted here on each stream's 'close' sent ENHANCE_YOUR_CALM; on Node 24 nghttp2 acts
+ * first, since 'close' events come only after the whole read, so the count is nghttp2's alone.)
  */
 const RESET_BUDGET_MAX = 500;
 
 // (destroy() takes the code only beside an error: alone, node sends NO_ERROR.)
-const { NGHTTP2_SETTINGS_TIMEOUT, NGHTTP2_INADEQUATE_SECURITY, NGHTTP2_ENHANCE_YOUR_CALM, NGHTTP2_NO_ERROR, NGHTTP2_INTERNAL_ERROR } = http2.constants;
+const { NGHTTP2_SETTINGS_TIMEOUT, NGHTTP2_INADEQUATE_SECURITY } = http2.constants;
 
 export class H2Service {
   private server: TxH2Server;
@@ -74,6 +73,8 @@ export class H2Service {
       // node resets a stream with more fields than this (default 128) before our code sees it;
       // above frontEnd.maxHeaderCount (pseudo-headers count too), the receive stage answers 431.
       maxHeaderListPairs: s.maxHeaderCount + 5,
+      streamResetBurst: resetBudget(s),
+      streamResetRate: resetBudget(s),
       Http2ServerRequest: TxH2Request,
       Http2ServerResponse: TxH2Response,
     }, this.handler as unknown as (req: TxH2Request, res: TxH2Response) => void);
@@ -86,7 +87,7 @@ export class H2Service {
   }
 
   private track(session: ServerHttp2Session): void {
-    const use: SessionUse = { open: 0, idle: false, resets: 0, resetWindow: 0 };
+    const use: SessionUse = { open: 0, idle: false };
     this.sessions.set(session, use);
     const s = this.settings;
     // RFC 9113 6.5.3: a client that does not acknowledge our SETTINGS in time is not speaking
@@ -105,13 +106,9 @@ export class H2Service {
       else use.idle = true;
     });
     session.setTimeout(s.idleMs);
-    const resetBudget = Math.min(2 * s.maxConcurrentStreams, RESET_BUDGET_MAX);
     session.on('stream', (stream) => {
       use.open++;
       stream.once('close', () => {
-        // Resets the client asked for or caused (INTERNAL_ERROR is ours: a stage cut an answer).
-        const code = stream.rstCode;
-        if (code !== undefined && code !== NGHTTP2_NO_ERROR && code !== NGHTTP2_INTERNAL_ERROR) countReset(session, use, resetBudget);
         if (--use.open > 0 || !use.idle || session.destroyed || session.closed) return;
         use.idle = false;
         session.setTimeout(s.idleMs);
@@ -164,11 +161,7 @@ export class H2Service {
   }
 }
 
-function countReset(session: ServerHttp2Session, use: SessionUse, budget: number): void {
-  const now = Date.now();
-  if (now - use.resetWindow >= 1000) {
-    use.resetWindow = now;
-    use.resets = 0;
-  }
-  if (++use.resets > budget && !session.destroyed) session.destroy(new Error('streams reset faster than the budget'), NGHTTP2_ENHANCE_YOUR_CALM);
+/** Streams a client may reset per second (see RESET_BUDGET_MAX). */
+function resetBudget(s: H2Settings): number {
+  return Math.min(2 * s.maxConcurrentStreams, RESET_BUDGET_MAX);
 }

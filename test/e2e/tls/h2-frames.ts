@@ -9,7 +9,7 @@ const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 export const FRAME = { DATA: 0, HEADERS: 1, RST_STREAM: 3, SETTINGS: 4, PING: 6, GOAWAY: 7, WINDOW_UPDATE: 8, CONTINUATION: 9 } as const;
 export const FLAG = { END_STREAM: 1, ACK: 1, END_HEADERS: 4 } as const;
 /** RFC 9113 7: error codes. */
-export const ERR = { NO_ERROR: 0, PROTOCOL_ERROR: 1, SETTINGS_TIMEOUT: 4, CANCEL: 8, ENHANCE_YOUR_CALM: 11 } as const;
+export const ERR = { NO_ERROR: 0, PROTOCOL_ERROR: 1, INTERNAL_ERROR: 2, SETTINGS_TIMEOUT: 4, CANCEL: 8, ENHANCE_YOUR_CALM: 11 } as const;
 
 export interface Frame { type: number; flags: number; stream: number; payload: Buffer }
 
