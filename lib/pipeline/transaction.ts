@@ -234,6 +234,25 @@ export interface Transaction extends TransactionRecord {
   host: HostRuntime;
 }
 
+/** Set on a connection once an answer on it was written with `Connection: close`. */
+const CLOSING = Symbol('answer closes the connection');
+type MarkedSocket = Socket & { [CLOSING]?: true };
+
+/**
+ * Whether an answer already written on this connection closes it. node keeps parsing what the
+ * client pipelined behind that answer and hands each request to the listener, though none of
+ * their answers can ever go out: the listener drops them (service-server.ts), so a request the
+ * client sent after a refusal never runs, at the origin or anywhere.
+ */
+export function connectionClosing(socket: Socket): boolean {
+  return (socket as MarkedSocket)[CLOSING] === true;
+}
+
+/** The connection's last answer is written (by writeHead below, or raw by the listener). */
+export function markConnectionClosing(socket: Socket): void {
+  (socket as MarkedSocket)[CLOSING] = true;
+}
+
 /**
  * The ServerResponse of the service listeners (node:http's `ServerResponse` option): it carries
  * its transaction, so finish's one shared 'close' listener finds it (no closure per request),
@@ -243,6 +262,16 @@ export class TxResponse extends ServerResponse {
   tx: TransactionRecord | undefined = undefined;
 
   override writeHead(statusCode: number, reason?: string | OutgoingHttpHeaders | OutgoingHttpHeader[],
+    headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
+    this.head(statusCode, reason, headers);
+    // node decides in writeHead whether this answer is the connection's last (`_last`: a
+    // Connection: close it was given or added itself: a refusal, a drain, a client that asked);
+    // every way an answer starts passes here (node's implicit head calls writeHead too).
+    if ((this as unknown as { _last?: boolean })._last === true) markConnectionClosing(this.req.socket);
+    return this;
+  }
+
+  private head(statusCode: number, reason?: string | OutgoingHttpHeaders | OutgoingHttpHeader[],
     headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
     const tx = this.tx;
     if (tx !== undefined && tx.firstByteMs < 0) {
