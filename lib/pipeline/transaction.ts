@@ -202,6 +202,18 @@ export class TransactionRecord {
     this.ctx = id;
   }
 
+  /**
+   * The answer's status line is being written (TxResponse, TxH2Response): the time to first byte,
+   * and the session gauge counts it as sending (ClientActiveSession). Once only, and never after
+   * finish: a stage can still write a head into a transaction that ended (a client that left
+   * before its miss arrived), and finish has already taken it off the gauges then.
+   */
+  answerStarts(): void {
+    if (this.firstByteMs >= 0 || this.totalMs >= 0) return;
+    this.firstByteMs = performance.now() - this.startMono;
+    if (this.sessionRow >= 0) workerCounters.answering(this.sessionRow);
+  }
+
   /** The record without the live objects (req, res, host runtime): what a sink may keep or write. */
   toJSON(): TransactionJSON {
     return {
@@ -274,10 +286,7 @@ export class TxResponse extends ServerResponse {
   private head(statusCode: number, reason?: string | OutgoingHttpHeaders | OutgoingHttpHeader[],
     headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
     const tx = this.tx;
-    if (tx !== undefined && tx.firstByteMs < 0) {
-      tx.firstByteMs = performance.now() - tx.startMono;
-      if (tx.sessionRow >= 0) workerCounters.answering(tx.sessionRow);
-    }
+    tx?.answerStarts();
     if (tx?.fallback !== undefined) statusCode = serviceStatus(tx, statusCode);
     const edits = tx?.responseEdits;
     if (edits !== undefined) {
