@@ -36,6 +36,8 @@ function saysNolog(v: string | string[] | undefined): boolean {
 }
 
 type Fields = Record<string, string | string[] | number | undefined>;
+/** A host by name as receive routes it. */
+type Route = (name: string) => HostRuntime | undefined;
 
 /**
  * Whether the hook is called for this request. Only GET, HEAD and a POST the cache takes
@@ -62,8 +64,8 @@ export function hookSelects(tx: Transaction, rule: HookRule): boolean {
   return hit;
 }
 
-/** `route`: a host by name as receive routes it (the answer's vhost). `next`: the rest of the way. */
-export function callHook(tx: Transaction, rule: HookRule, route: (name: string) => HostRuntime | undefined, next: () => void): void {
+/** `route`: a host by name as receive routes it (to check the answer's vhost). `next`: the rest of the way. */
+export function callHook(tx: Transaction, rule: HookRule, route: Route, next: () => void): void {
   tx.hookLinked = 'y';
   const post = tx.method === 'POST' ? tx.host.net?.post : undefined;
   if (post === undefined) { send(tx, rule, undefined, route, next); return; }
@@ -115,12 +117,38 @@ async function readAnswer(body: Readable): Promise<string> {
   return Buffer.concat(parts).toString('utf8');
 }
 
+/**
+ * Whether `name` is the serving host itself: its name (a facade's own too), an alias, or a name
+ * one of its wildcard aliases covers and routing gives to no other host. A hook acts for its own
+ * host only: naming another one would let it serve and store on that host, under any key and
+ * lifetime (a tenant's hook writing into another tenant's cache).
+ */
+function ownName(host: HostRuntime, name: string, route: Route): boolean {
+  if (name === host.name.toLowerCase() || name === host.logName.toLowerCase()) return true;
+  for (const a of host.aliases) {
+    const alias = a.toLowerCase();
+    if (alias === name) return true;
+    const wild = alias === '*' || (alias.startsWith('*.') && name.length >= alias.length && name.endsWith(alias.slice(1)));
+    if (wild && route(name) === host) return true;
+  }
+  return false;
+}
+
+/** The answer parsed, and refused (HookAnswerError) when it names a host other than this one. */
+function ownAnswer(text: string, host: HostRuntime, route: Route): HookRedefinition {
+  const a = parseHookAnswer(text);
+  if (a.vhost !== undefined && !ownName(host, a.vhost, route)) {
+    throw new HookAnswerError(`vhost ${a.vhost} is not this host (${host.name} or one of its aliases): a hook acts for its own host only`);
+  }
+  return a;
+}
+
 /** Why the hook gave no usable answer: the client's status and the origin log's chain error. */
 class HookFailure {
   constructor(readonly status: 403 | 510, readonly reason: string) {}
 }
 
-function send(tx: Transaction, rule: HookRule, body: Buffer | undefined, route: (name: string) => HostRuntime | undefined, next: () => void): void {
+function send(tx: Transaction, rule: HookRule, body: Buffer | undefined, route: Route, next: () => void): void {
   const doc = {
     host: tx.host.name, clientIp: tx.clientAddress, sessionId: tx.sessionId, protocol: tx.protocol,
     message: requestHead(tx.req, tx.urlReceived), body: body === undefined ? null : body.toString('utf8'), param: rule.param,
@@ -143,7 +171,7 @@ function send(tx: Transaction, rule: HookRule, body: Buffer | undefined, route: 
       throw new HookFailure(403, `hook answered ${r.statusCode}`);
     }
     try {
-      return parseHookAnswer(await readAnswer(r.body));
+      return ownAnswer(await readAnswer(r.body), tx.host, route);
     } catch (err) {
       throw err instanceof HookAnswerError ? new HookFailure(510, err.message) : new HookFailure(403, `hook answer broken: ${(err as Error).message}`);
     }
@@ -155,7 +183,7 @@ function send(tx: Transaction, rule: HookRule, body: Buffer | undefined, route: 
     const n = trace.note;
     if (n !== undefined) n.chainInfo = answer.cacheKey ?? (answer.cacheKey === null ? 'null' : undefined);
     logHookCall(trace);
-    if (!tx.res.destroyed) apply(tx, rule, answer, body, route, next);
+    if (!tx.res.destroyed) apply(tx, rule, answer, body, next);
   }, (err: unknown) => {
     tx.res.removeListener('close', onClose);
     const failure = err instanceof HookFailure ? err : new HookFailure(403, String(err));
@@ -168,8 +196,7 @@ function send(tx: Transaction, rule: HookRule, body: Buffer | undefined, route: 
   });
 }
 
-function apply(tx: Transaction, rule: HookRule, a: HookRedefinition, clientBody: Buffer | undefined,
-  route: (name: string) => HostRuntime | undefined, next: () => void): void {
+function apply(tx: Transaction, rule: HookRule, a: HookRedefinition, clientBody: Buffer | undefined, next: () => void): void {
   const res = tx.res;
   if (a.end !== undefined) {
     tx.cacheResult = TCP_DENY;
@@ -196,12 +223,8 @@ function apply(tx: Transaction, rule: HookRule, a: HookRedefinition, clientBody:
     sendError(res, 405, { allow: ALLOW }, false, `405 Method Not Allowed: the hook changed ${clientMethod} to ${o.method} and functions.hook.methodSwitchable is false\n`);
     return;
   }
+  // `vhost` named this very host (ownAnswer): the request stays where it is.
   if (a.headerEdits.length > 0) applyEdits(tx.req.headers as Fields, a.headerEdits);
-  if (a.vhost !== undefined && a.vhost !== tx.host.name) {
-    const h = route(a.vhost);
-    if (h === undefined) { sendError(res, 404); return; }
-    tx.host = h;
-  }
   // The origin request: originRequest, else the cache key when it is a path, else the client's.
   tx.url = o?.url ?? (a.cacheKey?.charCodeAt(0) === 47 /* / */ ? a.cacheKey : tx.url);
   const method = o?.method ?? clientMethod;
