@@ -148,6 +148,27 @@ class HookFailure {
   constructor(readonly status: 403 | 510, readonly reason: string) {}
 }
 
+/**
+ * The session timeouts bound each wait only (connect, the head, the gap between two chunks): a
+ * hook trickling its answer would hold the client as long as it liked. The exchange as a whole is
+ * aborted at HookRule.deadlineMs, and then fails as a slow hook does (403, a Receive-Timeout line).
+ */
+class Deadline {
+  fired = false;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(ms: number, controller: AbortController) {
+    this.timer = setTimeout(() => {
+      this.fired = true;
+      controller.abort(new OriginError('ORIGIN_TIMEOUT', 'Receive-Timeout', `hook answer not complete within ${ms / 1000} s (connectTimeout + receiveTimeout)`));
+    }, ms);
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+  }
+}
+
 function send(tx: Transaction, rule: HookRule, body: Buffer | undefined, route: Route, next: () => void): void {
   const doc = {
     host: tx.host.name, clientIp: tx.clientAddress, sessionId: tx.sessionId, protocol: tx.protocol,
@@ -158,8 +179,11 @@ function send(tx: Transaction, rule: HookRule, body: Buffer | undefined, route: 
   const trace = new OriginTrace(HOOK_TRACE);
   trace.note = noteOf(tx, rule);
   const controller = new AbortController();
-  const onClose = (): void => { if (!tx.res.writableFinished) controller.abort(); };
+  let clientLeft = false;
+  const onClose = (): void => { if (!tx.res.writableFinished) { clientLeft = true; controller.abort(); } };
   tx.res.once('close', onClose);
+  const deadline = new Deadline(rule.deadlineMs, controller);
+  const settled = (): void => { deadline.stop(); tx.res.removeListener('close', onClose); };
   rule.client.request({
     method: 'POST', url: rule.path, body: Buffer.from(JSON.stringify(doc)), signal: controller.signal, trace,
     headers: { 'content-type': 'application/json', [HOOK_CTX_HEADER]: tx.ctxId },
@@ -173,23 +197,26 @@ function send(tx: Transaction, rule: HookRule, body: Buffer | undefined, route: 
     try {
       return ownAnswer(await readAnswer(r.body), tx.host, route);
     } catch (err) {
-      throw err instanceof HookAnswerError ? new HookFailure(510, err.message) : new HookFailure(403, `hook answer broken: ${(err as Error).message}`);
+      if (err instanceof HookAnswerError) throw new HookFailure(510, err.message);
+      throw new HookFailure(403, err instanceof OriginError ? `hook too slow: ${err.message}` : `hook answer broken: ${(err as Error).message}`);
     }
   }, (err: unknown) => {
     traceFailed(trace, err);
     throw new HookFailure(403, err instanceof OriginError ? `hook unreachable: ${err.sockError}` : `hook unreachable: ${(err as Error).message}`);
   }).then((answer) => {
-    tx.res.removeListener('close', onClose);
+    settled();
     const n = trace.note;
     if (n !== undefined) n.chainInfo = answer.cacheKey ?? (answer.cacheKey === null ? 'null' : undefined);
     logHookCall(trace);
     if (!tx.res.destroyed) apply(tx, rule, answer, body, next);
   }, (err: unknown) => {
-    tx.res.removeListener('close', onClose);
+    settled();
     const failure = err instanceof HookFailure ? err : new HookFailure(403, String(err));
     if (trace.note !== undefined) trace.note.chainError = failure.reason;
+    // undici reports an answer body cut by the signal as its own abort (Client-Close): it was ours.
+    if (deadline.fired) trace.sockError = 'Receive-Timeout';
     logHookCall(trace);
-    if (controller.signal.aborted || tx.res.destroyed) return;
+    if (clientLeft || tx.res.destroyed) return;
     tx.cacheResult = TCP_ERROR;
     const text = failure.status === 510 ? `510 Not Extended: ${failure.reason}\n` : undefined;
     sendError(tx.res, failure.status, undefined, false, text);

@@ -1,7 +1,7 @@
 // Black-box: what a hook answer may not do, through the real server, a scripted hook server and a
 // scripted origin on loopback. A host's hook acts for that host only (its name and aliases): an
 // answer naming another host is an error answer, and nothing of it reaches the other host's
-// origin or cache.
+// origin or cache. A hook exchange has a deadline as a whole, not only between two chunks.
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,7 +11,7 @@ import { request } from 'undici';
 import { TestOrigin } from '../helpers/origin.js';
 import { freePort } from '../helpers/ports.js';
 import { startServer } from '../helpers/server.js';
-import { until } from '../helpers/wait.js';
+import { until, within } from '../helpers/wait.js';
 
 const cont = { response: { code: 100 } };
 /** The hook's answer per client path (the target in the request line of `message`). */
@@ -27,12 +27,24 @@ function answer(p: string): unknown {
   return cont;
 }
 
+/** Hook calls whose connection the server closed while the answer still trickled. */
+let trickleCut = 0;
+/** The answer one byte at a time, each well within receiveTimeout (1 s) of the one before. */
+function trickle(res: http.ServerResponse, text: string): void {
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  let at = 0;
+  const timer = setInterval(() => { if (at < text.length) res.write(text[at++]); else { clearInterval(timer); res.end(); } }, 250);
+  res.once('close', () => { clearInterval(timer); if (at < text.length) trickleCut++; });
+}
+
 const hook = http.createServer((req, res) => {
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
     const doc = JSON.parse(Buffer.concat(chunks).toString()) as { message: string };
-    const text = JSON.stringify(answer(doc.message.split(' ')[1]!.split('?')[0]!));
+    const p = doc.message.split(' ')[1]!.split('?')[0]!;
+    const text = JSON.stringify(answer(p));
+    if (p === '/trickle') { trickle(res, text); return; }
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
     res.end(text);
   });
@@ -93,4 +105,17 @@ t.test('a hook answer naming its own host, an alias or a name its wildcard alias
     t.equal(r.status, 200, `${p}: served`);
     t.equal(r.body, `hook.test:${origin.port} /own/${p.slice(5)}`, `${p}: by the hook's host, under the answer's key`);
   }
+});
+
+t.test('a hook trickling its answer is cut at connectTimeout + receiveTimeout and the client gets 403 as from a slow hook', async (t) => {
+  const started = performance.now();
+  // The answer would take about 6 s (25 bytes, 250 ms apart); the deadline is 1 s + 1 s.
+  const r = await within(send('hook.test', '/trickle'), 10_000, 'the answer to the client');
+  const took = performance.now() - started;
+  t.equal(r.status, 403, 'handled as a hook that failed');
+  t.ok(took >= 1900 && took < 5000, `answered at the deadline, not after the whole trickle (${Math.round(took)} ms)`);
+  await until(() => trickleCut === 1, 'the hook connection cut');
+  t.equal(origin.count('/trickle'), 0, 'the origin was not asked');
+  await until(() => originLines().some((l) => l.startsWith('#[ERROR:02]') && l.includes('Receive-Timeout') && l.includes('hook+too+slow')), 'the hook1 error line');
+  t.pass('the hook1 line is a Receive-Timeout error line that says why');
 });
