@@ -25,6 +25,13 @@ export interface HookRule {
   readonly log: boolean;
   /** Path and query of the hook URL. */
   readonly path: string;
+  /**
+   * The whole exchange with the hook, from the call to the answer's last byte:
+   * session.connectTimeout + session.receiveTimeout. receiveTimeout alone bounds the wait for the
+   * head and between two chunks, so a hook trickling its answer would hold the client forever;
+   * a hook that connects in time and answers whole within receiveTimeout always fits.
+   */
+  readonly deadlineMs: number;
   readonly client: OriginSet;
 }
 
@@ -70,6 +77,7 @@ export function compileHook(s: HookSetting, at: string, geo: CountryLookup | und
     param: s.session.param === null ? null : JSON.parse(s.session.param) as unknown,
     log: s.log.enable,
     path: target.url,
+    deadlineMs: (s.session.connectTimeout + s.session.receiveTimeout) * 1000,
     client: new OriginSet({
       vhost: target.hostname,
       protocol: target.protocol,

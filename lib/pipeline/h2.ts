@@ -8,7 +8,6 @@
 import { Http2ServerRequest, Http2ServerResponse, constants, type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TransactionRecord } from './transaction.js';
-import { workerCounters } from './counters.js';
 import { editOutgoing } from './modify.js';
 import { serviceStatus } from './fallback.js';
 
@@ -49,10 +48,7 @@ export class TxH2Response extends Http2ServerResponse<TxH2Request> {
 
   override writeHead(statusCode: number, reason?: string | OutgoingHttpHeaders | readonly string[], headers?: OutgoingHttpHeaders | readonly string[]): this {
     const tx = this.tx;
-    if (tx !== undefined && tx.firstByteMs < 0) {
-      tx.firstByteMs = performance.now() - tx.startMono;
-      if (tx.sessionRow >= 0) workerCounters.answering(tx.sessionRow);
-    }
+    tx?.answerStarts();
     // HTTP/2 has no reason phrase (node warns about one once per process).
     if (tx?.fallback !== undefined) statusCode = serviceStatus(tx, statusCode);
     let fields: OutgoingHttpHeaders | readonly string[] | undefined = typeof reason === 'object' ? reason : headers;

@@ -2,9 +2,9 @@
 // owns (hash balance, by the hook's cacheKey) is handed to that worker with the redefinition the
 // hook gave, so the owner neither calls the hook again nor keys the request differently, and
 // every client mapped to one cacheKey joins the owner's one origin fetch. Only what the owner
-// acts on travels (key, TTL, result, the origin request's URL and fields): the header edits and
-// the virtual host are already in the request the owner receives. Trusted on the internal port
-// only (receive), like the other sibling marks.
+// acts on travels (key, TTL, result, the origin request's URL and fields): the header edits are
+// already in the request the owner receives, and an answer's vhost can only name the serving host
+// (hook.ts, ownAnswer). Trusted on the internal port only (receive), like the other sibling marks.
 import type { HookRedefinition } from '../hook/answer.js';
 import { isCacheResult } from '../cache/policy/results.js';
 

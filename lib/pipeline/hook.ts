@@ -36,6 +36,8 @@ function saysNolog(v: string | string[] | undefined): boolean {
 }
 
 type Fields = Record<string, string | string[] | number | undefined>;
+/** A host by name as receive routes it. */
+type Route = (name: string) => HostRuntime | undefined;
 
 /**
  * Whether the hook is called for this request. Only GET, HEAD and a POST the cache takes
@@ -62,8 +64,8 @@ export function hookSelects(tx: Transaction, rule: HookRule): boolean {
   return hit;
 }
 
-/** `route`: a host by name as receive routes it (the answer's vhost). `next`: the rest of the way. */
-export function callHook(tx: Transaction, rule: HookRule, route: (name: string) => HostRuntime | undefined, next: () => void): void {
+/** `route`: a host by name as receive routes it (to check the answer's vhost). `next`: the rest of the way. */
+export function callHook(tx: Transaction, rule: HookRule, route: Route, next: () => void): void {
   tx.hookLinked = 'y';
   const post = tx.method === 'POST' ? tx.host.net?.post : undefined;
   if (post === undefined) { send(tx, rule, undefined, route, next); return; }
@@ -115,12 +117,59 @@ async function readAnswer(body: Readable): Promise<string> {
   return Buffer.concat(parts).toString('utf8');
 }
 
+/**
+ * Whether `name` is the serving host itself: its name (a facade's own too), an alias, or a name
+ * one of its wildcard aliases covers and routing gives to no other host. A hook acts for its own
+ * host only: naming another one would let it serve and store on that host, under any key and
+ * lifetime (a tenant's hook writing into another tenant's cache).
+ */
+function ownName(host: HostRuntime, name: string, route: Route): boolean {
+  if (name === host.name.toLowerCase() || name === host.logName.toLowerCase()) return true;
+  for (const a of host.aliases) {
+    const alias = a.toLowerCase();
+    if (alias === name) return true;
+    const wild = alias === '*' || (alias.startsWith('*.') && name.length >= alias.length && name.endsWith(alias.slice(1)));
+    if (wild && route(name) === host) return true;
+  }
+  return false;
+}
+
+/** The answer parsed, and refused (HookAnswerError) when it names a host other than this one. */
+function ownAnswer(text: string, host: HostRuntime, route: Route): HookRedefinition {
+  const a = parseHookAnswer(text);
+  if (a.vhost !== undefined && !ownName(host, a.vhost, route)) {
+    throw new HookAnswerError(`vhost ${a.vhost} is not this host (${host.name} or one of its aliases): a hook acts for its own host only`);
+  }
+  return a;
+}
+
 /** Why the hook gave no usable answer: the client's status and the origin log's chain error. */
 class HookFailure {
   constructor(readonly status: 403 | 510, readonly reason: string) {}
 }
 
-function send(tx: Transaction, rule: HookRule, body: Buffer | undefined, route: (name: string) => HostRuntime | undefined, next: () => void): void {
+/**
+ * The session timeouts bound each wait only (connect, the head, the gap between two chunks): a
+ * hook trickling its answer would hold the client as long as it liked. The exchange as a whole is
+ * aborted at HookRule.deadlineMs, and then fails as a slow hook does (403, a Receive-Timeout line).
+ */
+class Deadline {
+  fired = false;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(ms: number, controller: AbortController) {
+    this.timer = setTimeout(() => {
+      this.fired = true;
+      controller.abort(new OriginError('ORIGIN_TIMEOUT', 'Receive-Timeout', `hook answer not complete within ${ms / 1000} s (connectTimeout + receiveTimeout)`));
+    }, ms);
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+  }
+}
+
+function send(tx: Transaction, rule: HookRule, body: Buffer | undefined, route: Route, next: () => void): void {
   const doc = {
     host: tx.host.name, clientIp: tx.clientAddress, sessionId: tx.sessionId, protocol: tx.protocol,
     message: requestHead(tx.req, tx.urlReceived), body: body === undefined ? null : body.toString('utf8'), param: rule.param,
@@ -130,8 +179,11 @@ function send(tx: Transaction, rule: HookRule, body: Buffer | undefined, route: 
   const trace = new OriginTrace(HOOK_TRACE);
   trace.note = noteOf(tx, rule);
   const controller = new AbortController();
-  const onClose = (): void => { if (!tx.res.writableFinished) controller.abort(); };
+  let clientLeft = false;
+  const onClose = (): void => { if (!tx.res.writableFinished) { clientLeft = true; controller.abort(); } };
   tx.res.once('close', onClose);
+  const deadline = new Deadline(rule.deadlineMs, controller);
+  const settled = (): void => { deadline.stop(); tx.res.removeListener('close', onClose); };
   rule.client.request({
     method: 'POST', url: rule.path, body: Buffer.from(JSON.stringify(doc)), signal: controller.signal, trace,
     headers: { 'content-type': 'application/json', [HOOK_CTX_HEADER]: tx.ctxId },
@@ -143,33 +195,35 @@ function send(tx: Transaction, rule: HookRule, body: Buffer | undefined, route: 
       throw new HookFailure(403, `hook answered ${r.statusCode}`);
     }
     try {
-      return parseHookAnswer(await readAnswer(r.body));
+      return ownAnswer(await readAnswer(r.body), tx.host, route);
     } catch (err) {
-      throw err instanceof HookAnswerError ? new HookFailure(510, err.message) : new HookFailure(403, `hook answer broken: ${(err as Error).message}`);
+      if (err instanceof HookAnswerError) throw new HookFailure(510, err.message);
+      throw new HookFailure(403, err instanceof OriginError ? `hook too slow: ${err.message}` : `hook answer broken: ${(err as Error).message}`);
     }
   }, (err: unknown) => {
     traceFailed(trace, err);
     throw new HookFailure(403, err instanceof OriginError ? `hook unreachable: ${err.sockError}` : `hook unreachable: ${(err as Error).message}`);
   }).then((answer) => {
-    tx.res.removeListener('close', onClose);
+    settled();
     const n = trace.note;
     if (n !== undefined) n.chainInfo = answer.cacheKey ?? (answer.cacheKey === null ? 'null' : undefined);
     logHookCall(trace);
-    if (!tx.res.destroyed) apply(tx, rule, answer, body, route, next);
+    if (!tx.res.destroyed) apply(tx, rule, answer, body, next);
   }, (err: unknown) => {
-    tx.res.removeListener('close', onClose);
+    settled();
     const failure = err instanceof HookFailure ? err : new HookFailure(403, String(err));
     if (trace.note !== undefined) trace.note.chainError = failure.reason;
+    // undici reports an answer body cut by the signal as its own abort (Client-Close): it was ours.
+    if (deadline.fired) trace.sockError = 'Receive-Timeout';
     logHookCall(trace);
-    if (controller.signal.aborted || tx.res.destroyed) return;
+    if (clientLeft || tx.res.destroyed) return;
     tx.cacheResult = TCP_ERROR;
     const text = failure.status === 510 ? `510 Not Extended: ${failure.reason}\n` : undefined;
     sendError(tx.res, failure.status, undefined, false, text);
   });
 }
 
-function apply(tx: Transaction, rule: HookRule, a: HookRedefinition, clientBody: Buffer | undefined,
-  route: (name: string) => HostRuntime | undefined, next: () => void): void {
+function apply(tx: Transaction, rule: HookRule, a: HookRedefinition, clientBody: Buffer | undefined, next: () => void): void {
   const res = tx.res;
   if (a.end !== undefined) {
     tx.cacheResult = TCP_DENY;
@@ -196,12 +250,8 @@ function apply(tx: Transaction, rule: HookRule, a: HookRedefinition, clientBody:
     sendError(res, 405, { allow: ALLOW }, false, `405 Method Not Allowed: the hook changed ${clientMethod} to ${o.method} and functions.hook.methodSwitchable is false\n`);
     return;
   }
+  // `vhost` named this very host (ownAnswer): the request stays where it is.
   if (a.headerEdits.length > 0) applyEdits(tx.req.headers as Fields, a.headerEdits);
-  if (a.vhost !== undefined && a.vhost !== tx.host.name) {
-    const h = route(a.vhost);
-    if (h === undefined) { sendError(res, 404); return; }
-    tx.host = h;
-  }
   // The origin request: originRequest, else the cache key when it is a path, else the client's.
   tx.url = o?.url ?? (a.cacheKey?.charCodeAt(0) === 47 /* / */ ? a.cacheKey : tx.url);
   const method = o?.method ?? clientMethod;

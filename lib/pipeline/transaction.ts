@@ -202,6 +202,18 @@ export class TransactionRecord {
     this.ctx = id;
   }
 
+  /**
+   * The answer's status line is being written (TxResponse, TxH2Response): the time to first byte,
+   * and the session gauge counts it as sending (ClientActiveSession). Once only, and never after
+   * finish: a stage can still write a head into a transaction that ended (a client that left
+   * before its miss arrived), and finish has already taken it off the gauges then.
+   */
+  answerStarts(): void {
+    if (this.firstByteMs >= 0 || this.totalMs >= 0) return;
+    this.firstByteMs = performance.now() - this.startMono;
+    if (this.sessionRow >= 0) workerCounters.answering(this.sessionRow);
+  }
+
   /** The record without the live objects (req, res, host runtime): what a sink may keep or write. */
   toJSON(): TransactionJSON {
     return {
@@ -234,6 +246,25 @@ export interface Transaction extends TransactionRecord {
   host: HostRuntime;
 }
 
+/** Set on a connection once an answer on it was written with `Connection: close`. */
+const CLOSING = Symbol('answer closes the connection');
+type MarkedSocket = Socket & { [CLOSING]?: true };
+
+/**
+ * Whether an answer already written on this connection closes it. node keeps parsing what the
+ * client pipelined behind that answer and hands each request to the listener, though none of
+ * their answers can ever go out: the listener drops them (service-server.ts), so a request the
+ * client sent after a refusal never runs, at the origin or anywhere.
+ */
+export function connectionClosing(socket: Socket): boolean {
+  return (socket as MarkedSocket)[CLOSING] === true;
+}
+
+/** The connection's last answer is written (by writeHead below, or raw by the listener). */
+export function markConnectionClosing(socket: Socket): void {
+  (socket as MarkedSocket)[CLOSING] = true;
+}
+
 /**
  * The ServerResponse of the service listeners (node:http's `ServerResponse` option): it carries
  * its transaction, so finish's one shared 'close' listener finds it (no closure per request),
@@ -244,11 +275,18 @@ export class TxResponse extends ServerResponse {
 
   override writeHead(statusCode: number, reason?: string | OutgoingHttpHeaders | OutgoingHttpHeader[],
     headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
+    this.head(statusCode, reason, headers);
+    // node decides in writeHead whether this answer is the connection's last (`_last`: a
+    // Connection: close it was given or added itself: a refusal, a drain, a client that asked);
+    // every way an answer starts passes here (node's implicit head calls writeHead too).
+    if ((this as unknown as { _last?: boolean })._last === true) markConnectionClosing(this.req.socket);
+    return this;
+  }
+
+  private head(statusCode: number, reason?: string | OutgoingHttpHeaders | OutgoingHttpHeader[],
+    headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
     const tx = this.tx;
-    if (tx !== undefined && tx.firstByteMs < 0) {
-      tx.firstByteMs = performance.now() - tx.startMono;
-      if (tx.sessionRow >= 0) workerCounters.answering(tx.sessionRow);
-    }
+    tx?.answerStarts();
     if (tx?.fallback !== undefined) statusCode = serviceStatus(tx, statusCode);
     const edits = tx?.responseEdits;
     if (edits !== undefined) {

@@ -4,6 +4,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { rawErrorResponse } from '../pipeline/respond.js';
+import { markConnectionClosing } from '../pipeline/transaction.js';
 
 interface ParserError extends Error { code?: string; rawPacket?: Buffer; bytesParsed?: number }
 
@@ -81,6 +82,8 @@ export function versionlessRequestLine(chunk: Buffer): boolean {
 
 /** The raw answer for a connection the server gives up on, then the close. */
 export function refuseConnection(socket: Socket, status: number): void {
+  // The parser may still be alive (an HTTP/0.9 line): what it reads from here on is not served.
+  markConnectionClosing(socket);
   socket.end(rawErrorResponse(status));
   socket.destroySoon();
 }

@@ -7,7 +7,7 @@ import http, { type IncomingMessage } from 'node:http';
 import net, { type Socket } from 'node:net';
 import { onClientError, refuseConnection, versionlessRequestLine, type ConnectionAnswers } from './client-errors.js';
 import { rawErrorResponse } from '../pipeline/respond.js';
-import { TxResponse } from '../pipeline/transaction.js';
+import { connectionClosing, TxResponse } from '../pipeline/transaction.js';
 import { countClientSocket, markCounted } from './client-sockets.js';
 import type { Listener } from './listen-handle.js';
 
@@ -103,6 +103,10 @@ export class ServiceServer {
       // default, 30 s, would let a slow client hold a connection far past headersTimeout).
       connectionsCheckingInterval: Math.min(1000, t.headersMs),
     }, (req, res) => {
+      // An answer before this one closes the connection (a refusal with Connection: close, a
+      // drain): this request was pipelined behind it and can never be answered. It is dropped
+      // before the pipeline sees it, so nothing the client sent after a refusal reaches an origin.
+      if (connectionClosing(req.socket)) return;
       const use = (req.socket as TrackedSocket)[USE];
       if (use !== undefined) {
         use.pending.add(res);

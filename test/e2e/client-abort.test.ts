@@ -8,17 +8,19 @@ import t, { type Test } from 'tap';
 import { request } from 'undici';
 import { freePort } from '../helpers/ports.js';
 import { startServer } from '../helpers/server.js';
-import { until, within } from '../helpers/wait.js';
+import { pollUntil, until, within } from '../helpers/wait.js';
 
 /** Request heads the origin saw ("METHOD /path"), in order of arrival. */
 const heads: string[] = [];
 const held = new Set<http.ServerResponse>();
+const late: { res: http.ServerResponse; cc: string }[] = [];
 const origin = http.createServer((req, res) => {
   heads.push(`${req.method} ${req.url}`);
   const path = req.url!.split('?')[0]!;
   const cc = req.url!.endsWith('?stored') ? 'max-age=60' : 'no-store';
   res.once('close', () => held.delete(res));
   if (path === '/hold') { req.resume(); held.add(res); return; } // answered by release()
+  if (path === '/late') { req.resume(); late.push({ res, cc }); return; } // answered by answerLate()
   if (path === '/upload-stall') { req.pause(); held.add(res); return; } // never reads the body
   if (path === '/answer-stall' || path === '/answer-break') {
     req.resume();
@@ -56,6 +58,7 @@ const server = await startServer([
   // keeps its origin connection after its client left (the store still wants the body).
   { name: 'answer.test', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${originPort}`] } },
   { name: 'alive.test', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${originPort}`] } },
+  { name: 'leave.test', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${originPort}`] } },
   {
     name: 'tls.test', listen: `127.0.0.1:${port}`, origin: { protocol: 'https', address: [`127.0.0.1:${blackholePort}`] },
     functions: { network: { http: { backEnd: { session: { connectTimeout: 60 } } } } },
@@ -64,6 +67,7 @@ const server = await startServer([
 t.teardown(async () => {
   for (const s of blackholeSockets) s.destroy();
   for (const r of held) r.destroy();
+  for (const l of late) l.res.destroy();
   await server.stop();
   origin.closeAllConnections();
   await new Promise((r) => origin.close(r));
@@ -194,3 +198,32 @@ for (const [what, method, query] of [
     await workerStillServes(t);
   });
 }
+
+t.test('ClientActiveSession returns to 0 after clients leave before their misses are answered', async (t) => {
+  const api = `http://127.0.0.1:${server.apiPort}`;
+  const leave = async (): Promise<Record<string, number>> => {
+    const doc = (await (await fetch(`${api}/monitoring/realtime`)).json()) as { Host: { VirtualHost: Record<string, number>[] } };
+    return doc.Host.VirtualHost.find((v) => (v as unknown as { Name: string }).Name === 'leave.test')!;
+  };
+  const originRequests = async (): Promise<number> => {
+    const line = (await (await fetch(`${api}/metrics`)).text()).split('\n').find((l) => l.startsWith('svc_origin_requests_total{vhost="leave.test"} '));
+    return line === undefined ? 0 : Number(line.split(' ')[1]);
+  };
+  // A miss stored, a miss not stored, a pass-through: each client leaves while the origin holds it.
+  const asks = ['GET /late?stored', 'GET /late?unstored', 'POST /late?post'];
+  for (const ask of asks) {
+    const c = new RawUpload(`${ask} HTTP/1.1\r\nHost: leave.test\r\nContent-Length: 0\r\n\r\n`);
+    await until(() => heads.includes(ask), `the origin holding ${ask}`);
+    c.abort();
+  }
+  const gone = await pollUntil(leave, (v) => v.ClientSession === 0, { timeoutMs: 10_000, intervalMs: 100 });
+  t.equal(gone.ClientSession, 0, 'the three transactions ended when their clients left');
+  // The origin answers only now: into transactions that are over.
+  for (const l of late.splice(0)) { l.res.writeHead(200, { 'content-length': '4', 'cache-control': l.cc }); l.res.end('late'); }
+  t.equal(await pollUntil(originRequests, (n) => n === asks.length, { timeoutMs: 10_000, intervalMs: 100 }), asks.length, 'the three origin exchanges ended');
+  // Read after the exchanges were counted: the figures come from the same report or a later one.
+  const after = await leave();
+  t.equal(after.ClientSession, 0);
+  t.equal(after.ClientActiveSession, 0, 'no transaction is left counted as sending its answer');
+  await workerStillServes(t);
+});

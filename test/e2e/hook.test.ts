@@ -1,6 +1,6 @@
 // Black-box: functions.hook through the real server, a scripted hook server and a scripted
 // origin on loopback. Each kind of answer of document 2 (continue, own answer, header edits,
-// cacheKey, cacheTtl, cacheResult, vhost, originRequest, userData, a POST) and every error path
+// cacheKey, cacheTtl, cacheResult, originRequest, userData, a POST; vhost: hook-bounds.test.ts) and every error path
 // (hook status not 200: 403, svchook1: 510, method change: 405, hook down or slow: 403) are
 // asserted on what the client got, what the origin received, the access and origin log lines,
 // and what was cached under which key (fileinfo, purge).
@@ -38,7 +38,6 @@ function answer(p: string, doc: Record<string, unknown>): { status?: number; bod
   if (p === '/nokey') return { body: { ...cont, cacheKey: null } };
   if (p === '/ttl') return { body: { ...cont, cacheKey: '/ttl', cacheTtl: 5 } };
   if (p === '/result') return { body: { ...cont, cacheKey: '/result', cacheResult: 'TCP_REFRESH_HIT' } };
-  if (p === '/vhost') return { body: { ...cont, vhost: 'other.test', cacheKey: '/from-hook' } };
   if (p === '/err510') return { body: { name: 'svchook1', code: 500, body: 'db down' } };
   if (p === '/status500') return { status: 500, body: { response: { code: 100 } } };
   if (p === '/notjson') return { body: 'not json' };
@@ -89,7 +88,6 @@ origin.otherwise((req, res) => {
   if (req.url === '/co') void coGate.then(send);
   else send();
 });
-const other = await new TestOrigin().start();
 const dead = await freePort();
 const port = await freePort();
 
@@ -107,7 +105,6 @@ const hookOf = (extra: Record<string, unknown> = {}) => ({
 const server = await startServer([
   { name: 'hook.test', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] },
     functions: { hook: hookOf(), network: postCaching, operations: { log: logs({ form: 'custom', format: FORMAT }) } } },
-  { name: 'other.test', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${other.port}`] } },
   { name: 'some.test', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] },
     functions: { hook: hookOf({ matchingList: [{ pattern: '$URL[^/hooked/]' }] }), operations: { log: logs({ form: 'svc' }) } } },
   { name: 'down.test', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] },
@@ -123,7 +120,7 @@ const server = await startServer([
 ], { extra: { functions: { operations: { log: { meta: { dir: 'logs' } } } } } });
 t.teardown(async () => {
   releaseSlow(); coRelease();
-  await server.stop(); await origin.stop(); await other.stop();
+  await server.stop(); await origin.stop();
   await new Promise<void>((r) => hook.close(() => r()));
   fs.rmSync(server.dir, { recursive: true, force: true });
 });
@@ -278,13 +275,6 @@ t.test('cacheResult overrides the logged cache result', async (t) => {
   const r = await send('hook.test', '/result');
   t.equal(r.cache, 'TCP_MISS');
   t.match(await lineWith('hook.test', 'access', (l) => l.startsWith('GET /result '), 'result line'), /^GET \/result 200 TCP_REFRESH_HIT y /);
-});
-
-t.test('vhost switches the serving host', async (t) => {
-  const r = await send('hook.test', '/vhost');
-  t.equal(r.status, 200);
-  t.match(r.body, /^origin:GET \/from-hook/, 'the other host\'s origin answered');
-  t.equal(seen('/from-hook').length, 0);
 });
 
 t.test('a client HEAD is fetched from the origin as GET and stored', async (t) => {

@@ -16,6 +16,9 @@ origin.on('/held', (_req, res) => { res.once('close', () => heldClosed()); heldS
 const port = await freePort();
 const server = await startServer([
   { name: 'a.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } },
+  // One origin connection: its origin requests reach the origin in the order they were made.
+  { name: 'one.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] },
+    functions: { network: { http: { backEnd: { session: { maxConnections: 1 } } } } } },
 ]);
 t.teardown(async () => { await server.stop(); await origin.stop(); });
 
@@ -72,6 +75,28 @@ t.test('an Upgrade request behind a pending answer, and one with a body, are ans
   t.strictSame(r.seen, ['200 origin:GET /w0', '200 origin:POST /w1', '200 origin:GET /w2']);
   t.ok(r.closed);
   t.equal(origin.seen.find((s) => s.url === '/w1')?.body.toString(), 'hello', 'the Upgrade request kept its body');
+});
+
+t.test('nothing pipelined behind a request refused with 400 and Connection: close reaches the origin', async (t) => {
+  const refused = [
+    // A GET or HEAD with content (the body is never read as a request), two Host fields.
+    (i: number) => `GET /obj/g1-${i} HTTP/1.1\r\nHost: one.com\r\nContent-Length: 3\r\n\r\nabc`,
+    (i: number) => `HEAD /obj/h1-${i} HTTP/1.1\r\nHost: one.com\r\nContent-Length: 3\r\n\r\nabc`,
+    (i: number) => `GET /obj/d1-${i} HTTP/1.1\r\nHost: one.com\r\nHost: one.com\r\n\r\n`,
+  ];
+  for (const [i, first] of refused.entries()) {
+    const r = await rawRequest(port, `${first(i)}POST /echo/x-${i} HTTP/1.1\r\nHost: one.com\r\nContent-Length: 5\r\n\r\nhello` +
+      `GET /behind-${i} HTTP/1.1\r\nHost: one.com\r\n\r\n`);
+    // (The answer to HEAD has no body, which splitResponses cannot tell: the status lines are counted.)
+    t.equal(r.status, 400, `case ${i}: refused`);
+    t.equal(r.text.split('HTTP/1.1 ').length - 1, 1, `case ${i}: the refusal is the only answer`);
+    t.ok(r.closed, `case ${i}: the connection closed`);
+    // The one origin connection serves in order: once a request sent after the refusal was seen,
+    // any request made before it would have been seen too.
+    t.equal((await rawRequest(port, `GET /marker-${i} HTTP/1.1\r\nHost: one.com\r\nConnection: close\r\n\r\n`)).status, 200);
+    t.equal(origin.count(`/marker-${i}`), 1);
+    t.equal(origin.count(`/echo/x-${i}`) + origin.count(`/behind-${i}`), 0, `case ${i}: the pipelined requests never reached the origin`);
+  }
 });
 
 /** A kept-alive connection: it is still answered later only if the worker is still the same. */
