@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # start.sh PORT ORIGIN_PORT - the runtime's ceiling as a peer of ../../../shared/bench/compare.sh:
-# http.mjs (node:http answering a fixed 1 KiB body) pinned to CPU $BENCH_PROXY_CPU (0). It is no
-# proxy: only `--only hit-1k` means anything. Prints its PID.
+# http.mjs (node:http answering the bench's hit objects from a Map) pinned to CPU $BENCH_PROXY_CPU
+# (0). It is no proxy: only the hit workloads (hit-1k, hit-mix, hit-1m) mean anything. Prints its PID.
 set -euo pipefail
 PORT=${1:?usage: start.sh PORT ORIGIN_PORT}
 HERE="$(cd "$(dirname "$0")" && pwd)"
