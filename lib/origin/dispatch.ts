@@ -157,7 +157,9 @@ export class OriginCall implements OriginBody, Dispatcher.DispatchHandler {
 
   resume(): void {
     this.paused = false;
-    if (!this.parserPaused || this.to === null) return;
+    // Once the answer ended (a HEAD's pause is ignored by undici) the connection's parser may
+    // carry the next request: only an open answer's pause is ours to lift.
+    if (!this.parserPaused || this.to === null || this.state !== OPEN) return;
     this.parserPaused = false;
     this.controller?.resume();
   }
