@@ -1,7 +1,8 @@
 // The runtime's ceiling for the miss path of ../../../shared/bench: node:http passing every request
 // to the origin through undici Pool.dispatch with a plain handler object (the fastest client the
-// issue measured), streaming the answer back. It stores nothing, so a cache's miss (fetch, answer
-// and store) costs at least this. Usage: node proxy.mjs PORT ORIGIN_PORT
+// issue measured; undici 8's v2 handler interface), streaming the answer back with back-pressure.
+// It stores nothing, so a cache's miss (fetch, answer and store) costs at least this.
+// Usage: node proxy.mjs PORT ORIGIN_PORT
 import http from 'node:http';
 import { Pool } from 'undici';
 
@@ -11,18 +12,21 @@ const HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'te', 'tra
 
 http.createServer({ keepAliveTimeout: 120_000 }, (req, res) => {
   pool.dispatch({ method: req.method, path: req.url, headers: req.headers, body: null }, {
-    onConnect() {},
-    onHeaders(status, raw) {
+    onRequestStart() {},
+    onResponseStart(controller, status) {
+      // undici 8 parses the head itself; the raw list keeps the origin's spelling and order.
+      const raw = controller.rawHeaders;
       const head = [];
       for (let i = 0; i < raw.length; i += 2) {
         const name = raw[i].toString('latin1');
         if (!HOP.has(name.toLowerCase())) head.push(name, raw[i + 1].toString('latin1'));
       }
       res.writeHead(status, head);
-      return true;
     },
-    onData(chunk) { return res.write(chunk); },
-    onComplete() { res.end(); },
-    onError() { if (res.headersSent) res.destroy(); else { res.writeHead(502); res.end(); } },
+    onResponseData(controller, chunk) {
+      if (!res.write(chunk)) { controller.pause(); res.once('drain', () => controller.resume()); }
+    },
+    onResponseEnd() { res.end(); },
+    onResponseError() { if (res.headersSent) res.destroy(); else { res.writeHead(502); res.end(); } },
   });
 }).listen(port, '127.0.0.1');

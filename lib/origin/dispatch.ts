@@ -3,8 +3,13 @@
 // is one object, where request() builds a request handler with an async resource, a promise and
 // a Readable: on the cache miss path that difference is a measurable share of the CPU.
 //
-// undici calls the handler from inside its HTTP parser, synchronously: returning false from
-// onHeaders/onData pauses the parser, and its `resume` continues it (never called re-entrantly).
+// undici (8) calls the handler (its v2 interface) from inside its HTTP parser, synchronously,
+// with the request's controller: pausing the controller in onResponseStart/onResponseData pauses
+// the parser when the callback returns, and controller.resume() continues it (never called
+// re-entrantly: only once the parser stopped). undici hands the head already parsed: lower-case
+// names, a repeated field (set-cookie) as an array of its values in arrival order, the fields in
+// the order of their first arrival; the raw list (name spelling as sent) stays on the
+// controller and in the diagnostics channel, which the origin log reads (trace.ts).
 // An exception of the caller's callbacks would be taken by undici for an origin failure: it is
 // thrown again outside (as from request()'s promise or stream it would have been uncaught).
 import { Readable } from 'node:stream';
@@ -14,36 +19,13 @@ import { beginAttempt, endDispatch } from './trace.js';
 import type { BodyHandler, OriginBody, OriginHandler, OriginRequest } from './types.js';
 import type { Target, Walk } from './walk.js';
 
+type Controller = Dispatcher.DispatchController;
+/** The head as undici gives it (never an undefined value). */
+type Head = Record<string, string | string[]>;
+
 const OPEN = 0;
 const ENDED = 1;
 const FAILED = 2;
-
-/** Lower-case field names by their received spelling (origins send few distinct ones). */
-const NAMES = new Map<string, string>();
-
-/** Response fields as request() gives them: lower-case names, repeated fields as arrays. */
-function parseHead(raw: Buffer[]): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  for (let i = 0; i < raw.length; i += 2) {
-    const spelled = raw[i]!.toString('latin1');
-    let name = NAMES.get(spelled);
-    if (name === undefined) {
-      name = spelled.toLowerCase();
-      if (NAMES.size < 4096) NAMES.set(spelled, name);
-    }
-    const value = raw[i + 1]!.toString('latin1');
-    const prev = Object.hasOwn(out, name) ? out[name] : undefined;
-    if (prev === undefined) {
-      if (name === '__proto__') Object.defineProperty(out, name, { value, enumerable: true, configurable: true, writable: true });
-      else out[name] = value;
-    } else if (typeof prev === 'string') {
-      out[name] = [prev, value];
-    } else {
-      prev.push(value);
-    }
-  }
-  return out;
-}
 
 function rethrow(err: unknown): void {
   process.nextTick(() => { throw err; });
@@ -53,21 +35,21 @@ function abortError(): Error {
   return Object.assign(new Error('This operation was aborted'), { name: 'AbortError', code: 'ABORT_ERR' });
 }
 
-export class OriginCall implements OriginBody {
+export class OriginCall implements OriginBody, Dispatcher.DispatchHandler {
   private readonly opts: Dispatcher.DispatchOptions;
   private target: Target | undefined;
   /** The pool of the current attempt (a reset() may swap the endpoint's pool under it). */
   private pool: unknown;
   private tap: BodyTap | null = null;
-  private abortFn: ((err?: Error) => void) | null = null;
-  private resumeFn: (() => void) | null = null;
+  /** undici's controller of the current attempt (abort, pause, resume), from onRequestStart. */
+  private controller: Controller | null = null;
   private headSeen = false;
   private to: BodyHandler | null = null;
   /** Chunks that arrived before the body was taken. */
   private early: Buffer[] | null = null;
   private state = OPEN;
   private error: Error | undefined;
-  /** The caller asked for a pause, and whether undici is paused (by our false return). */
+  /** The caller asked for a pause, and whether undici is paused (by our controller.pause()). */
   private paused = false;
   private parserPaused = false;
   private discarded = false;
@@ -90,60 +72,60 @@ export class OriginCall implements OriginBody {
     this.pool = t.ep.pool;
     if (this.r.trace !== undefined) beginAttempt(this.r.trace, t.ep.ip, t.ep.port, t.owner.parts.host);
     // undici creates its request inside the call: trace.ts links it to the attempt then.
-    t.ep.pool.dispatch(this.opts, this as unknown as Dispatcher.DispatchHandler);
+    t.ep.pool.dispatch(this.opts, this);
     endDispatch();
   }
 
-  // --- undici's side (its legacy handler interface, which it calls without a wrapper) ---
+  // --- undici's side (its v2 handler interface, which it calls without a wrapper) ---
 
-  onConnect(abort: (err?: Error) => void): void {
-    this.abortFn = abort;
+  onRequestStart(controller: Controller): void {
+    this.controller = controller;
     const signal = this.r.signal;
     if (signal === undefined) return;
-    if (signal.aborted) { abort(signal.reason ?? abortError()); return; }
-    this.onAbort = () => this.abortFn?.(signal.reason ?? abortError());
+    if (signal.aborted) { controller.abort(signal.reason ?? abortError()); return; }
+    this.onAbort = () => this.controller?.abort(signal.reason ?? abortError());
     signal.addEventListener('abort', this.onAbort, { once: true });
   }
 
-  onHeaders(statusCode: number, raw: Buffer[], resume: () => void): boolean {
+  onResponseStart(controller: Controller, statusCode: number, headers: Head): void {
     if (statusCode < 200) {
       // Informational: the answer follows on the same exchange.
       const info = this.r.onInformational;
-      if (info !== undefined) try { info(statusCode, parseHead(raw)); } catch (err) { rethrow(err); }
-      return true;
+      if (info !== undefined) try { info(statusCode, headers); } catch (err) { rethrow(err); }
+      return;
     }
     this.headSeen = true;
-    this.resumeFn = resume;
     const t = this.target!;
     t.ep.succeeded();
     try {
-      this.h.onHead({ statusCode, headers: parseHead(raw), address: t.owner.parts.raw, ip: t.ep.ip, secondary: t.owner.secondary }, this);
+      this.h.onHead({ statusCode, headers, address: t.owner.parts.raw, ip: t.ep.ip, secondary: t.owner.secondary }, this);
     } catch (err) {
       rethrow(err);
     }
-    return this.flowing();
+    this.flow(controller);
   }
 
-  onData(chunk: Buffer): boolean {
-    if (this.discarded) return true;
+  onResponseData(controller: Controller, chunk: Buffer): void {
+    if (this.discarded) return;
     const to = this.to;
     if (to === null) (this.early ??= []).push(chunk);
     else try { to.onData(chunk); } catch (err) { rethrow(err); }
-    return this.flowing();
+    this.flow(controller);
   }
 
-  onComplete(): void {
+  onResponseEnd(): void {
     this.state = ENDED;
     this.unlisten();
     if (!this.discarded) try { this.to?.onEnd(); } catch (err) { rethrow(err); }
   }
 
-  onError(err: Error): void {
+  /** `_controller` is null when the dispatch failed at once (a closed pool, bad options). */
+  onResponseError(_controller: Controller | null, err: Error): void {
     this.unlisten();
     if (!this.headSeen) {
       // No answer yet: the next address, or the error that ends the walk.
       const fatal = this.walk.failed(this.target!, this.pool, err, this.tap !== null && this.tap.consumed);
-      this.abortFn = null;
+      this.controller = null;
       try {
         if (fatal === null) this.attempt();
         else this.h.onError(fatal);
@@ -175,9 +157,11 @@ export class OriginCall implements OriginBody {
 
   resume(): void {
     this.paused = false;
-    if (!this.parserPaused || this.to === null) return;
+    // Once the answer ended (a HEAD's pause is ignored by undici) the connection's parser may
+    // carry the next request: only an open answer's pause is ours to lift.
+    if (!this.parserPaused || this.to === null || this.state !== OPEN) return;
     this.parserPaused = false;
-    this.resumeFn?.();
+    this.controller?.resume();
   }
 
   discard(): void {
@@ -188,8 +172,8 @@ export class OriginCall implements OriginBody {
     if (this.state !== OPEN) return;
     // A short body usually completes within the same read of the parser: give it that chance
     // (the connection is then kept) before cutting the connection.
-    queueMicrotask(() => { if (this.state === OPEN) this.abortFn?.(abortError()); });
-    if (this.parserPaused) { this.parserPaused = false; this.resumeFn?.(); }
+    queueMicrotask(() => { if (this.state === OPEN) this.controller?.abort(abortError()); });
+    if (this.parserPaused) { this.parserPaused = false; this.controller?.resume(); }
   }
 
   readable(): Readable {
@@ -205,11 +189,11 @@ export class OriginCall implements OriginBody {
     return rs;
   }
 
-  /** Whether undici may go on parsing: the body is taken and not paused. */
-  private flowing(): boolean {
-    if (this.discarded || (this.to !== null && !this.paused)) return true;
+  /** Pauses undici's parser unless the body is taken and not paused (or discarded). */
+  private flow(controller: Controller): void {
+    if (this.discarded || (this.to !== null && !this.paused)) return;
     this.parserPaused = true;
-    return false;
+    controller.pause();
   }
 
   private unlisten(): void {

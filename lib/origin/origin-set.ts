@@ -85,6 +85,9 @@ export class OriginSet {
           bodyTimeout: receive,
           connectTimeout,
           connect: o.protocol === 'https' && servername !== undefined ? { servername } : undefined,
+          // undici 8 negotiates HTTP/2 by ALPN on its own: origins are spoken to in HTTP/1.1 only
+          // (hop-by-hop fields, interim answers and the trace's channels are HTTP/1.1 things).
+          allowH2: false,
         };
         const addr = new ConfiguredAddress(parts, secondary, o.vhost, poolOptions);
         this.addrs.push(addr);

@@ -4,6 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import https from 'node:https';
+import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,7 +22,7 @@ function selfSigned(name: string, san: string): { key: Buffer; cert: Buffer; cer
     '-addext', `subjectAltName=${san}`, '-keyout', keyPath, '-out', certPath], { stdio: 'ignore' });
   return { key: fs.readFileSync(keyPath), cert: fs.readFileSync(certPath), certPath };
 }
-const trusted = selfSigned('secure.com', 'DNS:secure.com,DNS:wrong-name.com');
+const trusted = selfSigned('secure.com', 'DNS:secure.com,DNS:wrong-name.com,DNS:h2.com');
 const untrusted = selfSigned('untrusted.com', 'DNS:untrusted.com');
 
 interface Seen { url: string; servername: string | false | null; host: string | undefined }
@@ -39,19 +40,29 @@ const seenTrusted: Seen[] = [];
 const seenUntrusted: Seen[] = [];
 const good = await tlsOrigin(trusted, seenTrusted);
 const bad = await tlsOrigin(untrusted, seenUntrusted);
-const portOf = (s: https.Server): number => (s.address() as AddressInfo).port;
+// An origin offering h2 first by ALPN (and HTTP/1.1): origins are spoken to in HTTP/1.1 only.
+const seenH2: { version: string; alpn: string | false | null }[] = [];
+const h2 = http2.createSecureServer({ key: trusted.key, cert: trusted.cert, allowHTTP1: true }, (req, res) => {
+  seenH2.push({ version: req.httpVersion, alpn: (req.socket as TLSSocket).alpnProtocol });
+  res.writeHead(200, { 'content-length': '2' });
+  res.end('h2');
+});
+await new Promise<void>((r) => h2.listen(0, '127.0.0.1', () => r()));
+const portOf = (s: https.Server | http2.Http2SecureServer): number => (s.address() as AddressInfo).port;
 
 const port = await freePort();
 const server = await startServer([
   { name: 'secure.com', listen: `127.0.0.1:${port}`, origin: { protocol: 'https', address: [`127.0.0.1:${portOf(good)}`] } },
   { name: 'untrusted.com', listen: `127.0.0.1:${port}`, origin: { protocol: 'https', address: [`127.0.0.1:${portOf(bad)}`] } },
   { name: 'other-name.com', listen: `127.0.0.1:${port}`, origin: { protocol: 'https', address: [`127.0.0.1:${portOf(good)}`] } },
+  { name: 'h2.com', listen: `127.0.0.1:${port}`, origin: { protocol: 'https', address: [`127.0.0.1:${portOf(h2)}`] } },
 ], { env: { NODE_EXTRA_CA_CERTS: trusted.certPath } });
 t.teardown(async () => {
   await server.stop();
   good.closeAllConnections(); bad.closeAllConnections();
   await new Promise((r) => good.close(r));
   await new Promise((r) => bad.close(r));
+  await new Promise((r) => h2.close(r));
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
@@ -78,4 +89,11 @@ t.test('an https origin whose certificate does not name the host asked for gets 
   const r = await get('other-name.com', '/n');
   t.equal(r.status, 502);
   t.notOk(seenTrusted.some((s) => s.url === '/n'));
+});
+
+t.test('an https origin offering h2 by ALPN is asked in HTTP/1.1', async (t) => {
+  const r = await get('h2.com', '/v');
+  t.equal(r.status, 200);
+  t.equal(r.body, 'h2');
+  t.same(seenH2, [{ version: '1.1', alpn: 'http/1.1' }]);
 });

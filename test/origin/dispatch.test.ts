@@ -8,8 +8,18 @@ import { until } from '../helpers/wait.js';
 const big = Buffer.alloc(3 * 1024 * 1024, 7);
 /** The origin's side of the last /big answer: how much of it left for the client's socket. */
 let bigSocket: { bytesWritten: number; writableLength: number } | undefined;
+/** The origin's side of the last /slow answer (never finished) was closed. */
+let slowClosed = false;
 const origin = await startOrigin((req, res, body) => {
   if (req.url === '/big') { bigSocket = res.socket ?? undefined; res.writeHead(200, { 'content-length': String(big.length) }); res.end(big); return; }
+  if (req.url === '/dup') {
+    // Raw pairs as a list: repeated fields, their spelling, a name that is a prototype key.
+    res.writeHead(200, ['X-Dup', '1', 'Content-Type', 'text/plain', 'x-dup', '2', 'X-DUP', '3', '__proto__', 'p', 'Content-Length', '2']);
+    res.end('ok');
+    return;
+  }
+  if (req.url === '/hints') { res.writeEarlyHints({ link: '</a.css>; rel=preload' }); res.writeHead(200, { 'content-length': '2' }); res.end('ok'); return; }
+  if (req.url === '/slow') { slowClosed = false; res.on('close', () => { slowClosed = true; }); res.writeHead(200, { 'content-length': '1000' }); res.write('partial'); return; }
   if (req.url === '/cut') { res.writeHead(200, { 'content-length': '1000' }); res.write('partial'); setTimeout(() => res.destroy(), 50); return; }
   res.writeHead(200, { 'content-type': 'text/plain', 'set-cookie': ['a=1', 'b=2'], 'X-Mixed-Case': 'v' });
   res.end(`${req.method} ${req.url}${body === '' ? '' : ` ${body}`}`);
@@ -114,4 +124,70 @@ t.test('a body cut after the head reaches the body handler as an error', async (
   const err = await fetch(s, '/cut').then(() => undefined, (e: unknown) => e);
   t.ok(err instanceof Error, 'onError of the body');
   t.notOk(err instanceof OriginError, 'not an origin-level failure: the head had arrived');
+});
+
+t.test('repeated fields keep every value in arrival order, names lower-cased, first-arrival field order', async (t) => {
+  const s = set({ address: [`127.0.0.1:${origin.port}`] });
+  const got = await fetch(s, '/dup');
+  const h = got.head.headers;
+  t.same(h['x-dup'], ['1', '2', '3']);
+  t.equal(h['content-type'], 'text/plain');
+  t.ok(Object.hasOwn(h, '__proto__'), 'a __proto__ field is a field, not the prototype');
+  t.equal(h['__proto__' as 'x'], 'p');
+  t.same(Object.keys(h).filter((k) => k !== 'date' && k !== 'connection' && k !== 'keep-alive'),
+    ['x-dup', 'content-type', '__proto__', 'content-length']);
+  t.equal(got.body.toString(), 'ok');
+});
+
+t.test('an interim answer reaches onInformational before the head', async (t) => {
+  const s = set({ address: [`127.0.0.1:${origin.port}`] });
+  const seen: string[] = [];
+  await new Promise<void>((resolve, reject) => {
+    s.dispatch({
+      method: 'GET', url: '/hints', headers: {},
+      onInformational: (status, headers) => { seen.push(`${status} ${String(headers.link)}`); },
+    }, {
+      onHead: (head, body) => {
+        seen.push(String(head.statusCode));
+        body.consume({ onData: () => undefined, onEnd: resolve, onError: reject });
+      },
+      onError: reject,
+    });
+  });
+  t.same(seen, ['103 </a.css>; rel=preload', '200']);
+});
+
+t.test('the abort signal ends a paused body with the abort reason and closes the connection', async (t) => {
+  const s = set({ address: [`127.0.0.1:${origin.port}`] });
+  const ac = new AbortController();
+  const before = origin.seen.length;
+  let failed: unknown;
+  s.dispatch({ method: 'GET', url: '/slow', headers: {}, signal: ac.signal }, {
+    onHead: (_h, body) => {
+      body.pause();
+      body.consume({ onData: () => undefined, onEnd: () => { failed = 'ended'; }, onError: (e) => { failed = e; } });
+    },
+    onError: (e) => { failed = e; },
+  });
+  await until(() => origin.seen.length > before, 'the origin saw the request');
+  const reason = new Error('client gone');
+  ac.abort(reason);
+  await until(() => failed !== undefined, 'the body failed');
+  t.equal(failed, reason);
+  await until(() => slowClosed, 'the origin connection closed');
+});
+
+t.test('an abort before the connection is made goes to onError, not to another address', async (t) => {
+  const s = set({ address: [`127.0.0.1:${origin.port}`, `127.0.0.1:${origin.port}`] });
+  const ac = new AbortController();
+  const before = origin.seen.length;
+  const err = new Promise<unknown>((resolve) => {
+    s.dispatch({ method: 'GET', url: '/x', headers: {}, signal: ac.signal }, { onHead: () => resolve('answered'), onError: resolve });
+  });
+  // After the dispatch call, before undici starts the request on a connection (onRequestStart).
+  const reason = new Error('gone before the connection');
+  ac.abort(reason);
+  t.equal(await err, reason);
+  t.equal(origin.seen.length, before, 'the origin saw nothing');
+  t.same(s.status().InactiveIP, [], 'an abort does not count against the origin');
 });
