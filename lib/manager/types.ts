@@ -62,8 +62,8 @@ export interface RecognizedInvalidation {
 }
 
 export interface InvalidationCommands {
-  /** Parses `url`; throws TargetError (400) for a bad or unknown target. */
-  targets(url: string | null): Target[];
+  /** Parses `url` (a long list a slice at a time); rejects with TargetError (400) for a bad or unknown target. */
+  targets(url: string | null): Promise<Target[]>;
   /** Called once per accepted call, before it runs (or is queued). */
   recognized?(call: RecognizedInvalidation): void;
   /** `status`: the HTTP status of the answer (purge.resCodeNoCtrlTarget when nothing matched). */

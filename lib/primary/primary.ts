@@ -93,7 +93,8 @@ export class Primary {
   private readonly logFiles = new LogFileAnnouncer(() => this.connectedWorkers(), (w, m) => this.send(w, m));
 
   /** Uploads of rolled log files to the backup repositories (env.log.repository). */
-  private readonly backups = new BackupScheduler({ watch: (event, body) => void this.lifecycle?.events.watch(event, undefined, body) });
+  // The repositories' `enc:` keys decrypt under the license, read at each upload (it may change).
+  private readonly backups = new BackupScheduler({ watch: (event, body) => void this.lifecycle?.events.watch(event, undefined, body), secretKey: () => this.license?.secretKey() });
   readonly supervisor = new SupervisorLink();
   /** Central management (env.management.server), started with the management API. */
   private central: CentralLink | undefined;

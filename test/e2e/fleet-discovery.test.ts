@@ -43,7 +43,7 @@ t.test('a forged advertisement is dropped and logged', async (t) => {
   const stranger = dgram.createSocket('udp4');
   t.teardown(() => stranger.close());
   await new Promise<void>((r) => stranger.bind(0, '127.0.0.9', () => r()));
-  const forged = JSON.stringify({ tag: 'svc-discover/1', name: 'intruder', version: '0.1.0', buildNumber: '0', settingHash: 'x', time: Date.now(), signature: 'ab'.repeat(32) });
+  const forged = JSON.stringify({ tag: 'svc-discover/2', name: 'intruder', version: '0.1.0', buildNumber: '0', settingHash: 'x', address: '127.0.0.9', seq: 1, time: Date.now(), signature: 'ab'.repeat(32) });
   await new Promise<void>((r) => stranger.send(forged, port, '127.0.0.2', () => r()));
   t.ok(await waitFor(async () => /discovery advertisement refused.*127\.0\.0\.9.*bad signature/.test(await infoLog(a)), { timeoutMs: 10_000 }), 'logged');
   t.notOk((await discovered(a)).some((e) => e.address === '127.0.0.9'), 'not listed');

@@ -1,9 +1,11 @@
-// Discovery at socket level, in-process: signed advertisements (HMAC-SHA256), unicast to the
-// members, broadcast (loopback: a receiver bound to 127.255.255.255, as broadcast does not
-// cross 127.x addresses otherwise), what is dropped and logged, and silence for 3 periods.
+// Discovery at socket level, in-process: signed advertisements (HMAC-SHA256, bound to the sender's
+// address and a growing sequence), unicast to the members, broadcast (loopback: a receiver bound
+// to 127.255.255.255, as broadcast does not cross 127.x addresses otherwise), what is dropped,
+// the bound on its log lines, and silence for 3 periods.
 import dgram from 'node:dgram';
 import t, { type Test } from 'tap';
 import { decodeAdvertisement, encodeAdvertisement, MAX_SKEW_MS } from '../../lib/primary/fleet/advertisement.js';
+import { REFUSAL_LINES, REFUSAL_WINDOW_MS } from '../../lib/primary/fleet/refusal-log.js';
 import { Discovery } from '../../lib/primary/fleet/discovery.js';
 import type { Setting } from '../../lib/setting/types.js';
 import { freePort } from '../helpers/ports.js';
@@ -11,16 +13,23 @@ import { waitFor } from '../helpers/wait.js';
 
 const AD = { name: 'edge-a', version: '1.2.3', buildNumber: '0', settingHash: 'abc' };
 
-t.test('an advertisement signed with the shared secret is read back; a wrong secret, an edit or an old one is refused', async (t) => {
+t.test('an advertisement signed with the shared secret is read back; a wrong secret, an edit, another source or an old one is refused', async (t) => {
   const now = 1_700_000_000_000;
-  const data = encodeAdvertisement('k', AD, now);
-  t.match(decodeAdvertisement('k', data, now + 1000), { ...AD, time: now, signature: /^[0-9a-f]{64}$/ });
-  t.same(decodeAdvertisement('other', data, now), { refused: 'bad signature' });
+  const from = '10.0.0.5';
+  const data = encodeAdvertisement('k', AD, { address: from, seq: 7, time: now });
+  t.match(decodeAdvertisement('k', data, from, now + 1000), { ...AD, address: from, seq: 7, time: now, signature: /^[0-9a-f]{64}$/ });
+  t.same(decodeAdvertisement('other', data, from, now), { refused: 'bad signature' });
   const edited = Buffer.from(data.toString().replace('"edge-a"', '"edge-x"'));
-  t.same(decodeAdvertisement('k', edited, now), { refused: 'bad signature' });
-  t.match(decodeAdvertisement('k', data, now + MAX_SKEW_MS + 1), { refused: /more than 300 s away/ });
-  t.same(decodeAdvertisement('k', Buffer.from('{"tag":"svc-discover/1","name":"x"}'), now), { refused: 'no version' });
-  t.same(decodeAdvertisement('k', Buffer.from('hello'), now), { refused: 'not JSON' });
+  t.same(decodeAdvertisement('k', edited, from, now), { refused: 'bad signature' });
+  for (const [field, value] of [['address', '"10.0.0.6"'], ['seq', '8']]) {
+    const moved = Buffer.from(data.toString().replace(new RegExp(`"${field}":[^,]+`), `"${field}":${value}`));
+    t.same(decodeAdvertisement('k', moved, '10.0.0.6', now), { refused: 'bad signature' }, `the ${field} is signed`);
+  }
+  t.same(decodeAdvertisement('k', data, '10.0.0.6', now), { refused: 'signed for 10.0.0.5, sent from 10.0.0.6' }, 'replayed from another address');
+  t.match(decodeAdvertisement('k', data, from, now + MAX_SKEW_MS + 1), { refused: /more than 300 s away/ });
+  t.same(decodeAdvertisement('k', Buffer.from('{"tag":"svc-discover/2","name":"x"}'), from, now), { refused: 'no version' });
+  t.same(decodeAdvertisement('k', Buffer.from(JSON.stringify({ tag: 'svc-discover/2', ...AD, address: from, signature: '', seq: 1.5, time: now })), from, now), { refused: 'no seq' });
+  t.same(decodeAdvertisement('k', Buffer.from('hello'), from, now), { refused: 'not JSON' });
 });
 
 interface Node { d: Discovery; lines: Array<[string, Record<string, unknown>]>; clock: { now: number } }
@@ -49,19 +58,56 @@ t.test('two nodes with each other as members list each other with address, lastS
   t.ok(a.lines.some(([m]) => m === 'discovery: node heard'), 'an info line when a node is first heard');
 });
 
-t.test('a forged or unsigned advertisement is dropped and logged once', async (t) => {
+t.test('forged, unsigned and replayed advertisements are dropped; at most 10 lines a minute are logged, then one with the count', async (t) => {
   const port = await freePort('127.0.0.4');
   const a = node(t, { listen: '127.0.0.4', port, members: [] }, 'edge-a');
   await a.d.start();
-  const stranger = dgram.createSocket('udp4');
-  t.teardown(() => stranger.close());
-  await new Promise<void>((r) => stranger.bind(0, '127.0.0.5', () => r()));
-  const send = (data: Buffer): Promise<void> => new Promise((r) => stranger.send(data, port, '127.0.0.4', () => r()));
-  await send(encodeAdvertisement('guessed-secret', AD, Date.now()));
-  await send(Buffer.from(JSON.stringify({ tag: 'svc-discover/1', ...AD, time: Date.now(), signature: '' })));
-  t.ok(await waitFor(() => a.lines.some(([m]) => m === 'discovery advertisement refused')), 'logged');
-  t.same(a.d.list(), [], 'not listed');
-  t.match(a.lines.filter(([m]) => m === 'discovery advertisement refused'), [['discovery advertisement refused', { from: '127.0.0.5', reason: 'bad signature' }]], 'one line per address and minute');
+  const sockets: dgram.Socket[] = [];
+  t.teardown(() => { for (const s of sockets) s.close(); });
+  const send = async (from: string, data: Buffer): Promise<void> => {
+    const s = dgram.createSocket('udp4');
+    sockets.push(s);
+    await new Promise<void>((r) => s.bind(0, from, () => r()));
+    await new Promise<void>((r) => s.send(data, port, '127.0.0.4', () => r()));
+  };
+  const refused = (): Array<Record<string, unknown>> => a.lines.filter(([m]) => m === 'discovery advertisement refused').map(([, f]) => f);
+  const good = (seq: number): Buffer => encodeAdvertisement('fleet-secret', AD, { address: '127.0.0.5', seq, time: a.clock.now });
+  await send('127.0.0.5', good(10));
+  t.ok(await waitFor(() => a.d.list().length === 1), 'a well-signed one from its own address is heard');
+  await send('127.0.0.5', good(10));
+  await send('127.0.0.6', good(11));
+  await send('127.0.0.5', encodeAdvertisement('guessed-secret', AD, { address: '127.0.0.5', seq: 12, time: a.clock.now }));
+  t.ok(await waitFor(() => refused().length === 3));
+  t.match(refused(), [
+    { from: '127.0.0.5', reason: 'replayed: sequence 10 is not above 10' },
+    { from: '127.0.0.6', reason: 'signed for 127.0.0.5, sent from 127.0.0.6' },
+    { from: '127.0.0.5', reason: 'bad signature' },
+  ]);
+  t.same(a.d.list().map((e) => e.address), ['127.0.0.5'], 'listed once');
+  // A flood from 30 more sources: the lines stop at 10 for the minute, the rest is counted.
+  for (let i = 0; i < 30; i++) await send(`127.0.4.${i + 1}`, Buffer.from('junk'));
+  // Read after the flood on the same socket: once it is, so is the flood.
+  a.clock.now += 1;
+  await send('127.0.0.5', good(13));
+  t.ok(await waitFor(() => a.d.list()[0]?.lastSeen === a.clock.now), 'the flood was read');
+  t.ok(await waitFor(() => refused().length === REFUSAL_LINES), `${REFUSAL_LINES} lines`);
+  t.notOk(a.lines.some(([m]) => m === 'discovery advertisements refused and not logged'), 'no count before the minute ends');
+  a.clock.now += REFUSAL_WINDOW_MS;
+  await send('127.0.4.99', Buffer.from('junk'));
+  t.ok(await waitFor(() => refused().length === REFUSAL_LINES + 1), 'a new minute logs again');
+  t.match(a.lines.filter(([m]) => m === 'discovery advertisements refused and not logged'),
+    [['discovery advertisements refused and not logged', { count: 23, windowSeconds: 60, lastFrom: '127.0.4.30', lastReason: 'not JSON' }]], 'one line with the count of the others');
+});
+
+t.test('a node bound to 0.0.0.0 signs each unicast advertisement for the address its route leaves from, and is heard', async (t) => {
+  const port = await freePort('127.0.0.11');
+  const receiver = node(t, { listen: '127.0.0.11', port, members: [] }, 'edge-b');
+  // Its own port: the wildcard address and the receiver's cannot share one.
+  const sender = node(t, { listen: '0.0.0.0', port: await freePort('0.0.0.0'), members: [`127.0.0.11:${port}`] }, 'edge-a');
+  await receiver.d.start();
+  await sender.d.start();
+  t.ok(await waitFor(() => receiver.d.list().length === 1), 'heard');
+  t.notOk(receiver.lines.some(([m]) => m === 'discovery advertisement refused'), 'not refused');
 });
 
 t.test('a node silent for 3 periods is dropped', async (t) => {

@@ -53,14 +53,14 @@ function splitHost(target: string, knownHost: (name: string) => string | undefin
 }
 
 /**
- * Parses the targets. `knownHost` maps a name (or alias) to the virtual host that serves it;
- * `lastHost` is the most recently used host for targets that name none.
+ * Parses `pieces`, the targets of a `url` split at `|`, in order; `current` is the host a piece
+ * without one inherits at the start. Returns the targets and the host the last one used, so a
+ * long list can be parsed a slice at a time (InvalidationService.targets).
  */
-export function parseTargets(url: string | null, knownHost: (name: string) => string | undefined, lastHost: string | undefined): Target[] {
-  if (url === null || url.trim() === '') throw new TargetError('url is missing');
+export function parsePieces(pieces: readonly string[], knownHost: (name: string) => string | undefined,
+  current: string | undefined): { targets: Target[]; current: string | undefined } {
   const out: Target[] = [];
-  let current = lastHost;
-  for (const raw of url.split('|')) {
+  for (const raw of pieces) {
     const text = raw.trim();
     if (text === '') continue;
     const { host, path } = splitHost(text, knownHost);
@@ -77,6 +77,21 @@ export function parseTargets(url: string | null, knownHost: (name: string) => st
     const plain = star === path.length - 1;
     out.push({ vhost, prefix, wildcard: true, match: plain ? undefined : globToRegExp(path), text });
   }
-  if (out.length === 0) throw new TargetError('url names no target');
-  return out;
+  return { targets: out, current };
+}
+
+/** The `url` pieces of a call, or why there is none. */
+export function urlPieces(url: string | null): string[] {
+  if (url === null || url.trim() === '') throw new TargetError('url is missing');
+  return url.split('|');
+}
+
+/**
+ * Parses the targets. `knownHost` maps a name (or alias) to the virtual host that serves it;
+ * `lastHost` is the most recently used host for targets that name none.
+ */
+export function parseTargets(url: string | null, knownHost: (name: string) => string | undefined, lastHost: string | undefined): Target[] {
+  const { targets } = parsePieces(urlPieces(url), knownHost, lastHost);
+  if (targets.length === 0) throw new TargetError('url names no target');
+  return targets;
 }

@@ -2,6 +2,7 @@
 // cron, path template and the transport of its type. Endpoint members were checked against
 // the schema of the type at validation (lib/setting/tagged.ts).
 import path from 'node:path';
+import { revealSecret, type SecretKey } from '../../license/secret-box.js';
 import type { Setting } from '../../setting/types.js';
 import { parseMinuteHour, type Cron } from '../cron.js';
 import { exportFilter, type LineFilter } from './exports.js';
@@ -36,12 +37,24 @@ const IAMROLE = '#IAMROLE';
 
 const contentType = (gzip: boolean): string => (gzip ? 'application/gzip' : 'text/plain; charset=utf-8');
 
-function s3(ep: S3Endpoint, keys: { accessKey: string; secretKey: string }, gzip: boolean): Repository['send'] {
+/** The key of the node's license that `enc:` credentials decrypt under (undefined: no valid license). */
+export type SecretKeySource = () => SecretKey | undefined;
+
+/**
+ * The key pair as the signer needs it: `enc:` values (/command/encryptpassword) decrypted under
+ * the license's key, as central management does (central.ts), at each use so the plain text is
+ * never kept; throws when one does not decrypt (the attempt fails and says why).
+ */
+function s3Credentials(keys: { accessKey: string; secretKey: string }, secretKey: SecretKeySource): Credentials {
+  return { accessKeyId: revealSecret(secretKey(), keys.accessKey), secretAccessKey: revealSecret(secretKey(), keys.secretKey) };
+}
+
+function s3(ep: S3Endpoint, keys: { accessKey: string; secretKey: string }, gzip: boolean, secretKey: SecretKeySource): Repository['send'] {
   const role = keys.accessKey === IAMROLE || keys.secretKey === IAMROLE ? new InstanceRole() : undefined;
-  const fixed: Credentials = { accessKeyId: keys.accessKey, secretAccessKey: keys.secretKey };
   return async (u, key) => {
+    const creds = role === undefined ? s3Credentials(keys, secretKey) : await role.credentials();
     const body = await spoolUnit(u.dir, u.files, u.spool, gzip);
-    await s3Put(ep, key, role === undefined ? fixed : await role.credentials(), body, contentType(gzip));
+    await s3Put(ep, key, creds, body, contentType(gzip));
     return body.bytes;
   };
 }
@@ -51,17 +64,17 @@ function exported(r: RepositorySetting, logtype: string): LineFilter | undefined
   return exportFilter(logtype, ex);
 }
 
-function transport(r: RepositorySetting, setting: Setting): Repository['send'] {
+function transport(r: RepositorySetting, setting: Setting, secretKey: SecretKeySource): Repository['send'] {
   const e = r.endpoint as Record<string, unknown>;
   const gzip = r.compression.enable;
   switch (r.type) {
     case 'cloudA-objstore':
       return s3({ bucket: e.bucket as string, region: e.region as string, base: (e.domain as string | null) ?? undefined },
-        e as { accessKey: string; secretKey: string }, gzip);
+        e as { accessKey: string; secretKey: string }, gzip, secretKey);
     case 'cloudD-object-storage-v1': {
       const region = e.region as string;
       const base = (e.domain as string | null | undefined) ?? `https://${e.account as string}.compat.objectstorage.${region}.oraclecloud.com`;
-      return s3({ bucket: e.bucket as string, region, base }, e as { accessKey: string; secretKey: string }, gzip);
+      return s3({ bucket: e.bucket as string, region, base }, e as { accessKey: string; secretKey: string }, gzip, secretKey);
     }
     case 'cloudC-storage': {
       const src: AccountSource = typeof e.credential === 'string'
@@ -89,6 +102,6 @@ function transport(r: RepositorySetting, setting: Setting): Repository['send'] {
   }
 }
 
-export function repositoryOf(r: RepositorySetting, setting: Setting): Repository {
-  return { name: r.name, cron: parseMinuteHour(r.rolling), path: r.path, send: transport(r, setting) };
+export function repositoryOf(r: RepositorySetting, setting: Setting, secretKey: SecretKeySource = () => undefined): Repository {
+  return { name: r.name, cron: parseMinuteHour(r.rolling), path: r.path, send: transport(r, setting, secretKey) };
 }

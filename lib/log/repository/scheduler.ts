@@ -14,7 +14,7 @@ import path from 'node:path';
 import type { Setting } from '../../setting/types.js';
 import { nextFire } from '../cron.js';
 import { expandPath, nodeIp } from './path-template.js';
-import { repositoryOf, type Repository } from './repository.js';
+import { repositoryOf, type Repository, type SecretKeySource } from './repository.js';
 import { ShippedSet } from './shipped.js';
 
 /**
@@ -53,6 +53,8 @@ export interface SchedulerOptions {
   now?: () => number;
   /** First retry delay (ms); doubles up to 5 minutes. */
   retryMs?: number;
+  /** The key `enc:` credentials of the repositories decrypt under (the node's license). */
+  secretKey?: SecretKeySource;
 }
 
 const MAX_RETRY_MS = 5 * 60_000;
@@ -95,7 +97,7 @@ export class BackupScheduler {
     for (const r of setting.env.log.repository.list) {
       const key = JSON.stringify(r);
       const old = this.repos.get(r.name);
-      repos.set(r.name, old !== undefined && old.key === key ? old : { key, repo: repositoryOf(r, setting) });
+      repos.set(r.name, old !== undefined && old.key === key ? old : { key, repo: repositoryOf(r, setting, this.opts.secretKey) });
     }
     const lanes = new Map<string, Lane>();
     for (const s of sources) {

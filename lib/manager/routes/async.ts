@@ -14,7 +14,7 @@ export function asyncRoutes(queue: AsyncInvalidations, svc: InvalidationCommands
       requireRunning(ctx);
       const url = urlParam(req.rawQuery);
       let targets;
-      try { targets = svc.targets(url); } catch (err) {
+      try { targets = await svc.targets(url); } catch (err) {
         if (err instanceof TargetError) return fail(/unknown virtual host/.test(err.message) ? 502 : HTTP.badRequest, ctx.version, kind, 'query', err.message);
         throw err;
       }

@@ -33,7 +33,7 @@ async function invalidate(svc: InvalidationCommands, kind: InvalidateKind, url: 
   requireRunning(ctx);
   let targets;
   try {
-    targets = svc.targets(url);
+    targets = await svc.targets(url);
   } catch (err) {
     if (err instanceof TargetError) {
       // An unknown virtual host in the URL is 502 for the purge family (README).
@@ -78,7 +78,7 @@ export function invalidationRoutes(svc: InvalidationCommands): Route[] {
       handler: async (req, ctx) => {
         requireRunning(ctx);
         let targets;
-        try { targets = svc.targets(urlParam(req.rawQuery)); } catch (err) {
+        try { targets = await svc.targets(urlParam(req.rawQuery)); } catch (err) {
           if (err instanceof TargetError) return fail(HTTP.badRequest, ctx.version, 'fileinfo', 'query', err.message);
           throw err;
         }

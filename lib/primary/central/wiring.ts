@@ -33,7 +33,7 @@ export class CentralLink {
       secretKey: h.secretKey,
       log: (message, fields) => void h.lifecycle.events.info(message, fields),
       purge: async (url) => {
-        const o = await h.invalidation.run('purge', h.invalidation.targets(url));
+        const o = await h.invalidation.run('purge', await h.invalidation.targets(url));
         return { count: o.result.Count, size: o.result.Size, time: o.result.Time };
       },
       origins: {

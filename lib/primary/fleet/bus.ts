@@ -11,7 +11,7 @@
 import os from 'node:os';
 import { Redis } from 'ioredis';
 import type { Setting } from '../../setting/types.js';
-import { entryFields, idAfter, parseEntry, type BusEntry } from './bus-entry.js';
+import { entrySlices, idAfter, parseEntry, targetsForLog, type BusEntry } from './bus-entry.js';
 import type { BusFigures } from '../../stats/realtime-view.js';
 
 type StreamItem = [id: string, fields: string[]];
@@ -130,12 +130,14 @@ export class InvalidationBus {
 
   private async applyItem([id, fields]: StreamItem): Promise<void> {
     const e = parseEntry(fields);
-    if (e !== undefined && e.node !== this.node) {
+    if (e !== undefined && 'refused' in e) {
+      this.deps.info('invalidation bus: entry refused', { id, node: e.node, reason: e.refused });
+    } else if (e !== undefined && e.node !== this.node) {
       try {
         await this.deps.apply(e);
         this.applied++;
       } catch (err) {
-        this.deps.info('invalidation bus: entry not applied here', { id, kind: e.kind, targets: e.targets.map((t) => t.text), reason: (err as Error).message });
+        this.deps.info('invalidation bus: entry not applied here', { id, kind: e.kind, ...targetsForLog(e.targets), reason: (err as Error).message });
       }
     }
     this.position = id;
@@ -145,13 +147,28 @@ export class InvalidationBus {
     await this.writer.set(this.positionKey, id);
   }
 
-  /** Appends an invalidation this node received (not one it applies from the bus); logged when Redis refuses. */
+  /**
+   * Appends an invalidation this node received (not one it applies from the bus), as as many
+   * bounded entries as it takes (bus-entry.ts), one XADD at a time: a large one never holds the
+   * primary's event loop for long. Logged when Redis refuses, or a target is too large to carry.
+   */
   append(entry: Omit<BusEntry, 'node'>): void {
+    void this.appendSlices({ ...entry, node: this.node });
+  }
+
+  private async appendSlices(entry: BusEntry): Promise<void> {
     const maxLen = this.deps.setting().env.management.cluster.bus.maxLen;
-    this.writer.xadd(this.stream, 'MAXLEN', '~', maxLen, '*', ...entryFields({ ...entry, node: this.node })).then(
-      () => { this.appended++; },
-      (err: Error) => this.deps.error('invalidation bus: append failed; the other nodes will not get it from the bus', { kind: entry.kind, targets: entry.targets.map((t) => t.text), reason: err.message }),
-    );
+    const tooLarge = (t: BusEntry['targets'][number]): void => this.deps.error('invalidation bus: target too large for an entry; the other nodes will not get it from the bus',
+      { kind: entry.kind, target: t.text.slice(0, 200), bytes: Buffer.byteLength(t.text) });
+    for (const f of entrySlices(entry, tooLarge)) {
+      try {
+        await this.writer.xadd(this.stream, 'MAXLEN', '~', maxLen, '*', ...f);
+        this.appended++;
+      } catch (err) {
+        this.deps.error('invalidation bus: append failed; the other nodes will not get it from the bus', { kind: entry.kind, ...targetsForLog(entry.targets), reason: (err as Error).message });
+        return;
+      }
+    }
   }
 
   private async refreshFigures(): Promise<void> {

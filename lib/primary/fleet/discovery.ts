@@ -2,18 +2,26 @@
 // seconds (broadcast on each IPv4 interface when `members` is null, unicast to the listed nodes
 // otherwise), hears the others' signed advertisements (advertisement.ts), and lists them for
 // `/get/discover`; a node silent for SILENT_PERIODS periods is dropped, and this node is never
-// listed. Nothing here is on a request path.
+// listed. Each datagram is signed for the address it is sent from and carries a sequence that
+// grows (advertisement.ts): one from another address, or with a sequence not above the last
+// accepted from its address, is refused. Refusals are logged within a bound for the whole node
+// (refusal-log.ts). Nothing here is on a request path.
 import dgram from 'node:dgram';
 import os from 'node:os';
 import type { DiscoverEntry } from '../../query/evaluate.js';
 import { parseMember } from '../../setting/schema/formats.js';
 import type { Setting } from '../../setting/types.js';
-import { decodeAdvertisement, encodeAdvertisement, type Advertised } from './advertisement.js';
+import { decodeAdvertisement, encodeAdvertisement, MAX_SKEW_MS, type Advertised } from './advertisement.js';
 import { plainIp } from './own-addresses.js';
+import { RefusalLog } from './refusal-log.js';
 
 const SILENT_PERIODS = 3;
-/** At most one info line per source address and this span for refused advertisements (a flood stays one line). */
-const REFUSAL_LOG_MS = 60_000;
+/**
+ * How long the last sequence of an address is kept: an advertisement accepted now may carry a
+ * time up to MAX_SKEW_MS ahead, and is refused by its time MAX_SKEW_MS after that. A node whose
+ * clock went back at a restart is heard again once this passed without an accepted one.
+ */
+const SEQ_MEMORY_MS = 2 * MAX_SKEW_MS;
 
 export interface DiscoveryDeps {
   setting(): Setting;
@@ -25,30 +33,49 @@ export interface DiscoveryDeps {
   broadcastTargets?(): string[];
 }
 
-/** Directed broadcast address (address | ~netmask) of every IPv4 interface that has one. */
-function interfaceBroadcasts(onlyAddress?: string): string[] {
-  const out = new Set<string>();
+/** Directed broadcast address (address | ~netmask) of every IPv4 interface that has one, to the interface's address. */
+function interfaceBroadcasts(onlyAddress?: string): Map<string, string> {
+  const out = new Map<string, string>();
   for (const list of Object.values(os.networkInterfaces())) {
     for (const a of list ?? []) {
       if (a.family !== 'IPv4' || a.internal) continue;
       if (onlyAddress !== undefined && a.address !== onlyAddress) continue;
       const ip = a.address.split('.').map(Number);
       const mask = a.netmask.split('.').map(Number);
-      out.add(ip.map((b, i) => (b | (~mask[i]! & 255)) & 255).join('.'));
+      const broadcast = ip.map((b, i) => (b | (~mask[i]! & 255)) & 255).join('.');
+      if (!out.has(broadcast)) out.set(broadcast, a.address);
     }
   }
-  return [...out];
+  return out;
+}
+
+/** The address the kernel sends from to `ip:port` (a connected UDP socket's local address). */
+async function routeSource(ip: string, port: number): Promise<string> {
+  const probe = dgram.createSocket('udp4');
+  try {
+    await new Promise<void>((resolve, reject) => {
+      probe.once('error', reject);
+      probe.connect(port, ip, () => resolve());
+    });
+    return probe.address().address;
+  } finally {
+    probe.close();
+  }
 }
 
 export class Discovery {
   private socket: dgram.Socket | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly heard = new Map<string, DiscoverEntry>();
-  private readonly refusals = new Map<string, number>();
+  /** The last sequence accepted from each address, and when. */
+  private readonly lastSeq = new Map<string, { seq: number; at: number }>();
+  private seq = 0;
   private readonly now: () => number;
+  private readonly refusals: RefusalLog;
 
   constructor(private readonly deps: DiscoveryDeps) {
     this.now = deps.now ?? Date.now;
+    this.refusals = new RefusalLog(deps.info, this.now);
   }
 
   private get conf(): Setting['env']['management']['cluster']['discover'] {
@@ -75,13 +102,14 @@ export class Discovery {
     if (c.members === null) socket.setBroadcast(true);
     this.socket = socket;
     this.deps.info('discovery started', { listen: `${c.listen}:${c.port}`, mode: c.members === null ? 'broadcast' : 'unicast', periodSeconds: c.period });
-    this.announce();
-    this.timer = setInterval(() => this.announce(), c.period * 1000);
+    void this.announce();
+    this.timer = setInterval(() => void this.announce(), c.period * 1000);
     this.timer.unref();
   }
 
   stop(): void {
     clearInterval(this.timer);
+    this.refusals.flush();
     this.socket?.close();
     this.socket = undefined;
   }
@@ -90,7 +118,7 @@ export class Discovery {
   targets(): Array<{ ip: string; port: number }> {
     const c = this.conf;
     if (c.members === null) {
-      const list = this.deps.broadcastTargets?.() ?? interfaceBroadcasts(c.listen === '0.0.0.0' ? undefined : c.listen);
+      const list = this.deps.broadcastTargets?.() ?? [...interfaceBroadcasts(c.listen === '0.0.0.0' ? undefined : c.listen).keys()];
       return list.map((ip) => ({ ip, port: c.port }));
     }
     return c.members.flatMap((m) => {
@@ -99,13 +127,37 @@ export class Discovery {
     });
   }
 
-  announce(): void {
+  /**
+   * The address a datagram to `ip:port` leaves from, which its signature names: the bound
+   * address, else the interface's own for its broadcast address, else the kernel's route.
+   */
+  private async sourceFor(ip: string, port: number): Promise<string> {
+    const listen = this.conf.listen;
+    if (listen !== '0.0.0.0') return listen;
+    return interfaceBroadcasts().get(ip) ?? routeSource(ip, port);
+  }
+
+  /** Sends this period's advertisement to each target, signed for the address it leaves from. */
+  async announce(): Promise<void> {
     const socket = this.socket;
     if (socket === undefined) return;
-    const data = encodeAdvertisement(this.conf.secret, this.deps.advertised(), this.now());
+    const advertised = this.deps.advertised();
+    // Grows with each period, and across a restart with the clock.
+    this.seq = Math.max(this.seq + 1, this.now());
+    const binding = { seq: this.seq, time: this.now() };
+    const signed = new Map<string, Buffer>();
     for (const t of this.targets()) {
+      const to = `${t.ip}:${t.port}`;
+      let address: string;
+      try { address = await this.sourceFor(t.ip, t.port); } catch (err) {
+        this.deps.info('discovery advertisement not sent', { to, reason: `no source address: ${(err as Error).message}` });
+        continue;
+      }
+      if (this.socket !== socket) return; // stopped meanwhile: a closed socket throws on send
+      let data = signed.get(address);
+      if (data === undefined) signed.set(address, data = encodeAdvertisement(this.conf.secret, advertised, { address, ...binding }));
       socket.send(data, t.port, t.ip, (err) => {
-        if (err) this.deps.info('discovery advertisement not sent', { to: `${t.ip}:${t.port}`, reason: err.message });
+        if (err) this.deps.info('discovery advertisement not sent', { to, reason: err.message });
       });
     }
   }
@@ -127,16 +179,19 @@ export class Discovery {
     const address = plainIp(from);
     if (this.isSelf(address)) return;
     const now = this.now();
-    const a = decodeAdvertisement(this.conf.secret, msg, now);
+    const a = decodeAdvertisement(this.conf.secret, msg, address, now);
     if ('refused' in a) {
-      const last = this.refusals.get(address);
-      if (this.refusals.size > 1024) for (const [k, t] of this.refusals) if (now - t >= REFUSAL_LOG_MS) this.refusals.delete(k);
-      if (last === undefined || now - last >= REFUSAL_LOG_MS) {
-        this.refusals.set(address, now);
-        this.deps.info('discovery advertisement refused', { from: address, reason: a.refused });
-      }
+      this.refusals.refused(address, a.refused);
       return;
     }
+    const last = this.lastSeq.get(address);
+    if (last !== undefined && now - last.at <= SEQ_MEMORY_MS && a.seq <= last.seq) {
+      this.refusals.refused(address, `replayed: sequence ${a.seq} is not above ${last.seq}`);
+      return;
+    }
+    this.lastSeq.set(address, { seq: a.seq, at: now });
+    // Only advertisements signed for their own address get here: the fleet's nodes.
+    if (this.lastSeq.size > 1024) for (const [k, v] of this.lastSeq) if (now - v.at > SEQ_MEMORY_MS) this.lastSeq.delete(k);
     if (!this.heard.has(address)) this.deps.info('discovery: node heard', { address, name: a.name, version: a.version });
     this.heard.set(address, {
       address,
