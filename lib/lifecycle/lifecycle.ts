@@ -178,9 +178,12 @@ export class SettingLifecycle {
     };
   }
 
-  /** `GET /setting/deploy/local`: the edited setting.json on disk, applied. Throws LoadFailure. */
-  deployLocal(): Promise<Applied> {
-    return deployLocalFile(this);
+  /**
+   * `GET /setting/deploy/local`: the edited setting.json on disk, applied. Throws LoadFailure.
+   * `source` tells who asked (SIGHUP gives `sighup`): the logs and central feedback name it.
+   */
+  deployLocal(source = 'deploy/local'): Promise<Applied> {
+    return deployLocalFile(this, source);
   }
 
   /**

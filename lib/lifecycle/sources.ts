@@ -11,12 +11,12 @@ import type { Applied, SettingLifecycle } from './lifecycle.js';
 import { unpack, unpackLimits } from './package.js';
 import { settingWarnings } from '../setting/warnings.js';
 
-export function deployLocalFile(lc: SettingLifecycle): Promise<Applied> {
-  return logRefusal(lc, 'deploy/local', lc.serial(async () => {
+export function deployLocalFile(lc: SettingLifecycle, source: string): Promise<Applied> {
+  return logRefusal(lc, source, lc.serial(async () => {
     const text = await fs.readFile(lc.settingPath, 'utf8').catch(() => undefined);
     if (text === undefined) throw new LoadFailure(3, `cannot read ${lc.settingPath}`);
     const c = await loadCandidate(text, lc.loadOptions(true));
-    return lc.commit(c, 'deploy/local');
+    return lc.commit(c, source);
   }));
 }
 
