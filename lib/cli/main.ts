@@ -87,6 +87,9 @@ async function validateFile(file: string): Promise<number> {
     const parsed = await loadCandidate(text, { ...base, checkFiles: false });
     const linkedDirs = linkedFileDirs(parsed.setting.env);
     await loadCandidate(text, { ...base, runningHome: parsed.setting.env.home, checkFiles: true, linkedDirs });
+    const { settingWarnings } = await import('../setting/warnings.js');
+    for (const w of settingWarnings(parsed.setting, parsed.raw)) process.stderr.write(`warning: ${w}
+`);
   } catch (err) {
     if (!(err instanceof LoadFailure)) throw err;
     process.stderr.write(`error ${err.code}: ${err.code === 5 ? `linked file not found: ${err.message}` : err.message}\n`);

@@ -103,7 +103,8 @@ export async function opsCommand(command: string, args: string[], defaultSetting
   if (command === 'status' && status === 200) {
     const realtime = await call(base, '/monitoring/realtime');
     const result = body.result as Record<string, unknown> | undefined;
-    const state = (realtime?.body.State ?? (realtime?.body.result as Record<string, unknown> | undefined)?.State) as string | undefined;
+    // /monitoring/realtime answers `{"Host": {"State": ...}}` (document 1), without the envelope.
+    const state = (realtime?.body.Host as Record<string, unknown> | undefined)?.State as string | undefined;
     out(`running at ${base}: version ${String(result?.ProductVer ?? body.version)}${state === undefined ? '' : `, State ${state}`}\n`);
     return EXIT.ok;
   }

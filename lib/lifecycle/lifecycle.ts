@@ -11,7 +11,7 @@ import { writeFileAtomic } from './atomic.js';
 import { loadCandidate, LoadFailure, type Candidate } from './candidate.js';
 import { GlobalLogs } from '../log/global/global-logs.js';
 import { WATCH } from '../log/global/watch-events.js';
-import { traceKeywordWarning } from '../rules/check.js';
+import { settingWarnings } from '../setting/warnings.js';
 import { systemLog } from '../log/system-log.js';
 import { hostChanges, sameValue, withoutHosting } from './diff.js';
 import { HistoryStore, sameContent, toEntry, type HistoryEntry, type HistoryRow } from './history.js';
@@ -55,6 +55,8 @@ export interface Applied {
   changedHosts: string[] | 'all';
   /** The history entry made, when the history is on and the setting was new. */
   hash?: string;
+  /** What the setting does that is likely not meant (lib/setting/warnings.ts); logged too. */
+  warnings?: string[];
 }
 
 export type PackageAnswer =
@@ -123,7 +125,7 @@ export class SettingLifecycle {
     await this.recover();
     await writeStatePointer(this.opts.settingPath, this.opts.stateDir);
     await this.events.watch(WATCH.started, undefined, withoutHosting(this.current));
-    await this.warnAtLoad();
+    await this.warnAtLoad(this.current, this.currentRaw);
     await this.fullsync();
     // Hourly: the fullsync records, and retention by age (which also runs on every commit and
     // history read), so old entries go even on a node nobody deploys to.
@@ -176,9 +178,12 @@ export class SettingLifecycle {
     };
   }
 
-  /** `GET /setting/deploy/local`: the edited setting.json on disk, applied. Throws LoadFailure. */
-  deployLocal(): Promise<Applied> {
-    return deployLocalFile(this);
+  /**
+   * `GET /setting/deploy/local`: the edited setting.json on disk, applied. Throws LoadFailure.
+   * `source` tells who asked (SIGHUP gives `sighup`): the logs and central feedback name it.
+   */
+  deployLocal(source = 'deploy/local'): Promise<Applied> {
+    return deployLocalFile(this, source);
   }
 
   /**
@@ -263,8 +268,10 @@ export class SettingLifecycle {
     await fs.rm(this.journalPath, { force: true });
     if (this.store !== undefined) await (await this.store).prune(applied.meta.history.retention);
     await this.logChanges(prev, changes, source, { hash, changedHosts, artifact: envChanged });
+    // The candidate's, not this.current's: an env change waits for a restart but is warned about now.
+    const warnings = await this.warnAtLoad(c.setting, c.raw);
     for (const fn of this.changeListeners) fn(source);
-    return { artifact: envChanged, changedHosts, ...(hash === undefined ? {} : { hash }) };
+    return { artifact: envChanged, changedHosts, ...(hash === undefined ? {} : { hash }), ...(warnings.length === 0 ? {} : { warnings }) };
   }
 
   /** A package of `raw` with its linked files, and its history row. */
@@ -274,11 +281,13 @@ export class SettingLifecycle {
   }
 
   /** Warnings of a loaded setting in the info log (and the process log). */
-  private async warnAtLoad(): Promise<void> {
-    const w = traceKeywordWarning(this.current);
-    if (w === undefined) return;
-    systemLog.warn(w);
-    await this.events.info(`warning: ${w}`);
+  private async warnAtLoad(setting: Setting, raw: string): Promise<string[]> {
+    const warnings = settingWarnings(setting, raw);
+    for (const w of warnings) {
+      systemLog.warn(w);
+      await this.events.info(`warning: ${w}`);
+    }
+    return warnings;
   }
 
   private async logChanges(prev: Setting, ch: ReturnType<typeof hostChanges>, source: string, fields: Record<string, unknown>): Promise<void> {
@@ -298,7 +307,6 @@ export class SettingLifecycle {
       // Global members that changed, e.g. {"functions": ["network"], "meta": ["history"]}.
       globals: changedMembers(prev, this.current),
     });
-    await this.warnAtLoad();
   }
 
   /**

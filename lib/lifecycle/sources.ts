@@ -9,13 +9,14 @@ import { loadCandidate, LoadFailure, stageMultipart } from './candidate.js';
 import { sameValue } from './diff.js';
 import type { Applied, SettingLifecycle } from './lifecycle.js';
 import { unpack, unpackLimits } from './package.js';
+import { settingWarnings } from '../setting/warnings.js';
 
-export function deployLocalFile(lc: SettingLifecycle): Promise<Applied> {
-  return logRefusal(lc, 'deploy/local', lc.serial(async () => {
+export function deployLocalFile(lc: SettingLifecycle, source: string): Promise<Applied> {
+  return logRefusal(lc, source, lc.serial(async () => {
     const text = await fs.readFile(lc.settingPath, 'utf8').catch(() => undefined);
     if (text === undefined) throw new LoadFailure(3, `cannot read ${lc.settingPath}`);
     const c = await loadCandidate(text, lc.loadOptions(true));
-    return lc.commit(c, 'deploy/local');
+    return lc.commit(c, source);
   }));
 }
 
@@ -49,7 +50,10 @@ async function uploadOnce(lc: SettingLifecycle, workDir: string, contentType: st
       text = body.toString('utf8');
     }
     const c = await loadCandidate(text, lc.loadOptions(apply || staged !== undefined, staged));
-    if (!apply) return { artifact: !sameValue(c.setting.env, lc.running().env), changedHosts: [] };
+    if (!apply) {
+      const warnings = settingWarnings(c.setting, c.raw);
+      return { artifact: !sameValue(c.setting.env, lc.running().env), changedHosts: [], ...(warnings.length === 0 ? {} : { warnings }) };
+    }
     return await lc.serial(() => lc.commit(c, 'upload'));
   } finally {
     if (staged !== undefined) await fs.rm(topDir(workDir, staged), { recursive: true, force: true });

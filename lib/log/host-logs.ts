@@ -8,13 +8,13 @@
 // lines are formatted and filtered in the worker and batched to the primary like the others.
 import type { ResolvedHost, Setting } from '../setting/types.js';
 import type { TransactionRecord } from '../pipeline/transaction.js';
-import type { OriginNote, OriginTrace } from '../origin/index.js';
+import type { OriginNote, OriginTrace, ProbeRecord } from '../origin/index.js';
 import type { DnsRecord } from '../origin/dns.js';
 import { LineClock, type XffMode } from './access/fields.js';
 import { svcLine, weblogALine, weblogBLine, type LineContext, type LineFormat } from './access/forms.js';
 import { compileFormat, FormatError } from './access/custom-format.js';
 import { svcBytes } from './access/svc-bytes.js';
-import { originLine } from './origin/line.js';
+import { originLine, probeLine } from './origin/line.js';
 import type { LogShipper } from './ship.js';
 import { ErrorLines } from './global/error-line.js';
 import { reportError, setErrorSink } from './global/report.js';
@@ -178,6 +178,12 @@ export class HostLogWriter {
     const line = originErrorLine(t, oe.warning, Date.now());
     if (line !== undefined) this.shipper.add('originError', '-', line);
   }
+
+  /** Each recovery probe of a host's Inactive origin address, for its origin log. */
+  readonly probe = (vhost: string, p: ProbeRecord): void => {
+    const o = this.hosts.get(vhost)?.logs?.origin;
+    if (o !== undefined && (o.loopback || !isLoopback(p.ip))) this.shipper.add('origin', vhost, probeLine(p, this.clock));
+  };
 
   /** Each resolution of a host's domain origin, for its dns log. */
   readonly dns = (vhost: string, r: DnsRecord): void => {

@@ -17,6 +17,20 @@ export interface StateChange {
   reason: 'failures' | 'probe' | 'answered' | 'reset' | 'expired';
 }
 
+/** One recovery probe, for the origin log (document 3: `session-type` `recovery`). */
+export interface ProbeRecord {
+  address: string;
+  ip: string;
+  port: number;
+  /** Epoch ms when the connect started. */
+  at: number;
+  /** Connect time in ms (the whole probe when it failed). */
+  connectMs: number;
+  /** Our side of the connection; undefined when it never connected. */
+  localAddress: string | undefined;
+  error: 'Connect-Timeout' | 'Server-Close' | undefined;
+}
+
 /** What endpoints share with the set that owns them. */
 export interface EndpointContext {
   failCount: number;
@@ -25,6 +39,8 @@ export interface EndpointContext {
   changed(ep: Endpoint, change: StateChange): void;
   /** An Inactive domain IP outlived its TTL: the owner drops it (DNS brings it back if listed). */
   expired(ep: Endpoint): void;
+  /** Each recovery probe once it ended (not one that reset() or close() cut short). */
+  probed?(p: ProbeRecord): void;
 }
 
 export class Endpoint {
@@ -101,18 +117,23 @@ export class Endpoint {
       return;
     }
     if (this.probing !== null) return;
+    const at = Date.now();
+    const started = performance.now();
     const sock = net.connect({ host: this.ip, port: this.port });
     this.probing = sock;
     sock.setTimeout(this.ctx.connectTimeoutMs);
-    const done = (ok: boolean): void => {
+    const done = (error: ProbeRecord['error']): void => {
+      const localAddress = error === undefined ? sock.localAddress : undefined;
       sock.destroy();
       if (this.probing !== sock) return; // reset() or close() came first
       this.probing = null;
-      if (ok && !this.active) this.recover('probe');
+      this.ctx.probed?.({ address: this.address, ip: this.ip, port: this.port, at, connectMs: performance.now() - started, localAddress, error });
+      if (error === undefined && !this.active) this.recover('probe');
     };
-    sock.once('connect', () => done(true));
-    sock.once('error', () => done(false));
-    sock.once('timeout', () => done(false));
+    sock.once('connect', () => done(undefined));
+    // Refused or unreachable: spelled Server-Close as for an exchange (errors.ts has no "refused").
+    sock.once('error', () => done('Server-Close'));
+    sock.once('timeout', () => done('Connect-Timeout'));
   }
 
   private stopProbe(): void {

@@ -2,7 +2,7 @@
 export { parseOriginAddress, originHostHeader } from './address.js';
 export { OriginError } from './errors.js';
 export { type DnsRecord } from './dns.js';
-export { type StateChange } from './health.js';
+export { type ProbeRecord, type StateChange } from './health.js';
 export { OriginSet } from './origin-set.js';
 export { OriginTrace, type OriginNote, onTraceDone, traceAnswered, traceFailed } from './trace.js';
 export type { OriginOptions, OriginResponse, OriginStatus } from './types.js';

@@ -71,6 +71,7 @@ export class OriginSet {
       connectTimeoutMs: connectTimeout,
       changed: (ep, change) => this.changed(ep, change),
       expired: (ep) => this.expired(ep),
+      ...(o.onProbe === undefined ? {} : { probed: o.onProbe }),
     };
     const add = (list: string[], secondary: boolean): void => {
       for (const s of list) {

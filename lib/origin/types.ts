@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { DnsRecord } from './dns.js';
-import type { StateChange } from './health.js';
+import type { ProbeRecord, StateChange } from './health.js';
 import type { OriginTrace } from './trace.js';
 
 export interface OriginOptions {
@@ -30,6 +30,8 @@ export interface OriginOptions {
   onDns?: (r: DnsRecord) => void;
   /** Every Active/Inactive change of an address IP. */
   onStateChange?: (c: StateChange) => void;
+  /** Every recovery probe of an Inactive address IP, for the origin log. */
+  onProbe?: (p: ProbeRecord) => void;
 }
 
 export interface OriginRequest {

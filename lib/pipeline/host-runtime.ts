@@ -10,6 +10,7 @@ import { directoryStatsOf, type DirectoryStats } from './directory-stats.js';
 import { hostLogsOf, type HostLogs } from '../log/host-logs.js';
 import { reportError } from '../log/global/report.js';
 import type { DnsRecord } from '../origin/dns.js';
+import type { ProbeRecord } from '../origin/index.js';
 import { systemLog } from '../log/system-log.js';
 import { compileNetwork, type NetworkRules } from '../network/rules.js';
 import { compileFallbacks, type FallbackRule } from '../network/fallbacks.js';
@@ -80,12 +81,18 @@ function cachePolicyOf(host: ResolvedHost): CachePolicyOptions {
   };
 }
 
-/** `onDns` hears every resolution of the host's domain origins (the dns log). */
-export function buildHostRuntime(host: ResolvedHost, geo: CountryLookup | undefined, onDns?: (vhost: string, r: DnsRecord) => void): HostRuntime {
+/**
+ * `onDns` hears every resolution of the host's domain origins (the dns log), `onProbe` every
+ * recovery probe of its Inactive addresses (the origin log).
+ */
+export function buildHostRuntime(
+  host: ResolvedHost, geo: CountryLookup | undefined, onDns?: (vhost: string, r: DnsRecord) => void, onProbe?: (vhost: string, p: ProbeRecord) => void,
+): HostRuntime {
   const backEnd = host.functions.network.http.backEnd;
   const origin = new OriginSet({
     vhost: host.name,
     ...(onDns === undefined ? {} : { onDns: (r: DnsRecord) => onDns(host.name, r) }),
+    ...(onProbe === undefined ? {} : { onProbe: (p: ProbeRecord) => onProbe(host.name, p) }),
     protocol: host.origin.protocol,
     address: host.origin.address,
     address2: host.origin.address2,

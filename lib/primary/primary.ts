@@ -366,7 +366,8 @@ export class Primary {
   /** SIGHUP: deploy the local setting file; a bad file is refused and the running one stays. */
   async reload(): Promise<boolean> {
     try {
-      await this.lifecycle.deployLocal();
+      // A signal comes from the command line (systemctl reload, kill -HUP), not from the API.
+      await this.lifecycle.deployLocal('sighup');
       return true;
     } catch (err) {
       const issues = err instanceof SettingError ? err.issues : [{ path: '', message: (err as Error).message }];

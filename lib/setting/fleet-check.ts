@@ -1,15 +1,19 @@
 // Fleet settings a schema cannot judge: cloud dynamic members (no resolver in this build, so a
 // member of that form would be accepted and never reached), discovery without its secret, and
 // a Redis bus URL that ioredis could not read. Validation and upload run these same checks.
+// Cloud dynamic origin addresses (hosting[].origin) are refused by the same rule: the origin
+// set cannot resolve them either, and without this check they passed validation and were
+// refused only when an upload reached the workers.
 import type { SettingIssue } from './issues.js';
 import type { Setting } from './types.js';
 
 const CLOUD = /^#cloud/;
 
-function refuseCloud(list: readonly string[] | null | undefined, base: string, issues: SettingIssue[]): void {
+export function refuseCloud(list: readonly string[] | null | undefined, base: string, issues: SettingIssue[], what: 'member' | 'origin' = 'member'): void {
+  const instead = what === 'member' ? 'list the node IPs' : 'list the origin IPs or domain names';
   (list ?? []).forEach((m, i) => {
     if (CLOUD.test(m)) {
-      issues.push({ path: `${base}[${i}]`, message: `cloud dynamic member "${m}" is not supported by this build (no cloud resolver): list the node IPs` });
+      issues.push({ path: `${base}[${i}]`, message: `cloud dynamic ${what} "${m}" is not supported by this build (no cloud resolver): ${instead}` });
     }
   });
 }

@@ -14,7 +14,7 @@ import { compileFallbacks } from '../network/fallbacks.js';
 import { checkRules } from '../rules/check.js';
 import { checkHook } from './hook-check.js';
 import { checkPagedesk } from '../pagedesk/setting.js';
-import { checkFleet } from './fleet-check.js';
+import { checkFleet, refuseCloud } from './fleet-check.js';
 import type { DeepPartial, Functions, HostSetting, Setting } from './types.js';
 
 function checkApi(setting: Setting, issues: SettingIssue[]): void {
@@ -103,6 +103,8 @@ function checkHost(h: HostSetting, i: number, names: Set<string>, setting: Setti
       issues.push({ path, message: `status code ${c} cannot be a service code (1xx, 206 and 3xx are not allowed)` });
     }
   });
+  refuseCloud(h.origin?.address, `${base}.origin.address`, issues, 'origin');
+  refuseCloud(h.origin?.address2, `${base}.origin.address2`, issues, 'origin');
   const listen = parseListen(h.listen);
   const api = setting.env.management.api.port;
   if (listen && (listen.port === api || listen.port === api - 1)) {

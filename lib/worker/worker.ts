@@ -126,7 +126,7 @@ export class RtWorker {
       if (old !== undefined && rebuild !== undefined && !rebuild.has(h.name) && sameOrigin(old.setting, h)) {
         nextHosts.set(h.name, { ...old, aliases: h.aliases, listen: h.listen, setting: h, ...cacheFields(h, geo) });
       } else {
-        nextHosts.set(h.name, buildHostRuntime(h, geo, this.logs?.writer.dns));
+        nextHosts.set(h.name, buildHostRuntime(h, geo, this.logs?.writer.dns, this.logs?.writer.probe));
       }
     }
     this.pagedesk.attach(nextHosts.values());

@@ -128,6 +128,28 @@ t.test('fileinfo shows every field of the record and NOT_CACHED for an unknown U
   t.equal(none.json.status, 'NOT_CACHED');
 });
 
+t.test('fileinfo State is Not Init for a hard-purged record until the next fetch fills it, Cached otherwise', async (t) => {
+  await get('/st/1');
+  t.equal((await api('/monitoring/fileinfo?url=p.com/st/1')).json.result[0].State, 'Cached');
+  await api('/command/purge?url=p.com/st/1');
+  t.equal((await api('/monitoring/fileinfo?url=p.com/st/1')).json.result[0].State, 'Cached', 'a purged copy is still held (it may be served on a failed refresh)');
+  await api('/command/hardpurge?url=p.com/st/1');
+  t.equal((await api('/monitoring/fileinfo?url=p.com/st/1')).json.result[0].State, 'Not Init', 'hard-purged: no content until the next fetch');
+  await get('/st/1');
+  const state = await pollUntil(async () => (await api('/monitoring/fileinfo?url=p.com/st/1')).json.result[0]?.State, (s) => s === 'Cached', { timeoutMs: 2500, intervalMs: 50 });
+  t.equal(state, 'Cached', 'the fetch filled it');
+});
+
+t.test('fileinfo Ignore-IMS is Y when the refresh of the copy cannot send If-Modified-Since (no Last-Modified), N when it does', async (t) => {
+  origin.on('/ims/1', (_req, res) => {
+    res.writeHead(200, { 'cache-control': 'max-age=600', 'last-modified': 'Tue, 01 Jan 2030 00:00:00 GMT', 'content-length': 2 });
+    res.end('lm');
+  });
+  await get('/ims/0'); await get('/ims/1');
+  t.equal((await api('/monitoring/fileinfo?url=p.com/ims/0')).json.result[0]['Ignore-IMS'], 'Y', 'no Last-Modified stored');
+  t.equal((await api('/monitoring/fileinfo?url=p.com/ims/1')).json.result[0]['Ignore-IMS'], 'N', 'Last-Modified stored: sent as If-Modified-Since');
+});
+
 t.test('bad calls: no url is 400, an unknown host 502, POST purge takes a form body', async (t) => {
   const noUrl = await api('/command/purge');
   t.equal(noUrl.status, 400, JSON.stringify(noUrl.json));

@@ -6,7 +6,7 @@ import { TestOrigin } from '../helpers/origin.js';
 import { freePort } from '../helpers/ports.js';
 import { operatorRole, primaryPids, startServer } from '../helpers/server.js';
 import { pollUntil } from '../helpers/wait.js';
-import { svc } from '../lifecycle/fixtures/node.js';
+import { call, svc } from '../lifecycle/fixtures/node.js';
 
 t.test('every command answers --help with its usage and exit 0; a wrong call exits 2', async (t) => {
   for (const c of ['start', 'stop', 'restart', 'status', 'validate', 'get', 'purge', 'install', 'release', 'license']) {
@@ -20,6 +20,18 @@ t.test('every command answers --help with its usage and exit 0; a wrong call exi
   const down = await svc(['status', '--api', `http://127.0.0.1:${await freePort()}`]);
   t.equal(down.code, 3, 'no node there: 3');
   t.match(down.stderr, /does not answer/);
+});
+
+t.test('svc status shows the node\'s State, the one /monitoring/realtime reports', async (t) => {
+  const port = await freePort();
+  const server = await startServer([{ name: 'c.com', listen: `127.0.0.1:${port}`, origin: { address: ['127.0.0.1:9'] } }], { extra: operatorRole });
+  t.teardown(() => server.stop());
+  const realtime = await call(server.apiPort, '/monitoring/realtime');
+  const state = (realtime.json.Host as { State?: string } | undefined)?.State;
+  t.match(state, /^(Healthy|Inactive|Emergency)$/, realtime.text.slice(0, 200));
+  const status = await svc(['status', '--api', `http://127.0.0.1:${server.apiPort}`]);
+  t.equal(status.code, 0, status.stderr);
+  t.match(status.stdout, new RegExp(`^running at http://127\\.0\\.0\\.1:\\d+: version \\S+, State ${state}\n$`));
 });
 
 t.test('status, purge, install, restart and stop act on a running node through its API', async (t) => {

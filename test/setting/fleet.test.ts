@@ -24,6 +24,12 @@ t.test('a cloud dynamic propagation node is refused at its JSON path', async (t)
   t.match(refused(propagation(['#cloudA:vm:tag=x'])), [/^env\.management\.server\.events\.onPurgeRequest\.propagation\.nodelist\[0\]: cloud dynamic member/]);
 });
 
+t.test('a cloud dynamic origin address is refused at its JSON path: the origin set has no resolver either', async (t) => {
+  const issues = issuesOf({ hosting: [{ ...minimalHost, origin: { address: ['10.0.0.1'], address2: ['#cloudA:vm:tag=web#:8080', '#cloudA:me:region'] } }] });
+  t.strictSame(issues.map((i) => i.path), ['hosting[0].origin.address2[0]', 'hosting[0].origin.address2[1]']);
+  t.match(issues[0]!.message, /cloud dynamic origin "#cloudA:vm:tag=web#:8080" is not supported by this build/);
+});
+
 t.test('a ninth propagation node is refused at the nodelist path', async (t) => {
   const nine = Array.from({ length: 9 }, (_, i) => `10.0.0.${i + 1}`);
   const issues = refused(propagation(nine));

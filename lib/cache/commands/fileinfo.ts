@@ -1,4 +1,8 @@
 // The cache file record of `/monitoring/fileinfo` (document 1): one record per stored variant.
+// Fields this server has no state for are fixed, and say so (README, "fileinfo"): `File-Opened`
+// N (no descriptor is held for an object: each read opens and closes its own stream),
+// `OriginalHeaders` `-` (there is no cacheOriginal option: the origin's end-to-end fields are
+// all stored), `State` never `Error` (the index has no error state for an entry).
 import { responseDirectives } from '../policy/index.js';
 import type { DiskRecord } from '../disk/disk-object.js';
 import { FLAG_HARDPURGE, FLAG_PURGE, INVALIDATED_HARDPURGED } from '../prefix.js';
@@ -67,7 +71,8 @@ export function fileRecord(e: CacheEntryMeta & Partial<DiskRecord>, ctx: FileInf
     ETag: header(h, 'etag') ?? '-',
     NoMoreExist: yn(gone),
     LocalFileExist: yn(!gone && (onDisk || e.status !== 200)),
-    State: 'Cached',
+    // A hard-purge tombstone holds no content until the next fetch fills it.
+    State: gone ? 'Not Init' : 'Cached',
     SmallFile: yn(e.size <= ctx.smallFileMax),
     Remove: yn(gone),
     Deleted: yn(gone),
@@ -76,7 +81,8 @@ export function fileRecord(e: CacheEntryMeta & Partial<DiskRecord>, ctx: FileInf
     Compression: header(h, 'content-encoding') ?? '-',
     Purge: yn((flags & FLAG_PURGE) !== 0),
     HardPurge: yn((flags & FLAG_HARDPURGE) !== 0),
-    'Ignore-IMS': 'N',
+    // Refreshes send If-Modified-Since only from a stored Last-Modified (buildRevalidationHeaders).
+    'Ignore-IMS': yn(Number.isNaN(lastModified)),
     Fragmented: yn(e.status === 206),
     'Redirect-Location': header(h, 'location') ?? '-',
     'Content-Disposition': header(h, 'content-disposition') ?? '-',

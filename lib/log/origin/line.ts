@@ -1,7 +1,7 @@
 // The origin log (document 3 `origin`): one line per origin exchange, formatted in the worker
 // when the exchange ends (the OriginTrace is complete then), W3C style with a `#Fields:` header.
 // A failed exchange's line starts with `#[ERROR:<nn>]` (ORIGIN_ERRORS, README).
-import type { OriginTrace } from '../../origin/index.js';
+import { parseOriginAddress, type OriginTrace, type ProbeRecord } from '../../origin/index.js';
 import type { SockError } from '../../origin/errors.js';
 import { plus } from '../access/fields.js';
 import type { LineClock } from '../access/fields.js';
@@ -61,4 +61,23 @@ export function originLine(t: OriginTrace, clock: LineClock, now: number): strin
     `${plus(header(t, 'content-encoding'))} ${n.sessionId} ${n.sessionType} ${plus(n.chainError)} ${plus(n.chainInfo)} ${t.reused ? 0 : ms(t.connectMs)} ` +
     `${t.retried ? 'y' : 'n'} - ${clockTime(startedWall)} ${n.ctxId} ${n.balance}\n`;
   return err === undefined || err === 'Client-Close' ? line : `#[ERROR:${ORIGIN_ERRORS[err]}] ${line}`;
+}
+
+/**
+ * The line of a recovery probe (a TCP connect to an Inactive address, lib/origin/health.ts):
+ * `session-type` `recovery`, `cs-balance` `-` (document 3); no request, so no method, URL,
+ * status or sizes. A probe that did not connect is an `#[ERROR:<nn>]` line.
+ */
+export function probeLine(p: ProbeRecord, clock: LineClock): string {
+  let domain = '-';
+  try {
+    const parts = parseOriginAddress(p.address, 'http');
+    if (!parts.isIp) domain = parts.host;
+  } catch {
+    // A configured address always parses; '-' keeps the line whole if one ever did not.
+  }
+  const c = ms(p.connectMs);
+  const line = `${clock.w3cAt(p.at)} - - ${plus(p.localAddress)} - ${domain} - ${p.ip} 0 - ${p.error ?? '-'} - - 0 0 0 ${c} - ` +
+    `${p.error === undefined ? c : '-'} - - - - - ${p.port} - - recovery - - ${p.error === undefined ? c : '-'} n - ${clockTime(p.at)} - -\n`;
+  return p.error === undefined ? line : `#[ERROR:${ORIGIN_ERRORS[p.error]}] ${line}`;
 }

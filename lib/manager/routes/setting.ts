@@ -33,7 +33,8 @@ function uploadRoute(path: string, apply: boolean, lc: SettingLifecycle): Route 
       if (refused !== undefined) return refused;
       try {
         const r = await lc.upload(req.headers['content-type']!, await req.body(), apply);
-        return ok(ctx.version, path, 'upload', { applied: apply, artifact: r.artifact }, { error: 0 });
+        const warnings = r.warnings === undefined ? {} : { warnings: r.warnings };
+        return ok(ctx.version, path, 'upload', { applied: apply, artifact: r.artifact, ...warnings }, { error: 0 });
       } catch (err) {
         if (!(err instanceof LoadFailure)) throw err;
         return fail(UPLOAD_FAILED, ctx.version, path, 'upload', err.message, { error: err.code });

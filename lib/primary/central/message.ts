@@ -11,7 +11,7 @@ export interface FeedMessage {
 }
 
 /** Where a feed message came from: the `action.event` of its feedback. */
-export type Origin = '/_sys_/bootup' | `/env/management/server/${string}` | `/_api_/${string}`;
+export type Origin = '/_sys_/bootup' | `/_sys_/cli/${string}` | `/env/management/server/${string}` | `/_api_/${string}`;
 
 export class MessageError extends Error {}
 

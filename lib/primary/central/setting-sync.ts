@@ -1,7 +1,8 @@
 // features.setting: what a feed brings is applied as an upload (a message v1 naming package URLs,
 // or for tgzPolling the package itself), then a feedback message reports each outcome. At the
 // start a feedback with `/_sys_/bootup` reports the loaded setting; setting changes made through
-// the management API are reported too, as `/_api_/<api>`.
+// the management API are reported too, as `/_api_/<api>`, and a reload by SIGHUP (the command
+// line's `systemctl reload` or `kill -HUP`) as `/_sys_/cli/reload` (document 2, Events).
 import { call, type InfoLog } from './http.js';
 import { feedback, MessageError, parseFeedMessage, type FeedMessage, type NodeInfo, type Origin } from './message.js';
 import type { Feed, FeedItem, Sink } from './transport.js';
@@ -56,6 +57,11 @@ export class SettingSync {
   /** A setting change that did not come from the feed (the management API, SIGHUP, restore). */
   changedElsewhere(source: string): void {
     if (this.handling > 0 || source === 'backup') return;
+    if (source === 'sighup') {
+      const api = '/setting/deploy/local';
+      void this.report('/_sys_/cli/reload', api, undefined, [{ result: this.result(api, 'ok', null, this.metaVersion()) }]);
+      return;
+    }
     const name = source.startsWith('restore') ? 'restore' : source;
     const api = `/setting/${name}`;
     void this.report(`/_api_/setting/${name}`, api, undefined, [{ result: this.result(api, 'ok', null, this.metaVersion()) }]);

@@ -105,6 +105,16 @@ t.test('a setting uploaded through the API is reported as /_api_/setting/upload'
   t.match(fb, { action: { api: '/setting/upload' }, parameters: [{ result: { status: 'ok' } }] });
 });
 
+t.test('a setting reloaded from the command line (SIGHUP: systemctl reload, kill -HUP) is reported as /_sys_/cli/reload, not as an API call', async (t) => {
+  const local = await running();
+  local.hosting.push(host('s.com'));
+  await fs.writeFile(server.settingPath, JSON.stringify(local));
+  const before = central.posts('/feedback/setting').length;
+  server.signal('SIGHUP');
+  const fb = await until(async () => central.posts('/feedback/setting').slice(before)[0], 'the feedback of the reload', 20_000);
+  t.match(fb, { action: { api: '/setting/deploy/local', event: '/_sys_/cli/reload' }, parameters: [{ result: { status: 'ok' } }] });
+});
+
 t.test('a purge message runs each URL through the invalidation service and reports count, size and time', async (t) => {
   t.equal((await fetchHost(port, 'p.com', '/a')).status, 200);
   t.equal((await fetchHost(port, 'p.com', '/a')).cache, 'TCP_HIT');
