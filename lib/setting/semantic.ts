@@ -3,7 +3,7 @@
 import { type SettingIssue } from './issues.js';
 import { deepMerge, isPlainObject } from './merge.js';
 import { parseListen, parseTlsListen } from './schema/formats.js';
-import { checkHttpsOptions, sameTlsOptions } from '../worker/tls/options.js';
+import { checkHttpsOptions, sameTlsOptions } from '../tls/options.js';
 import { TLS_VERSIONS } from './schema/management.js';
 import { checkTagged } from './tagged.js';
 import { checkCentral } from './central-check.js';

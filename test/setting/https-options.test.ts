@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { parseSetting, SettingError } from '../../lib/setting/load.js';
-import { certIssues, homeFiles } from '../../lib/worker/tls/contexts.js';
+import { certIssues, homeFiles } from '../../lib/tls/certificates.js';
 
 const home = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-https-opt-'));
 t.teardown(() => fs.rmSync(home, { recursive: true, force: true }));
