@@ -132,7 +132,7 @@ interface SessionIdMessage { type: 'session-ids'; start: number; count: number }
 
 /**
  * Worker -> primary: what the worker counted since its previous message. `values` holds
- * `hosts.length` rows of `stride` numbers in the layout of lib/pipeline/counters.ts (row 0: the
+ * `hosts.length` rows of `stride` numbers in the layout of lib/record/counter-layout.ts (row 0: the
  * transactions no virtual host took). Not sent when nothing was counted.
  */
 /** What a worker has now (not deltas): each message replaces the previous one of that worker. */
