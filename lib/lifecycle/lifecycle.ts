@@ -18,7 +18,7 @@ import { HistoryStore, sameContent, toEntry, type HistoryEntry, type HistoryRow 
 import { stageLinked } from './install.js';
 import { linkedFileDirs } from './linked-dirs.js';
 import { reconcileAfterCrash, type Recovered } from './recovery.js';
-import { deployLocalFile, packageBody, restorePackage, uploadBody, type RestoreResult } from './sources.js';
+import { deployLocalFile, packageBody, restorePackage, uploadBody, type Applied, type RestoreResult } from './sources.js';
 import { writeStatePointer } from './state-pointer.js';
 import { buildPackage, contentHash, md5, type LinkedRef } from './package.js';
 import type { SecretKey } from '../license/secret-box.js';
@@ -46,15 +46,6 @@ export interface SettingLifecycleOptions {
   logs?: GlobalLogs;
   /** The key of the node's license for `enc:` secrets (undefined: no valid license); absent: not checked. */
   secretKey?: () => SecretKey | undefined;
-}
-
-export interface Applied {
-  /** True when the env part waits for a restart (artifact()). */
-  artifact: boolean;
-  /** Hosts handed to the runtime. */
-  changedHosts: string[] | 'all';
-  /** The history entry made, when the history is on and the setting was new. */
-  hash?: string;
 }
 
 export type PackageAnswer =
