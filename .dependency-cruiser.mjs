@@ -7,7 +7,7 @@
 const under = (...folders) => `^lib/(${folders.join('|')})/`;
 
 /** The libraries both sides build on. */
-const LIBRARIES = ['cache', 'origin', 'balance', 'routing', 'access', 'http'];
+const LIBRARIES = ['cache', 'origin', 'balance', 'routing', 'access', 'http', 'files'];
 /** What both processes read: shapes, checks, message types, the logs, the rule compilers. */
 const SHARED = ['ipc', 'log', 'setting', 'tls', 'record', 'rules', 'network', 'hook', 'pagedesk'];
 /** The worker process: the request path and what drives it. */
@@ -23,7 +23,7 @@ const forbid = (name, comment, from, to) => ({ name, comment, severity: 'error',
 export default {
   forbidden: [
     forbid('cache-is-a-library',
-      'lib/cache, lib/origin, lib/balance, lib/routing, lib/access and lib/http are libraries: they import nothing of either process or of what the processes share above them',
+      'lib/cache, lib/origin, lib/balance, lib/routing, lib/access, lib/http and lib/files are libraries: they import nothing of either process or of what the processes share above them',
       { path: under(...LIBRARIES) },
       { path: under(...SHARED.filter((f) => f !== 'setting'), ...WORKER_SIDE, ...PRIMARY_SIDE) }),
     forbid('shared-below-both',

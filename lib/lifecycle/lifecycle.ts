@@ -7,7 +7,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Setting } from '../setting/types.js';
-import { writeFileAtomic } from './atomic.js';
+import { writeFileAtomic } from '../files/atomic.js';
 import { loadCandidate, LoadFailure, type Candidate } from './candidate.js';
 import { GlobalLogs } from '../log/global/global-logs.js';
 import { WATCH } from '../log/global/watch-events.js';

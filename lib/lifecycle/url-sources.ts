@@ -6,7 +6,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { SettingIssue } from '../setting/issues.js';
 import { isUrlSource } from '../tls/fetched.js';
-import { writeFileAtomic } from './atomic.js';
+import { writeFileAtomic } from '../files/atomic.js';
 import type { LinkedRef } from './package.js';
 
 /** A source that does not answer within this is refused (the load waits for it). */
