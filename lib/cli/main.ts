@@ -68,7 +68,7 @@ function write(stream: NodeJS.WriteStream): (s: string) => void {
 async function validateFile(file: string): Promise<number> {
   const abs = path.resolve(file);
   try {
-    const { loadSettingFile } = await import('../setting/load.js');
+    const { loadSettingFile } = await import('../setting-check/load.js');
     await loadSettingFile(abs);
   } catch (err) {
     const code = issuesOf(err)?.some((i) => i.path !== '') === true ? 4 : 3;

@@ -4,7 +4,8 @@
 // file missing (reason = its path).
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { parseSetting, SettingError } from '../setting/load.js';
+import { parseSetting } from '../setting-check/load.js';
+import { SettingError } from '../setting/issues.js';
 import { formatIssue } from '../setting/issues.js';
 import { isPlainObject } from '../setting/merge.js';
 import type { Setting } from '../setting/types.js';

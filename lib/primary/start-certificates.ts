@@ -4,7 +4,7 @@
 import { certRefs } from '../lifecycle/package.js';
 import { installUrlSources } from '../lifecycle/url-sources.js';
 import { systemLog } from '../log/system-log.js';
-import { SettingError } from '../setting/load.js';
+import { SettingError } from '../setting/issues.js';
 import type { Setting } from '../setting/types.js';
 import { certIssues, homeFiles } from '../tls/certificates.js';
 

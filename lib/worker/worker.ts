@@ -10,7 +10,7 @@ import { urlIgnoreHashKey } from '../balance/hash-key.js';
 import { loadLuaHash, type LuaHash } from '../balance/lua-hash.js';
 import { AccessControl } from '../access/access.js';
 import type { ControlSource } from './control.js';
-import { resolveHosts, resolvePath } from '../setting/load.js';
+import { resolveHosts, resolvePath } from '../setting/resolve.js';
 import type { Setting } from '../setting/types.js';
 import { createHandler, type RuntimeState } from '../pipeline/receive.js';
 import { SessionIds } from '../pipeline/session-ids.js';

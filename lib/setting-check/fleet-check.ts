@@ -1,8 +1,8 @@
 // Fleet settings a schema cannot judge: cloud dynamic members (no resolver in this build, so a
 // member of that form would be accepted and never reached), discovery without its secret, and
 // a Redis bus URL that ioredis could not read. Validation and upload run these same checks.
-import type { SettingIssue } from './issues.js';
-import type { Setting } from './types.js';
+import type { SettingIssue } from '../setting/issues.js';
+import type { Setting } from '../setting/types.js';
 
 const CLOUD = /^#cloud/;
 
