@@ -74,6 +74,13 @@ export default {
       'no import circle runs through two folders of lib/: what both need moves below both',
       { path: '^lib/([^/]+)/' },
       { circular: true, via: { pathNot: '^lib/$1/' } }),
+    {
+      ...forbid('no-folder-cycles',
+        'no two folders import each other, even through different files: one of them is the lower, and what the lower needs of the upper moves down',
+        { path: '^lib/' },
+        { circular: true }),
+      scope: 'folder',
+    },
     forbid('no-cycles',
       'no import circle inside a folder either: the shared part moves to a file both import',
       { path: '^lib/([^/]+)/', pathNot: '^lib/pipeline/' },

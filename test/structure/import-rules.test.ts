@@ -18,7 +18,7 @@ const TREE: Record<string, string[]> = {
   'cache/a': ['pipeline/p'],
   'log/a': ['pipeline/p'],
   'pipeline/up': ['worker/w'],
-  'worker/w': ['stats/s'],
+  'worker/w': ['graph/g'],
   'stats/s': ['pipeline/p'],
   'manager/m': ['primary/x'],
   'release/r': ['primary/x'],
@@ -26,32 +26,41 @@ const TREE: Record<string, string[]> = {
   'pipeline/finish': ['pipeline/deliver'],
   'routing/c1': ['balance/c2'],
   'balance/c2': ['routing/c1'],
+  'hook/f1': ['network/f2'],
+  'network/f3': ['hook/f4'],
   'origin/l1': ['origin/l2'],
   'origin/l2': ['origin/l1'],
   'pipeline/q1': ['pipeline/q2'],
   'pipeline/q2': ['pipeline/q1'],
-  // Allowed: a library below, the shared part below both sides, the known transaction hub.
-  'pipeline/p': ['cache/k', 'record/r', 'ipc/i'],
-  'primary/x': ['ipc/i', 'manager/ok', 'record/r', 'tls/t'],
+  // Allowed: the shared part below both sides, the known transaction hub. (An allowed import
+  // against the way of a broken one would close a circle of folders, reported too.)
+  'pipeline/p': ['record/r', 'ipc/i'],
+  'primary/x': ['ipc/i', 'record/r', 'tls/t'],
   'manager/ok': ['tls/t', 'setting/s'],
   'pipeline/deliver': ['pipeline/transaction'],
   'pipeline/transaction': ['pipeline/host-runtime'],
   'pipeline/host-runtime': ['pipeline/transaction'],
-  'cache/k': [], 'record/r': [], 'ipc/i': [], 'tls/t': ['setting/s'], 'setting/s': [], 'log/system-log': [],
+  'network/f2': [], 'hook/f4': [],
+  'graph/g': [], 'record/r': [], 'ipc/i': [], 'tls/t': ['setting/s'], 'setting/s': [], 'log/system-log': [],
 };
 
-/** What must be reported: the rule and the files of the import (a circle once, whichever file it starts at). */
+/**
+ * What must be reported: the rule and the files of the import (a circle once, whichever file it
+ * starts at; a circle of folders names the folders).
+ */
 const EXPECTED = [
   'cache-is-a-library lib/cache/a.ts lib/pipeline/p.ts',
   'shared-below-both lib/log/a.ts lib/pipeline/p.ts',
   'pipeline-not-up lib/pipeline/up.ts lib/worker/w.ts',
-  'worker-not-primary lib/stats/s.ts lib/worker/w.ts',
+  'worker-not-primary lib/graph/g.ts lib/worker/w.ts',
   'primary-not-worker lib/pipeline/p.ts lib/stats/s.ts',
   'manager-through-rt-bridge lib/manager/m.ts lib/primary/x.ts',
   'release-is-a-library lib/primary/x.ts lib/release/r.ts',
   'supervisor-only-ipc lib/log/a.ts lib/supervisor/s.ts',
   'stages-run-forward lib/pipeline/deliver.ts lib/pipeline/finish.ts',
   'no-cross-folder-cycles lib/balance/c2.ts lib/routing/c1.ts',
+  'no-folder-cycles lib/balance lib/routing',
+  'no-folder-cycles lib/hook lib/network',
   'no-cycles lib/origin/l1.ts lib/origin/l2.ts',
   'no-cycles lib/pipeline/q1.ts lib/pipeline/q2.ts',
 ];
@@ -92,10 +101,10 @@ t.test('a wrong-way import fails lint with the name of the rule it breaks', asyn
   // `error RULE: FROM → TO`; a circle is `error RULE: FROM →` with the circle's files below it.
   const found = out.split(/^\s*error /m).slice(1).map((block) => {
     const [rule, rest = ''] = block.split(': ');
-    const files = [...new Set(rest.match(/lib\/\S+\.ts/g) ?? [])].sort();
+    const files = [...new Set(rest.match(/lib\/[\w/.-]+/g) ?? [])].sort();
     return `${rule} ${files.join(' ')}`;
   });
-  t.same(found.slice().sort(), EXPECTED.slice().sort(), 'each broken rule is named, and nothing else', { output: out });
+  t.same([...new Set(found)].sort(), EXPECTED.slice().sort(), 'each broken rule is named, and nothing else', { output: out });
 });
 
 t.test('every rule of the configuration is broken once above', async (t) => {
