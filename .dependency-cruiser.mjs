@@ -18,6 +18,9 @@ const PRIMARY_SIDE = ['primary', 'manager', 'stats', 'graph', 'lifecycle', 'lice
 /** Every folder of lib/ stands in one of these (test/structure/import-rules.test.ts checks it). */
 export const FLOORS = { LIBRARIES, SHARED, WORKER_SIDE, PRIMARY_SIDE };
 
+/** The request's stages in order, each with its modules (docs/pipeline.md, "Stages"). */
+const STAGES = [['receive'], ['lookup'], ['fetch', 'proxy', 'pieces', 'piece-fetch', 'inflight'], ['deliver'], ['finish']];
+
 const forbid = (name, comment, from, to) => ({ name, comment, severity: 'error', from, to });
 
 export default {
@@ -54,22 +57,10 @@ export default {
       'lib/supervisor imports only lib/ipc and the system log (it must keep running whatever the primary loads)',
       { path: under('supervisor') },
       { path: '^lib/', pathNot: ['^lib/supervisor/', '^lib/ipc/', '^lib/log/system-log\\.ts$'] }),
-    forbid('stages-run-forward',
+    ...STAGES.slice(0, -1).map((stage, i) => forbid('stages-run-forward',
       'inside lib/pipeline a stage imports only stages after it (receive -> lookup -> fetch -> deliver -> finish); an earlier decision reaches a later stage as data or a callback',
-      { path: '^lib/pipeline/(lookup|fetch|proxy|pieces|piece-fetch|inflight|deliver|finish)\\.ts$' },
-      { path: '^lib/pipeline/receive\\.ts$' }),
-    forbid('stages-run-forward',
-      'inside lib/pipeline a stage imports only stages after it (receive -> lookup -> fetch -> deliver -> finish); an earlier decision reaches a later stage as data or a callback',
-      { path: '^lib/pipeline/(fetch|proxy|pieces|piece-fetch|inflight|deliver|finish)\\.ts$' },
-      { path: '^lib/pipeline/lookup\\.ts$' }),
-    forbid('stages-run-forward',
-      'inside lib/pipeline a stage imports only stages after it (receive -> lookup -> fetch -> deliver -> finish); an earlier decision reaches a later stage as data or a callback',
-      { path: '^lib/pipeline/(deliver|finish)\\.ts$' },
-      { path: '^lib/pipeline/(fetch|proxy|pieces|piece-fetch|inflight)\\.ts$' }),
-    forbid('stages-run-forward',
-      'inside lib/pipeline a stage imports only stages after it (receive -> lookup -> fetch -> deliver -> finish); an earlier decision reaches a later stage as data or a callback',
-      { path: '^lib/pipeline/finish\\.ts$' },
-      { path: '^lib/pipeline/deliver\\.ts$' }),
+      { path: `^lib/pipeline/(${STAGES.slice(i + 1).flat().join('|')})\\.ts$` },
+      { path: `^lib/pipeline/(${stage.join('|')})\\.ts$` })),
     forbid('no-cross-folder-cycles',
       'no import circle runs through two folders of lib/: what both need moves below both',
       { path: '^lib/([^/]+)/' },
