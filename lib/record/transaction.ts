@@ -1,8 +1,7 @@
 // The transaction record as its readers see it (docs/pipeline.md, "The transaction record"):
 // the fields the stages fill and finish closes. The pipeline's TransactionRecord implements it;
-// the record sinks (the access and origin logs, the tests' record files) and the counters read
-// it through this shape. It lives below both, so the logs read records without importing the
-// pipeline that writes them.
+// the record sinks (the access and origin logs) read it through this shape. It lives below both,
+// so the logs read records without importing the pipeline that writes them.
 import type { IncomingMessage, OutgoingHttpHeader, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { CacheResult } from '../cache/policy/results.js';
 import type { OriginTrace } from '../origin/index.js';
@@ -25,8 +24,6 @@ interface RecordHost {
   readonly name: string;
   /** Whose logs the lines go to: a facade's name when it differs from the serving host. */
   readonly logName: string;
-  /** The host's counter row (lib/record/counter-layout.ts); 0: none. */
-  readonly counterSlot: number;
 }
 
 /** One client transaction's record; final once finish has run. */
