@@ -9,11 +9,11 @@ const under = (...folders) => `^lib/(${folders.join('|')})/`;
 /** The libraries both sides build on. */
 const LIBRARIES = ['cache', 'origin', 'balance', 'routing', 'access', 'http', 'files'];
 /** What both processes read: shapes, checks, message types, the logs, the rule compilers. */
-const SHARED = ['ipc', 'log', 'setting', 'setting-check', 'tls', 'record', 'rules', 'network', 'hook', 'pagedesk'];
+const SHARED = ['ipc', 'log', 'setting', 'setting-check', 'tls', 'record', 'rules', 'network', 'hook', 'pagedesk', 'license'];
 /** The worker process: the request path and what drives it. */
 const WORKER_SIDE = ['pipeline', 'worker'];
 /** The primary process and what only it runs, the supervisor above it, the command line. */
-const PRIMARY_SIDE = ['primary', 'manager', 'stats', 'graph', 'lifecycle', 'license', 'query', 'release', 'supervisor', 'cli'];
+const PRIMARY_SIDE = ['primary', 'manager', 'stats', 'graph', 'lifecycle', 'query', 'release', 'supervisor', 'cli'];
 
 /** Every folder of lib/ stands in one of these (test/structure/import-rules.test.ts checks it). */
 export const FLOORS = { LIBRARIES, SHARED, WORKER_SIDE, PRIMARY_SIDE };
@@ -30,7 +30,7 @@ export default {
       { path: under(...LIBRARIES) },
       { path: under(...SHARED.filter((f) => f !== 'setting'), ...WORKER_SIDE, ...PRIMARY_SIDE) }),
     forbid('shared-below-both',
-      'what both processes read (ipc, log, setting, setting-check, tls, record, rules, network, hook, pagedesk) lives below both: it imports nothing of either side',
+      'what both processes read (ipc, log, setting, setting-check, tls, record, rules, network, hook, pagedesk, license) lives below both: it imports nothing of either side',
       { path: under(...SHARED) },
       { path: under(...WORKER_SIDE, ...PRIMARY_SIDE) }),
     forbid('pipeline-not-up',

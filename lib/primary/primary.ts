@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { systemLog } from '../log/system-log.js';
 import { restoreMissingSetting, SettingLifecycle } from '../lifecycle/index.js';
 import { licensePaths, LicenseService } from '../license/service.js';
-import { LicenseWatch, logStateChange } from '../license/watch.js';
+import { LicenseWatch, logStateChange } from './license-watch.js';
 import { loadSettingFile } from '../setting-check/load.js';
 import { SettingError } from '../setting/issues.js';
 import { resolvePath } from '../setting/resolve.js';
