@@ -68,7 +68,7 @@ function write(stream: NodeJS.WriteStream): (s: string) => void {
 async function validateFile(file: string): Promise<number> {
   const abs = path.resolve(file);
   try {
-    const { loadSettingFile } = await import('../setting/load.js');
+    const { loadSettingFile } = await import('../setting-check/load.js');
     await loadSettingFile(abs);
   } catch (err) {
     const code = issuesOf(err)?.some((i) => i.path !== '') === true ? 4 : 3;
@@ -87,7 +87,7 @@ async function validateFile(file: string): Promise<number> {
     const parsed = await loadCandidate(text, { ...base, checkFiles: false });
     const linkedDirs = linkedFileDirs(parsed.setting.env);
     await loadCandidate(text, { ...base, runningHome: parsed.setting.env.home, checkFiles: true, linkedDirs });
-    const { settingWarnings } = await import('../setting/warnings.js');
+    const { settingWarnings } = await import('../setting-check/warnings.js');
     for (const w of settingWarnings(parsed.setting, parsed.raw)) process.stderr.write(`warning: ${w}
 `);
   } catch (err) {

@@ -4,7 +4,7 @@
 import path from 'node:path';
 import { request } from 'undici';
 import { parseFlags } from '../license/cli.js';
-import { loadSettingFile } from '../setting/load.js';
+import { loadSettingFile } from '../setting-check/load.js';
 import { buildRelease } from '../release/build.js';
 
 type Out = (s: string) => void;

@@ -2,7 +2,7 @@
 // each virtual host): the realtime `Host` document (its System members, or one VirtualHost[]
 // entry) and the raw 1-second counter row of that scope. A line reads either; a member the
 // document does not carry gives no sample (a gap), never a made-up zero.
-import { cacheResultIndex, fieldIndex, type CounterField } from '../pipeline/counters.js';
+import { cacheResultIndex, fieldIndex, type CounterField } from '../record/counter-layout.js';
 import type { CacheResult } from '../cache/policy/results.js';
 
 export interface Sample {

@@ -4,9 +4,20 @@ import type { InvalidateKind, InvalidateResult, Invalidation } from '../cache/co
 import type { OriginStatus } from '../origin/index.js';
 import type { Setting } from '../setting/types.js';
 import type { WireTarget } from './wire.js';
-import type { PurgeCall } from '../pipeline/context.js';
-import type { TlsHostStatus } from '../worker/tls/status.js';
 import type { DirectReport, LogFiles } from '../log/direct.js';
+
+/** A PURGE on a service port as received, for the primary to forward to the peers. */
+export interface PurgeCall {
+  /** Request target as received. */
+  target: string;
+  /** Lower-case names. */
+  headers: Record<string, string>;
+  /** The service port it arrived on. */
+  port: number;
+}
+
+/** What a worker's TLS sockets serve (`tls-status`): host name -> null (serving) or why not. */
+export type TlsHostStatus = Record<string, string | null>;
 
 /**
  * The commands a worker serves over RPC (lib/ipc/rpc.ts): name -> what the primary sends and
@@ -121,7 +132,7 @@ interface SessionIdMessage { type: 'session-ids'; start: number; count: number }
 
 /**
  * Worker -> primary: what the worker counted since its previous message. `values` holds
- * `hosts.length` rows of `stride` numbers in the layout of lib/pipeline/counters.ts (row 0: the
+ * `hosts.length` rows of `stride` numbers in the layout of lib/record/counter-layout.ts (row 0: the
  * transactions no virtual host took). Not sent when nothing was counted.
  */
 /** What a worker has now (not deltas): each message replaces the previous one of that worker. */

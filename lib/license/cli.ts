@@ -7,7 +7,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { writeFileAtomic } from '../lifecycle/atomic.js';
+import { writeFileAtomic } from '../files/atomic.js';
 import { formatLicenseTime, licenseToXml, parseLicense, parseLicenseTime, signLicense, type License } from './license.js';
 import { LicenseService, MESSAGES, type LicenseInfo } from './service.js';
 

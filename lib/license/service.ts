@@ -4,7 +4,7 @@
 // touches the listeners or the workers, so it never interrupts service.
 import crypto, { type KeyObject } from 'node:crypto';
 import fs from 'node:fs/promises';
-import { writeFileAtomic } from '../lifecycle/atomic.js';
+import { writeFileAtomic } from '../files/atomic.js';
 import { resolvePath } from '../setting/resolve.js';
 import type { Setting } from '../setting/types.js';
 import {

@@ -4,14 +4,15 @@
 // file missing (reason = its path).
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { parseSetting, SettingError } from '../setting/load.js';
+import { parseSetting } from '../setting-check/load.js';
+import { SettingError } from '../setting/issues.js';
 import { formatIssue } from '../setting/issues.js';
 import { isPlainObject } from '../setting/merge.js';
 import type { Setting } from '../setting/types.js';
 import { checkSecrets, type SecretKey } from '../license/secret-box.js';
 import { outsideLinkedDirs } from './linked-dirs.js';
-import { certIssues } from '../worker/tls/contexts.js';
-import { isUrlSource } from '../worker/tls/fetched.js';
+import { certIssues } from '../tls/certificates.js';
+import { isUrlSource } from '../tls/fetched.js';
 import { installUrlSources } from './url-sources.js';
 import { MultipartLimitError, parseMultipart, type Part } from './multipart.js';
 import { basehostRefs, certRefs, packagePath, SETTING_FILE, sizeText, sourceOf, unpack, type LinkedRef, type UnpackLimits } from './package.js';

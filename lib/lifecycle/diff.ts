@@ -1,6 +1,6 @@
 // What changed between two settings: the hosts added, deleted and changed (for `shared`
 // deployment and the watch log), and whether `env` changed (which waits for a restart).
-import { resolveHost } from '../setting/load.js';
+import { resolveHost } from '../setting/resolve.js';
 import { isPlainObject } from '../setting/merge.js';
 import type { HostSetting, Setting } from '../setting/types.js';
 

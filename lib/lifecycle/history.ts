@@ -6,7 +6,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { removeTempFiles, writeFileAtomic } from './atomic.js';
+import { removeTempFiles, writeFileAtomic } from '../files/atomic.js';
 import { stamp } from '../log/global/error-line.js';
 import { md5 as md5Text } from './package.js';
 

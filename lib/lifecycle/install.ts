@@ -6,7 +6,7 @@
 // history package (SettingLifecycle.recover), and temporary leftovers are removed there too.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { fsyncDir, removeTempFiles, writeSyncedTemp } from './atomic.js';
+import { fsyncDir, removeTempFiles, writeSyncedTemp } from '../files/atomic.js';
 import type { Candidate } from './candidate.js';
 import { sourceOf, type LinkedRef } from './package.js';
 

@@ -7,18 +7,18 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Setting } from '../setting/types.js';
-import { writeFileAtomic } from './atomic.js';
+import { writeFileAtomic } from '../files/atomic.js';
 import { loadCandidate, LoadFailure, type Candidate } from './candidate.js';
 import { GlobalLogs } from '../log/global/global-logs.js';
 import { WATCH } from '../log/global/watch-events.js';
-import { settingWarnings } from '../setting/warnings.js';
+import { settingWarnings } from '../setting-check/warnings.js';
 import { systemLog } from '../log/system-log.js';
 import { hostChanges, sameValue, withoutHosting } from './diff.js';
 import { HistoryStore, sameContent, toEntry, type HistoryEntry, type HistoryRow } from './history.js';
 import { stageLinked } from './install.js';
 import { linkedFileDirs } from './linked-dirs.js';
 import { reconcileAfterCrash, type Recovered } from './recovery.js';
-import { deployLocalFile, packageBody, restorePackage, uploadBody, type RestoreResult } from './sources.js';
+import { deployLocalFile, packageBody, restorePackage, uploadBody, type Applied, type RestoreResult } from './sources.js';
 import { writeStatePointer } from './state-pointer.js';
 import { buildPackage, contentHash, md5, type LinkedRef } from './package.js';
 import type { SecretKey } from '../license/secret-box.js';
@@ -46,17 +46,6 @@ export interface SettingLifecycleOptions {
   logs?: GlobalLogs;
   /** The key of the node's license for `enc:` secrets (undefined: no valid license); absent: not checked. */
   secretKey?: () => SecretKey | undefined;
-}
-
-export interface Applied {
-  /** True when the env part waits for a restart (artifact()). */
-  artifact: boolean;
-  /** Hosts handed to the runtime. */
-  changedHosts: string[] | 'all';
-  /** The history entry made, when the history is on and the setting was new. */
-  hash?: string;
-  /** What the setting does that is likely not meant (lib/setting/warnings.ts); logged too. */
-  warnings?: string[];
 }
 
 export type PackageAnswer =

@@ -12,7 +12,7 @@ import * as tar from 'tar';
 import { isPlainObject } from '../setting/merge.js';
 import { parseSize } from '../setting/size.js';
 import type { Setting } from '../setting/types.js';
-import { fetchedName, isUrlSource } from '../worker/tls/fetched.js';
+import { fetchedName, isUrlSource } from '../tls/fetched.js';
 
 export const SETTING_FILE = 'setting.json';
 export interface LinkedRef {
@@ -40,7 +40,7 @@ function ref(jsonPath: string, written: unknown, base: string): LinkedRef[] {
   return [{ jsonPath, written, target: path.resolve(base, written), inPackage: packagePath(written) }];
 }
 
-/** A certificate source given as a URL: its fetched copy (lib/worker/tls/fetched.ts) is the linked file. */
+/** A certificate source given as a URL: its fetched copy (lib/tls/fetched.ts) is the linked file. */
 function urlRef(jsonPath: string, written: unknown, base: string): LinkedRef[] {
   if (typeof written !== 'string' || !isUrlSource(written)) return [];
   const name = fetchedName(written);

@@ -5,7 +5,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Setting } from '../setting/types.js';
-import { removeTempFiles, writeFileAtomic } from './atomic.js';
+import { removeTempFiles, writeFileAtomic } from '../files/atomic.js';
 import { loadCandidate, LoadFailure, type LoadOptions } from './candidate.js';
 import type { GlobalLogs } from '../log/global/global-logs.js';
 import { md5OfHash, sameContent, type HistoryRow, type HistoryStore } from './history.js';

@@ -5,13 +5,41 @@
 // directory and is removed whatever the outcome.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { loadCandidate, LoadFailure, stageMultipart } from './candidate.js';
+import type { GlobalLogs } from '../log/global/global-logs.js';
+import type { Setting } from '../setting/types.js';
+import { loadCandidate, LoadFailure, stageMultipart, type Candidate, type LoadOptions } from './candidate.js';
 import { sameValue } from './diff.js';
-import type { Applied, SettingLifecycle } from './lifecycle.js';
+import type { HistoryStore } from './history.js';
 import { unpack, unpackLimits } from './package.js';
-import { settingWarnings } from '../setting/warnings.js';
+import { settingWarnings } from '../setting-check/warnings.js';
 
-export function deployLocalFile(lc: SettingLifecycle, source: string): Promise<Applied> {
+/** What a deployment did. */
+export interface Applied {
+  /** True when the env part waits for a restart (artifact()). */
+  artifact: boolean;
+  /** Hosts handed to the runtime. */
+  changedHosts: string[] | 'all';
+  /** The history entry made, when the history is on and the setting was new. */
+  hash?: string;
+  /** What the setting does that is likely not meant (lib/setting-check/warnings.ts); logged too. */
+  warnings?: string[];
+}
+
+/**
+ * What a deployment needs of the lifecycle (SettingLifecycle is one): named here, so that this
+ * file and lifecycle.ts, which calls it, do not import each other.
+ */
+interface Deployer {
+  readonly settingPath: string;
+  readonly events: GlobalLogs;
+  running(): Setting;
+  loadOptions(checkFiles: boolean, staged?: string): LoadOptions;
+  serial<T>(fn: () => Promise<T>): Promise<T>;
+  commit(c: Candidate, source: string): Promise<Applied>;
+  history(): Promise<HistoryStore>;
+}
+
+export function deployLocalFile(lc: Deployer, source: string): Promise<Applied> {
   return logRefusal(lc, source, lc.serial(async () => {
     const text = await fs.readFile(lc.settingPath, 'utf8').catch(() => undefined);
     if (text === undefined) throw new LoadFailure(3, `cannot read ${lc.settingPath}`);
@@ -21,7 +49,7 @@ export function deployLocalFile(lc: SettingLifecycle, source: string): Promise<A
 }
 
 /** Refused deployments go to the info log too, with the reason the caller gets. */
-async function logRefusal<T>(lc: SettingLifecycle, source: string, work: Promise<T>): Promise<T> {
+async function logRefusal<T>(lc: Deployer, source: string, work: Promise<T>): Promise<T> {
   try {
     return await work;
   } catch (err) {
@@ -33,13 +61,13 @@ async function logRefusal<T>(lc: SettingLifecycle, source: string, work: Promise
   }
 }
 
-export function uploadBody(lc: SettingLifecycle, workDir: string, contentType: string, body: Buffer, apply: boolean): Promise<Applied> {
+export function uploadBody(lc: Deployer, workDir: string, contentType: string, body: Buffer, apply: boolean): Promise<Applied> {
   const work = uploadOnce(lc, workDir, contentType, body, apply);
   // Only deployments are logged: a validation changes nothing.
   return apply ? logRefusal(lc, 'upload', work) : work;
 }
 
-async function uploadOnce(lc: SettingLifecycle, workDir: string, contentType: string, body: Buffer, apply: boolean): Promise<Applied> {
+async function uploadOnce(lc: Deployer, workDir: string, contentType: string, body: Buffer, apply: boolean): Promise<Applied> {
   let staged: string | undefined;
   try {
     let text: string | undefined;
@@ -69,7 +97,7 @@ function topDir(workDir: string, p: string): string {
  * A setting package from the central server (a feed, lib/primary/central): a tgz package
  * (gzip magic) or a setting.json, applied exactly as an upload of it. Throws LoadFailure.
  */
-export function packageBody(lc: SettingLifecycle, workDir: string, body: Buffer, source: string): Promise<Applied> {
+export function packageBody(lc: Deployer, workDir: string, body: Buffer, source: string): Promise<Applied> {
   return logRefusal(lc, source, (async () => {
     let staged: string | undefined;
     try {
@@ -94,7 +122,7 @@ export function packageBody(lc: SettingLifecycle, workDir: string, body: Buffer,
 
 export type RestoreResult = { code: 0 | 1 | 2 | 3 | 4; reason: string | null; applied?: Applied };
 
-export async function restorePackage(lc: SettingLifecycle, workDir: string, hash: string): Promise<RestoreResult> {
+export async function restorePackage(lc: Deployer, workDir: string, hash: string): Promise<RestoreResult> {
   const row = (await lc.history()).byHash(hash);
   if (row === undefined) return { code: 1, reason: `no setting package for ${hash}` };
   let staged: string | undefined;

@@ -12,7 +12,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { EnvSchema } from '../setting/schema/env.js';
-import { writeFileAtomic } from './atomic.js';
+import { writeFileAtomic } from '../files/atomic.js';
 import { HistoryStore } from './history.js';
 import { SETTING_FILE, unpack } from './package.js';
 

@@ -1,12 +1,12 @@
 // Certificate sources given as URLs: fetched when a setting is loaded (deploy, upload, start)
-// into their copy under the service home (lib/worker/tls/fetched.ts), where the workers read
+// into their copy under the service home (lib/tls/fetched.ts), where the workers read
 // them and from where the setting's package takes them into the history. A package that brings
 // the copy (a restore) installs it without the network.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { SettingIssue } from '../setting/issues.js';
-import { isUrlSource } from '../worker/tls/fetched.js';
-import { writeFileAtomic } from './atomic.js';
+import { isUrlSource } from '../tls/fetched.js';
+import { writeFileAtomic } from '../files/atomic.js';
 import type { LinkedRef } from './package.js';
 
 /** A source that does not answer within this is refused (the load waits for it). */

@@ -4,7 +4,8 @@
 // Errors carry the HTTP status of document 1 (400, 404, 409, 500, 510).
 import { isPlainObject } from '../setting/merge.js';
 import { loadCandidate, LoadFailure } from './candidate.js';
-import type { Applied, SettingLifecycle } from './lifecycle.js';
+import type { SettingLifecycle } from './lifecycle.js';
+import type { Applied } from './sources.js';
 
 export class VhostError extends Error {
   constructor(readonly status: 400 | 404 | 409 | 500 | 510, reason: string) {

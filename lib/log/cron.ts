@@ -11,7 +11,7 @@
 // - times are UTC, like every stamp of the logs.
 // Croner reads more (names such as JAN and MON, L, W, #, `+`, a year field); those are refused
 // here, before croner sees the string, with a message naming the field, so validation
-// (lib/setting/semantic.ts and friends) refuses them rather than letting them be misread.
+// (lib/setting-check/semantic.ts and friends) refuses them rather than letting them be misread.
 import { Cron as Croner } from 'croner';
 
 /** A checked schedule: a croner pattern that is never started (no function, no timer). */

@@ -7,7 +7,7 @@
 // A file that cannot be written (disk full, directory unwritable) never stops serving: its lines
 // are dropped and the failure is reported once per minute per file.
 import path from 'node:path';
-import { resolveHosts, resolvePath } from '../setting/load.js';
+import { resolveHosts, resolvePath } from '../setting/resolve.js';
 import type { ResolvedHost, Setting } from '../setting/types.js';
 import { headerOf } from './access/forms.js';
 import { accessFormOf } from './host-logs.js';

@@ -8,10 +8,25 @@ import type { ManagementApi as ManagementApiSetting, Setting } from '../setting/
 import { AccessControl } from '../access/access.js';
 import { compileAddress, isLoopbackRange } from '../access/ip.js';
 import { listenPlain, type PlainServer } from './plain.js';
-import { Dispatcher } from './router.js';
+import { Dispatcher, type Route } from './router.js';
 import { allRoutes } from './routes/index.js';
 import { createTlsServer, tlsOptions } from './tls.js';
-import type { ManagementApiOptions } from './types.js';
+import type { RtBridge } from './types.js';
+
+interface ManagementApiOptions {
+  /** The running, validated setting; read on every request that needs it. */
+  getSetting: () => Setting;
+  /** Product version, the `version` of every envelope and `ProductVer` of hwinfo. */
+  version: string;
+  rt: RtBridge;
+  /** Address the plain port binds; by default it follows the allowList (see plainHost). */
+  host?: string;
+  /**
+   * Routes of the groups that need services of their own (`/setting`, `/get`, the purge family
+   * ...): each group's factory closes over its service and the primary hands the routes in.
+   */
+  extraRoutes?: Route[];
+}
 
 /**
  * Where the plain port listens: an allowList that admits only loopback addresses (or nobody)

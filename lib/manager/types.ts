@@ -84,21 +84,6 @@ export interface AsyncInvalidations {
   prectrlEnabled(vhost: string): boolean;
 }
 
-export interface ManagementApiOptions {
-  /** The running, validated setting; read on every request that needs it. */
-  getSetting: () => Setting;
-  /** Product version, the `version` of every envelope and `ProductVer` of hwinfo. */
-  version: string;
-  rt: RtBridge;
-  /** Address the plain port binds; by default it follows the allowList (see plainHost). */
-  host?: string;
-  /**
-   * Routes of the groups that need services of their own (`/setting`, `/get`, the purge family
-   * ...): each group's factory closes over its service and the primary hands the routes in.
-   */
-  extraRoutes?: import('./router.js').Route[];
-}
-
 /** A request as the route handlers see it, whichever server received it. */
 export interface ApiRequest {
   /** Upper case. */

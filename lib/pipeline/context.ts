@@ -2,6 +2,7 @@
 // other workers of the node.
 import type { Invalidation } from '../cache/commands/invalidate.js';
 import type { Target } from '../cache/commands/targets.js';
+import type { PurgeCall } from '../ipc/messages.js';
 import type { TieredStore } from '../cache/tiered-store.js';
 import type { CacheKey } from '../cache/store.js';
 import type { InflightTable } from './inflight.js';
@@ -29,14 +30,4 @@ export interface Peers {
   settle(targets: Target[]): Promise<void>;
   /** A PURGE this worker accepted, before it runs: the node's fleet forwards it (propagation). */
   purgeRecognized(call: PurgeCall): void;
-}
-
-/** A PURGE on a service port as received, for the primary to forward to the peers. */
-export interface PurgeCall {
-  /** Request target as received. */
-  target: string;
-  /** Lower-case names. */
-  headers: Record<string, string>;
-  /** The service port it arrived on. */
-  port: number;
 }

@@ -1,31 +1,10 @@
-// Hop-by-hop fields (RFC 9110 7.6.1) describe one connection, never the message: a proxy must
-// not forward them, nor any field the Connection header names.
+// What the proxy forwards of a message: not its hop-by-hop fields (RFC 9110 7.6.1; the list is
+// lib/http/hop-by-hop.ts, shared with the cache), nor any field the Connection header names.
 import type { IncomingHttpHeaders } from 'node:http';
+import { connectionListed, isHopByHop } from '../http/hop-by-hop.js';
 
 /** Our Via entry (RFC 9110 7.6.3), added to what we forward and to what we answer from the cache. */
 export const VIA = '1.1 svc';
-
-const HOP_BY_HOP = new Set([
-  'connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade',
-  'proxy-authenticate', 'proxy-authorization', 'http2-settings',
-]);
-
-export function isHopByHop(name: string): boolean {
-  return HOP_BY_HOP.has(name);
-}
-
-/** Names listed in a Connection header value (lower-case), or null when there are none. */
-function connectionListed(value: string | string[] | undefined): Set<string> | null {
-  if (value === undefined) return null;
-  const text = Array.isArray(value) ? value.join(',') : value;
-  let names: Set<string> | null = null;
-  for (const part of text.split(',')) {
-    const name = part.trim().toLowerCase();
-    if (name === '' || name === 'close' || name === 'keep-alive') continue;
-    (names ??= new Set()).add(name);
-  }
-  return names;
-}
 
 /**
  * Copies end-to-end request fields for the origin: drops hop-by-hop fields, those named by
@@ -40,7 +19,7 @@ export function endToEndRequestHeaders(headers: IncomingHttpHeaders): Record<str
   const h2 = headers[':method'] !== undefined;
   const out: Record<string, string | string[]> = {};
   for (const name in headers) {
-    if (name === 'host' || name === 'expect' || HOP_BY_HOP.has(name) || (listed !== null && listed.has(name))) continue;
+    if (name === 'host' || name === 'expect' || isHopByHop(name) || (listed !== null && listed.has(name))) continue;
     if (h2 && name.charCodeAt(0) === 58) continue;
     const value = headers[name];
     if (value !== undefined) out[name] = value;
@@ -53,7 +32,7 @@ export function endToEndResponseHeaders(headers: Record<string, string | string[
   const listed = connectionListed(headers.connection);
   const out: Record<string, string | string[]> = {};
   for (const name in headers) {
-    if (HOP_BY_HOP.has(name) || (listed !== null && listed.has(name))) continue;
+    if (isHopByHop(name) || (listed !== null && listed.has(name))) continue;
     const value = headers[name];
     if (value !== undefined) out[name] = value;
   }

@@ -5,8 +5,26 @@
 // which latecomers fetch on their own rather than pin a huge object in memory. The origin is
 // read at its own pace: a slow client buffers in its own socket and does not slow the others.
 import type { Transaction } from './transaction.js';
-import type { CacheEntryMeta } from '../cache/store.js';
-import type { PieceOutcome } from './piece-fetch.js';
+import type { CacheEntryMeta, StoredHeaders } from '../cache/store.js';
+import type { Span } from '../cache/policy/partial.js';
+
+/** How far a piece's buffer is filled; `failed` once the answer broke off (the rest never comes). */
+export interface PieceFill { got: number; failed: boolean; waiting: (() => void)[] }
+
+/** What a piece fetch (piece-fetch.ts) comes to; its clients wait on `SharedFetch.piece`. */
+export type PieceOutcome =
+  /**
+   * A 206 with one part (or a 200 of at most one piece): its buffer (filled up to `fill.got`),
+   * the span it is, the validator tying it to others (undefined: none, only a whole span is
+   * usable then).
+   */
+  | { kind: 'piece'; span: Span; body: Buffer; fill: PieceFill; headers: StoredHeaders; validator: string | undefined; vary: string[]; base: string }
+  /** The origin answered 200 to a Range, the object longer than a piece: it does not serve ranges of it. */
+  | { kind: 'whole' }
+  /** Any other answer (416, 404, 5xx, a multipart 206 ...): the client is passed to the origin. */
+  | { kind: 'other'; status: number }
+  /** The origin could not be reached or the body broke. */
+  | { kind: 'failed'; status: number };
 
 /** `invalidated` of what a retired fetch stores after all: expired, revalidated before use. */
 const LANDS_EXPIRED = 2;

@@ -10,29 +10,13 @@ import { parseContentRange, spanValidator, spanVariantKey, type Span } from '../
 import { originNote } from '../log/host-logs.js';
 import { OriginTrace, traceAnswered, traceFailed, OriginError } from '../origin/index.js';
 import type { CacheContext } from './context.js';
+import type { PieceFill, PieceOutcome } from './inflight.js';
 import { CLIENT_CONDITIONALS, withKeyHeaders } from './fetch.js';
 import { endToEndResponseHeaders } from './hop-by-hop.js';
 import { modifyOriginResponse } from './modify.js';
 import { originRequestHeaders } from './proxy.js';
 import { entryTimes, fieldsToStore, storableResponse, variantOf, varyOf } from './rules.js';
 import type { Transaction } from './transaction.js';
-
-/** How far a piece's buffer is filled; `failed` once the answer broke off (the rest never comes). */
-interface PieceFill { got: number; failed: boolean; waiting: (() => void)[] }
-
-export type PieceOutcome =
-  /**
-   * A 206 with one part (or a 200 of at most one piece): its buffer (filled up to `fill.got`),
-   * the span it is, the validator tying it to others (undefined: none, only a whole span is
-   * usable then).
-   */
-  | { kind: 'piece'; span: Span; body: Buffer; fill: PieceFill; headers: StoredHeaders; validator: string | undefined; vary: string[]; base: string }
-  /** The origin answered 200 to a Range, the object longer than a piece: it does not serve ranges of it. */
-  | { kind: 'whole' }
-  /** Any other answer (416, 404, 5xx, a multipart 206 ...): the client is passed to the origin. */
-  | { kind: 'other'; status: number }
-  /** The origin could not be reached or the body broke. */
-  | { kind: 'failed'; status: number };
 
 /**
  * `range`: the Range spec sent (`a-b` or `-n`). The inflight key carries it, so two clients

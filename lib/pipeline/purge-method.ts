@@ -14,7 +14,7 @@ import { memoryItems, runInvalidation, type InvalidateKind, type InvalidateResul
 import type { AccessControl } from '../access/access.js';
 import { PRODUCT_VERSION } from '../version.js';
 import type { Transaction } from './transaction.js';
-import type { PurgeCall } from './context.js';
+import type { PurgeCall } from '../ipc/messages.js';
 import type { TieredStore } from '../cache/tiered-store.js';
 import { TCP_DENIED, TCP_NONE } from '../cache/policy/results.js';
 

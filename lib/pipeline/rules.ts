@@ -7,7 +7,7 @@ import {
   multipartBoundary as policyBoundary, requestDirectives,
   staleIfErrorAllowed, evaluateRequest, variantKey, varyHeaders, type CacheDirectives, type CachePolicyOptions, type HeaderMap, type RangeResult,
 } from '../cache/policy/index.js';
-import { isHopByHop } from './hop-by-hop.js';
+import { connectionLists, isHopByHop } from '../http/hop-by-hop.js';
 import type { CacheEntryMeta, StoredHeaders } from '../cache/store.js';
 import type { CacheResult } from '../cache/policy/results.js';
 import { viewOf } from './stored-view.js';
@@ -107,33 +107,13 @@ function asForwarded(vary: readonly string[], headers: IncomingHttpHeaders): Inc
 }
 
 function notForwarded(name: string, connection: string | undefined): boolean {
-  return isHopByHop(name) || (connection !== undefined && listsField(connection, name));
+  return isHopByHop(name) || (connection !== undefined && connectionLists(connection, name));
 }
 
 function withoutUnforwarded(vary: readonly string[], headers: IncomingHttpHeaders): IncomingHttpHeaders {
   const out = { ...headers };
   for (const name of vary) if (notForwarded(name, headers.connection)) delete out[name];
   return out;
-}
-
-/** Whether a Connection value lists the (lower-case) field name; compared in place, no split. */
-function listsField(connection: string, name: string): boolean {
-  const len = connection.length;
-  let i = 0;
-  while (i < len) {
-    while (i < len && (connection.charCodeAt(i) === 32 || connection.charCodeAt(i) === 9 || connection.charCodeAt(i) === 44)) i++;
-    let end = i;
-    while (end < len && connection.charCodeAt(end) !== 44) end++;
-    let last = end;
-    while (last > i && (connection.charCodeAt(last - 1) === 32 || connection.charCodeAt(last - 1) === 9)) last--;
-    if (last - i === name.length) {
-      let same = true;
-      for (let j = 0; j < name.length && same; j++) same = (connection.charCodeAt(i + j) | 0x20) === (name.charCodeAt(j) | 0x20);
-      if (same) return true;
-    }
-    i = end + 1;
-  }
-  return false;
 }
 
 /**

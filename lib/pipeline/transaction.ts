@@ -7,6 +7,7 @@ import type { Socket } from 'node:net';
 import type { HostRuntime } from './host-runtime.js';
 import type { CacheResult } from '../cache/policy/results.js';
 import type { OriginTrace } from '../origin/index.js';
+import type { Connection, Protocol, RecordFields } from '../record/transaction.js';
 import { isH2 } from './h2.js';
 import { workerCounters } from './counters.js';
 import { newContextId } from './context-ids.js';
@@ -21,22 +22,10 @@ import type { SettingTrace } from './setting-trace.js';
 import type { HookRedefinition } from '../hook/answer.js';
 import type { PagedeskRuntime } from '../pagedesk/producer.js';
 
-export type Protocol = 'http' | 'https' | 'http2';
-
 /** A dual-stack (`::`) listener reports IPv4 peers as `::ffff:a.b.c.d`: logged as `a.b.c.d`. */
 function plainAddress(a: string | undefined): string {
   if (a === undefined) return '';
   return a.startsWith('::ffff:') && a.includes('.', 7) ? a.slice(7) : a;
-}
-
-/** A connection's four-tuple (IPv4-mapped IPv6 written as IPv4) and its TLS version. */
-export interface Connection {
-  readonly clientAddress: string;
-  readonly clientPort: number;
-  readonly serverAddress: string;
-  readonly serverPort: number;
-  /** The TLS version as `sc-resinfo` writes it (`TLS1.3`, `TLS1.2` ...); undefined: no TLS. */
-  readonly tls: string | undefined;
 }
 
 interface NamedSocket extends Socket { svcConnection?: Connection; encrypted?: boolean; getProtocol?: () => string | null }
@@ -66,7 +55,7 @@ function connectionOf(socket: NamedSocket): Connection {
   return c;
 }
 
-export class TransactionRecord {
+export class TransactionRecord implements RecordFields {
   /** The serving virtual host (its name is `x-vhost`); undefined when none matched (404, 400 ...). */
   host: HostRuntime | undefined = undefined;
   /** Node-unique (document 3 `session-id`), from the worker's block of the primary's ids. */

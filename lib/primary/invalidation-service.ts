@@ -10,7 +10,7 @@ import { parsePieces, TargetError, urlPieces, type Target } from '../cache/comma
 import { memoryItems, type InvalidateKind, type InvalidateResult } from '../cache/commands/invalidate.js';
 import { toWire } from '../ipc/wire.js';
 import { VhostTable } from '../routing/vhost-table.js';
-import { resolveHosts } from '../setting/load.js';
+import { resolveHosts } from '../setting/resolve.js';
 import type { Setting } from '../setting/types.js';
 import type { WorkerBridge } from './rt-bridge.js';
 import type { RecognizedInvalidation } from '../manager/types.js';

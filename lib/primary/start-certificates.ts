@@ -4,9 +4,9 @@
 import { certRefs } from '../lifecycle/package.js';
 import { installUrlSources } from '../lifecycle/url-sources.js';
 import { systemLog } from '../log/system-log.js';
-import { SettingError } from '../setting/load.js';
+import { SettingError } from '../setting/issues.js';
 import type { Setting } from '../setting/types.js';
-import { certIssues, homeFiles } from '../worker/tls/contexts.js';
+import { certIssues, homeFiles } from '../tls/certificates.js';
 
 export async function checkStartCertificates(setting: Setting): Promise<void> {
   const unfetched = await installUrlSources(certRefs(setting, setting.env.home), undefined, true);

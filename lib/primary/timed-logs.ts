@@ -10,7 +10,7 @@ import { stamp } from '../log/global/error-line.js';
 import { MetricsLog } from '../log/global/metrics-log.js';
 import { UdpLogListener } from '../log/global/udp-listener.js';
 import type { LogHub } from '../log/hub.js';
-import { resolvePath } from '../setting/load.js';
+import { resolvePath } from '../setting/resolve.js';
 import type { Setting } from '../setting/types.js';
 import { metricsReply, type StatisticsSource } from '../stats/documents.js';
 import { hostDocument } from '../stats/realtime-view.js';

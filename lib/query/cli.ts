@@ -4,7 +4,8 @@
 // stdout; a failure prints its reason on stderr (and the result, when it has one, e.g. the
 // broken services of `https`). Exit code 0 on success, 1 on a failed query, 2 on bad usage.
 import { LicenseService, licensePaths } from '../license/service.js';
-import { loadSettingFile, SettingError } from '../setting/load.js';
+import { loadSettingFile } from '../setting-check/load.js';
+import { SettingError } from '../setting/issues.js';
 import type { Setting } from '../setting/types.js';
 import { runQuery, type QueryOutcome, type QuerySource } from './evaluate.js';
 import { normaliseQuery } from './selector.js';

@@ -8,7 +8,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { writeFileAtomic } from '../lifecycle/atomic.js';
+import { writeFileAtomic } from '../files/atomic.js';
 import { compareVersions, INDEX, sha256Line, sign, tarballName, VERSION } from './format.js';
 
 const run = promisify(execFile);

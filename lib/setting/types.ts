@@ -3,11 +3,7 @@
 import type { Static } from 'typebox';
 import type { FunctionsSchema, HostSchema, SettingSchema } from './schema/index.js';
 
-export type DeepPartial<T> = T extends readonly (infer _)[]
-  ? T
-  : T extends object
-    ? { [K in keyof T]?: DeepPartial<T[K]> }
-    : T;
+export type { DeepPartial } from './schema/partial.js';
 
 /** The whole setting.json, defaults applied, hosts expanded from their basehost. */
 export type Setting = Static<typeof SettingSchema>;

@@ -4,7 +4,7 @@
 // 1-minute and 5-minute windows (averages, 5-minute sums). Workers send deltas, so a worker that
 // restarts, counting from zero, adds only what it counted since: totals never go backwards or
 // double. What a crashed worker counted in its last second is lost (a drained one sends it).
-import { DIRECTORY_SEPARATOR, HOST_GAUGE_STRIDE, STRIDE } from '../pipeline/counters.js';
+import { DIRECTORY_SEPARATOR, HOST_GAUGE_STRIDE, STRIDE } from '../record/counter-layout.js';
 import type { StatsDeltasMessage, WorkerGauges } from '../ipc/messages.js';
 import { SlidingWindow } from './windows.js';
 

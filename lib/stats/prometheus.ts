@@ -7,7 +7,7 @@
 import { CACHE_RESULTS } from '../cache/policy/results.js';
 import {
   CLIENT_HISTOGRAM_AT, cacheResultIndex, fieldIndex, HOST_GAUGE_INDEX, ORIGIN_HISTOGRAM_AT, TIME_BUCKETS_MS, type CounterField, type HostGauge,
-} from '../pipeline/counters.js';
+} from '../record/counter-layout.js';
 import type { ViewSource } from './realtime-view.js';
 
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';

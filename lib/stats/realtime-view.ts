@@ -4,7 +4,7 @@
 // and bytes are per-second values in both. Times are means of the interval in 0.01 ms, ratios in
 // 0.01 %.
 import { CACHE_RESULTS } from '../cache/policy/results.js';
-import { cacheResultIndex, fieldIndex, HOST_GAUGE_INDEX, type CounterField, type HostGauge } from '../pipeline/counters.js';
+import { cacheResultIndex, fieldIndex, HOST_GAUGE_INDEX, type CounterField, type HostGauge } from '../record/counter-layout.js';
 import type { NodeGauges, Series, StatsAggregator } from './aggregate.js';
 import type { SystemFigures } from './system.js';
 import type { HostCensus } from './census.js';

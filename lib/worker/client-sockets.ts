@@ -4,7 +4,8 @@
 // (clientAccepted, clientClosed: a connection has no host) and into the open total. Per
 // connection, never per request.
 import type { Socket } from 'node:net';
-import { fieldIndex, workerCounters } from '../pipeline/counters.js';
+import { workerCounters } from '../pipeline/counters.js';
+import { fieldIndex } from '../record/counter-layout.js';
 
 const COUNTED = Symbol('svc.clientSocketCounted');
 type Marked = Socket & { [COUNTED]?: true };

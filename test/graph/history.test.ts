@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
-import { cacheResultIndex, fieldIndex, STRIDE, type CounterField } from '../../lib/pipeline/counters.js';
+import { cacheResultIndex, fieldIndex, STRIDE, type CounterField } from '../../lib/record/counter-layout.js';
 import { GraphHistory, type Second } from '../../lib/graph/history.js';
 import { GLOBAL_RESOURCES, VHOST_LAYOUT, VHOST_RESOURCES } from '../../lib/graph/resources.js';
 import { ALL_HOSTS_SCOPE, NODE_SCOPE, RrdStore } from '../../lib/graph/rrd.js';

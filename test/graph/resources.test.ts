@@ -2,7 +2,7 @@
 // statistics member a line reads is spelled as document 1 spells it (so the lines fill in as
 // the statistics service carries those members).
 import t from 'tap';
-import { STRIDE } from '../../lib/pipeline/counters.js';
+import { STRIDE } from '../../lib/record/counter-layout.js';
 import { GLOBAL_RESOURCES, VHOST_RESOURCES } from '../../lib/graph/resources.js';
 import type { ResourceDef } from '../../lib/graph/lines.js';
 import { StatsAggregator } from '../../lib/stats/aggregate.js';

@@ -1,7 +1,7 @@
 // Shared by the license and query tests: the real management API started with the route groups
 // under test as `extraRoutes` (as the primary hands them in), and a client that can send a body.
 import { ManagementApi, type Route } from '../../lib/manager/index.js';
-import { parseSetting } from '../../lib/setting/load.js';
+import { parseSetting } from '../../lib/setting-check/load.js';
 import type { Setting } from '../../lib/setting/types.js';
 import { freePort } from '../helpers/ports.js';
 import { call, fakeRt, VERSION } from '../manager/fixtures/helpers.js';

@@ -7,7 +7,8 @@ import Database from 'better-sqlite3';
 import t from 'tap';
 import { restoreMissingSetting, SettingLifecycle } from '../../lib/lifecycle/index.js';
 import { md5 } from '../../lib/lifecycle/package.js';
-import { loadSettingFile, resolvePath } from '../../lib/setting/load.js';
+import { loadSettingFile } from '../../lib/setting-check/load.js';
+import { resolvePath } from '../../lib/setting/resolve.js';
 import { CERT, RENEWED, doc, fakeRuntime, get, host, KEY, postMultipart, startFixture, tgzNames, tmpDir } from './fixtures/helpers.js';
 
 type Tap = { teardown(fn: () => unknown): void };

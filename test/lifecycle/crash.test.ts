@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import * as tar from 'tar';
 import { SettingLifecycle } from '../../lib/lifecycle/index.js';
-import { loadSettingFile } from '../../lib/setting/load.js';
+import { loadSettingFile } from '../../lib/setting-check/load.js';
 import { createHash } from 'node:crypto';
 import { doc, fakeRuntime, tmpDir } from './fixtures/helpers.js';
 

@@ -8,7 +8,7 @@ import { gunzipSync } from 'node:zlib';
 import t, { type Test } from 'tap';
 import { LogHub } from '../../lib/log/hub.js';
 import { DirectFiles, type DirectReport, type LogFiles } from '../../lib/log/direct.js';
-import { parseSetting } from '../../lib/setting/load.js';
+import { parseSetting } from '../../lib/setting-check/load.js';
 import { until } from '../helpers/wait.js';
 
 function fixture(t: Test, log: Record<string, unknown>) {

@@ -11,7 +11,7 @@ import { parseCron } from '../../lib/log/cron.js';
 import { GlobalLogs } from '../../lib/log/global/global-logs.js';
 import { MetricsLog } from '../../lib/log/global/metrics-log.js';
 import { BackupScheduler, type AttemptBody } from '../../lib/log/repository/scheduler.js';
-import { parseSetting } from '../../lib/setting/load.js';
+import { parseSetting } from '../../lib/setting-check/load.js';
 import { startS3, S3_KEYS } from '../helpers/s3.js';
 import { startStatsd } from '../helpers/statsd.js';
 import { until } from '../helpers/wait.js';

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import t from 'tap';
-import { parseSetting } from '../../lib/setting/load.js';
+import { parseSetting } from '../../lib/setting-check/load.js';
 import { GlobalLogs } from '../../lib/log/global/global-logs.js';
 import { WATCH, setWatchSink, writeWatchEvent, type BackupAttempt } from '../../lib/log/global/watch-events.js';
 

@@ -2,7 +2,7 @@
 import t from 'tap';
 import { LogHub } from '../../lib/log/hub.js';
 import { shipFixture } from './fixtures/ship.js';
-import { parseSetting } from '../../lib/setting/load.js';
+import { parseSetting } from '../../lib/setting-check/load.js';
 
 const statsd = { type: 'statsd', path: '/', endpoint: { port: 9 } };
 

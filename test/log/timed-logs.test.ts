@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { parseSetting } from '../../lib/setting/load.js';
+import { parseSetting } from '../../lib/setting-check/load.js';
 import { GlobalLogs } from '../../lib/log/global/global-logs.js';
 import { LogHub } from '../../lib/log/hub.js';
 import { StatsAggregator } from '../../lib/stats/aggregate.js';

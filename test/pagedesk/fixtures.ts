@@ -1,7 +1,7 @@
 // Shared by the pagedesk tests: a real page (the obsolete tags of document 3, links to several
 // domains, scripts, images, frames) and the pagedesk setting as the loader defaults it.
 import { load, type CheerioAPI } from 'cheerio/slim';
-import { parseSetting } from '../../lib/setting/load.js';
+import { parseSetting } from '../../lib/setting-check/load.js';
 import type { PagedeskSetting } from '../../lib/pagedesk/setting.js';
 
 export const PAGE = `<!DOCTYPE html>

@@ -8,7 +8,7 @@ import t from 'tap';
 import { issueLicense, keygen } from '../../lib/license/index.js';
 import { getRoutes } from '../../lib/manager/routes/get.js';
 import { getCommand, queryFile } from '../../lib/query/index.js';
-import { loadSettingFile } from '../../lib/setting/load.js';
+import { loadSettingFile } from '../../lib/setting-check/load.js';
 import { ensureBuilt, startWith } from '../license/helpers.js';
 import { hosting, source } from './fixtures.js';
 

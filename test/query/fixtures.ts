@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseSetting } from '../../lib/setting/load.js';
+import { parseSetting } from '../../lib/setting-check/load.js';
 import type { Setting } from '../../lib/setting/types.js';
 import type { QuerySource } from '../../lib/query/index.js';
 

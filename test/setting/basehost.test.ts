@@ -2,7 +2,8 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { parseSetting, resolveHosts } from '../../lib/setting/load.js';
+import { parseSetting } from '../../lib/setting-check/load.js';
+import { resolveHosts } from '../../lib/setting/resolve.js';
 import { issuesOf, minimalHost } from './fixtures/helpers.js';
 
 const base = {

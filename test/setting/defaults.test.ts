@@ -1,5 +1,6 @@
 import t from 'tap';
-import { parseSetting, resolveHosts, resolvePath } from '../../lib/setting/load.js';
+import { parseSetting } from '../../lib/setting-check/load.js';
+import { resolveHosts, resolvePath } from '../../lib/setting/resolve.js';
 import { minimal } from './fixtures/helpers.js';
 
 const s = parseSetting(minimal(), { baseDir: '/srv/edge' });

@@ -2,7 +2,8 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { loadSettingFile, parseSetting, SettingError } from '../../lib/setting/load.js';
+import { loadSettingFile, parseSetting } from '../../lib/setting-check/load.js';
+import { SettingError } from '../../lib/setting/issues.js';
 import { issuesOf, minimal, minimalHost, paths } from './fixtures/helpers.js';
 
 const withHost = (extra: Record<string, unknown>) => ({ hosting: [{ ...minimalHost, ...extra }] });

@@ -1,7 +1,8 @@
 // setting.json.example must run without root: every path it implies lives under ./var.
 import path from 'node:path';
 import t from 'tap';
-import { loadSettingFile, resolveHosts, resolvePath } from '../../lib/setting/load.js';
+import { loadSettingFile } from '../../lib/setting-check/load.js';
+import { resolveHosts, resolvePath } from '../../lib/setting/resolve.js';
 import { projectRoot } from '../helpers/server.js';
 
 t.test('every path setting.json.example implies lies under the project var directory', async (t) => {

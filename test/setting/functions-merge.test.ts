@@ -1,5 +1,6 @@
 import t from 'tap';
-import { parseSetting, resolveHosts } from '../../lib/setting/load.js';
+import { parseSetting } from '../../lib/setting-check/load.js';
+import { resolveHosts } from '../../lib/setting/resolve.js';
 import { minimalHost } from './fixtures/helpers.js';
 
 t.test('host functions override global functions member by member and defaults fill the rest', async (t) => {

@@ -6,8 +6,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { parseSetting, SettingError } from '../../lib/setting/load.js';
-import { certIssues, homeFiles } from '../../lib/worker/tls/contexts.js';
+import { parseSetting } from '../../lib/setting-check/load.js';
+import { SettingError } from '../../lib/setting/issues.js';
+import { certIssues, homeFiles } from '../../lib/tls/certificates.js';
 
 const home = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-https-opt-'));
 t.teardown(() => fs.rmSync(home, { recursive: true, force: true }));

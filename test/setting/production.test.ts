@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { loadSettingFile, resolveHosts, resolvePath } from '../../lib/setting/load.js';
+import { loadSettingFile } from '../../lib/setting-check/load.js';
+import { resolveHosts, resolvePath } from '../../lib/setting/resolve.js';
 
 const fixture = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures/production.json');
 

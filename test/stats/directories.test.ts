@@ -2,7 +2,8 @@
 // them is counted again in its statistics directories, which the document lists in
 // ClientTraffic.Traffic[] after `/` (the whole host); the node's sums count it once.
 import t from 'tap';
-import { Counters, fieldIndex } from '../../lib/pipeline/counters.js';
+import { Counters } from '../../lib/pipeline/counters.js';
+import { fieldIndex } from '../../lib/record/counter-layout.js';
 import { countDirectories, directoryStatsOf } from '../../lib/pipeline/directory-stats.js';
 import type { TransactionRecord } from '../../lib/pipeline/transaction.js';
 import { StatsAggregator } from '../../lib/stats/aggregate.js';

@@ -4,7 +4,7 @@ import t from 'tap';
 import os from 'node:os';
 import { StatsService, type StatsServiceDeps } from '../../lib/stats/service.js';
 import type { Setting } from '../../lib/setting/types.js';
-import { HOST_GAUGE_STRIDE, STRIDE } from '../../lib/pipeline/counters.js';
+import { HOST_GAUGE_STRIDE, STRIDE } from '../../lib/record/counter-layout.js';
 import { hostDocument } from '../../lib/stats/realtime-view.js';
 
 function service(over: Partial<StatsServiceDeps>): StatsService {

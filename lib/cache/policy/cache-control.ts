@@ -1,7 +1,7 @@
-// Cache-Control (RFC 9111 5.2) and CDN-Cache-Control (RFC 9213) parsing with a hand-written
-// tokenizer: it runs on every request, so no regular expressions and no splitting of the
-// whole value into intermediate arrays.
-import { parseCdnCacheControl } from './cdn-cache-control.js';
+// Cache-Control (RFC 9111 5.2) parsing with a hand-written tokenizer: it runs on every request,
+// so no regular expressions and no splitting of the whole value into intermediate arrays. The
+// directives of a response, where CDN-Cache-Control (RFC 9213) may take over, are
+// cdn-cache-control.ts's responseDirectives.
 import { type HeaderMap } from './headers.js';
 
 /** Parsed directives. Seconds fields are undefined when absent. */
@@ -222,20 +222,6 @@ function parseWithStatus(value: string | string[] | undefined): { d: CacheDirect
 /** Parses a Cache-Control field value (request or response). */
 export function parseCacheControl(value: string | string[] | undefined): CacheDirectives {
   return parseWithStatus(value).d;
-}
-
-/**
- * The directives this cache obeys for a response. RFC 9213 2.2: a valid, non-empty
- * CDN-Cache-Control (a Structured Field Dictionary, see cdn-cache-control.ts) is used and
- * Cache-Control (and Expires) ignored; an empty or unparsable one counts as absent.
- */
-export function responseDirectives(headers: HeaderMap): ResponseDirectives {
-  const cdn = headers['cdn-cache-control'];
-  if (cdn !== undefined) {
-    const d = parseCdnCacheControl(cdn);
-    if (d !== undefined) return Object.assign(d, { targeted: true });
-  }
-  return Object.assign(parseCacheControl(headers['cache-control']), { targeted: false });
 }
 
 /**

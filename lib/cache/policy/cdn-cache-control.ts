@@ -1,8 +1,11 @@
 // CDN-Cache-Control (RFC 9213 2.1) is a Structured Field Dictionary (RFC 8941 3.2), not the
 // Cache-Control syntax: keys are lower-case, values are typed, parameters ride along, and a field
 // that does not parse is ignored as a whole (RFC 8941 4.2), so Cache-Control applies instead.
-// This is a small parser for this one field, not a general Structured Fields library.
-import { DELTA_SECONDS_MAX, emptyDirectives, type CacheDirectives } from './cache-control.js';
+// This is a small parser for this one field, not a general Structured Fields library. Which of
+// the two fields a response's directives come from is decided here too (responseDirectives, which
+// needs both parsers), so cache-control.ts needs nothing of this file.
+import { DELTA_SECONDS_MAX, emptyDirectives, parseCacheControl, type CacheDirectives, type ResponseDirectives } from './cache-control.js';
+import type { HeaderMap } from './headers.js';
 
 type Bare = { t: 'int'; v: number } | { t: 'dec' } | { t: 'str'; v: string } | { t: 'tok'; v: string } | { t: 'bytes' } | { t: 'bool'; v: boolean };
 type Member = Bare | { t: 'list'; v: Bare[] };
@@ -207,4 +210,18 @@ export function parseCdnCacheControl(value: string | string[]): CacheDirectives 
     }
   }
   return d;
+}
+
+/**
+ * The directives this cache obeys for a response. RFC 9213 2.2: a valid, non-empty
+ * CDN-Cache-Control is used and Cache-Control (and Expires) ignored; an empty or unparsable one
+ * counts as absent.
+ */
+export function responseDirectives(headers: HeaderMap): ResponseDirectives {
+  const cdn = headers['cdn-cache-control'];
+  if (cdn !== undefined) {
+    const d = parseCdnCacheControl(cdn);
+    if (d !== undefined) return Object.assign(d, { targeted: true });
+  }
+  return Object.assign(parseCacheControl(headers['cache-control']), { targeted: false });
 }

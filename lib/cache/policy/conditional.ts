@@ -2,6 +2,7 @@
 import { type StoredHeaders } from '../store.js';
 import { parseEntityTag, parseEntityTagList, strongMatch, weakMatch } from './etag.js';
 import { headerValue, isRepeated, parseHttpDate, type HeaderMap } from './headers.js';
+import { connectionListed, isHopByHop } from '../../http/hop-by-hop.js';
 
 export type ConditionalResult = 'proceed' | 304 | 412;
 
@@ -86,12 +87,6 @@ export function buildRevalidationHeaders(entryHeaders: HeaderMap): { 'if-none-ma
   return out;
 }
 
-/** Hop-by-hop fields (RFC 9110 7.6.1) never stored nor copied from a 304. */
-const HOP_BY_HOP: ReadonlySet<string> = new Set([
-  'connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade',
-  'proxy-authenticate', 'proxy-authorization',
-]);
-
 /**
  * True when a 304 refers to the stored response (RFC 9111 4.3.4): when it carries an ETag or a
  * Last-Modified, it must equal the stored one; otherwise it freshens what we asked about.
@@ -109,13 +104,13 @@ export function notModifiedMatches(storedHeaders: HeaderMap, headersOf304: Heade
 
 /**
  * Freshens stored headers with a 304's (RFC 9111 3.2, 4.3.4): every field of the 304 replaces the
- * stored one, except Content-Length, hop-by-hop fields and fields the 304's Connection names.
+ * stored one, except Content-Length, hop-by-hop fields (lib/http/hop-by-hop.ts) and fields the
+ * 304's Connection names.
  * Age and Date describe the old message; they are dropped when the 304 lacks them, because the
  * entry's requestTime / cachedAt restart with the revalidation and would otherwise be aged twice.
  */
 export function mergeNotModified(storedHeaders: HeaderMap, headersOf304: HeaderMap): StoredHeaders {
-  const connection = headerValue(headersOf304, 'connection');
-  const nominated = connection === undefined ? [] : connection.split(',').map((s) => s.trim().toLowerCase());
+  const nominated = connectionListed(headerValue(headersOf304, 'connection'));
   const out: StoredHeaders = {};
   for (const name in storedHeaders) {
     const v = storedHeaders[name];
@@ -124,7 +119,7 @@ export function mergeNotModified(storedHeaders: HeaderMap, headersOf304: HeaderM
   }
   for (const name in headersOf304) {
     const v = headersOf304[name];
-    if (v === undefined || name === 'content-length' || HOP_BY_HOP.has(name) || nominated.includes(name)) continue;
+    if (v === undefined || name === 'content-length' || isHopByHop(name) || nominated?.has(name) === true) continue;
     out[name] = Array.isArray(v) ? v.slice() : v;
   }
   return out;

@@ -1,5 +1,6 @@
 // Freshness lifetime, age and the absolute times of a stored entry (RFC 9111 4.2).
-import { responseDirectives, type CacheDirectives, type ResponseDirectives } from './cache-control.js';
+import type { CacheDirectives, ResponseDirectives } from './cache-control.js';
+import { responseDirectives } from './cdn-cache-control.js';
 import { hasValidator, headerValue, isRepeated, parseHttpDate, type HeaderMap } from './headers.js';
 import { defaultPolicyOptions, type CachePolicyOptions } from './options.js';
 import { CACHEABLE_BY_DEFAULT, isNegativeStatus } from './status.js';

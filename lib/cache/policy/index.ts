@@ -3,6 +3,7 @@ export * from './options.js';
 export * from './headers.js';
 export * from './status.js';
 export * from './cache-control.js';
+export * from './cdn-cache-control.js';
 export * from './storable.js';
 export * from './freshness.js';
 export * from './request-directives.js';

@@ -1,5 +1,6 @@
 // Can a stored response answer this request? RFC 9111 4.2.4, 5.2.1, 5.2.2 and RFC 5861.
-import { requestDirectives, responseDirectives, type CacheDirectives, type ResponseDirectives } from './cache-control.js';
+import { requestDirectives, type CacheDirectives, type ResponseDirectives } from './cache-control.js';
+import { responseDirectives } from './cdn-cache-control.js';
 import { type HeaderMap } from './headers.js';
 import { currentAge, forbidsStale } from './freshness.js';
 import { defaultPolicyOptions, type CachePolicyOptions } from './options.js';

@@ -1,5 +1,6 @@
 // May a shared cache store this response? RFC 9111 3, 3.5 and 5.2.
-import { parseCacheControl, responseDirectives, type ResponseDirectives } from './cache-control.js';
+import { parseCacheControl, type ResponseDirectives } from './cache-control.js';
+import { responseDirectives } from './cdn-cache-control.js';
 import { hasValidator, type HeaderMap } from './headers.js';
 import { defaultPolicyOptions, type CachePolicyOptions } from './options.js';
 import { CACHEABLE_BY_DEFAULT, isNegativeStatus, isUnderstoodStatus } from './status.js';

@@ -4,15 +4,15 @@
 // `%!200,304{Referer}i`: except for those) and an argument in braces. Apache's `<`/`>` modifiers
 // (`%>s`) are accepted and change nothing (one status per transaction here).
 import { hookField } from '../../hook/answer.js';
-import type { TransactionRecord } from '../../pipeline/transaction.js';
+import type { RecordFields } from '../../record/transaction.js';
 import { clientField, dash, fallbackHosts, plus, reqHeader, requestLine, resHeader, stemAndQuery, strftime } from './fields.js';
 import type { LineContext, LineFormat } from './forms.js';
 
-type Part = string | ((tx: TransactionRecord, c: LineContext) => string);
+type Part = string | ((tx: RecordFields, c: LineContext) => string);
 
 export class FormatError extends Error {}
 
-function cookie(tx: TransactionRecord, name: string): string | undefined {
+function cookie(tx: RecordFields, name: string): string | undefined {
   const all = reqHeader(tx, 'cookie');
   if (all === undefined) return undefined;
   for (const kv of all.split(';')) {
@@ -22,7 +22,7 @@ function cookie(tx: TransactionRecord, name: string): string | undefined {
   return undefined;
 }
 
-function queryValue(tx: TransactionRecord, key: string): string | undefined {
+function queryValue(tx: RecordFields, key: string): string | undefined {
   const q = stemAndQuery(tx)[1];
   if (q === '') return undefined;
   return new URLSearchParams(q).get(key) ?? undefined;

@@ -2,7 +2,7 @@
 // are (the request's headers, the response's headers, the record): shared by the four forms.
 // Nothing here allocates unless a value is asked for.
 import type { OutgoingHttpHeader, OutgoingHttpHeaders } from 'node:http';
-import type { TransactionRecord } from '../../pipeline/transaction.js';
+import type { RecordFields } from '../../record/transaction.js';
 
 export type XffMode = 'all' | 'clientIp' | 'trimClientIp';
 
@@ -18,7 +18,7 @@ export function plus(v: string | undefined | null): string {
   return v.includes(' ') ? v.replace(/ /g, '+') : v;
 }
 
-export function reqHeader(tx: TransactionRecord, name: string): string | undefined {
+export function reqHeader(tx: RecordFields, name: string): string | undefined {
   return joined(tx.req.headers[name]);
 }
 
@@ -34,7 +34,7 @@ const headPatterns = new Map<string, RegExp>();
  * without keeping them (getHeader sees only setHeader's): they are read from the fields the
  * transaction kept (TxResponse), else from the serialized head itself.
  */
-export function resHeader(tx: TransactionRecord, name: string): string | undefined {
+export function resHeader(tx: RecordFields, name: string): string | undefined {
   const v = tx.res.getHeader(name);
   if (v !== undefined) return joined(v);
   const fields = tx.responseFields;
@@ -71,7 +71,7 @@ function fieldOf(fields: OutgoingHttpHeaders | OutgoingHttpHeader[], name: strin
  * `trimClientIp` the X-Forwarded-For when there is one, else the client IP. A sibling hand-off
  * carries the client's own X-Forwarded-For plus the client, so the owner's record says the same.
  */
-export function clientField(tx: TransactionRecord, mode: XffMode): string {
+export function clientField(tx: RecordFields, mode: XffMode): string {
   return clientFieldOf(tx.clientAddress, reqHeader(tx, 'x-forwarded-for'), mode);
 }
 
@@ -84,14 +84,14 @@ export function clientFieldOf(ip: string, xff: string | undefined, mode: XffMode
 }
 
 /** Path and query of the target as received (or as rewritten: accessLogUrl), split at the first `?`. */
-export function stemAndQuery(tx: TransactionRecord): [string, string] {
+export function stemAndQuery(tx: RecordFields): [string, string] {
   const u = tx.loggedUrl;
   const q = u.indexOf('?');
   return q < 0 ? [u, ''] : [u.slice(0, q), u.slice(q + 1)];
 }
 
 /** The user of Basic authorization, if the client sent one. */
-export function username(tx: TransactionRecord): string | undefined {
+export function username(tx: RecordFields): string | undefined {
   return usernameOf(reqHeader(tx, 'authorization'));
 }
 
@@ -104,7 +104,7 @@ export function usernameOf(a: string | undefined): string | undefined {
 }
 
 /** `sc-resinfo`: content coding, TLS version and `Bypass` (document 3's order), joined by `+`. */
-export function resInfo(tx: TransactionRecord): string {
+export function resInfo(tx: RecordFields): string {
   const parts: string[] = [];
   const ce = resHeader(tx, 'content-encoding');
   if (ce === 'gzip' || ce === 'deflate') parts.push(ce);
@@ -114,13 +114,13 @@ export function resInfo(tx: TransactionRecord): string {
 }
 
 /** `x-fallback` / `%L`: the hosts the fallbacks routed the request to, joined by `+`. */
-export function fallbackHosts(tx: TransactionRecord): string {
+export function fallbackHosts(tx: RecordFields): string {
   const fb = tx.fallback;
   return fb === undefined ? '-' : fb.hosts.join('+');
 }
 
 /** The first line of the request, as Apache's `%r`. */
-export function requestLine(tx: TransactionRecord): string {
+export function requestLine(tx: RecordFields): string {
   return `${tx.method} ${tx.urlReceived} HTTP/${tx.httpVersion}`;
 }
 

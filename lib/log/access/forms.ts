@@ -2,7 +2,7 @@
 // fields, in the document's order), `weblogA` (the Apache/nginx "combined" format, read by
 // `goaccess --log-format=COMBINED` and every combined-log tool) and `weblogB` (the IIS W3C
 // extended format). The `custom` form is custom-format.ts.
-import type { TransactionRecord } from '../../pipeline/transaction.js';
+import type { RecordFields } from '../../record/transaction.js';
 import { clientField, dash, fallbackHosts, plus, reqHeader, requestLine, resHeader, resInfo, stemAndQuery, username, type LineClock, type XffMode } from './fields.js';
 
 /** What a form needs besides the record: the xff mode, the line clock and the completion time. */
@@ -13,7 +13,7 @@ export interface LineContext {
   now: number;
 }
 
-export type LineFormat = (tx: TransactionRecord, c: LineContext) => string;
+export type LineFormat = (tx: RecordFields, c: LineContext) => string;
 
 export const SVC_FIELDS = [
   'date', 'time', 's-ip', 'cs-method', 'cs-uri-stem', 'cs-uri-query', 's-port', 'cs-username', 'c-ip', 'cs(User-Agent)',
@@ -60,7 +60,7 @@ function quoted(v: string | undefined): string {
  * X-Forwarded-For address) when there is one; `all`: the client, with the X-Forwarded-For list
  * in the ident slot `%l` (no spaces, `-` when none).
  */
-function combinedClient(tx: TransactionRecord, mode: XffMode): string {
+function combinedClient(tx: RecordFields, mode: XffMode): string {
   const ip = tx.clientAddress;
   if (mode === 'clientIp') return `${ip} -`;
   const xff = reqHeader(tx, 'x-forwarded-for')?.replace(/\s+/g, '');

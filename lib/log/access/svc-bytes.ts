@@ -7,7 +7,7 @@
 // Buffer.write per field, and numbers are written as digits. (Module-level `let` offsets, a
 // check per write and request fields looked up by a name in a variable cost about 690 ns a
 // line, measured warm, against about 510 ns now.)
-import type { TransactionRecord } from '../../pipeline/transaction.js';
+import type { RecordFields } from '../../record/transaction.js';
 import { clientFieldOf, fallbackHosts, joined, resHeader, usernameOf } from './fields.js';
 import type { LineContext } from './forms.js';
 
@@ -98,7 +98,7 @@ function ms(buf: Buffer, o: number, v: number): number {
 }
 
 /** `sc-resinfo` as fields.ts resInfo() joins it, without the array; then the space. */
-function resInfo(buf: Buffer, o: number, tx: TransactionRecord, ce: string | undefined): number {
+function resInfo(buf: Buffer, o: number, tx: RecordFields, ce: string | undefined): number {
   const start = o;
   if (ce === 'gzip' || ce === 'deflate') o = raw(buf, o, ce);
   const tls = tx.connection.tls;
@@ -148,7 +148,7 @@ function countUp(): boolean {
  * Writes the svc line of `tx` into `buf` from `at`; returns where it ends, or -1 when it may not
  * fit (the caller then takes the string path, which ships the batch first).
  */
-export function svcBytes(tx: TransactionRecord, c: LineContext, buf: Buffer, at: number): number {
+export function svcBytes(tx: RecordFields, c: LineContext, buf: Buffer, at: number): number {
   const date = c.clock.w3cAt(c.now);
   const u = tx.loggedUrl;
   // Each field by its literal name: a load the engine caches per site, where a name in a

@@ -10,7 +10,7 @@
 // and the failure is reported once a minute per file in the error log, or on stderr when the
 // error log is the one failing.
 import path from 'node:path';
-import { resolvePath } from '../../setting/load.js';
+import { resolvePath } from '../../setting/resolve.js';
 import type { Setting } from '../../setting/types.js';
 import type { BackupSource } from '../repository/scheduler.js';
 import { RollingFile } from '../roll.js';

@@ -1,11 +1,11 @@
 // `/monitoring/ssl`: expands an OpenSSL cipher expression as the TLS service ports read it: the
-// spec's default expression is mapped to the same safe set (lib/worker/tls/options.ts), TLS 1.3
+// spec's default expression is mapped to the same safe set (lib/tls/options.ts), TLS 1.3
 // names (`TLS_...`) are TLS 1.3 suites as node takes them, and the expression is judged valid
 // or not by node's own OpenSSL. The list itself comes from the openssl binary of the machine
 // (node has no call that lists a context's suites), the same OpenSSL 3.0 series.
 import { execFile } from 'node:child_process';
 import tls from 'node:tls';
-import { mappedCiphers } from '../../worker/tls/options.js';
+import { mappedCiphers } from '../../tls/options.js';
 import { ApiError, HTTP } from '../envelope.js';
 
 export interface CipherEntry { Name: string; Ver: string; Kx: string; Au: string; Enc: string; Mac: string }

@@ -5,7 +5,7 @@ import type { Worker } from 'node:cluster';
 import type { PrimaryMessage } from '../../ipc/messages.js';
 import type { SettingLifecycle } from '../../lifecycle/index.js';
 import type { Setting } from '../../setting/types.js';
-import { resolveHosts } from '../../setting/load.js';
+import { resolveHosts } from '../../setting/resolve.js';
 import type { InvalidationService } from '../invalidation-service.js';
 import type { SecretKey } from '../../license/secret-box.js';
 import { Central } from './central.js';

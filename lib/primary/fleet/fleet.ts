@@ -4,7 +4,7 @@
 // they accepted; both before the invalidation runs here.
 import { createHash } from 'node:crypto';
 import type { RecognizedInvalidation } from '../../manager/types.js';
-import type { PurgeCall } from '../../pipeline/context.js';
+import type { PurgeCall } from '../../ipc/messages.js';
 import type { Setting } from '../../setting/types.js';
 import { parseListen } from '../../setting/schema/formats.js';
 import { InvalidationBus } from './bus.js';

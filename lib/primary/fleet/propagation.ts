@@ -3,6 +3,7 @@
 // for the answers (best effort: a timeout, and a line in the info log when a peer fails). The
 // forwarded call carries PROPAGATED_HEADER, so the receiver runs it without forwarding it again.
 import http from 'node:http';
+import { connectionListed, isHopByHop } from '../../http/hop-by-hop.js';
 import { parseMember } from '../../setting/schema/formats.js';
 import type { Setting } from '../../setting/types.js';
 
@@ -29,9 +30,6 @@ export interface PropagationDeps {
   info(message: string, fields: Record<string, unknown>): void;
   timeoutMs?: number;
 }
-
-/** Request fields not forwarded: hop-by-hop ones and those the forwarded request sets itself. */
-const DROPPED = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'te', 'upgrade', 'proxy-connection']);
 
 export class Propagation {
   constructor(private readonly deps: PropagationDeps) {}
@@ -65,7 +63,9 @@ export class Propagation {
 
   private send(ip: string, port: number, key: string, call: ForwardedCall): void {
     const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(call.headers)) if (!DROPPED.has(k)) headers[k] = v;
+    // Not forwarded: hop-by-hop fields, those Connection names, and Content-Length (set below).
+    const listed = connectionListed(call.headers.connection);
+    for (const [k, v] of Object.entries(call.headers)) if (!isHopByHop(k) && k !== 'content-length' && listed?.has(k) !== true) headers[k] = v;
     headers[PROPAGATED_HEADER] = '1';
     headers.connection = 'close';
     if (call.body !== undefined) headers['content-length'] = String(call.body.length);

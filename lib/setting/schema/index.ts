@@ -3,20 +3,19 @@
 // Validation runs in two shapes: the top level (meta, env, functions) with its defaults applied
 // first, and each hosting[] entry on its own, partial until its basehost is applied (see
 // ../hosts.ts). `SettingSchema` is the shape after all of that, the source of the static types.
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
-import type { DeepPartial, Functions } from '../types.js';
 import { Obj, Opt } from './common.js';
 import { EnvSchema } from './env.js';
 import { FunctionsSchema } from './functions.js';
 import { hostSchema } from './hosting.js';
 import { MetaSchema } from './meta.js';
-import { withOptional, withoutDefaults } from './partial.js';
+import { withOptional, withoutDefaults, type DeepPartial } from './partial.js';
 
 export { FunctionsSchema } from './functions.js';
 
 /** A host's own functions: any subset of the global functions, without defaults. */
-const HostFunctionsSchema = Type.Unsafe<DeepPartial<Functions>>(withoutDefaults(FunctionsSchema));
+const HostFunctionsSchema = Type.Unsafe<DeepPartial<Static<typeof FunctionsSchema>>>(withoutDefaults(FunctionsSchema));
 
 /** A host entry as the server runs it: basehost applied, host defaults filled. */
 export const HostSchema = hostSchema(HostFunctionsSchema);

@@ -5,6 +5,13 @@
 
 type Json = Record<string, unknown>;
 
+/** The static type of such a partial schema: every member optional, arrays whole. */
+export type DeepPartial<T> = T extends readonly (infer _)[]
+  ? T
+  : T extends object
+    ? { [K in keyof T]?: DeepPartial<T[K]> }
+    : T;
+
 function isObj(v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

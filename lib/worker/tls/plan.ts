@@ -6,8 +6,8 @@
 import os from 'node:os';
 import { parseTlsListen } from '../../setting/schema/formats.js';
 import type { Listen, ResolvedHost, Setting } from '../../setting/types.js';
-import { loadCert, CertProblem, homeFiles } from './contexts.js';
-import { tlsServerOptions } from './options.js';
+import { loadCert, CertProblem, homeFiles } from '../../tls/certificates.js';
+import { tlsServerOptions } from '../../tls/options.js';
 import type { TlsHost, TlsPort } from './sni.js';
 import { stapleTarget } from './stapling.js';
 

@@ -4,8 +4,8 @@
 // bound to the connection's local address are tried before the `*` hosts of the port.
 import tls from 'node:tls';
 import { NameIndex, plainAddress, type Listen } from '../../routing/vhost-table.js';
-import { contextOptions, type CertMaterial } from './contexts.js';
-import type { TlsServerOptions } from './options.js';
+import { contextOptions, type CertMaterial } from '../../tls/certificates.js';
+import type { TlsServerOptions } from '../../tls/options.js';
 import type { Stapler } from './stapling.js';
 
 export interface TlsHost {

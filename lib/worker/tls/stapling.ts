@@ -6,7 +6,7 @@
 import { X509Certificate } from 'node:crypto';
 import { systemLog } from '../../log/system-log.js';
 import { certId, ocspRequest, parseResponse, responderUrl, type CertId } from './ocsp.js';
-import type { CertMaterial } from './contexts.js';
+import type { CertMaterial } from '../../tls/certificates.js';
 
 const FETCH_TIMEOUT_MS = 10_000;
 const RETRY_MS = 5 * 60_000;

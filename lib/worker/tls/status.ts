@@ -3,13 +3,11 @@
 // socket could not be opened: port taken, no permission, address gone; a certificate that
 // expired since it was loaded). The certificates read are those in use, not the files on disk.
 import { X509Certificate } from 'node:crypto';
+import type { TlsHostStatus } from '../../ipc/messages.js';
 import { listenKey } from '../../routing/vhost-table.js';
 import type { TlsPort } from './sni.js';
 
 const PEM_CERT = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/;
-
-/** Host name -> null (serving) or the reason it is not. */
-export type TlsHostStatus = Record<string, string | null>;
 
 /** The key of a TLS socket among a worker's listening sockets. */
 export function tlsKey(p: TlsPort): string {

@@ -2,9 +2,9 @@
 // a vendor SDK and its network (cloudCdoc documents of a cloudCPubsub connection, cloudB) are
 // refused rather than accepted and ignored, every schedule must be one lib/log/cron.ts reads, and
 // the backup needs a bucket and an http(s) endpoint when one is given.
-import { type SettingIssue } from './issues.js';
+import { type SettingIssue } from '../setting/issues.js';
 import { parseCron } from '../log/cron.js';
-import type { Setting } from './types.js';
+import type { Setting } from '../setting/types.js';
 
 const NO_CLOUDC = 'cloudCdoc is not supported by this build: it needs the vendor SDK and its network (cloudCPubsub)';
 const NO_CLOUDB = 'cloudB is not supported by this build: needs the vendor SDK';

@@ -4,8 +4,8 @@
 // Cloud dynamic origin addresses (hosting[].origin) are refused by the same rule: the origin
 // set cannot resolve them either, and without this check they passed validation and were
 // refused only when an upload reached the workers.
-import type { SettingIssue } from './issues.js';
-import type { Setting } from './types.js';
+import type { SettingIssue } from '../setting/issues.js';
+import type { Setting } from '../setting/types.js';
 
 const CLOUD = /^#cloud/;
 

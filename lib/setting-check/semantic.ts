@@ -1,11 +1,11 @@
 // Rules across members that a schema cannot state: references by name, port clashes, version
 // order. They run on the defaulted setting; each reports at the JSON path of the member to fix.
-import { type SettingIssue } from './issues.js';
-import { deepMerge, isPlainObject } from './merge.js';
-import { parseListen, parseTlsListen } from './schema/formats.js';
-import { checkHttpsOptions, sameTlsOptions } from '../worker/tls/options.js';
-import { TLS_VERSIONS } from './schema/management.js';
-import { checkTagged } from './tagged.js';
+import { type SettingIssue } from '../setting/issues.js';
+import { deepMerge, isPlainObject } from '../setting/merge.js';
+import { parseListen, parseTlsListen } from '../setting/schema/formats.js';
+import { checkHttpsOptions, sameTlsOptions } from '../tls/options.js';
+import { TLS_VERSIONS } from '../setting/schema/management.js';
+import { checkTagged } from '../setting/tagged.js';
 import { checkCentral } from './central-check.js';
 import { checkLogBackups } from './log-backups.js';
 import { parseCron } from '../log/cron.js';
@@ -15,7 +15,7 @@ import { checkRules } from '../rules/check.js';
 import { checkHook } from './hook-check.js';
 import { checkPagedesk } from '../pagedesk/setting.js';
 import { checkFleet, refuseCloud } from './fleet-check.js';
-import type { DeepPartial, Functions, HostSetting, Setting } from './types.js';
+import type { DeepPartial, Functions, HostSetting, Setting } from '../setting/types.js';
 
 function checkApi(setting: Setting, issues: SettingIssue[]): void {
   const api = setting.env.management.api;

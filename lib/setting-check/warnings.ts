@@ -1,9 +1,9 @@
 // Settings that are valid and will be honoured as written, but very likely not as meant. They do
 // not refuse the setting (a specification-conformant file must still load): they are returned
 // with `svc validate`, in the validate and upload answers, and written to the info log.
-import { isPlainObject } from './merge.js';
+import { isPlainObject } from '../setting/merge.js';
 import { traceKeywordWarning } from '../rules/check.js';
-import type { Setting } from './types.js';
+import type { Setting } from '../setting/types.js';
 
 /**
  * Document 2 gives discovery only `port` and `members`; this build runs it only with its own

@@ -1,13 +1,14 @@
 // Certificate material of the hosts' https[] entries, read and checked once per apply, and the
 // secure contexts built from it. The checks (parseable, key matches its certificate, inside the
-// validity period) run both when a setting is validated (candidate.ts, reported at the JSON path)
-// and when a worker loads it, so a file overwritten between the two is caught too.
+// validity period) run both when a setting is validated (lib/lifecycle/candidate.ts, reported at
+// the JSON path) and when a worker loads it (lib/worker/tls/plan.ts), so a file overwritten
+// between the two is caught too. Both processes read this, so it lives below both, in lib/tls.
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import fs from 'node:fs';
 import tls from 'node:tls';
-import { resolvePath } from '../../setting/resolve.js';
-import type { HttpsCert, Setting } from '../../setting/types.js';
-import type { SettingIssue } from '../../setting/issues.js';
+import { resolvePath } from '../setting/resolve.js';
+import type { HttpsCert, Setting } from '../setting/types.js';
+import type { SettingIssue } from '../setting/issues.js';
 import { fetchedName, isUrlSource } from './fetched.js';
 import type { TlsServerOptions } from './options.js';
 

@@ -1,11 +1,13 @@
 // Follows the service `State` the license decides (`Healthy` / `Inactive`) as time passes: a
 // license expires without any reload, so the state is re-checked every minute and at the
 // license's NotAfter, and each transition is reported once (the primary writes it to the info
-// log). A license applied through the API is checked at once.
-import { parseLicenseTime } from './license.js';
+// log). A license applied through the API is checked at once. It reports through the logs, so it
+// lives with the primary that runs it: lib/license stays below the logs, whose repositories read
+// its secret box.
+import { parseLicenseTime } from '../license/license.js';
 import { systemLog } from '../log/system-log.js';
 import { reportError } from '../log/global/report.js';
-import type { LicenseService, LicenseState } from './service.js';
+import type { LicenseService, LicenseState } from '../license/service.js';
 
 export interface StateChange {
   state: LicenseState;

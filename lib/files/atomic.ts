@@ -1,6 +1,8 @@
 // Crash-safe file replacement: the new content goes to a temporary file in the same directory,
 // is fsynced, renamed over the target (atomic on POSIX), and the directory is fsynced so the
 // rename itself survives a power loss. A crash at any moment leaves the old or the new file.
+// A library of its own: the setting lifecycle, the license and release packages all write
+// through it (under lib/lifecycle it tied lib/license and lib/lifecycle to each other).
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';

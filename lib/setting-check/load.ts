@@ -1,23 +1,20 @@
 // Loading setting.json: JSON syntax, schema with defaults, hosts expanded from their basehost,
 // cross-member rules. A bad file gives one SettingError listing every problem with its JSON path,
-// and nothing of it is applied.
+// and nothing of it is applied. Loading and its checks (semantic.ts and the *-check.ts beside it)
+// live above lib/setting: they run the compilers of the setting's parts (rules, network,
+// pagedesk, hook, TLS options, log schedules), which read lib/setting's types themselves.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Value } from 'typebox/value';
-import { expandHosts } from './hosts.js';
-import { collect, SettingError, type SettingIssue } from './issues.js';
-import { isPlainObject } from './merge.js';
-import { INITIAL_ROLES } from './schema/management.js';
-import { TopSchema, validators } from './schema/index.js';
+import { expandHosts } from '../setting/hosts.js';
+import { collect, SettingError, type SettingIssue } from '../setting/issues.js';
+import { isPlainObject } from '../setting/merge.js';
+import { INITIAL_ROLES } from '../setting/schema/management.js';
+import { TopSchema, validators } from '../setting/schema/index.js';
 import { checkSemantics } from './semantic.js';
-import { resolvePath } from './resolve.js';
+import { resolvePath } from '../setting/resolve.js';
 import { loadLuaHash } from '../balance/lua-hash.js';
-import type { Setting } from './types.js';
-
-export { SettingError, type SettingIssue } from './issues.js';
-export { resolveHost, resolveHosts, resolvePath } from './resolve.js';
-export { parseSize } from './size.js';
-export type { Setting } from './types.js';
+import type { Setting } from '../setting/types.js';
 
 /**
  * Validates a parsed setting.json and applies every default. Relative paths (a relative env.home,

@@ -5,8 +5,8 @@
 // must agree on these options (checked in checkTlsPorts).
 import { constants } from 'node:crypto';
 import tls, { type SecureVersion } from 'node:tls';
-import type { SettingIssue } from '../../setting/issues.js';
-import type { HttpsOptions } from '../../setting/types.js';
+import type { SettingIssue } from '../setting/issues.js';
+import type { HttpsOptions } from '../setting/types.js';
 
 /** The spec's default expression: it names suites OpenSSL 3 dropped (SSLv2, export, RC4). */
 const SPEC_DEFAULT_CIPHERS = 'ALL:!ADH:RC4+RSA:+HIGH:+MEDIUM:+LOW:+SSLv2:+EXP';

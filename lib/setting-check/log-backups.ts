@@ -5,9 +5,9 @@
 import { createPrivateKey } from 'node:crypto';
 import { parseMinuteHour } from '../log/cron.js';
 import { unknownVariables } from '../log/repository/path-template.js';
-import type { SettingIssue } from './issues.js';
-import { deepMerge } from './merge.js';
-import type { DeepPartial, Functions, Setting } from './types.js';
+import type { SettingIssue } from '../setting/issues.js';
+import { deepMerge } from '../setting/merge.js';
+import type { DeepPartial, Functions, Setting } from '../setting/types.js';
 
 type RepositorySetting = Setting['env']['log']['repository']['list'][number];
 

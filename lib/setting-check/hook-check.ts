@@ -2,8 +2,8 @@
 // the hook URL, its matchingList patterns, and the POST prerequisites of document 2, so a hook
 // that cannot work is refused at its JSON path instead of failing requests.
 import { compileMatching, HookSettingError, parseHookUrl } from '../hook/rule.js';
-import type { SettingIssue } from './issues.js';
-import type { Functions } from './types.js';
+import type { SettingIssue } from '../setting/issues.js';
+import type { Functions } from '../setting/types.js';
 
 export function checkHook(effective: Functions, base: string, issues: SettingIssue[], hasGeo: boolean): void {
   const hook = effective.hook;
