@@ -128,7 +128,7 @@ t.test('a setting refused on SIGHUP is in the error log; info and watch are unde
   fs.writeFileSync(server.settingPath, JSON.stringify({ ...JSON.parse(good), hosting: [{ name: 'x', origin: { address: ['not an address'] } }] }));
   server.signal('SIGHUP');
   await until(() => errorLines().some((l) => l.includes(' 1001 ')), 'the 1001 line');
-  t.match(errorLines().find((l) => l.includes(' 1001 '))!, / 1001 - - - \[Warning\] setting refused: from deploy\/local: /);
+  t.match(errorLines().find((l) => l.includes(' 1001 '))!, / 1001 - - - \[Warning\] setting refused: from sighup: /);
   const names = fs.readdirSync(globalDir);
   t.ok(names.some((n) => /^info_\d{8}_0000\.log$/.test(n)), 'info rolls daily');
   t.ok(names.some((n) => /^watch_\d{8}_\d{6}\.log$/.test(n)), 'watch rolls by size (seconds in the name)');
