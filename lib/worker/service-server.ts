@@ -5,7 +5,7 @@
 // requests in flight finish.
 import http, { type IncomingMessage } from 'node:http';
 import net, { type Socket } from 'node:net';
-import { onClientError, refuseConnection, versionlessRequestLine, type ConnectionAnswers } from './client-errors.js';
+import { firstBytesSeen, onClientError, refuseConnection, versionlessRequestLine, type ConnectionAnswers } from './client-errors.js';
 import { rawErrorResponse } from '../pipeline/respond.js';
 import { connectionClosing, TxResponse } from '../pipeline/transaction.js';
 import { countClientSocket, markCounted } from './client-sockets.js';
@@ -136,7 +136,8 @@ export class ServiceServer {
       socket[USE] = use;
       this.sockets.set(socket, use);
       socket.once('close', () => this.sockets.delete(socket));
-      refuseHttp09(socket);
+      // h2c looked at the first bytes itself (and refused an HTTP/0.9 line there).
+      if (!firstBytesSeen(socket)) refuseHttp09(socket);
     });
   }
 

@@ -76,6 +76,14 @@ t.test('HTTP/1.x on the same port is served as before, pipelined requests and bo
   t.match(upgrade.stdout, /^HTTP\/1\.1 200/);
 });
 
+t.test('an HTTP/0.9 request line is answered 400 at once and the connection closed, as on a port without h2c', async (t) => {
+  // The head timeout is 10 s: an answer within this wait can only be the immediate refusal.
+  const r = await rawRequest(port, 'GET /v09\r\n', { timeoutMs: 5000 });
+  t.equal(r.status, 400);
+  t.ok(r.closed, 'the connection is closed');
+  t.equal(origin.count('/v09'), 0);
+});
+
 t.test('the record of an h2c transaction says http2', async (t) => {
   const s = http2.connect(`http://127.0.0.1:${port}`);
   s.on('error', () => undefined);
