@@ -11,7 +11,7 @@ import type http from 'node:http';
 import type { Server, Socket } from 'node:net';
 import { H2Service, type H2Settings } from './h2-server.js';
 import { countClientSocket } from './client-sockets.js';
-import { markFirstBytesSeen, refuseConnection, versionlessRequestLine } from './client-errors.js';
+import { markFirstBytesSeen, refuseConnection, spacedRequestLine, versionlessRequestLine } from './client-errors.js';
 
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 
@@ -62,9 +62,10 @@ export class CleartextH2 {
       // what a socket already holds when its session starts).
       socket.pause();
       // An HTTP/0.9 request line (no version) is refused at once, as on a port without h2c: the
-      // HTTP/1 parser would wait for fields a 0.9 client never sends, until the head timeout.
-      // The plain port sees it in the parser's first read, which these bytes do not come through.
-      if (!isH2 && versionlessRequestLine(buf)) { refuseConnection(socket, 400); return; }
+      // HTTP/1 parser would wait for fields a 0.9 client never sends, until the head timeout. So
+      // is one with more than one SP between its parts. The plain port sees both in the parser's
+      // first read (service-server.ts), which these bytes do not come through.
+      if (!isH2 && (versionlessRequestLine(buf) || spacedRequestLine(buf))) { refuseConnection(socket, 400); return; }
       socket.off('error', onError);
       if (buf.length > 0) socket.unshift(buf);
       if (isH2) { this.h2.adopt(socket); return; }

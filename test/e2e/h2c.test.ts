@@ -84,6 +84,13 @@ t.test('an HTTP/0.9 request line is answered 400 at once and the connection clos
   t.equal(origin.count('/v09'), 0);
 });
 
+t.test('a request line with more than one space between its parts is answered 400 at once, as on a port without h2c', async (t) => {
+  const r = await rawRequest(port, `GET  /sp HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`);
+  t.equal(r.status, 400);
+  t.ok(r.closed, 'the connection is closed');
+  t.equal(origin.count('/sp'), 0);
+});
+
 t.test('the record of an h2c transaction says http2', async (t) => {
   const s = http2.connect(`http://127.0.0.1:${port}`);
   s.on('error', () => undefined);
