@@ -179,6 +179,31 @@ t.test('an HPACK bomb (one large table entry referenced many times) has its stre
   t.match(Buffer.concat(early.frames.filter((f) => f.type === FRAME.DATA && f.stream === 1).map((f) => f.payload)).toString(), /^431 /);
 });
 
+t.test('a header list over maxHeaderListSize resets its stream only: the next stream of the connection is answered', async (t) => {
+  // Ten 8,000-byte fields (maxHeaderListSize is 65,536) in a HEADERS frame and CONTINUATION
+  // frames of 16 KiB (the default frame size), as any client splits a large header block. (One
+  // field over 64 KiB is no header list limit: nghttp2 takes it for a COMPRESSION_ERROR of the
+  // connection.)
+  const fields = Array.from({ length: 10 }, (_, i) => literalField(`x-big-${i}`, 'b'.repeat(8000), false));
+  const block = Buffer.concat([getHeaders(HOST, '/obj', 'http'), ...fields]);
+  const c = await RawH2.connect(port);
+  t.teardown(() => c.close());
+  await c.waitFor((f) => f.type === FRAME.SETTINGS && (f.flags & FLAG.ACK) === 0);
+  await c.waitFor((f) => f.type === FRAME.SETTINGS && (f.flags & FLAG.ACK) !== 0);
+  const frames: Buffer[] = [];
+  for (let at = 0; at < block.length; at += 16_384) {
+    const last = at + 16_384 >= block.length;
+    frames.push(frame(at === 0 ? FRAME.HEADERS : FRAME.CONTINUATION, (at === 0 ? FLAG.END_STREAM : 0) | (last ? FLAG.END_HEADERS : 0), 1, block.subarray(at, at + 16_384)));
+  }
+  c.send(Buffer.concat(frames));
+  const rst = await c.waitFor((f) => f.type === FRAME.RST_STREAM && f.stream === 1);
+  t.ok(rst !== undefined, 'the oversized stream is reset');
+  c.send(frame(FRAME.HEADERS, FLAG.END_STREAM | FLAG.END_HEADERS, 3, getHeaders(HOST, '/obj', 'http')));
+  const answer = await c.waitFor((f) => (f.type === FRAME.HEADERS && f.stream === 3) || f.type === FRAME.GOAWAY);
+  t.equal(answer?.type, FRAME.HEADERS, 'the next stream is answered, no GOAWAY');
+  t.notOk(c.frames.some((f) => f.type === FRAME.GOAWAY), 'the connection was not closed');
+});
+
 t.test('a reload turns h2c off (the preface gets an HTTP/1 answer) and on again, with the port open', async (t) => {
   await reload(false);
   const off = await rawRequest(port, 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
