@@ -22,7 +22,11 @@ origin.on('/obj', (_q, res) => {
 });
 const port = await freePort();
 const hosts = [{ name: HOST, listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }];
-const h2cOn = (on: boolean): Record<string, unknown> => ({ functions: { network: { http: { frontEnd: { http2: { cleartext: on } } } } } });
+// The access log (custom form: protocol and %u) of every transaction, loopback clients included.
+const accessLog = { meta: { dir: 'logs' }, access: { enable: true, loopback: true, form: 'custom', format: '%H %u' } };
+const h2cOn = (on: boolean): Record<string, unknown> => ({
+  functions: { network: { http: { frontEnd: { http2: { cleartext: on } } } }, operations: { log: accessLog } },
+});
 const server = await startServer(hosts, { extra: h2cOn(true), env: { SVC_TEST_RECORD_DIR: recordDir } });
 t.teardown(async () => { await server.stop(); await origin.stop(); fs.rmSync(recordDir, { recursive: true, force: true }); });
 
@@ -107,6 +111,18 @@ t.test('the record of an h2c transaction says http2', async (t) => {
     .flatMap((f) => fs.readFileSync(path.join(recordDir, f), 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l)));
   await waitFor(() => read().some((r) => r.urlReceived === '/obj?h2c'));
   t.equal(read().find((r) => r.urlReceived === '/obj?h2c')?.protocol, 'http2');
+});
+
+t.test('the access log\'s %u says http:// for an h2c transaction, as for HTTP/1.1 on the same port', async (t) => {
+  const resolve = ['--resolve', `${HOST}:${port}:127.0.0.1`];
+  const h2 = await curl(['--http2-prior-knowledge', ...resolve, `http://${HOST}:${port}/obj?u=h2`]);
+  t.match(h2.stdout, /^HTTP\/2 200/);
+  const h1 = await curl(['--http1.1', ...resolve, `http://${HOST}:${port}/obj?u=h1`]);
+  t.match(h1.stdout, /^HTTP\/1\.1 200/);
+  const file = path.join(server.dir, 'logs', HOST, 'access.log');
+  const lines = (): string[] => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.includes('?u=')) : []);
+  await waitFor(() => lines().length >= 2);
+  t.same(lines().sort(), [`http http://${HOST}:${port}/obj?u=h1`, `http2 http://${HOST}:${port}/obj?u=h2`]);
 });
 
 t.test('rapid reset over h2c: GOAWAY and the connection closed; the port goes on serving', async (t) => {
