@@ -19,6 +19,7 @@ export interface OriginNote {
   vhost: string;
   method: string;
   url: string;
+  /** The Range of the origin request (cs-range), not the client's. */
   range: string | undefined;
   acceptEncoding: string | undefined;
   sessionId: number;

@@ -133,7 +133,7 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
   if (plan.conditional !== undefined) Object.assign(headers, plan.conditional);
   const requestTime = Date.now();
   const trace = tx.origin = new OriginTrace(tx.host.counterSlot);
-  if (tx.host.logs !== undefined) trace.note = originNote(tx, tx.postBody === undefined ? 'GET' : 'POST', false);
+  if (tx.host.logs !== undefined) trace.note = originNote(tx, tx.postBody === undefined ? 'GET' : 'POST', false, headers);
   // dispatch, not request(): no promise, stream or async resource per fetch (OriginSet.dispatch).
   const postBody = tx.postBody ?? null;
   // Interim answers go to the clients waiting then; one joining later missed them (they are advisory).

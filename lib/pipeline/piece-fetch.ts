@@ -52,7 +52,7 @@ export function fetchPiece(ctx: CacheContext, tx: Transaction, key: CacheKey, ra
     headers.range = `bytes=${range}`;
     const requestTime = Date.now();
     const trace = tx.origin = new OriginTrace(host.counterSlot);
-    if (host.logs !== undefined) trace.note = originNote(tx, 'GET', false);
+    if (host.logs !== undefined) trace.note = originNote(tx, 'GET', false, headers);
     let skipStore = false;
     let ending = false;
     f.abandonStore = () => {

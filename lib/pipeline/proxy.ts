@@ -161,7 +161,10 @@ export function sendToOrigin(tx: Transaction, body: TakenBody | null, upload: Up
   // A client too slow with the rest of a streamed body gets 408 (Upload); its origin request goes.
   if (upload !== null) upload.onStall = () => controller.abort();
   const trace = tx.origin = new OriginTrace(tx.host.counterSlot);
-  if (tx.host.logs !== undefined) trace.note = originNote(tx, tx.hook === undefined ? tx.req.method! : tx.postBody === undefined ? 'GET' : 'POST', true);
+  // Hooked: GET, or POST with the body the hook stage chose (a client HEAD goes as GET).
+  const method = tx.hook === undefined ? tx.req.method! : tx.postBody === undefined ? 'GET' : 'POST';
+  const headers = originRequestHeaders(tx);
+  if (tx.host.logs !== undefined) trace.note = originNote(tx, method, true, headers);
   const failed = (err: unknown): void => {
     traceFailed(trace, err);
     if (controller.signal.aborted) return;
@@ -174,10 +177,9 @@ export function sendToOrigin(tx: Transaction, body: TakenBody | null, upload: Up
     sendError(tx.res, tx.status, undefined, !tx.req.complete);
   };
   (tx.pagedesk ?? tx.host.origin).request({
-    // Hooked: GET, or POST with the body the hook stage chose (a client HEAD goes as GET).
-    method: tx.hook === undefined ? tx.req.method! : tx.postBody === undefined ? 'GET' : 'POST',
+    method,
     url: tx.url,
-    headers: originRequestHeaders(tx),
+    headers,
     body,
     signal: controller.signal,
     trace,
