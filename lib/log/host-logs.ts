@@ -69,13 +69,18 @@ function isLoopback(ip: string): boolean {
 /** `logName`: whose logs the lines go to (a facade's, when it differs from the serving host). */
 interface WithLogs { logs?: HostLogs | undefined; name: string; logName?: string }
 
-/** The origin log's view of the client transaction, taken when the exchange starts. */
-export function originNote(tx: RecordFields, method: string, bypass: boolean): OriginNote | undefined {
+/**
+ * The origin log's view of the client transaction, taken when the exchange starts. `sent`: the
+ * fields of the origin request, whose Range (cs-range, and what the originError warnings judge
+ * the answer by) is not the client's: a miss is fetched whole, a Range miss by pieces.
+ */
+export function originNote(tx: RecordFields, method: string, bypass: boolean, sent: Record<string, string | string[]>): OriginNote | undefined {
   const host = tx.host as WithLogs | undefined;
   if (host === undefined || (host.logs?.origin === undefined && !failureLogs)) return undefined;
   const h = tx.req.headers;
+  const range = sent.range;
   return {
-    vhost: host.logName ?? host.name, method, url: tx.url, range: h.range, acceptEncoding: h['accept-encoding'], sessionId: tx.sessionId,
+    vhost: host.logName ?? host.name, method, url: tx.url, range: typeof range === 'string' ? range : undefined, acceptEncoding: h['accept-encoding'], sessionId: tx.sessionId,
     ctxId: tx.ctxId, bypass: bypass ? (tx.bypass === 2 ? 'Bypass/instant' : 'Bypass') : '-', sessionType: 'cache', balance: '-',
   };
 }

@@ -1,12 +1,12 @@
 // Stable error codes of the origin client and how undici/socket errors map onto them. The
 // mapping also decides what may be retried on another address and what counts against health.
 
-export type OriginErrorCode = 'ORIGIN_CONNECT' | 'ORIGIN_TIMEOUT' | 'ORIGIN_RESET' | 'ORIGIN_DNS';
+export type OriginErrorCode = 'ORIGIN_CONNECT' | 'ORIGIN_TIMEOUT' | 'ORIGIN_RESET' | 'ORIGIN_DNS' | 'ORIGIN_PROTOCOL';
 /** `sc-sock-error` spellings of the origin log (`Client-Close`: our side closed first). */
 export type SockError = 'Connect-Timeout' | 'Receive-Timeout' | 'Server-Close' | 'Client-Close' | 'Non-Existent-Domain';
 
 const STATUS: Record<OriginErrorCode, 502 | 504> = {
-  ORIGIN_CONNECT: 502, ORIGIN_TIMEOUT: 504, ORIGIN_RESET: 502, ORIGIN_DNS: 502,
+  ORIGIN_CONNECT: 502, ORIGIN_TIMEOUT: 504, ORIGIN_RESET: 502, ORIGIN_DNS: 502, ORIGIN_PROTOCOL: 502,
 };
 
 export class OriginError extends Error {
@@ -80,6 +80,19 @@ export function toOriginError(kind: Failure, err: unknown): OriginError {
       return new OriginError('ORIGIN_RESET', 'Server-Close', `origin closed without a response (${detail})`, err);
   }
 }
+
+/**
+ * An answer whose status is no HTTP status: RFC 9110 15 defines 100-599, and undici passes any
+ * three digits from 100 on. Nothing of it can be passed on or stored, so the exchange failed;
+ * its sc-sock-error is Server-Close, as for the origin's other protocol errors (a broken chunked
+ * body is one: undici's parser error).
+ */
+export function statusError(status: number): OriginError {
+  return new OriginError('ORIGIN_PROTOCOL', 'Server-Close', `origin answered with status ${status}, outside 100-599`);
+}
+
+/** The highest status an answer may have (RFC 9110 15). */
+export const MAX_STATUS = 599;
 
 export function dnsError(domain: string, err: unknown): OriginError {
   return new OriginError('ORIGIN_DNS', 'Non-Existent-Domain', `origin domain ${domain} did not resolve`, err);

@@ -1,6 +1,6 @@
 // The origin client of the request pipeline: one OriginSet per virtual host.
 export { parseOriginAddress, originHostHeader } from './address.js';
-export { OriginError } from './errors.js';
+export { MAX_STATUS, OriginError, statusError } from './errors.js';
 export { type DnsRecord } from './dns.js';
 export { type ProbeRecord, type StateChange } from './health.js';
 export { OriginSet } from './origin-set.js';

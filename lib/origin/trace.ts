@@ -12,13 +12,14 @@
 // caller sees, without reuse, connect time or sizes.
 import diagnostics from 'node:diagnostics_channel';
 import type { Socket } from 'node:net';
-import { classify, Failure, OriginError, type SockError } from './errors.js';
+import { classify, Failure, MAX_STATUS, OriginError, type SockError } from './errors.js';
 
 /** The client side of an exchange, for the origin log (lib/log/origin). */
 export interface OriginNote {
   vhost: string;
   method: string;
   url: string;
+  /** The Range of the origin request (cs-range), not the client's. */
   range: string | undefined;
   acceptEncoding: string | undefined;
   sessionId: number;
@@ -243,6 +244,9 @@ function onHeaders(m: { request: TracedRequest; response: { statusCode: number; 
   if (t === undefined) return;
   const r = m.response;
   t.status = r.statusCode;
+  // No HTTP status (RFC 9110 15): the exchange failed, however it ends. The caller learns the
+  // status only later when it waited on a promise, and a short body may have ended by then.
+  if (r.statusCode > MAX_STATUS) t.sockError = 'Server-Close';
   t.firstByteMs = performance.now() - t.startedAt;
   // `HTTP/1.1 200 OK` CRLF, each `name: value` CRLF, CRLF: as received, give or take spacing.
   let bytes = 13 + r.statusText.length + 2 + 2;

@@ -5,10 +5,10 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { HostRuntime } from './host-runtime.js';
 import { originNote } from '../log/host-logs.js';
-import { OriginError, OriginTrace, traceAnswered, traceFailed, type OriginBody } from '../origin/index.js';
+import { MAX_STATUS, OriginError, OriginTrace, statusError, traceAnswered, traceFailed, type OriginBody } from '../origin/index.js';
 import { endToEndResponseHeaders } from './hop-by-hop.js';
 import { pipeBody } from './pipe-body.js';
-import { discard, originRequestHeaders, proxyToOrigin } from './proxy.js';
+import { bodyBroke, discard, originRequestHeaders, proxyToOrigin } from './proxy.js';
 import { sendError } from './respond.js';
 import type { Transaction } from './transaction.js';
 import type { CacheEntryMeta, CacheKey, StoredHeaders } from '../cache/store.js';
@@ -133,15 +133,19 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
   if (plan.conditional !== undefined) Object.assign(headers, plan.conditional);
   const requestTime = Date.now();
   const trace = tx.origin = new OriginTrace(tx.host.counterSlot);
-  if (tx.host.logs !== undefined) trace.note = originNote(tx, tx.postBody === undefined ? 'GET' : 'POST', false);
+  if (tx.host.logs !== undefined) trace.note = originNote(tx, tx.postBody === undefined ? 'GET' : 'POST', false, headers);
   // dispatch, not request(): no promise, stream or async resource per fetch (OriginSet.dispatch).
   const postBody = tx.postBody ?? null;
   // Interim answers go to the clients waiting then; one joining later missed them (they are advisory).
   const onInformational = (status: number, fields: Record<string, string | string[]>): void => {
     for (const w of f.waiting) forwardInterim(w, status, fields);
   };
+  const onError = (err: unknown): void => fetchFailed(ctx, f, tx, plan, trace, err);
   // A pagedesk edit's origin is the edit of the source (lib/pagedesk/producer.ts).
   (tx.pagedesk ?? tx.host.origin).dispatch({ method: postBody === null ? 'GET' : 'POST', url: tx.url, headers, body: postBody, trace, onInformational }, { onHead: (upstream, body) => {
+    // No HTTP status: the origin failed, as if it had not answered (stale-if-error, fallbacks;
+    // traced before the body is given up, which aborts the exchange: a Client-Close).
+    if (upstream.statusCode > MAX_STATUS) { onError(statusError(upstream.statusCode)); body.discard(); return; }
     traceAnswered(trace, upstream.statusCode);
     const cachedAt = Date.now();
     const resHeaders = endToEndResponseHeaders(upstream.headers);
@@ -188,22 +192,33 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
     const refused = f.start(meta, writeHead, (w) => vary.length === 0 || variantMatches(meta, w.req.headers));
     for (const w of refused) fetchAndStore(ctx, w, { key: plan.key, mayStore: plan.mayStore, result: plan.result }, true);
     pipeToStore(ctx, f, meta, body);
-  }, onError: (err: unknown) => {
-    traceFailed(trace, err);
-    ctx.inflight.finish(f);
-    if (plan.intercept !== undefined && plan.intercept(-1, {}, f)) return;
-    const status = plan.unreachableStatus ?? (err instanceof OriginError ? err.status : 502);
-    const found = fallbackOf(f, tx, plan, -1, NO_FIELDS);
-    if (found !== undefined) { routeWaiting(ctx, f, tx, found, -1, status, NO_FIELDS); return; }
-    for (const w of f.takeWaiting()) {
-      w.cacheResult = TCP_ERROR;
-      w.status = status;
-      sendError(w.res, status);
-    }
-  } });
+  }, onError });
 }
 
 const NO_FIELDS: StoredHeaders = {};
+
+/**
+ * No usable answer came (the origin unreachable, or its answer no HTTP answer): a refresh may
+ * serve its stale copy, a fallback may take the clients elsewhere; the rest get the error status.
+ */
+function fetchFailed(ctx: CacheContext, f: SharedFetch, tx: Transaction, plan: FetchPlan, trace: OriginTrace, err: unknown): void {
+  traceFailed(trace, err);
+  ctx.inflight.finish(f);
+  if (plan.intercept !== undefined && plan.intercept(-1, {}, f)) return;
+  const status = plan.unreachableStatus ?? (err instanceof OriginError ? err.status : 502);
+  const found = fallbackOf(f, tx, plan, -1, NO_FIELDS);
+  if (found !== undefined) { routeWaiting(ctx, f, tx, found, -1, status, NO_FIELDS); return; }
+  failWaiting(f.takeWaiting(), status);
+}
+
+/** The error answer to clients whose answer had not started. */
+function failWaiting(list: Transaction[], status: number): void {
+  for (const w of list) {
+    w.cacheResult = TCP_ERROR;
+    w.status = status;
+    sendError(w.res, status);
+  }
+}
 
 /**
  * A plain miss answered 200 with a Content-Length above the host's limitMaxRange, by an origin
@@ -273,11 +288,13 @@ function pipeToStore(ctx: CacheContext, f: SharedFetch, meta: CacheEntryMeta, bo
       ending = true;
       sink.end(() => ctx.inflight.finish(f));
     },
+    // Readers whose answer had not started (the body broke before its first byte: a broken chunk
+    // size) get a 502 like those still waiting; the others a cut connection.
     onError: () => {
       sink?.abort();
       ctx.inflight.finish(f);
-      f.abort();
-      for (const w of f.takeWaiting()) sendError(w.res, 502);
+      failWaiting(f.abort(), 502);
+      failWaiting(f.takeWaiting(), 502);
     },
   });
 }
@@ -286,12 +303,13 @@ function streamUnstored(tx: Transaction, status: number, headers: StoredHeaders,
   const meta: CacheEntryMeta = {
     key: { vhost: '', url: '' }, variantKey: '', vary: [], status, headers, requestTime: now, cachedAt: now, staleAt: now, deleteAt: now, size: 0,
   };
-  tx.status = status;
-  tx.res.writeHead(status, answerHeaders(meta, headers, now, tx, undefined, false));
-  if (tx.req.method === 'HEAD') { discard(body); tx.res.end(); return; }
-  // pipeBody: an origin that breaks off the body cuts the client (its status line is out), and a
-  // client that leaves stops the origin body; plain pipe() did neither and left the client hanging.
-  pipeBody(body, tx.res, (err) => {
-    if (err) { tx.aborted = true; if (!tx.res.destroyed) tx.res.destroy(); }
-  });
+  const head = (): void => {
+    tx.status = status;
+    tx.res.writeHead(status, answerHeaders(meta, headers, now, tx, undefined, false));
+  };
+  if (tx.req.method === 'HEAD') { head(); discard(body); tx.res.end(); return; }
+  // pipeBody: an origin that breaks off the body cuts the client once its status line is out (a
+  // 502 before: the head waits for the first byte), and a client that leaves stops the origin
+  // body; plain pipe() did neither and left the client hanging.
+  pipeBody(body, tx.res, (err) => { if (err) bodyBroke(tx); }, head);
 }

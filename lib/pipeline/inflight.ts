@@ -46,6 +46,12 @@ export class SharedFetch {
   private chunks: Buffer[] | null = [];
   private bytes = 0;
   private readonly readers = new Set<Transaction>();
+  /**
+   * A body byte (or the end) arrived. Until then the readers' heads wait: an answer that breaks
+   * before its first byte (a broken chunk size in the origin's first bytes) can still be a 502,
+   * and node would send an HTTP/1 head with the first body write anyway.
+   */
+  private flowing = false;
   done = false;
   failed = false;
   /** An invalidation named its URL after it started: nobody may join it any more. */
@@ -101,12 +107,15 @@ export class SharedFetch {
 
   private attach(tx: Transaction): void {
     const res = tx.res;
-    this.writeHead!(tx);
-    if (tx.req.method === 'HEAD') { res.end(); return; }
-    // Joiners come only while the replay is kept; the one client of a detached fetch attaches
-    // before its first byte.
-    if (this.chunks !== null) for (const c of this.chunks) res.write(c);
-    if (this.done) { res.end(); return; }
+    // A HEAD's answer is its head: nothing of the body can break it.
+    if (tx.req.method === 'HEAD') { this.writeHead!(tx); res.end(); return; }
+    if (this.flowing) {
+      this.writeHead!(tx);
+      // Joiners come only while the replay is kept; the one client of a detached fetch attaches
+      // before its first byte.
+      if (this.chunks !== null) for (const c of this.chunks) res.write(c);
+      if (this.done) { res.end(); return; }
+    }
     this.readers.add(tx);
     res.once('close', () => this.readers.delete(tx));
   }
@@ -123,7 +132,14 @@ export class SharedFetch {
     return refused;
   }
 
+  /** The first body byte or the end: the readers' heads go out. */
+  private flow(): void {
+    this.flowing = true;
+    for (const tx of this.readers) this.writeHead!(tx);
+  }
+
   push(chunk: Buffer): void {
+    if (!this.flowing) this.flow();
     if (this.chunks !== null) {
       if (this.bytes + chunk.length <= this.maxReplayBytes && this.budget.used + chunk.length <= this.budget.max) {
         this.bytes += chunk.length;
@@ -137,17 +153,23 @@ export class SharedFetch {
   }
 
   end(): void {
+    if (!this.flowing) this.flow();
     this.done = true;
     for (const tx of this.readers) tx.res.end();
     this.readers.clear();
   }
 
-  /** The fetch broke after its head: readers get a cut connection (their status line is out). */
-  abort(): void {
+  /**
+   * The fetch broke after its head: readers whose answer started get a cut connection (their
+   * status line is out); those it had not reached yet are handed back for an error answer.
+   */
+  abort(): Transaction[] {
     this.failed = true;
     this.dropReplay();
-    for (const tx of this.readers) { tx.aborted = true; tx.res.destroy(); }
+    const unstarted = this.flowing ? [] : [...this.readers];
+    if (this.flowing) for (const tx of this.readers) { tx.aborted = true; tx.res.destroy(); }
     this.readers.clear();
+    return unstarted;
   }
 
   /** Hands back the clients still waiting, and closes the fetch to newcomers. */

@@ -8,7 +8,7 @@
 import type { CacheEntryMeta, CacheKey, StoredHeaders } from '../cache/store.js';
 import { parseContentRange, spanValidator, spanVariantKey, type Span } from '../cache/policy/partial.js';
 import { originNote } from '../log/host-logs.js';
-import { OriginTrace, traceAnswered, traceFailed, OriginError } from '../origin/index.js';
+import { MAX_STATUS, OriginTrace, statusError, traceAnswered, traceFailed, OriginError } from '../origin/index.js';
 import type { CacheContext } from './context.js';
 import type { PieceFill, PieceOutcome } from './inflight.js';
 import { CLIENT_CONDITIONALS, withKeyHeaders } from './fetch.js';
@@ -36,7 +36,7 @@ export function fetchPiece(ctx: CacheContext, tx: Transaction, key: CacheKey, ra
     headers.range = `bytes=${range}`;
     const requestTime = Date.now();
     const trace = tx.origin = new OriginTrace(host.counterSlot);
-    if (host.logs !== undefined) trace.note = originNote(tx, 'GET', false);
+    if (host.logs !== undefined) trace.note = originNote(tx, 'GET', false, headers);
     let skipStore = false;
     let ending = false;
     f.abandonStore = () => {
@@ -55,8 +55,16 @@ export function fetchPiece(ctx: CacheContext, tx: Transaction, key: CacheKey, ra
       f.piece = undefined;
       resolve(o);
     };
+    const onError = (err: unknown): void => {
+      traceFailed(trace, err);
+      breakOff?.();
+      done({ kind: 'failed', status: err instanceof OriginError ? err.status : 502 });
+    };
     host.origin.dispatch({ method: 'GET', url: tx.url, headers, body: null, trace }, {
       onHead: (upstream, body) => {
+        // No HTTP status: the origin failed, as if it had not answered (traced before the body
+        // is given up: giving it up aborts the exchange, which would trace a Client-Close).
+        if (upstream.statusCode > MAX_STATUS) { onError(statusError(upstream.statusCode)); body.discard(); return; }
         traceAnswered(trace, upstream.statusCode);
         const cachedAt = Date.now();
         const resHeaders = endToEndResponseHeaders(upstream.headers);
@@ -131,11 +139,7 @@ export function fetchPiece(ctx: CacheContext, tx: Transaction, key: CacheKey, ra
           onError: () => broke(),
         });
       },
-      onError: (err: unknown) => {
-        traceFailed(trace, err);
-        breakOff?.();
-        done({ kind: 'failed', status: err instanceof OriginError ? err.status : 502 });
-      },
+      onError,
     });
   });
   f.piece = piece;

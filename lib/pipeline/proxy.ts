@@ -9,7 +9,7 @@ import { pipeBody } from './pipe-body.js';
 import { isH2 } from './h2.js';
 import type { OriginResponse } from '../origin/index.js';
 import { originNote } from '../log/host-logs.js';
-import { OriginError, OriginTrace, traceAnswered, traceFailed } from '../origin/index.js';
+import { MAX_STATUS, OriginError, OriginTrace, statusError, traceAnswered, traceFailed } from '../origin/index.js';
 import { endToEndRequestHeaders, endToEndResponseHeaders, VIA } from './hop-by-hop.js';
 import { sendError } from './respond.js';
 import { CTX_HEADER, HOOKED_HEADER, SIBLING_HEADER } from './sibling-header.js';
@@ -96,15 +96,27 @@ export function deliverUpstream(tx: Transaction, upstream: Upstream, addVia = tr
     headers.via = via === undefined ? VIA : `${Array.isArray(via) ? via.join(', ') : via}, ${VIA}`;
   }
   if (DEBUG_WORKER !== undefined && addVia) headers['x-svc-worker'] = DEBUG_WORKER;
-  tx.status = upstream.statusCode;
-  res.writeHead(upstream.statusCode, headers);
-  pipeBody(upstream.body, res, (err) => {
-    if (err) {
-      tx.aborted = true;
-      // The status line is out already: an incomplete body is the only signal left.
-      if (!res.destroyed) res.destroy();
-    }
+  pipeBody(upstream.body, res, (err) => { if (err) bodyBroke(tx); }, () => {
+    tx.status = upstream.statusCode;
+    res.writeHead(upstream.statusCode, headers);
   });
+}
+
+/**
+ * An upstream body broke (or the client left). Once the status line is out an incomplete body is
+ * the only signal left; before it (the head waits for the first body byte) the origin's answer
+ * failed as a whole: 502.
+ */
+export function bodyBroke(tx: Transaction): void {
+  const res = tx.res;
+  if (res.headersSent || res.destroyed) {
+    tx.aborted = true;
+    if (!res.destroyed) res.destroy();
+    return;
+  }
+  tx.cacheResult = TCP_ERROR;
+  tx.status = 502;
+  sendError(res, 502, undefined, !tx.req.complete);
 }
 
 /**
@@ -149,17 +161,33 @@ export function sendToOrigin(tx: Transaction, body: TakenBody | null, upload: Up
   // A client too slow with the rest of a streamed body gets 408 (Upload); its origin request goes.
   if (upload !== null) upload.onStall = () => controller.abort();
   const trace = tx.origin = new OriginTrace(tx.host.counterSlot);
-  if (tx.host.logs !== undefined) trace.note = originNote(tx, tx.hook === undefined ? tx.req.method! : tx.postBody === undefined ? 'GET' : 'POST', true);
+  // Hooked: GET, or POST with the body the hook stage chose (a client HEAD goes as GET).
+  const method = tx.hook === undefined ? tx.req.method! : tx.postBody === undefined ? 'GET' : 'POST';
+  const headers = originRequestHeaders(tx);
+  if (tx.host.logs !== undefined) trace.note = originNote(tx, method, true, headers);
+  const failed = (err: unknown): void => {
+    traceFailed(trace, err);
+    if (controller.signal.aborted) return;
+    const status = originErrorStatus(err);
+    if (beforeAnswer === undefined && tx.host.fallbacks !== undefined && fallBack(tx, -1, status, {}, true)) return;
+    tx.cacheResult = TCP_ERROR;
+    tx.status = status;
+    // An upload cut short leaves the rest of its body unread (the socket stops reading once the
+    // request's buffer is full): the connection goes with the answer, or it would hang there.
+    sendError(tx.res, tx.status, undefined, !tx.req.complete);
+  };
   (tx.pagedesk ?? tx.host.origin).request({
-    // Hooked: GET, or POST with the body the hook stage chose (a client HEAD goes as GET).
-    method: tx.hook === undefined ? tx.req.method! : tx.postBody === undefined ? 'GET' : 'POST',
+    method,
     url: tx.url,
-    headers: originRequestHeaders(tx),
+    headers,
     body,
     signal: controller.signal,
     trace,
     onInformational: (status, fields) => forwardInterim(tx, status, fields),
   }).then((upstream: OriginResponse) => {
+    // No HTTP status: the origin failed, as if it had not answered (traced before the body is
+    // given up: giving it up aborts the exchange, which would trace a Client-Close).
+    if (upstream.statusCode > MAX_STATUS) { failed(statusError(upstream.statusCode)); discard(upstream.body); return; }
     traceAnswered(trace, upstream.statusCode);
     if (beforeAnswer === undefined) {
       if (tx.host.fallbacks !== undefined && fallBack(tx, upstream.statusCode, upstream.statusCode, upstream.headers, true)) { discard(upstream.body); return; }
@@ -172,15 +200,5 @@ export function sendToOrigin(tx: Transaction, body: TakenBody | null, upload: Up
     // unheard 'error' (pipeBody sees the broken body when it gets it).
     upstream.body.on('error', noop);
     beforeAnswer(upstream.statusCode, upstream.headers).catch(() => undefined).then(() => deliverUpstream(tx, upstream));
-  }, (err: unknown) => {
-    traceFailed(trace, err);
-    if (controller.signal.aborted) return;
-    const status = originErrorStatus(err);
-    if (beforeAnswer === undefined && tx.host.fallbacks !== undefined && fallBack(tx, -1, status, {}, true)) return;
-    tx.cacheResult = TCP_ERROR;
-    tx.status = status;
-    // An upload cut short leaves the rest of its body unread (the socket stops reading once the
-    // request's buffer is full): the connection goes with the answer, or it would hang there.
-    sendError(tx.res, tx.status, undefined, !tx.req.complete);
-  });
+  }, failed);
 }

@@ -1,6 +1,6 @@
 // The request target forms of RFC 9112 3.2: origin-form (`/path?q`), absolute-form
-// (`http://host/path`, whose authority replaces Host), asterisk-form (`OPTIONS *`), and
-// authority-form (CONNECT only, which a reverse proxy refuses).
+// (`http://host/path`, whose authority replaces Host; without userinfo), asterisk-form
+// (`OPTIONS *`), and authority-form (CONNECT only, which a reverse proxy refuses).
 
 export interface RequestTarget {
   /** Host name without port, lower-case, '' when the request names none. */
@@ -52,10 +52,10 @@ export function parseTarget(rawUrl: string, hostHeader: string | undefined): Req
       if (c === 47 || c === 63 /* ? */) break;
       pathStart++;
     }
-    let authority = rawUrl.slice(authorityStart, pathStart);
-    const at = authority.lastIndexOf('@');
-    if (at >= 0) authority = authority.slice(at + 1);
-    if (authority === '') return 'bad-target';
+    const authority = rawUrl.slice(authorityStart, pathStart);
+    // RFC 9110 4.2.4: userinfo in an http(s) URI is an error (deprecated; it makes the host a
+    // reader sees first differ from the one the URI names).
+    if (authority === '' || authority.includes('@')) return 'bad-target';
     const rest = rawUrl.slice(pathStart);
     return { host: hostWithoutPort(authority), url: rest === '' ? '/' : rest.charCodeAt(0) === 63 ? '/' + rest : rest };
   }

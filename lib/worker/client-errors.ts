@@ -80,6 +80,37 @@ export function versionlessRequestLine(chunk: Buffer): boolean {
   return space > 0 && TOKEN.test(line.slice(0, space)) && !line.includes(' ', space + 1) && space + 1 < line.length;
 }
 
+const FIRST_BYTES_SEEN = Symbol('first bytes seen');
+type SeenSocket = Socket & { [FIRST_BYTES_SEEN]?: true };
+
+/**
+ * The connection's first bytes were looked at before the HTTP/1 parser got them (h2c reads them
+ * to tell HTTP/2 from HTTP/1): they reach the parser through 'data', so the parser's first chunk
+ * of its own (service-server.ts) is not the connection's first.
+ */
+export function markFirstBytesSeen(socket: Socket): void {
+  (socket as SeenSocket)[FIRST_BYTES_SEEN] = true;
+}
+
+export function firstBytesSeen(socket: Socket): boolean {
+  return (socket as SeenSocket)[FIRST_BYTES_SEEN] === true;
+}
+
+/**
+ * The first line of `chunk` (a request line) has two SP in a row. RFC 9112 3: its parts are
+ * separated by exactly one; llhttp skips any number before the target and before the version
+ * (nothing else in a line it accepts is a space), and a line that two parties split differently
+ * is a way past a filter in front of us. Reads up to the line's end or the chunk's.
+ */
+export function spacedRequestLine(chunk: Buffer): boolean {
+  for (let i = 1; i < chunk.length; i++) {
+    const c = chunk[i];
+    if (c === 10 /* LF */) return false;
+    if (c === 32 && chunk[i - 1] === 32) return true;
+  }
+  return false;
+}
+
 /** The raw answer for a connection the server gives up on, then the close. */
 export function refuseConnection(socket: Socket, status: number): void {
   // The parser may still be alive (an HTTP/0.9 line): what it reads from here on is not served.

@@ -11,6 +11,7 @@ import type http from 'node:http';
 import type { Server, Socket } from 'node:net';
 import { H2Service, type H2Settings } from './h2-server.js';
 import { countClientSocket } from './client-sockets.js';
+import { markFirstBytesSeen, refuseConnection, spacedRequestLine, versionlessRequestLine } from './client-errors.js';
 
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 
@@ -56,13 +57,19 @@ export class CleartextH2 {
     const decide = (isH2: boolean): void => {
       clearTimeout(timer);
       socket.off('data', onData);
-      socket.off('error', onError);
       socket.off('close', onClose);
       // Paused with the bytes back in front: the next owner reads them first (node:http2 takes
       // what a socket already holds when its session starts).
       socket.pause();
+      // An HTTP/0.9 request line (no version) is refused at once, as on a port without h2c: the
+      // HTTP/1 parser would wait for fields a 0.9 client never sends, until the head timeout. So
+      // is one with more than one SP between its parts. The plain port sees both in the parser's
+      // first read (service-server.ts), which these bytes do not come through.
+      if (!isH2 && (versionlessRequestLine(buf) || spacedRequestLine(buf))) { refuseConnection(socket, 400); return; }
+      socket.off('error', onError);
       if (buf.length > 0) socket.unshift(buf);
       if (isH2) { this.h2.adopt(socket); return; }
+      markFirstBytesSeen(socket);
       for (const l of http1) l.call(this.server, socket);
       socket.resume();
     };

@@ -22,6 +22,28 @@ t.test('a malformed request line is answered 400 and the connection closed', asy
   t.ok(r.closed);
 });
 
+t.test('a request line with more than one space between its parts is answered 400 and nothing reaches the origin', async (t) => {
+  for (const line of ['GET  /sp1 HTTP/1.1', 'GET /sp2  HTTP/1.1', 'GET   /sp3   HTTP/1.1']) {
+    const r = await rawRequest(port, `${line}\r\nHost: a.com\r\n\r\n`);
+    t.equal(r.status, 400, JSON.stringify(line));
+    t.ok(r.closed, 'the connection is closed');
+  }
+  t.equal(origin.count('/sp1') + origin.count('/sp2') + origin.count('/sp3'), 0, 'the origin never saw them');
+  const ok = await rawRequest(port, 'GET /sp-ok HTTP/1.1\r\nHost: a.com\r\nX-Spaced: a  b\r\nConnection: close\r\n\r\n');
+  t.equal(ok.status, 200, 'spaces inside a field value are not the request line\'s');
+});
+
+t.test('an absolute-form target with userinfo is answered 400 and nothing reaches the origin', async (t) => {
+  for (const target of ['http://user@a.com/ui1', 'http://user:pw@a.com/ui2', 'http://@a.com/ui3']) {
+    const r = await rawRequest(port, `GET ${target} HTTP/1.1\r\nHost: a.com\r\n\r\n`);
+    t.equal(r.status, 400, target);
+    t.ok(r.closed, 'the connection is closed');
+  }
+  t.equal(origin.count('/ui1') + origin.count('/ui2') + origin.count('/ui3'), 0, 'the origin never saw them');
+  const ok = await rawRequest(port, 'GET http://a.com/ui-ok HTTP/1.1\r\nHost: a.com\r\nConnection: close\r\n\r\n');
+  t.equal(ok.status, 200, 'absolute-form without userinfo is served');
+});
+
 t.test('a malformed header line is answered 400', async (t) => {
   t.equal((await rawRequest(port, 'GET /x HTTP/1.1\r\nHo st: a\r\n\r\n')).status, 400);
   t.equal((await rawRequest(port, 'GET /x HTTP/1.1\r\nHost: a.com\r\nNoColon\r\n\r\n')).status, 400);

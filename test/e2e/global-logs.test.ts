@@ -26,6 +26,8 @@ const server = await startServer([
   host('down.test', `127.0.0.1:${dead}`),
   host('named.test', `localhost:${origin.port}`, { dns: { enable: true } }),
   host('bad.test', `127.0.0.1:${origin.port}`, { access: { enable: true, form: 'custom', format: 'ok %Z' } }),
+  // Objects stored whole only: a client's Range miss is fetched from the origin without Range.
+  { ...host('whole.test', `127.0.0.1:${origin.port}`), functions: { operations: { log: {} }, network: { cache: { limitMaxRange: 0 } } } },
 ], {
   extra: {
     functions: { operations: { log: { meta: { dir: 'logs' }, access: { enable: false }, origin: { enable: false }, dns: { enable: false } } } },
@@ -75,7 +77,24 @@ t.test('with warning, a Range request answered 200 is in the originError log', a
   t.ok(r.status === 200 || r.status === 206);
   const oe = path.join(globalDir, 'originError.log');
   await until(() => read(oe).some((l) => l.includes('NotPartialResponseOnRangeRequest good.test')), 'the warning line');
-  t.match(read(oe).find((l) => l.includes(' good.test '))!, / NotPartialResponseOnRangeRequest good\.test 127\.0\.0\.1 127\.0\.0\.1 GET \/range bytes=0-1 200 5 /);
+  // The Range the origin was asked (the piece of a client's Range miss), as cs-range.
+  const sent = origin.seen.find((s) => s.url === '/range')?.headers.range;
+  t.match(sent, /^bytes=0-\d+$/, 'the origin request carried a Range');
+  const line = read(oe).find((l) => l.includes(' good.test '))!;
+  t.match(line, / NotPartialResponseOnRangeRequest good\.test 127\.0\.0\.1 127\.0\.0\.1 GET \/range \S+ 200 5 /);
+  t.equal(line.split(' ')[8], sent, 'cs-range is the Range the origin was asked');
+});
+
+t.test('the originError log judges the Range of the origin request: a Range miss fetched whole is no warning', async (t) => {
+  const r = await get('whole.test', '/range?whole', { range: 'bytes=0-1' });
+  t.ok(r.status === 200 || r.status === 206, `answered ${r.status}`);
+  t.equal(origin.seen.find((s) => s.url === '/range?whole')?.headers.range, undefined, 'the origin was asked for the whole object');
+  // A later exchange of the same worker that is a warning: once its line is written, the first
+  // exchange's line would have been too.
+  await get('good.test', '/range?after', { range: 'bytes=0-1' });
+  const oe = path.join(globalDir, 'originError.log');
+  await until(() => read(oe).some((l) => l.includes(' /range?after ')), 'the later warning line');
+  t.notOk(read(oe).some((l) => l.includes(' /range?whole ')), 'no line for the exchange without Range');
 });
 
 t.test('the dns log of a host records the resolution of its domain origin', async (t) => {

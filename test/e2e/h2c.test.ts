@@ -22,7 +22,11 @@ origin.on('/obj', (_q, res) => {
 });
 const port = await freePort();
 const hosts = [{ name: HOST, listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }];
-const h2cOn = (on: boolean): Record<string, unknown> => ({ functions: { network: { http: { frontEnd: { http2: { cleartext: on } } } } } });
+// The access log (custom form: protocol and %u) of every transaction, loopback clients included.
+const accessLog = { meta: { dir: 'logs' }, access: { enable: true, loopback: true, form: 'custom', format: '%H %u' } };
+const h2cOn = (on: boolean): Record<string, unknown> => ({
+  functions: { network: { http: { frontEnd: { http2: { cleartext: on } } } }, operations: { log: accessLog } },
+});
 const server = await startServer(hosts, { extra: h2cOn(true), env: { SVC_TEST_RECORD_DIR: recordDir } });
 t.teardown(async () => { await server.stop(); await origin.stop(); fs.rmSync(recordDir, { recursive: true, force: true }); });
 
@@ -76,6 +80,21 @@ t.test('HTTP/1.x on the same port is served as before, pipelined requests and bo
   t.match(upgrade.stdout, /^HTTP\/1\.1 200/);
 });
 
+t.test('an HTTP/0.9 request line is answered 400 at once and the connection closed, as on a port without h2c', async (t) => {
+  // The head timeout is 10 s: an answer within this wait can only be the immediate refusal.
+  const r = await rawRequest(port, 'GET /v09\r\n', { timeoutMs: 5000 });
+  t.equal(r.status, 400);
+  t.ok(r.closed, 'the connection is closed');
+  t.equal(origin.count('/v09'), 0);
+});
+
+t.test('a request line with more than one space between its parts is answered 400 at once, as on a port without h2c', async (t) => {
+  const r = await rawRequest(port, `GET  /sp HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`);
+  t.equal(r.status, 400);
+  t.ok(r.closed, 'the connection is closed');
+  t.equal(origin.count('/sp'), 0);
+});
+
 t.test('the record of an h2c transaction says http2', async (t) => {
   const s = http2.connect(`http://127.0.0.1:${port}`);
   s.on('error', () => undefined);
@@ -92,6 +111,18 @@ t.test('the record of an h2c transaction says http2', async (t) => {
     .flatMap((f) => fs.readFileSync(path.join(recordDir, f), 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l)));
   await waitFor(() => read().some((r) => r.urlReceived === '/obj?h2c'));
   t.equal(read().find((r) => r.urlReceived === '/obj?h2c')?.protocol, 'http2');
+});
+
+t.test('the access log\'s %u says http:// for an h2c transaction, as for HTTP/1.1 on the same port', async (t) => {
+  const resolve = ['--resolve', `${HOST}:${port}:127.0.0.1`];
+  const h2 = await curl(['--http2-prior-knowledge', ...resolve, `http://${HOST}:${port}/obj?u=h2`]);
+  t.match(h2.stdout, /^HTTP\/2 200/);
+  const h1 = await curl(['--http1.1', ...resolve, `http://${HOST}:${port}/obj?u=h1`]);
+  t.match(h1.stdout, /^HTTP\/1\.1 200/);
+  const file = path.join(server.dir, 'logs', HOST, 'access.log');
+  const lines = (): string[] => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.includes('?u=')) : []);
+  await waitFor(() => lines().length >= 2);
+  t.same(lines().sort(), [`http http://${HOST}:${port}/obj?u=h1`, `http2 http://${HOST}:${port}/obj?u=h2`]);
 });
 
 t.test('rapid reset over h2c: GOAWAY and the connection closed; the port goes on serving', async (t) => {
@@ -162,6 +193,31 @@ t.test('an HPACK bomb (one large table entry referenced many times) has its stre
   const end = await early.waitFor((f) => f.stream === 1 && (f.type === FRAME.RST_STREAM || (f.flags & FLAG.END_STREAM) !== 0));
   t.equal(end?.type, FRAME.DATA, 'the answer ends with END_STREAM');
   t.match(Buffer.concat(early.frames.filter((f) => f.type === FRAME.DATA && f.stream === 1).map((f) => f.payload)).toString(), /^431 /);
+});
+
+t.test('a header list over maxHeaderListSize resets its stream only: the next stream of the connection is answered', async (t) => {
+  // Ten 8,000-byte fields (maxHeaderListSize is 65,536) in a HEADERS frame and CONTINUATION
+  // frames of 16 KiB (the default frame size), as any client splits a large header block. (One
+  // field over 64 KiB is no header list limit: nghttp2 takes it for a COMPRESSION_ERROR of the
+  // connection.)
+  const fields = Array.from({ length: 10 }, (_, i) => literalField(`x-big-${i}`, 'b'.repeat(8000), false));
+  const block = Buffer.concat([getHeaders(HOST, '/obj', 'http'), ...fields]);
+  const c = await RawH2.connect(port);
+  t.teardown(() => c.close());
+  await c.waitFor((f) => f.type === FRAME.SETTINGS && (f.flags & FLAG.ACK) === 0);
+  await c.waitFor((f) => f.type === FRAME.SETTINGS && (f.flags & FLAG.ACK) !== 0);
+  const frames: Buffer[] = [];
+  for (let at = 0; at < block.length; at += 16_384) {
+    const last = at + 16_384 >= block.length;
+    frames.push(frame(at === 0 ? FRAME.HEADERS : FRAME.CONTINUATION, (at === 0 ? FLAG.END_STREAM : 0) | (last ? FLAG.END_HEADERS : 0), 1, block.subarray(at, at + 16_384)));
+  }
+  c.send(Buffer.concat(frames));
+  const rst = await c.waitFor((f) => f.type === FRAME.RST_STREAM && f.stream === 1);
+  t.ok(rst !== undefined, 'the oversized stream is reset');
+  c.send(frame(FRAME.HEADERS, FLAG.END_STREAM | FLAG.END_HEADERS, 3, getHeaders(HOST, '/obj', 'http')));
+  const answer = await c.waitFor((f) => (f.type === FRAME.HEADERS && f.stream === 3) || f.type === FRAME.GOAWAY);
+  t.equal(answer?.type, FRAME.HEADERS, 'the next stream is answered, no GOAWAY');
+  t.notOk(c.frames.some((f) => f.type === FRAME.GOAWAY), 'the connection was not closed');
 });
 
 t.test('a reload turns h2c off (the preface gets an HTTP/1 answer) and on again, with the port open', async (t) => {

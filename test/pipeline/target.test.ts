@@ -9,7 +9,6 @@ t.test('absolute-form takes the host from the target, not from the Host header',
   t.same(parseTarget('http://a.com:81/x?y', 'b.com'), { host: 'a.com', url: '/x?y' });
   t.same(parseTarget('http://a.com', 'b.com'), { host: 'a.com', url: '/' });
   t.same(parseTarget('http://a.com?q=1', undefined), { host: 'a.com', url: '/?q=1' });
-  t.same(parseTarget('http://user@a.com/p', undefined), { host: 'a.com', url: '/p' });
 });
 
 t.test('asterisk-form is kept for OPTIONS *', async (t) => {
@@ -20,6 +19,8 @@ t.test('other targets and schemes are refused', async (t) => {
   t.equal(parseTarget('a.com:443', 'a.com'), 'bad-target');
   t.equal(parseTarget('ftp://a.com/x', 'a.com'), 'bad-target');
   t.equal(parseTarget('http:///x', 'a.com'), 'bad-target');
+  t.equal(parseTarget('http://user@a.com/p', undefined), 'bad-target', 'userinfo (RFC 9110 4.2.4)');
+  t.equal(parseTarget('http://user:pw@a.com', 'a.com'), 'bad-target');
 });
 
 t.test('IPv6 literals keep their brackets', async (t) => {

@@ -77,7 +77,8 @@ function code(letter: string, arg: string | undefined): Part {
     case 'S': return (tx) => String(tx.cacheResult);
     case 't': return arg === undefined ? (_tx, c) => `[${c.clock.apacheAt(c.now)}]` : (_tx, c) => strftime(arg, c.now);
     case 'T': return (tx) => String(Math.floor(tx.totalMs / 1000));
-    case 'u': return (tx) => `${tx.protocol === 'http' ? 'http' : 'https'}://${reqHeader(tx, 'host') ?? tx.serverAddress}${tx.loggedUrl}`;
+    // The scheme is the connection's: HTTP/2 runs over TLS or in cleartext (h2c).
+    case 'u': return (tx) => `${tx.connection.tls === undefined ? 'http' : 'https'}://${reqHeader(tx, 'host') ?? tx.serverAddress}${tx.loggedUrl}`;
     case 'U': return (tx) => stemAndQuery(tx)[0];
     case 'X': return (tx) => (tx.completed ? 'C' : 'X');
     case 'x': return (tx) => (tx.completed ? 'c' : 'x');

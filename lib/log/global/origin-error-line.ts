@@ -5,9 +5,9 @@
 // Non-Existent-Domain) for a failure, or one of document 3's warning kinds:
 //   ClosedWithoutResponse          the origin closed before any answer
 //   ClosedWhenDownloading          the origin closed (or stalled) in the middle of the body
-//   NotPartialResponseOnRangeRequest   a Range request got a status other than 206 (and not 416/304/error)
+//   NotPartialResponseOnRangeRequest   an origin request with Range got a 2xx other than 206
 //   DifferentContentLengthOnRangeRequest  a 206 whose Content-Length is not its Content-Range span
-//   PartialResponseOnNormalRequest a request without Range got 206
+//   PartialResponseOnNormalRequest an origin request without Range got 206
 // A failure that is also a closed exchange is written once, under its sc-sock-error.
 import type { OriginTrace } from '../../origin/index.js';
 import { stamp } from './error-line.js';

@@ -1,7 +1,7 @@
 // Black-box: TLS in the logs and the statistics. The svc access form's `sc-resinfo` carries the
-// TLS version, `%H` is `https` for HTTP/1.1 over TLS and `http2` for HTTP/2; /metrics counts the
-// transactions over TLS and their bytes, and the statistics document fills ClientTraffic's
-// HttpsTraffic and SSL members.
+// TLS version, `%H` is `https` for HTTP/1.1 over TLS and `http2` for HTTP/2 (`%u` is https:// for
+// both); /metrics counts the transactions over TLS and their bytes, and the statistics document
+// fills ClientTraffic's HttpsTraffic and SSL members.
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
@@ -20,7 +20,7 @@ function metric(text: string, name: string, labels: string): number | undefined 
 t.test('TLS transactions are logged with their TLS version and protocol, and counted apart', async (t) => {
   const n = await tlsNode(t, [
     { name: HOST, https: [{ cert: 'a.crt', key: 'a.key' }], functions: log('svc') },
-    { name: 'c.test', https: [{ cert: 'a.crt', key: 'a.key' }], functions: log('custom', '%H %m %U') },
+    { name: 'c.test', https: [{ cert: 'a.crt', key: 'a.key' }], functions: log('custom', '%H %m %U %u') },
   ], (dir) => makeCert(dir, 'a', HOST, { sans: ['c.test'] }), { functions: { operations: { log: { meta: { dir: 'logs' } } } } });
   const ca = path.join(n.dir, 'a.crt');
   const linesOf = (h: string): string[] => {
@@ -48,7 +48,9 @@ t.test('TLS transactions are logged with their TLS version and protocol, and cou
   await curl(n.tlsPort, 'c.test', '/h2', ca, ['--http2']);
   await request(`http://127.0.0.1:${n.plainPort}/plain`, { headers: { host: 'c.test' } }).then((r) => r.body.text());
   await until(() => linesOf('c.test').length >= 3, 'three custom lines');
-  t.strictSame(linesOf('c.test').sort(), ['http GET /plain', 'http2 GET /h2', 'https GET /h1'], '%H of each protocol');
+  const tls = `c.test:${n.tlsPort}`;
+  t.strictSame(linesOf('c.test').sort(), ['http GET /plain http://c.test/plain', `http2 GET /h2 https://${tls}/h2`, `https GET /h1 https://${tls}/h1`],
+    '%H and the scheme of %u of each protocol');
 
   const api = `http://127.0.0.1:${n.server.apiPort}`;
   const metrics = await pollUntil(async () => (await (await fetch(`${api}/metrics`)).text()),
