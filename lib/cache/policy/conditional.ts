@@ -65,11 +65,20 @@ export function evaluateConditional(method: string, reqHeaders: HeaderMap, store
     // RFC 9110 13.1.3: ignored when invalid, repeated, or the method is not GET/HEAD.
     if (ims !== undefined && !isRepeated(reqHeaders, 'if-modified-since')) {
       const since = parseHttpDate(headerValue(reqHeaders, 'if-modified-since'));
-      const lm = parseHttpDate(headerValue(h, 'last-modified'));
-      if (!Number.isNaN(since) && !Number.isNaN(lm) && lm <= since) return 304;
+      if (!Number.isNaN(since) && modifiedAt(h) <= since) return 304;
     }
   }
   return 'proceed';
+}
+
+/**
+ * When the stored response last changed, for If-Modified-Since (RFC 9111 4.3.2): its
+ * Last-Modified, else its Date (an answer is not modified after it was sent). NaN when it has
+ * neither: the precondition then cannot be judged here and the request goes on.
+ */
+function modifiedAt(h: HeaderMap): number {
+  const lm = parseHttpDate(headerValue(h, 'last-modified'));
+  return Number.isNaN(lm) ? parseHttpDate(headerValue(h, 'date')) : lm;
 }
 
 /** True when the client sent a precondition a cache can answer (If-None-Match / If-Modified-Since). */

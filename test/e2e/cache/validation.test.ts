@@ -88,6 +88,20 @@ t.test('a client If-Modified-Since not older than Last-Modified is answered 304 
   t.equal(origin.count('/ims'), 1);
 });
 
+t.test('a client If-Modified-Since to a fresh copy without Last-Modified is judged by its Date (RFC 9111 4.3.2)', async (t) => {
+  // The test origin (node:http) sends Date and no Last-Modified.
+  origin.on('/ims-date', reply(200, { 'cache-control': 'max-age=60' }, 'date body'));
+  const first = await get('/ims-date');
+  t.equal(first.headers['last-modified'], undefined);
+  const r = await get('/ims-date', { 'if-modified-since': new Date().toUTCString() });
+  t.equal(r.status, 304, 'not modified since a time not before its Date');
+  t.equal(r.headers['x-cache'], 'TCP_IMS_HIT');
+  const older = await get('/ims-date', { 'if-modified-since': new Date(Date.now() - 10 * 86400_000).toUTCString() });
+  t.equal(older.status, 200, 'a time before its Date gets the body');
+  t.equal(older.body, 'date body');
+  t.equal(origin.count('/ims-date'), 1, 'all from the cache');
+});
+
 t.test('request Cache-Control: no-cache forces a conditional request to the origin', async (t) => {
   origin.on('/req-no-cache', etagOrigin('"n1"', 'max-age=60', 'nc body'));
   await get('/req-no-cache');
