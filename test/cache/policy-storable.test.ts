@@ -12,8 +12,10 @@ t.test('only responses to GET are stored; HEAD responses only freshen', async (t
   t.equal(isStorable({ method: 'POST', headers: {} }, res), 'method');
 });
 
-t.test('a status the cache does not understand is not stored, nor is a 304 or a 1xx', async (t) => {
-  t.equal(isStorable(GET, { status: 299, headers: { 'cache-control': 'max-age=60' } }), 'status');
+t.test('a status the cache does not understand is stored with explicit freshness only; a 304 or a 1xx never', async (t) => {
+  t.equal(isStorable(GET, { status: 299, headers: { 'cache-control': 'max-age=60' } }), true);
+  t.equal(isStorable(GET, { status: 599, headers: { 'cache-control': 'public' } }), true);
+  t.equal(isStorable(GET, { status: 299, headers: { etag: '"x"', 'last-modified': LM } }), 'no-freshness');
   t.equal(isStorable(GET, { status: 304, headers: { 'cache-control': 'max-age=60' } }), 'status');
   t.equal(isStorable(GET, { status: 101, headers: { 'cache-control': 'max-age=60' } }), 'status');
   t.equal(isStorable(GET, { status: 206, headers: { 'cache-control': 'max-age=60' } }), 'partial');

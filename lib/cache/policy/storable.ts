@@ -41,8 +41,13 @@ export function isStorable(
   if (method !== 'GET') return 'method';
   const status = res.status;
   if (status === 206) return 'partial';
-  const understood = isUnderstoodStatus(status);
-  if (!understood) return 'status';
+  // RFC 9111 3: understanding the status is required only for 206 and 304 (a 304 freshens a
+  // stored response, 4.3.4, and is never stored itself) and under must-understand. Any other
+  // final status is stored by the rules below: with explicit freshness (or public), a status
+  // this cache does not know (299, 499, 599) is reused like any other; without, it is not
+  // heuristically cacheable and is not stored.
+  if (status === 304 || status < 200) return 'status';
+  if (cc.mustUnderstand && !isUnderstoodStatus(status)) return 'status';
   // RFC 9111 5.2.2.3: must-understand overrides no-store when the status is understood.
   if (cc.noStore && !cc.mustUnderstand) return 'no-store';
   if (parseCacheControl(req.headers['cache-control']).noStore) return 'no-store';

@@ -18,6 +18,29 @@ t.test('a response with max-age is served from the cache while fresh: the origin
   t.equal(origin.count('/max-age'), 1);
 });
 
+t.test('a response with explicit freshness is reused whatever its status, codes this cache does not know included; a stale one is revalidated', async (t) => {
+  for (const status of [299, 499, 599]) {
+    origin.on(`/status-${status}`, reply(status, { 'cache-control': 'max-age=60' }, `body ${status}`));
+    const a = await get(`/status-${status}`);
+    const b = await get(`/status-${status}`);
+    t.equal(a.status, status);
+    t.equal(b.status, status, `${status} from the cache`);
+    t.equal(b.body, `body ${status}`);
+    // A stored error answer is labelled a negative hit, as a stored 404 is.
+    t.equal(b.headers['x-cache'], status < 400 ? 'TCP_HIT' : 'TCP_NEGATIVE_HIT', `${status} is a hit`);
+    t.equal(origin.count(`/status-${status}`), 1);
+  }
+  origin.on('/status-stale', (q, res) => {
+    if (q.headers['if-none-match'] === '"s1"') { res.writeHead(304, { etag: '"s1"', 'cache-control': 'max-age=0' }); res.end(); return; }
+    reply(299, { etag: '"s1"', 'cache-control': 'max-age=0' }, 'stale body')(q, res);
+  });
+  await get('/status-stale');
+  const again = await get('/status-stale');
+  t.equal(again.status, 299);
+  t.equal(again.body, 'stale body');
+  t.equal(again.headers['x-cache'], 'TCP_REFRESH_HIT', 'revalidated with the origin, the body from the cache');
+});
+
 t.test('s-maxage takes precedence over max-age in a shared cache (s-maxage=0 means revalidate)', async (t) => {
   origin.on('/s-maxage', reply(200, { 'cache-control': 'max-age=60, s-maxage=0', etag: '"s1"' }, 'shared'));
   await get('/s-maxage');
