@@ -10,37 +10,20 @@
 // Either way a node silent for 5 s fails (the defect: minutes without an answer).
 import { spawn } from 'node:child_process';
 import t from 'tap';
+import { busNode, versionedOrigin, type BusNode } from './fixtures/fleet.js';
 import { Redis } from 'ioredis';
 import { request } from 'undici';
-import { TestOrigin } from '../helpers/origin.js';
-import { freePort } from '../helpers/ports.js';
 import { startRedis } from '../helpers/redis.js';
-import { startServer, type RunningServer } from '../helpers/server.js';
 import { pollUntil, waitFor, within } from '../helpers/wait.js';
-import { call, fetchHost, infoLog, LOCAL_LOGS } from '../lifecycle/fixtures/node.js';
+import { call, fetchHost, infoLog } from '../lifecycle/fixtures/node.js';
 
 const STREAM = 'test:large';
 const redis = await startRedis();
 t.teardown(() => redis.stop());
-let version = 0;
-const origin = await new TestOrigin().start();
-origin.otherwise((req, res) => {
-  const body = `${req.url} v${++version}`;
-  res.writeHead(200, { 'cache-control': 'max-age=600', 'content-length': Buffer.byteLength(body) });
-  res.end(body);
-});
-t.teardown(() => origin.stop());
+const origin = await versionedOrigin(t);
+type Node = BusNode;
 
-interface Node { server: RunningServer; port: number }
-
-async function node(name: string): Promise<Node> {
-  const port = await freePort();
-  const server = await startServer([{ name: 'a.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }], {
-    extra: { env: { ...LOCAL_LOGS.env, management: { cluster: { bus: { enable: true, url: redis.url, stream: STREAM, node: name, startTimeout: 20 } } } } },
-  });
-  t.teardown(() => server.stop());
-  return { server, port };
-}
+const node = (name: string): Promise<Node> => busNode(t, { redisUrl: redis.url, originPort: origin.port, stream: STREAM }, name);
 
 type Obj = Record<string, any>;
 const busOf = async (n: Node): Promise<Obj> => (((await call(n.server.apiPort, '/monitoring/realtime')).json as Obj).Host.System as Obj).InvalidationBus as Obj;

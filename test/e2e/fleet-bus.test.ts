@@ -4,35 +4,19 @@
 // statistics say how far behind it is. A node whose Redis is down starts anyway, after
 // startTimeout, and says so.
 import t from 'tap';
-import { TestOrigin } from '../helpers/origin.js';
+import { busNode, versionedOrigin, type BusNode } from './fixtures/fleet.js';
 import { freePort } from '../helpers/ports.js';
 import { startRedis } from '../helpers/redis.js';
-import { startServer, startWithSetting, type RunningServer } from '../helpers/server.js';
+import { startWithSetting } from '../helpers/server.js';
 import { pollUntil, waitFor } from '../helpers/wait.js';
-import { call, fetchHost, infoLog, LOCAL_LOGS } from '../lifecycle/fixtures/node.js';
+import { call, fetchHost, infoLog } from '../lifecycle/fixtures/node.js';
 
 const redis = await startRedis();
 t.teardown(() => redis.stop());
-/** Each answer of the origin is a new version: a fresh copy is told from a kept one by its body. */
-let version = 0;
-const origin = await new TestOrigin().start();
-origin.otherwise((req, res) => {
-  const body = `${req.url} v${++version}`;
-  res.writeHead(200, { 'cache-control': 'max-age=600', 'content-length': Buffer.byteLength(body) });
-  res.end(body);
-});
-t.teardown(() => origin.stop());
+const origin = await versionedOrigin(t);
+type Node = BusNode;
 
-interface Node { server: RunningServer; port: number }
-
-async function node(name: string, bus: Record<string, unknown> = {}): Promise<Node> {
-  const port = await freePort();
-  const server = await startServer([{ name: 'a.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }], {
-    extra: { env: { ...LOCAL_LOGS.env, management: { cluster: { bus: { enable: true, url: redis.url, stream: 'test:inv', node: name, startTimeout: 20, ...bus } } } } },
-  });
-  t.teardown(() => server.stop());
-  return { server, port };
-}
+const node = (name: string, bus: Record<string, unknown> = {}): Promise<Node> => busNode(t, { redisUrl: redis.url, originPort: origin.port, stream: 'test:inv' }, name, bus);
 
 const get = (n: Node, path: string): Promise<{ status: number; cache: string; body: string }> => fetchHost(n.port, 'a.com', path);
 type Obj = Record<string, any>;

@@ -4,21 +4,16 @@
 // dropped and logged; a node that stops is dropped after 3 silent periods.
 import dgram from 'node:dgram';
 import t from 'tap';
+import { discoveryNode } from './fixtures/fleet.js';
 import { freePort } from '../helpers/ports.js';
-import { startServer, type RunningServer } from '../helpers/server.js';
+import { type RunningServer } from '../helpers/server.js';
 import { pollUntil, waitFor } from '../helpers/wait.js';
-import { call, infoLog, LOCAL_LOGS } from '../lifecycle/fixtures/node.js';
+import { call, infoLog } from '../lifecycle/fixtures/node.js';
 
 const port = await freePort('127.0.0.2');
 const SECRET = 'fleet-secret';
 
-async function node(address: string, members: string[]): Promise<RunningServer> {
-  const server = await startServer([{ name: 'a.com', listen: `127.0.0.1:${await freePort()}`, origin: { address: ['127.0.0.1:9'] } }], {
-    extra: { env: { ...LOCAL_LOGS.env, management: { cluster: { discover: { enable: true, secret: SECRET, listen: address, port, period: 1, members } } } } },
-  });
-  t.teardown(() => server.stop());
-  return server;
-}
+const node = (address: string, members: string[]): Promise<RunningServer> => discoveryNode(t, { port, secret: SECRET }, address, members);
 
 type Entry = { address: string; lastSeen: number; advertisement: Record<string, string> };
 const discovered = async (s: RunningServer): Promise<Entry[]> => {
