@@ -6,6 +6,8 @@
 /** `^lib/(a|b)/`: files of these top-level folders of lib/. */
 const under = (...folders) => `^lib/(${folders.join('|')})/`;
 
+/** Leaves every folder may import, the libraries included: the table of error codes. */
+const LEAVES = ['errors'];
 /** The libraries both sides build on. */
 const LIBRARIES = ['cache', 'origin', 'balance', 'routing', 'access', 'http', 'files'];
 /** What both processes read: shapes, checks, message types, the logs, the rule compilers. */
@@ -16,7 +18,7 @@ const WORKER_SIDE = ['pipeline', 'worker'];
 const PRIMARY_SIDE = ['primary', 'manager', 'stats', 'graph', 'lifecycle', 'query', 'release', 'supervisor', 'cli'];
 
 /** Every folder of lib/ stands in one of these (test/structure/import-rules.test.ts checks it). */
-export const FLOORS = { LIBRARIES, SHARED, WORKER_SIDE, PRIMARY_SIDE };
+export const FLOORS = { LEAVES, LIBRARIES, SHARED, WORKER_SIDE, PRIMARY_SIDE };
 
 /** The request's stages in order, each with its modules (docs/pipeline.md, "Stages"). */
 const STAGES = [['receive'], ['lookup'], ['fetch', 'proxy', 'pieces', 'piece-fetch', 'inflight'], ['deliver'], ['finish']];
@@ -25,6 +27,10 @@ const forbid = (name, comment, from, to) => ({ name, comment, severity: 'error',
 
 export default {
   forbidden: [
+    forbid('errors-is-a-leaf',
+      'lib/errors (the table of error codes) is imported by every folder, so it imports nothing of lib/ outside itself',
+      { path: under(...LEAVES) },
+      { path: '^lib/', pathNot: under(...LEAVES) }),
     forbid('cache-is-a-library',
       'lib/cache, lib/origin, lib/balance, lib/routing, lib/access, lib/http and lib/files are libraries: they import nothing of either process or of what the processes share above them',
       { path: under(...LIBRARIES) },

@@ -8,9 +8,10 @@
 //
 // The script is loaded once per setting (start-up, reload), never per request; a script that does
 // not compile, has no `hash` function, or whose `hash` fails on a probe key is refused with a
-// LuaHashError naming the file. A runtime failure on a real key gives -1 and the caller falls back
+// LUA_HASH_INVALID (lib/errors/codes.ts) naming the file. A runtime failure on a real key gives -1 and the caller falls back
 // to the built-in hash, so a script bug never fails a client.
 import { readFileSync } from 'node:fs';
+import { codedError } from '../errors/codes.js';
 import { createRequire } from 'node:module';
 
 /** The part of fengari's C-like API used here (the package ships no types). */
@@ -39,11 +40,6 @@ interface FengariApi {
 const fengari = createRequire(import.meta.url)('fengari') as FengariApi;
 const { lua, lauxlib, lualib, to_luastring } = fengari;
 
-class LuaHashError extends Error {
-  readonly code = 'LUA_HASH_INVALID';
-  override name = 'LuaHashError';
-}
-
 /** Hash of a key as an unsigned 32-bit ring point, or -1 when the script failed on it. */
 export type LuaHash = (key: string) => number;
 
@@ -52,10 +48,10 @@ export function loadLuaHash(file: string, source = readFileSync(file, 'utf8')): 
   lualib.luaL_openlibs(L);
   if (lauxlib.luaL_loadbuffer(L, to_luastring(source), null, to_luastring(`@${file}`)) !== lua.LUA_OK ||
     lua.lua_pcall(L, 0, 0, 0) !== lua.LUA_OK) {
-    throw new LuaHashError(`${file}: ${lua.lua_tojsstring(L, -1)}`);
+    throw codedError('LUA_HASH_INVALID', file, lua.lua_tojsstring(L, -1));
   }
   if (lua.lua_getglobal(L, to_luastring('hash')) !== lua.LUA_TFUNCTION) {
-    throw new LuaHashError(`${file}: the script defines no function hash(key)`);
+    throw codedError('LUA_HASH_INVALID', file, 'the script defines no function hash(key)');
   }
   // Kept in the registry: a script cannot break dispatch by reassigning the global later.
   const ref = lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
@@ -73,6 +69,6 @@ export function loadLuaHash(file: string, source = readFileSync(file, 'utf8')): 
     if (n === false) { lastError = 'hash(key) did not return an integer'; return -1; }
     return n >>> 0;
   };
-  if (hash('probe/') < 0) throw new LuaHashError(`${file}: hash("probe/") failed: ${lastError}`);
+  if (hash('probe/') < 0) throw codedError('LUA_HASH_INVALID', file, `hash("probe/") failed: ${lastError}`);
   return hash;
 }

@@ -3,7 +3,7 @@
 // caller is told to come back (GRAPH_BUSY, 503) instead of the primary holding every one.
 import { Piscina } from 'piscina';
 import type { DrawJob } from './draw.js';
-import { GraphError } from './errors.js';
+import { codedError } from '../errors/codes.js';
 
 const QUEUE_LIMIT = 64;
 
@@ -26,7 +26,7 @@ export class GraphRenderer {
   });
 
   async render(job: DrawJob): Promise<Buffer> {
-    if (this.pool.queueSize >= QUEUE_LIMIT) throw new GraphError('GRAPH_BUSY', `${QUEUE_LIMIT} graphs are already waiting to be drawn; try again shortly`);
+    if (this.pool.queueSize >= QUEUE_LIMIT) throw codedError('GRAPH_BUSY', QUEUE_LIMIT);
     const png = await this.pool.run(job);
     return Buffer.from(png.buffer, png.byteOffset, png.byteLength);
   }

@@ -9,7 +9,7 @@ import type { ResourceDef } from './lines.js';
 import { GLOBAL_RESOURCES, VHOST_RESOURCES } from './resources.js';
 import { GRAPH_TYPES, isGraphType } from './types.js';
 import { LINE_COLORS, PEAK_COLOR, type DrawJob } from './draw.js';
-import { GraphError } from './errors.js';
+import { codedError } from '../errors/codes.js';
 
 export interface GraphServiceDeps {
   file: string;
@@ -68,9 +68,9 @@ export class GraphService {
     const typeName = cut < 0 ? '' : name.slice(cut + 1);
     const resource = (vhost ? VHOST : GLOBAL).get(name.slice(0, cut));
     if (!isGraphType(typeName) || resource === undefined) {
-      throw new GraphError('GRAPH_NOT_FOUND', `no graph "${name}.png": ${vhost ? '/graph/vhost/' : '/graph/'}<resource>_<type>.png with a resource of ${[...(vhost ? VHOST : GLOBAL).keys()].join(', ')} and a type of ${Object.keys(GRAPH_TYPES).join(', ')}`);
+      throw codedError('GRAPH_NOT_FOUND', `${name}.png`, `${vhost ? '/graph/vhost/' : '/graph/'}<resource>_<type>.png with a resource of ${[...(vhost ? VHOST : GLOBAL).keys()].join(', ')} and a type of ${Object.keys(GRAPH_TYPES).join(', ')}`);
     }
-    if (host !== undefined && !this.deps.source.hosts().includes(host)) throw new GraphError('VHOST_NOT_FOUND', `virtual host "${host}" not found`);
+    if (host !== undefined && !this.deps.source.hosts().includes(host)) throw codedError('VHOST_NOT_FOUND', host);
     const type = GRAPH_TYPES[typeName];
     const scope = !vhost ? NODE_SCOPE : host ?? ALL_HOSTS_SCOPE;
     const series = this.history.series(scope, resource, type);

@@ -1,14 +1,8 @@
 // Commands from the primary to a worker and their answers (management API operations: origin
 // state, invalidation, fileinfo). One message per API call, never per client request.
 import type { Worker } from 'node:cluster';
+import { codedErrorFrom, rebuildCoded } from '../errors/codes.js';
 import type { RpcArgs, RpcOp, RpcRequest, RpcResult, WorkerMessage } from './messages.js';
-
-export class RpcError extends Error {
-  constructor(message: string, readonly code?: string) {
-    super(message);
-    this.name = 'RpcError';
-  }
-}
 
 interface Pending { resolve(v: RpcResult<RpcOp>): void; reject(e: Error): void; timer: NodeJS.Timeout }
 
@@ -24,16 +18,16 @@ export class RpcClient {
     this.pending.delete(m.id);
     clearTimeout(p.timer);
     if (m.ok) p.resolve(m.result);
-    else p.reject(new RpcError(m.error ?? 'worker command failed', m.code));
+    else p.reject(rebuildCoded(m.code, m.error ?? 'worker command failed'));
   }
 
   call<K extends RpcOp>(worker: Worker, op: K, args: RpcArgs<K>, timeoutMs = 30_000): Promise<RpcResult<K>> {
-    if (!worker.isConnected()) return Promise.reject(new RpcError('worker not connected', 'RT_NOT_RUNNING'));
+    if (!worker.isConnected()) return Promise.reject(codedErrorFrom(new Error('worker not connected'), 'RT_NOT_RUNNING'));
     const id = this.nextId++;
     return new Promise<RpcResult<K>>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
-        reject(new RpcError(`worker did not answer ${op} within ${timeoutMs} ms`, 'RT_NOT_RUNNING'));
+        reject(codedErrorFrom(new Error(`worker did not answer ${op} within ${timeoutMs} ms`), 'RT_NOT_RUNNING'));
       }, timeoutMs);
       this.pending.set(id, { resolve: resolve as (v: RpcResult<RpcOp>) => void, reject, timer });
       worker.send({ type: 'rpc', id, op, args });

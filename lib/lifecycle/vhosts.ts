@@ -1,14 +1,17 @@
 // Virtual-host administration (`/setting/vhosts`): each change edits hosting[] of the running
 // setting (not setting.json on disk, whose local edits are deployed only by deploy/local),
 // validates the whole setting, applies it like a deployment and records it.
-// Errors carry the HTTP status of document 1 (400, 404, 409, 500, 510).
+// Errors carry the HTTP status of document 1 (400, 404, 409, 500, 510): a VhostError, whose
+// status is the one document 1 gives that operation and cause, or VHOST_NOT_FOUND of
+// lib/errors/codes.ts (404) for a host that is not there.
+import { codedError } from '../errors/codes.js';
 import { isPlainObject } from '../setting/merge.js';
 import { loadCandidate, LoadFailure } from './candidate.js';
 import type { SettingLifecycle } from './lifecycle.js';
 import type { Applied } from './sources.js';
 
 export class VhostError extends Error {
-  constructor(readonly status: 400 | 404 | 409 | 500 | 510, reason: string) {
+  constructor(readonly status: 400 | 409 | 500 | 510, reason: string) {
     super(reason);
     this.name = 'VhostError';
   }
@@ -50,7 +53,7 @@ export async function getVhost(lc: SettingLifecycle, name: string | undefined): 
   const n = requireName(name);
   const { hosting } = await readFile(lc);
   const h = hosting.find((x) => isPlainObject(x) && x.name === n);
-  if (h === undefined) throw new VhostError(404, `virtual host not found: ${n}`);
+  if (h === undefined) throw codedError('VHOST_NOT_FOUND', n);
   return h;
 }
 
@@ -92,7 +95,7 @@ export async function editVhost(lc: SettingLifecycle, name: string | undefined, 
   const host = hostBody(body, n);
   return change(lc, (hosting) => {
     const i = hosting.findIndex((x) => isPlainObject(x) && x.name === n);
-    if (i < 0) throw new VhostError(404, `virtual host does not exist: ${n}`);
+    if (i < 0) throw codedError('VHOST_NOT_FOUND', n);
     hosting[i] = host;
   }, 400);
 }
@@ -102,7 +105,7 @@ export async function deleteVhost(lc: SettingLifecycle, name: string | undefined
   // A deletion that leaves an invalid file (another host uses it as basehost) is an update error.
   return change(lc, (hosting) => {
     const i = hosting.findIndex((x) => isPlainObject(x) && x.name === n);
-    if (i < 0) throw new VhostError(404, `virtual host not found: ${n}`);
+    if (i < 0) throw codedError('VHOST_NOT_FOUND', n);
     hosting.splice(i, 1);
   }, 500);
 }

@@ -2,7 +2,8 @@
 // normalise the path, check access, find the route, run it, turn errors into envelopes.
 import { AccessControl, permissionFor } from '../access/access.js';
 import { ApiError, fail, HTTP, type StatusGroup } from './envelope.js';
-import { RtBridgeError, type ApiReply, type ApiRequest, type RouteContext, type RouteHandler } from './types.js';
+import { isCoded } from '../errors/codes.js';
+import type { ApiReply, ApiRequest, RouteContext, RouteHandler } from './types.js';
 
 export interface Route {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -121,10 +122,7 @@ export class Dispatcher {
 
 function errorReply(err: unknown, version: string, route: Route): ApiReply {
   if (err instanceof ApiError) return fail(err.httpStatus, version, route.name, route.group, err.message);
-  if (err instanceof RtBridgeError) {
-    const status = err.code === 'RT_NOT_RUNNING' ? HTTP.rtNotRunning : HTTP.notFound;
-    return fail(status, version, route.name, route.group, err.message);
-  }
+  if (isCoded(err)) return fail(err.status, version, route.name, route.group, err.message);
   const message = err instanceof Error ? err.message : String(err);
   return fail(HTTP.internalError, version, route.name, route.group, `Internal error: ${message}`);
 }

@@ -20,8 +20,9 @@ export interface OriginStatus {
 
 /**
  * What the API needs from the RT workers; the primary implements it over IPC. The API checks
- * `running()` and `vhosts()` first (503 / 404), but a method may still throw an RtBridgeError
- * when the state changes in between.
+ * `running()` and `vhosts()` first (503 / 404), but a method may still throw RT_NOT_RUNNING or
+ * VHOST_NOT_FOUND (lib/errors/codes.ts, answered with the table's status) when the state changes
+ * in between.
  */
 export interface RtBridge {
   /** True when at least one RT worker is up and able to answer. */
@@ -32,14 +33,6 @@ export interface RtBridge {
   originStatus(vhost?: string): Promise<OriginStatus[]>;
   /** Resets origin exclusion / recovery and pooled sessions of one host, or of every host. */
   resetOrigin(vhost?: string): Promise<void>;
-}
-
-/** Thrown by an RtBridge implementation; mapped to 503 / 404. */
-export class RtBridgeError extends Error {
-  constructor(readonly code: 'RT_NOT_RUNNING' | 'VHOST_NOT_FOUND', message: string) {
-    super(message);
-    this.name = 'RtBridgeError';
-  }
 }
 
 /**
@@ -62,7 +55,7 @@ export interface RecognizedInvalidation {
 }
 
 export interface InvalidationCommands {
-  /** Parses `url` (a long list a slice at a time); rejects with TargetError (400) for a bad or unknown target. */
+  /** Parses `url` (a long list a slice at a time); rejects with BAD_TARGET (400) or TARGET_UNKNOWN_HOST (502) for a bad or unknown target. */
   targets(url: string | null): Promise<Target[]>;
   /** Called once per accepted call, before it runs (or is queued). */
   recognized?(call: RecognizedInvalidation): void;

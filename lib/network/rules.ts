@@ -5,6 +5,7 @@
 import { compileKeyRule, type CachingKeySetting, type KeyRule } from '../cache/key.js';
 import { compilePattern, PatternError, type CompiledPattern, type CountryLookup } from '../rules/conditions.js';
 import { compileEdit, type EditMode, type HeaderEdit } from './header-edit.js';
+import type { ErrorCode } from '../errors/codes.js';
 
 
 // List items of a host's own functions come without the schema's defaults (a host's functions
@@ -51,8 +52,9 @@ export interface NetworkRules {
   post: { max: number; bodySensitive: boolean } | undefined;
 }
 
+/** A subclass, not a bare code of lib/errors/codes.ts: it carries the JSON path of the bad rule. */
 export class RuleError extends Error {
-  readonly code = 'BAD_RULE';
+  readonly code = 'BAD_RULE' satisfies ErrorCode;
   override name = 'RuleError';
   constructor(readonly path: string, message: string) {
     super(message);

@@ -1,18 +1,18 @@
-// Stable error codes of the origin client and how undici/socket errors map onto them. The
-// mapping also decides what may be retried on another address and what counts against health.
+// How undici/socket errors map onto the origin client's stable codes (ORIGIN_* of
+// lib/errors/codes.ts, with the status the client gets). The mapping also decides what may be
+// retried on another address and what counts against health.
+import { CodedError, codeMessage, type ErrorCode } from '../errors/codes.js';
 
-export type OriginErrorCode = 'ORIGIN_CONNECT' | 'ORIGIN_TIMEOUT' | 'ORIGIN_RESET' | 'ORIGIN_DNS' | 'ORIGIN_PROTOCOL';
+export type OriginErrorCode = Extract<ErrorCode, `ORIGIN_${string}`>;
 /** `sc-sock-error` spellings of the origin log (`Client-Close`: our side closed first). */
 export type SockError = 'Connect-Timeout' | 'Receive-Timeout' | 'Server-Close' | 'Client-Close' | 'Non-Existent-Domain';
 
-const STATUS: Record<OriginErrorCode, 502 | 504> = {
-  ORIGIN_CONNECT: 502, ORIGIN_TIMEOUT: 504, ORIGIN_RESET: 502, ORIGIN_DNS: 502, ORIGIN_PROTOCOL: 502,
-};
-
-export class OriginError extends Error {
-  readonly code: OriginErrorCode;
+/**
+ * A subclass, not a bare code: it carries what the origin log and the retry need (the socket
+ * error's spelling, the address and IP tried, the attempts).
+ */
+export class OriginError extends CodedError<OriginErrorCode> {
   readonly sockError: SockError;
-  readonly status: 502 | 504;
   /** Configured address and IP of the last attempt, when one was made. */
   address: string | undefined;
   ip: string | undefined;
@@ -20,11 +20,9 @@ export class OriginError extends Error {
   attempts = 0;
 
   constructor(code: OriginErrorCode, sockError: SockError, message: string, cause?: unknown) {
-    super(message, cause === undefined ? undefined : { cause });
+    super(code, message, cause === undefined ? undefined : { cause });
     this.name = 'OriginError';
-    this.code = code;
     this.sockError = sockError;
-    this.status = STATUS[code];
   }
 }
 
@@ -88,12 +86,12 @@ export function toOriginError(kind: Failure, err: unknown): OriginError {
  * body is one: undici's parser error).
  */
 export function statusError(status: number): OriginError {
-  return new OriginError('ORIGIN_PROTOCOL', 'Server-Close', `origin answered with status ${status}, outside 100-599`);
+  return new OriginError('ORIGIN_PROTOCOL', 'Server-Close', codeMessage('ORIGIN_PROTOCOL', status));
 }
 
 /** The highest status an answer may have (RFC 9110 15). */
 export const MAX_STATUS = 599;
 
 export function dnsError(domain: string, err: unknown): OriginError {
-  return new OriginError('ORIGIN_DNS', 'Non-Existent-Domain', `origin domain ${domain} did not resolve`, err);
+  return new OriginError('ORIGIN_DNS', 'Non-Existent-Domain', codeMessage('ORIGIN_DNS', domain), err);
 }

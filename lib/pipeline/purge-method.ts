@@ -7,7 +7,7 @@
 // As for those, every worker's fetches of the targets settle before the index changes and every
 // worker's memory copies are gone before the answer.
 import { effectiveKind, noTargetStatus } from '../cache/commands/purge-mode.js';
-import { parseTargets, TargetError, type Target } from '../cache/commands/targets.js';
+import { isBadTarget, parseTargets, type Target } from '../cache/commands/targets.js';
 import { keyTargets } from '../cache/key.js';
 import { withEditTargets } from '../pagedesk/targets.js';
 import { memoryItems, runInvalidation, type InvalidateKind, type InvalidateResult, type Invalidation } from '../cache/commands/invalidate.js';
@@ -57,7 +57,7 @@ export async function purgeByMethod(tx: Transaction, store: TieredStore, access:
     const keyword = tx.host.pagedesk?.keyword;
     targets = keyword === undefined ? keyed : withEditTargets(keyed, () => keyword);
   } catch (err) {
-    if (err instanceof TargetError) return fail(400, err.message);
+    if (isBadTarget(err)) return fail(400, err.message);
     throw err;
   }
   const headers: Record<string, string> = {};

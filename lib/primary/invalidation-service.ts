@@ -6,7 +6,8 @@
 // and run SLICE at a time, each slice a turn of the primary's event loop at most, so the
 // management API and the bus go on answering while a large invalidation runs.
 import { effectiveKind, noTargetStatus, type PurgeSettings } from '../cache/commands/purge-mode.js';
-import { parsePieces, TargetError, urlPieces, type Target } from '../cache/commands/targets.js';
+import { parsePieces, urlPieces, type Target } from '../cache/commands/targets.js';
+import { codedError } from '../errors/codes.js';
 import { memoryItems, type InvalidateKind, type InvalidateResult } from '../cache/commands/invalidate.js';
 import { toWire } from '../ipc/wire.js';
 import { VhostTable } from '../routing/vhost-table.js';
@@ -75,7 +76,7 @@ export class InvalidationService {
   /**
    * Parses `url` into the targets as cache keys (a host's cachingKey applies, so the URL as a
    * client writes it reaches what was stored for it), SLICE pieces per turn of the event loop;
-   * throws TargetError (400) for a bad or unknown target.
+   * throws BAD_TARGET or TARGET_UNKNOWN_HOST (lib/errors/codes.ts) for a bad or unknown target.
    */
   async targets(url: string | null): Promise<Target[]> {
     const pieces = urlPieces(url);
@@ -87,7 +88,7 @@ export class InvalidationService {
       current = slice.current;
       for (const t of withEditTargets(keyTargets(slice.targets, this.keyOf), this.keywordOf)) out.push(t);
     }
-    if (out.length === 0) throw new TargetError('url names no target');
+    if (out.length === 0) throw codedError('BAD_TARGET', 'url names no target');
     this.lastHost = current;
     return out;
   }
@@ -113,7 +114,7 @@ export class InvalidationService {
    */
   targetOf(text: string, vhost: string): Target[] {
     const { targets } = parsePieces([text], this.knownHost, vhost);
-    if (targets.length === 0) throw new TargetError('url names no target');
+    if (targets.length === 0) throw codedError('BAD_TARGET', 'url names no target');
     return withEditTargets(keyTargets(targets, this.keyOf), this.keywordOf);
   }
 

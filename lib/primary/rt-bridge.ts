@@ -3,11 +3,12 @@
 // counts), so origin queries ask every live worker and merge; commands on the shared index go to
 // one worker only.
 import type { Worker } from 'node:cluster';
-import { RtBridgeError, type OriginState, type OriginStatus, type RtBridge } from '../manager/index.js';
+import { codedError } from '../errors/codes.js';
+import type { OriginState, OriginStatus, RtBridge } from '../manager/index.js';
 import type { Setting } from '../setting/types.js';
 import type { Invalidation } from '../cache/commands/invalidate.js';
 import type { RpcArgs, RpcOp, RpcResult } from '../ipc/messages.js';
-import { RpcError, type RpcClient } from '../ipc/rpc.js';
+import type { RpcClient } from '../ipc/rpc.js';
 import type { WireTarget } from '../ipc/wire.js';
 import { dropMemoryEverywhere, settleEverywhere } from './peer-invalidation.js';
 
@@ -69,23 +70,19 @@ export class WorkerBridge implements RtBridge {
   /** Any live worker (commands on the shared index need only one). */
   one(): Worker {
     const w = this.src.liveWorkers()[0];
-    if (w === undefined) throw new RtBridgeError('RT_NOT_RUNNING', 'RT not running');
+    if (w === undefined) throw codedError('RT_NOT_RUNNING');
     return w;
   }
 
+  /** Rejects with the worker's error; one of lib/errors/codes.ts (RT_NOT_RUNNING, VHOST_NOT_FOUND) as that code. */
   async call<K extends RpcOp>(op: K, args: RpcArgs<K>, worker: Worker = this.one()): Promise<RpcResult<K>> {
-    try {
-      return await this.rpc.call(worker, op, args);
-    } catch (err) {
-      if (err instanceof RpcError && (err.code === 'RT_NOT_RUNNING' || err.code === 'VHOST_NOT_FOUND')) throw new RtBridgeError(err.code, err.message);
-      throw err;
-    }
+    return this.rpc.call(worker, op, args);
   }
 
   /** The answer of every live worker (RT not running when there is none). */
   async callAll<K extends RpcOp>(op: K, args: RpcArgs<K>): Promise<RpcResult<K>[]> {
     const workers = this.src.liveWorkers();
-    if (workers.length === 0) throw new RtBridgeError('RT_NOT_RUNNING', 'RT not running');
+    if (workers.length === 0) throw codedError('RT_NOT_RUNNING');
     return Promise.all(workers.map((w) => this.call(op, args, w)));
   }
 

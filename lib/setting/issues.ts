@@ -4,11 +4,16 @@ import type { Validator } from 'typebox/compile';
 import type { TLocalizedValidationError } from 'typebox/error';
 import { Settings } from 'typebox/system';
 import { FORMAT_MESSAGES } from './schema/formats.js';
+import type { ErrorCode } from '../errors/codes.js';
 
 export interface SettingIssue { path: string; message: string }
 
+/**
+ * A subclass, not a bare code of lib/errors/codes.ts: it carries every issue with its JSON path,
+ * which the upload answer, the command line and the tests read one by one.
+ */
 export class SettingError extends Error {
-  readonly code = 'SETTING_INVALID';
+  readonly code = 'SETTING_INVALID' satisfies ErrorCode;
   constructor(public issues: SettingIssue[]) {
     super(issues.map(formatIssue).join('\n'));
     this.name = 'SettingError';

@@ -5,6 +5,7 @@ import { fileRecords } from '../cache/commands/fileinfo.js';
 import { runInvalidation, type InvalidateKind, type Invalidation } from '../cache/commands/invalidate.js';
 import type { RpcOp } from '../ipc/messages.js';
 import type { RpcHandlers } from '../ipc/rpc.js';
+import { codedError } from '../errors/codes.js';
 import { fromWire, type WireTarget } from '../ipc/wire.js';
 import type { HostRuntime } from '../pipeline/host-runtime.js';
 import type { WorkerCache } from './worker-cache.js';
@@ -21,7 +22,7 @@ function hostsOf(src: ControlSource, vhost: string | undefined): HostRuntime[] {
   const all = [...src.hosts().values()];
   if (vhost === undefined) return all;
   const h = src.hosts().get(vhost);
-  if (h === undefined) throw Object.assign(new Error(`virtual host not found: ${vhost}`), { code: 'VHOST_NOT_FOUND' });
+  if (h === undefined) throw codedError('VHOST_NOT_FOUND', vhost);
   return [h];
 }
 
@@ -45,7 +46,7 @@ export function controlHandlers(src: ControlSource): RpcHandlers<Exclude<RpcOp, 
     'all-excluded': ({ vhosts }: { vhosts: string[] }) => vhosts.filter((v) => src.hosts().get(v)?.origin.allExcluded() === true),
     invalidate: async ({ kind, targets, sec, before, excluded }: { kind: InvalidateKind; targets: WireTarget[]; sec?: number; before?: number; excluded?: string[] }) => {
       const cache = src.cache();
-      if (cache === undefined) throw Object.assign(new Error('cache not open'), { code: 'RT_NOT_RUNNING' });
+      if (cache === undefined) throw codedError('RT_NOT_RUNNING');
       // Every worker settled before this command; what this one started fetching since retires too.
       const wire = targets.map(fromWire);
       await Promise.all(wire.map((t) => cache.stage.settle(t)));
@@ -59,7 +60,7 @@ export function controlHandlers(src: ControlSource): RpcHandlers<Exclude<RpcOp, 
     },
     fileinfo: async ({ vhost, url }: { vhost: string; url: string }) => {
       const cache = src.cache();
-      if (cache === undefined) throw Object.assign(new Error('cache not open'), { code: 'RT_NOT_RUNNING' });
+      if (cache === undefined) throw codedError('RT_NOT_RUNNING');
       const now = Date.now();
       const ctx = { now, useOriginEncoding: src.useOriginEncoding(vhost), smallFileMax: src.smallFileMax(), downloaders: src.inflightReaders(vhost, url) };
       const disk = cache.store.disk.listByPrefix(vhost, url, 1000).filter((r) => r.key.url === url);

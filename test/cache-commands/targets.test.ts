@@ -1,5 +1,5 @@
 import t from 'tap';
-import { parseTargets, TargetError } from '../../lib/cache/commands/targets.js';
+import { isBadTarget, parseTargets } from '../../lib/cache/commands/targets.js';
 
 const hosts = new Map([['a.com', 'a.com'], ['www.a.com', 'a.com'], ['b.com', 'b.com']]);
 const known = (n: string): string | undefined => hosts.get(n);
@@ -29,10 +29,10 @@ t.test('a target without host inherits the preceding host; none at all uses the 
 });
 
 t.test('an unknown host, no host at all, or an empty url is refused', async (t) => {
-  t.throws(() => parseTargets('zzz.com/x', known, undefined), TargetError);
-  t.throws(() => parseTargets('/x', known, undefined), TargetError);
-  t.throws(() => parseTargets('', known, 'a.com'), TargetError);
-  t.throws(() => parseTargets(null, known, 'a.com'), TargetError);
+  t.throws(() => parseTargets('zzz.com/x', known, undefined), { code: 'TARGET_UNKNOWN_HOST', status: 502, message: 'unknown virtual host: zzz.com' });
+  t.throws(() => parseTargets('/x', known, undefined), { code: 'BAD_TARGET', status: 400 });
+  t.throws(() => parseTargets('', known, 'a.com'), { code: 'BAD_TARGET', message: 'url is missing' });
+  t.throws(() => parseTargets(null, known, 'a.com'), { code: 'BAD_TARGET', message: 'url is missing' });
 });
 
 t.test('a virtual host name without a dot is a host when it is known, else a path of the last host', async (t) => {
@@ -40,5 +40,7 @@ t.test('a virtual host name without a dot is a host when it is known, else a pat
   const byName = (n: string): string | undefined => names.get(n);
   t.match(parseTargets('bench/obj/*', byName, 'a.com'), [{ vhost: 'bench', prefix: '/obj/', wildcard: true }]);
   t.match(parseTargets('obj/*', byName, 'a.com'), [{ vhost: 'a.com', prefix: '/obj/', wildcard: true }]);
-  t.throws(() => parseTargets('nohost:8080/x', byName, 'a.com'), TargetError, 'a name with a port is taken for a host');
+  let thrown: unknown;
+  try { parseTargets('nohost:8080/x', byName, 'a.com'); } catch (err) { thrown = err; }
+  t.ok(isBadTarget(thrown), 'a name with a port is taken for a host');
 });

@@ -2,7 +2,7 @@
 // bound are told to come back, the others all get their PNG.
 import t from 'tap';
 import { GraphRenderer } from '../../lib/graph/renderer.js';
-import { GraphError } from '../../lib/graph/errors.js';
+import { isCoded } from '../../lib/errors/codes.js';
 import { LINE_COLORS } from '../../lib/graph/draw.js';
 import { pngSize } from '../helpers/png.js';
 
@@ -24,7 +24,7 @@ t.test('past 64 waiting graphs a caller gets GRAPH_BUSY, and the queue goes on',
   const results = await Promise.allSettled(Array.from({ length: 80 }, (_v, i) => r.render(job(i))));
   const busy = results.filter((x) => x.status === 'rejected');
   t.ok(busy.length > 0 && busy.length <= 80 - 64, `${busy.length} refused`);
-  t.ok(busy.every((x) => x.status === 'rejected' && x.reason instanceof GraphError && x.reason.code === 'GRAPH_BUSY'));
+  t.ok(busy.every((x) => x.status === 'rejected' && isCoded(x.reason, 'GRAPH_BUSY')));
   t.equal(results.filter((x) => x.status === 'fulfilled').length, 80 - busy.length, 'every other caller got its PNG');
   t.same(pngSize(await r.render(job(1))), { width: 580, height: 203 }, 'a later caller is served');
 });

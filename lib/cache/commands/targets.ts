@@ -2,6 +2,7 @@
 // `|`; each a full URL with scheme, `host/path`, a directory ending in `/` (that one URL), or a
 // pattern with `*` (`host/dir/*` is the whole subtree). A target without a host inherits the
 // preceding target's host; with no host at all, the most recently used host applies.
+import { codedError, isCoded, type CodedError } from '../../errors/codes.js';
 
 export interface Target {
   vhost: string;
@@ -17,9 +18,12 @@ export interface Target {
   derived?: true;
 }
 
-export class TargetError extends Error {
-  readonly code = 'BAD_TARGET';
-  override name = 'TargetError';
+/**
+ * A target that cannot be read (BAD_TARGET) or that names a host not served here
+ * (TARGET_UNKNOWN_HOST): the two codes of lib/errors/codes.ts a target parse throws.
+ */
+export function isBadTarget(err: unknown): err is CodedError<'BAD_TARGET' | 'TARGET_UNKNOWN_HOST'> {
+  return isCoded(err, 'BAD_TARGET', 'TARGET_UNKNOWN_HOST');
 }
 
 function globToRegExp(pattern: string): RegExp {
@@ -67,9 +71,9 @@ export function parsePieces(pieces: readonly string[], knownHost: (name: string)
     let vhost = current;
     if (host !== undefined) {
       vhost = knownHost(host);
-      if (vhost === undefined) throw new TargetError(`unknown virtual host: ${host}`);
+      if (vhost === undefined) throw codedError('TARGET_UNKNOWN_HOST', host);
     }
-    if (vhost === undefined) throw new TargetError(`no host for target ${text} and no host used before`);
+    if (vhost === undefined) throw codedError('BAD_TARGET', `no host for target ${text} and no host used before`);
     current = vhost;
     const star = path.indexOf('*');
     if (star < 0) { out.push({ vhost, prefix: path, wildcard: false, text }); continue; }
@@ -82,7 +86,7 @@ export function parsePieces(pieces: readonly string[], knownHost: (name: string)
 
 /** The `url` pieces of a call, or why there is none. */
 export function urlPieces(url: string | null): string[] {
-  if (url === null || url.trim() === '') throw new TargetError('url is missing');
+  if (url === null || url.trim() === '') throw codedError('BAD_TARGET', 'url is missing');
   return url.split('|');
 }
 
@@ -92,6 +96,6 @@ export function urlPieces(url: string | null): string[] {
  */
 export function parseTargets(url: string | null, knownHost: (name: string) => string | undefined, lastHost: string | undefined): Target[] {
   const { targets } = parsePieces(urlPieces(url), knownHost, lastHost);
-  if (targets.length === 0) throw new TargetError('url names no target');
+  if (targets.length === 0) throw codedError('BAD_TARGET', 'url names no target');
   return targets;
 }

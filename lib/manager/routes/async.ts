@@ -1,5 +1,6 @@
 // `/command/async/*` and `/monitoring/asynctrl/actives` (document 1).
-import { TargetError } from '../../cache/commands/targets.js';
+import { isBadTarget } from '../../cache/commands/targets.js';
+import { codedError } from '../../errors/codes.js';
 import type { InvalidateKind } from '../../cache/commands/invalidate.js';
 import { fail, HTTP, ok } from '../envelope.js';
 import type { Route } from '../router.js';
@@ -15,7 +16,7 @@ export function asyncRoutes(queue: AsyncInvalidations, svc: InvalidationCommands
       const url = urlParam(req.rawQuery);
       let targets;
       try { targets = await svc.targets(url); } catch (err) {
-        if (err instanceof TargetError) return fail(/unknown virtual host/.test(err.message) ? 502 : HTTP.badRequest, ctx.version, kind, 'query', err.message);
+        if (isBadTarget(err)) return fail(err.status, ctx.version, kind, 'query', err.message);
         throw err;
       }
       svc.recognized?.({ kind, async: true, url: url ?? '', targets, request: { method: req.method, path: req.path, rawQuery: req.rawQuery, headers: req.headers } });
@@ -34,7 +35,7 @@ export function asyncRoutes(queue: AsyncInvalidations, svc: InvalidationCommands
       handler: async (req, ctx) => {
         const vhost = req.query.get('vhost');
         if (vhost === null || vhost === '') return fail(HTTP.badRequest, ctx.version, 'asynctrl/prectrl/reset', 'query', 'vhost is required');
-        if (!ctx.rt.vhosts().includes(vhost)) return fail(HTTP.notFound, ctx.version, 'asynctrl/prectrl/reset', 'query', `virtual host not found: ${vhost}`);
+        if (!ctx.rt.vhosts().includes(vhost)) throw codedError('VHOST_NOT_FOUND', vhost);
         await queue.resetPrectrl(vhost);
         return ok(ctx.version, 'asynctrl/prectrl/reset', 'query', vhost);
       },

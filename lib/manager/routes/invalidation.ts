@@ -1,6 +1,6 @@
 // `/command` invalidation family (purge, expire, expireafter, hardpurge, POST purge) and
 // `/monitoring/fileinfo` (document 1).
-import { TargetError } from '../../cache/commands/targets.js';
+import { isBadTarget } from '../../cache/commands/targets.js';
 import type { InvalidateKind } from '../../cache/commands/invalidate.js';
 import { fail, HTTP, jsonReply, ok } from '../envelope.js';
 import type { Route } from '../router.js';
@@ -35,11 +35,8 @@ async function invalidate(svc: InvalidationCommands, kind: InvalidateKind, url: 
   try {
     targets = await svc.targets(url);
   } catch (err) {
-    if (err instanceof TargetError) {
-      // An unknown virtual host in the URL is 502 for the purge family (README).
-      const status = /unknown virtual host/.test(err.message) ? 502 : HTTP.badRequest;
-      return fail(status, ctx.version, kind, 'query', err.message);
-    }
+    // An unknown virtual host in the URL is 502 for the purge family (README): the code's status.
+    if (isBadTarget(err)) return fail(err.status, ctx.version, kind, 'query', err.message);
     throw err;
   }
   svc.recognized?.({ kind, async: false, url: url ?? '', targets, sec, request: { method: req.method, path: req.path, rawQuery: req.rawQuery, headers: req.headers, body } });
@@ -79,7 +76,7 @@ export function invalidationRoutes(svc: InvalidationCommands): Route[] {
         requireRunning(ctx);
         let targets;
         try { targets = await svc.targets(urlParam(req.rawQuery)); } catch (err) {
-          if (err instanceof TargetError) return fail(HTTP.badRequest, ctx.version, 'fileinfo', 'query', err.message);
+          if (isBadTarget(err)) return fail(HTTP.badRequest, ctx.version, 'fileinfo', 'query', err.message);
           throw err;
         }
         const t = targets[0]!;

@@ -1,10 +1,12 @@
 // Checks shared by the handlers that reach the RT workers, so that every one of them answers
-// "RT not running" and "virtual host not found" with the same codes and words.
+// "RT not running" and "virtual host not found" with the same codes and words (lib/errors/codes.ts,
+// as the primary's RtBridge and the workers throw them).
+import { codedError } from '../../errors/codes.js';
 import { ApiError, HTTP } from '../envelope.js';
 import type { ApiRequest, RouteContext } from '../types.js';
 
 export function requireRunning(ctx: RouteContext): void {
-  if (!ctx.rt.running()) throw new ApiError(HTTP.rtNotRunning, 'RT not running');
+  if (!ctx.rt.running()) throw codedError('RT_NOT_RUNNING');
 }
 
 /**
@@ -15,6 +17,6 @@ export function optionalVhost(req: ApiRequest, ctx: RouteContext): string | unde
   const vhost = req.query.get('vhost');
   if (vhost === null) return undefined;
   if (vhost === '') throw new ApiError(HTTP.badRequest, 'vhost parameter is empty');
-  if (!ctx.rt.vhosts().includes(vhost)) throw new ApiError(HTTP.notFound, `virtual host not found: ${vhost}`);
+  if (!ctx.rt.vhosts().includes(vhost)) throw codedError('VHOST_NOT_FOUND', vhost);
   return vhost;
 }

@@ -4,6 +4,7 @@
 import {
   createVhost, deleteVhost, editVhost, getVhost, LoadFailure, VhostError, type Applied, type SettingLifecycle,
 } from '../../lifecycle/index.js';
+import { isCoded } from '../../errors/codes.js';
 import { fail, jsonReply, ok, STATUS } from '../envelope.js';
 import type { Route } from '../router.js';
 import type { ApiReply, ApiRequest } from '../types.js';
@@ -48,7 +49,7 @@ function applied(r: Applied): Record<string, unknown> {
 }
 
 function vhostFailure(err: unknown, version: string, method: string): ApiReply {
-  if (err instanceof VhostError) return fail(err.status, version, method, 'upload', err.message);
+  if (err instanceof VhostError || isCoded(err, 'VHOST_NOT_FOUND')) return fail(err.status, version, method, 'upload', err.message);
   throw err;
 }
 
