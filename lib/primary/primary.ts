@@ -215,7 +215,7 @@ export class Primary {
   /** Starts the worker of a slot and resolves when it listens (rejects if it fails at start). */
   private fork(slot: Slot): Promise<Worker> {
     const worker = cluster.fork({ SVC_WORKER_INDEX: String(slot.index), [SIBLING_SECRET_ENV]: this.siblingSecret });
-    slot.startedAt = Date.now();
+    this.slots.forked(slot, worker);
     readLogPipe(worker.process.stdio, (b) => this.logs?.write(b));
     return new Promise((resolve, reject) => {
       let settled = false;

@@ -2,20 +2,25 @@
 // when it dies (with back-off while replacements keep dying quickly), replaced one by one on a
 // rolling restart (the new one listens before the old one drains), and the hash ring of ready
 // slots is sent to every worker whenever it changes. How a worker is started and talked to
-// (its messages) stays with the primary: `spawn`.
+// (its messages) stays with the primary: `spawn`. Each worker process of a slot is a WorkerLife
+// (worker-life.ts: starting, ready, draining, dead, and the table of allowed transitions); a
+// slot's state is nothing but its lives.
 import cluster, { type Worker } from 'node:cluster';
 import os from 'node:os';
 import type { PrimaryMessage } from '../ipc/messages.js';
 import { reportError } from '../log/global/report.js';
 import { systemLog } from '../log/system-log.js';
 import type { Setting } from '../setting/types.js';
+import { WorkerLife, type IllegalTransition } from './worker-life.js';
 
 export interface Slot {
   index: number;
-  worker: Worker | undefined;
-  startedAt: number;
   quickDeaths: number;
-  ready: boolean;
+  /**
+   * Its worker processes that have not exited: at most one ready (the one on the ring), a
+   * starting one during a start or a rolling replacement, draining ones on their way out.
+   */
+  lives: WorkerLife[];
 }
 
 /** A worker that dies sooner than this after its start counts as a quick death (back-off). */
@@ -35,18 +40,23 @@ export interface SlotHooks {
   drainTimeoutMs(): number;
   /** The node is shutting down: no replacement, no rolling. */
   stopping(): boolean;
+  /** Where an illegal state transition is reported (the system log by default). */
+  illegal?: IllegalTransition;
+}
+
+/** The slot's serving worker, if it has one. */
+function serving(slot: Slot): WorkerLife | undefined {
+  return slot.lives.find((l) => l.phase === 'ready');
 }
 
 export class WorkerSlots {
   private readonly slots: Slot[] = [];
-  /** Workers told to drain: they still serve what they have and follow the ring until they exit. */
-  private readonly retiring = new Set<Worker>();
 
   constructor(private readonly hooks: SlotHooks) {}
 
   /** Starts `n` workers; rejects when one cannot start after a few tries. */
   async start(n: number): Promise<void> {
-    for (let i = 0; i < n; i++) this.slots.push({ index: i, worker: undefined, startedAt: 0, quickDeaths: 0, ready: false });
+    for (let i = 0; i < n; i++) this.slots.push({ index: i, quickDeaths: 0, lives: [] });
     await Promise.all(this.slots.map((s) => this.startWithRetries(s)));
     this.broadcastRing();
   }
@@ -66,21 +76,29 @@ export class WorkerSlots {
     }
   }
 
+  /** `spawn` forked `worker` for `slot`: it is starting. */
+  forked(slot: Slot, worker: Worker): void {
+    slot.lives.push(new WorkerLife(worker, slot.index, this.hooks.illegal));
+  }
+
   /** The slot's new worker serves: the one it replaces (a rolling restart) drains. */
   becameReady(slot: Slot, worker: Worker): void {
-    const previous = slot.worker;
-    slot.worker = worker;
-    slot.ready = true;
-    if (previous !== undefined && previous !== worker) this.retire(previous);
+    const life = this.lifeOf(slot, worker);
+    const previous = serving(slot);
+    if (life === undefined || !life.to('ready')) return;
+    if (previous !== undefined && previous !== life) this.drain(previous);
   }
 
   exited(slot: Slot, worker: Worker, code: number | null, signal: string | null): void {
-    this.retiring.delete(worker);
-    if (slot.worker !== worker || this.hooks.stopping()) return;
-    slot.worker = undefined;
-    slot.ready = false;
+    const life = this.lifeOf(slot, worker);
+    if (life === undefined) return;
+    const was = life.phase;
+    life.to('dead');
+    slot.lives = slot.lives.filter((l) => l !== life);
+    // A starting worker's failure is its spawn's (start, replace, roll); a draining one was done.
+    if (was !== 'ready' || this.hooks.stopping()) return;
     this.broadcastRing();
-    const lived = Date.now() - slot.startedAt;
+    const lived = Date.now() - life.startedAt;
     slot.quickDeaths = lived < QUICK_DEATH_MS ? slot.quickDeaths + 1 : 0;
     systemLog.error({ worker: slot.index, code, signal }, 'worker died; replacing it');
     reportError({ code: '5001', detail: `worker ${slot.index} (pid ${worker.process.pid ?? '-'}) ${signal === null ? `exit code ${code}` : `signal ${signal}`}; replacing it` });
@@ -97,7 +115,7 @@ export class WorkerSlots {
         systemLog.error({ worker: slot.index, err: err.message }, 'replacement failed');
         reportError({ code: '5002', detail: `worker ${slot.index} replacement: ${err.message}` });
         slot.quickDeaths++;
-        if (slot.worker === undefined) this.replace(slot);
+        if (serving(slot) === undefined) this.replace(slot);
       });
     }, delay).unref();
   }
@@ -116,7 +134,7 @@ export class WorkerSlots {
   }
 
   live(): Worker[] {
-    return this.slots.filter((s) => s.ready && s.worker !== undefined && s.worker.isConnected()).map((s) => s.worker!);
+    return this.slots.flatMap((s) => serving(s)?.worker ?? []).filter((w) => w.isConnected());
   }
 
   /** Every worker process still connected: starting and draining ones serve requests too. */
@@ -125,7 +143,7 @@ export class WorkerSlots {
   }
 
   pids(): number[] {
-    return this.slots.flatMap((s) => (s.worker?.process.pid === undefined ? [] : [s.worker.process.pid]));
+    return this.slots.flatMap((s) => serving(s)?.worker.process.pid ?? []);
   }
 
   /** Three quick deaths in a row: the back-off is under way (see replace). */
@@ -133,14 +151,23 @@ export class WorkerSlots {
     return this.slots.some((s) => s.quickDeaths >= 3);
   }
 
+  /** The ring (the slots that serve) to every serving and draining worker. */
   broadcastRing(): void {
-    const members = this.slots.filter((s) => s.ready).map((s) => s.index);
-    for (const s of this.slots) if (s.worker) this.hooks.send(s.worker, { type: 'ring', members });
-    for (const w of this.retiring) this.hooks.send(w, { type: 'ring', members });
+    const members = this.slots.filter((s) => serving(s) !== undefined).map((s) => s.index);
+    for (const s of this.slots) {
+      for (const l of s.lives) if (l.phase === 'ready' || l.phase === 'draining') this.hooks.send(l.worker, { type: 'ring', members });
+    }
   }
 
-  private retire(worker: Worker): void {
-    this.retiring.add(worker);
-    this.hooks.send(worker, { type: 'drain', timeoutMs: this.hooks.drainTimeoutMs() });
+  /** Told to drain, it still serves what it has and follows the ring until it exits. */
+  private drain(life: WorkerLife): void {
+    if (life.to('draining')) this.hooks.send(life.worker, { type: 'drain', timeoutMs: this.hooks.drainTimeoutMs() });
+  }
+
+  /** The life of a worker this slot forked; a worker it never forked is reported, not adopted. */
+  private lifeOf(slot: Slot, worker: Worker): WorkerLife | undefined {
+    const life = slot.lives.find((l) => l.worker === worker);
+    if (life === undefined) systemLog.error({ worker: slot.index, pid: worker.process.pid }, 'event of a worker the slot did not fork (a bug in the primary)');
+    return life;
   }
 }
