@@ -38,6 +38,10 @@ const CODES = {
   GRAPH_BAD_QUERY: { status: 400, message: '%s' },
   /** The render queue is full. */
   GRAPH_BUSY: { status: 503, message: '%s graphs are already waiting to be drawn; try again shortly' },
+  /** A `/get` query (or `svc get`) that is malformed. */
+  QUERY_BAD: { status: 400, message: 'bad query: %s' },
+  /** A `/get` query naming nothing it knows. */
+  QUERY_UNKNOWN: { status: 404, message: 'unknown query "%s": use setting, hosting, https, discover or license' },
   /** A setting refused (SettingError: the JSON path of each bad member). */
   SETTING_INVALID: { status: 400, message: '%s' },
   /** A network rule of the setting that does not compile (RuleError: its path). */
@@ -68,7 +72,8 @@ export type ArgsOf<C extends ErrorCode> = Args<(typeof CODES)[C]['message']>;
 
 /** An error of the table: its code, its status and the message its template makes. */
 export class CodedError<C extends ErrorCode = ErrorCode> extends Error {
-  readonly status: number;
+  /** Typed as the table's statuses of C, so a caller with a narrow status type takes it as is. */
+  readonly status: (typeof CODES)[C]['status'];
 
   constructor(readonly code: C, message: string, options?: ErrorOptions) {
     super(message, options);

@@ -69,7 +69,12 @@ export function fail(
   return jsonReply(httpStatus, body);
 }
 
-/** Thrown inside a handler to answer with a failure envelope of the handler's method and group. */
+/**
+ * Thrown inside a handler to answer with a failure envelope of the handler's method and group.
+ * Not a code of lib/errors/codes.ts: it carries the status document 1 gives that route for that
+ * cause and the route's own reason (a bad parameter, a missing GeoIP directory); a failure with a
+ * code of its own (RT_NOT_RUNNING, VHOST_NOT_FOUND, ...) is thrown from that table instead.
+ */
 export class ApiError extends Error {
   constructor(readonly httpStatus: number, reason: string) {
     super(reason);

@@ -7,7 +7,8 @@ import type { LicenseInfo } from '../license/service.js';
 import { deepMerge, isPlainObject } from '../setting/merge.js';
 import type { Functions, HostSetting, Setting } from '../setting/types.js';
 import { checkHttps, type ServedTls } from './https.js';
-import { describe, parseQuery, QuerySyntaxError, UnknownQueryError, type Query, type Step } from './selector.js';
+import { isCoded } from '../errors/codes.js';
+import { describe, parseQuery, type Query, type Step } from './selector.js';
 
 /** Item of `/get/discover` (document 1, "Node advertisement"). */
 export interface DiscoverEntry {
@@ -132,8 +133,7 @@ export async function runQuery(query: string | Query, src: QuerySource, opts: { 
   try {
     q = typeof query === 'string' ? parseQuery(query) : query;
   } catch (err) {
-    if (err instanceof QuerySyntaxError) return failed(400, `bad query: ${err.message}`);
-    if (err instanceof UnknownQueryError) return failed(404, err.message);
+    if (isCoded(err, 'QUERY_BAD', 'QUERY_UNKNOWN')) return failed(err.status, err.message);
     throw err;
   }
   switch (q.target) {

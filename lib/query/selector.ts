@@ -9,6 +9,7 @@
 //   <sel> := <index> (digits) | name=<name> | <name>    an all-digit selector is an index;
 //            write name=<digits> for a host named by digits
 // A leading `/` and `get/` are ignored, so `/get/setting.env` and `setting.env` are the same.
+import { codedError, type CodedError } from '../errors/codes.js';
 
 export type Step =
   | { kind: 'member'; name: string }
@@ -22,34 +23,29 @@ export type Query =
   | { target: 'discover' }
   | { target: 'license' };
 
-/** A malformed query (the "bad call" of document 1). */
-export class QuerySyntaxError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'QuerySyntaxError';
-  }
-}
+/** A malformed query (the "bad call" of document 1): QUERY_BAD of lib/errors/codes.ts. */
+const syntax = (detail: string): CodedError<'QUERY_BAD'> => codedError('QUERY_BAD', detail);
 
 const MEMBER = /^[^.[\]/=\s]+/;
 
 /** A selector `[...]` at `s[at]`; returns the step and the position after `]`. */
 function selector(s: string, at: number): { step: Step; next: number } {
   const end = s.indexOf(']', at);
-  if (end < 0) throw new QuerySyntaxError(`"[" at offset ${at} is not closed`);
+  if (end < 0) throw syntax(`"[" at offset ${at} is not closed`);
   const body = s.slice(at + 1, end);
-  if (body.includes('[')) throw new QuerySyntaxError(`nested "[" in "[${body}]"`);
-  if (body === '') throw new QuerySyntaxError('empty selector "[]"');
+  if (body.includes('[')) throw syntax(`nested "[" in "[${body}]"`);
+  if (body === '') throw syntax('empty selector "[]"');
   if (/^\d+$/.test(body)) {
     const index = Number(body);
-    if (!Number.isSafeInteger(index)) throw new QuerySyntaxError(`index ${body} is too large`);
+    if (!Number.isSafeInteger(index)) throw syntax(`index ${body} is too large`);
     return { step: { kind: 'index', index }, next: end + 1 };
   }
   if (body.startsWith('name=')) {
     const name = body.slice(5);
-    if (name === '') throw new QuerySyntaxError('empty name in "[name=]"');
+    if (name === '') throw syntax('empty name in "[name=]"');
     return { step: { kind: 'name', name }, next: end + 1 };
   }
-  if (body.includes('=')) throw new QuerySyntaxError(`unknown selector "[${body}]": use [<index>], [<name>] or [name=<name>]`);
+  if (body.includes('=')) throw syntax(`unknown selector "[${body}]": use [<index>], [<name>] or [name=<name>]`);
   return { step: { kind: 'name', name: body }, next: end + 1 };
 }
 
@@ -61,7 +57,7 @@ function steps(s: string, at: number): Step[] {
     const c = s[i];
     if (c === '.') {
       const m = MEMBER.exec(s.slice(i + 1));
-      if (m === null) throw new QuerySyntaxError(`expected a member name after "." at offset ${i}`);
+      if (m === null) throw syntax(`expected a member name after "." at offset ${i}`);
       out.push({ kind: 'member', name: m[0] });
       i += 1 + m[0].length;
     } else if (c === '[') {
@@ -69,7 +65,7 @@ function steps(s: string, at: number): Step[] {
       out.push(r.step);
       i = r.next;
     } else {
-      throw new QuerySyntaxError(`unexpected "${s.slice(i)}": a path goes on with .<member> or [<selector>]`);
+      throw syntax(`unexpected "${s.slice(i)}": a path goes on with .<member> or [<selector>]`);
     }
   }
   return out;
@@ -82,14 +78,14 @@ export function normaliseQuery(raw: string): string {
   return q.length > 1 && q.endsWith('/') ? q.slice(0, -1) : q;
 }
 
-/** Parses a query; throws QuerySyntaxError (bad call) or UnknownQueryError (no such query). */
+/** Parses a query; throws QUERY_BAD (bad call) or QUERY_UNKNOWN (no such query). */
 export function parseQuery(raw: string): Query {
   const q = normaliseQuery(raw);
   if (q === 'https' || q === 'discover' || q === 'license') return { target: q };
   if (q === 'hosting' || q.startsWith('hosting[')) {
     if (q === 'hosting') return { target: 'hosting' };
     const r = selector(q, 7);
-    if (r.next !== q.length) throw new QuerySyntaxError(`unexpected "${q.slice(r.next)}" after the hosting selector`);
+    if (r.next !== q.length) throw syntax(`unexpected "${q.slice(r.next)}" after the hosting selector`);
     return { target: 'hosting', select: r.step };
   }
   if (q === 'setting' || /^setting[./[]/.test(q)) {
@@ -106,20 +102,13 @@ export function parseQuery(raw: string): Query {
       form = formMatch[1] as 'running' | 'artifact';
       i += formMatch[0].length;
     } else if (q[i] === '/') {
-      throw new QuerySyntaxError(`unknown setting form "${q.slice(i)}": use /running or /artifact`);
+      throw syntax(`unknown setting form "${q.slice(i)}": use /running or /artifact`);
     }
     return { target: 'setting', form, steps: [...pre, ...steps(q, i)] };
   }
-  throw new UnknownQueryError(`unknown query "${q}": use setting, hosting, https, discover or license`);
+  throw codedError('QUERY_UNKNOWN', q);
 }
 
-/** A query naming nothing `/get` knows (an unknown path rather than a malformed one). */
-export class UnknownQueryError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'UnknownQueryError';
-  }
-}
 
 /** The query text of a path of steps, for messages: `setting.hosting[name=a.com].origin`. */
 export function describe(root: string, path: readonly Step[]): string {

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { checkHttps, parseQuery, QuerySyntaxError, runQuery, UnknownQueryError } from '../../lib/query/index.js';
+import { checkHttps, parseQuery, runQuery } from '../../lib/query/index.js';
 import { certHome, hosting, querySetting, source } from './fixtures.js';
 
 const { home, cleanup } = certHome();
@@ -20,8 +20,8 @@ t.test('queries parse into a target, a form and steps, with or without /get/', a
   t.strictSame(parseQuery('hosting[name=12]'), { target: 'hosting', select: { kind: 'name', name: '12' } }, 'name= selects a host named by digits');
   t.strictSame(parseQuery('hosting'), { target: 'hosting' });
   for (const q of ['https', 'discover', 'license'] as const) t.strictSame(parseQuery(`/get/${q}`), { target: q });
-  t.throws(() => parseQuery('setting.hosting[0'), QuerySyntaxError);
-  t.throws(() => parseQuery('weather'), UnknownQueryError);
+  t.throws(() => parseQuery('setting.hosting[0'), { code: 'QUERY_BAD', status: 400, message: /^bad query: / });
+  t.throws(() => parseQuery('weather'), { code: 'QUERY_UNKNOWN', status: 404 });
 });
 
 t.test('runQuery answers the outcomes the routes and the command line share', async (t) => {
