@@ -9,6 +9,7 @@ import type { Readable, Writable } from 'node:stream';
 import { cleanTemp, prepareDisk, unlinkQuiet } from './disk-files.js';
 import { DiskSink, DiskWriter } from './disk-write.js';
 import { WriterChannel } from './disk/writer-channel.js';
+import { UrlDirectory } from './disk/directory.js';
 import { DiskObject, rowToMeta, rowToRecord, type DiskRecord } from './disk/disk-object.js';
 import { countCacheEvent } from './events.js';
 import { IndexDb, type IndexRow, type Released } from './index-db.js';
@@ -21,6 +22,9 @@ interface DiskDirOptions {
   /** Bytes of bodies this directory may hold. */
   quota: number;
 }
+
+/** Writes remembered for a filter handed over while they were under way (DiskStore.useDirectory). */
+const RECENT_WRITES = 1024;
 
 /** How long an invalidation is remembered for fetches that commit after it. */
 const INVALIDATION_KEEP_MS = 10 * 60_000;
@@ -84,6 +88,12 @@ export class DiskStore implements CacheStore {
   /** Bodies larger than this fit no disk: the write streams stop sending them early. */
   private readonly maxObjectBytes: number;
   private readonly now: () => number;
+  /** URLs the index may hold, filled by the writer thread (directory.ts); undefined until built. */
+  private directory: UrlDirectory | undefined;
+  /** The keys of the last RECENT_WRITES writes opened here (a ring), see useDirectory. */
+  private readonly recentHosts: string[] = [];
+  private readonly recentUrls: string[] = [];
+  private recentAt = 0;
 
   constructor(opts: DiskStoreOptions) {
     if (opts.disks.length === 0) throw new RangeError('DiskStore needs at least one cache directory');
@@ -111,11 +121,44 @@ export class DiskStore implements CacheStore {
       busyTimeoutMs: opts.busyTimeoutMs ?? 5000, mmapBytes: opts.mmapBytes, maxObjectBytes: opts.maxObjectBytes,
       maxConsecutiveErrors: opts.maxConsecutiveErrors ?? 3, commitDelayMs: opts.writerCommitDelayMs ?? 5,
       refreshMs: opts.flushIntervalMs ?? 1000, maxInFlightBytes: maxInFlight, logPort: opts.logPort,
-    }, maxInFlight, (idx, status) => { const d = this.disks[idx]; if (d !== undefined) d.status = status; });
+    }, maxInFlight, (idx, status) => { const d = this.disks[idx]; if (d !== undefined) d.status = status; },
+    (buffer) => this.useDirectory(buffer));
     this.writer.start();
   }
 
   async variants(key: CacheKey): Promise<CacheEntryMeta[]> {
+    return this.variantsSync(key);
+  }
+
+  candidates(key: CacheKey): CacheEntryMeta[] {
+    return this.candidatesSync(key);
+  }
+
+  /**
+   * A filter from the writer thread (the first, or a larger one): it holds every row committed
+   * before the thread handed it over; writes opened here since may commit after that, so the
+   * recent ones are added here too.
+   */
+  private useDirectory(buffer: SharedArrayBuffer): void {
+    const dir = new UrlDirectory(buffer);
+    for (let i = 0; i < this.recentHosts.length; i++) dir.add(this.recentHosts[i]!, this.recentUrls[i]!);
+    this.directory = dir;
+  }
+
+  /** A write of the key opens: known to this process's requests at once. */
+  private opening(key: CacheKey): void {
+    this.directory?.add(key.vhost, key.url);
+    const i = this.recentAt++ % RECENT_WRITES;
+    this.recentHosts[i] = key.vhost;
+    this.recentUrls[i] = key.url;
+  }
+
+  /**
+   * variantsSync for a request: a URL the directory has never seen is a miss without an index
+   * query (the query was the largest cost of a miss); see directory.ts for what that may miss.
+   */
+  candidatesSync(key: CacheKey): CacheEntryMeta[] {
+    if (this.directory !== undefined && !this.directory.mayHave(key.vhost, key.url)) return [];
     return this.variantsSync(key);
   }
 
@@ -139,11 +182,13 @@ export class DiskStore implements CacheStore {
   }
 
   createWriteStream(meta: CacheEntryMeta): Writable {
+    this.opening(meta.key);
     return new DiskWriter(this.writer, meta, this.maxObjectBytes);
   }
 
   /** createWriteStream without the stream: for the tiered store's write path. */
   openSink(meta: CacheEntryMeta): DiskSink {
+    this.opening(meta.key);
     return new DiskSink(this.writer, meta, this.maxObjectBytes);
   }
 

@@ -159,6 +159,11 @@ export class MemoryStore implements CacheStore {
     return this.variantsSync(key);
   }
 
+  /** All in this process: the same as variants, synchronously. */
+  candidates(key: CacheKey): CacheEntryMeta[] {
+    return this.variantsSync(key);
+  }
+
   async get(key: CacheKey, variantKey: string): Promise<CachedObject | undefined> {
     return this.peek(key, variantKey);
   }

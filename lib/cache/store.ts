@@ -55,6 +55,13 @@ export interface CachedObject extends CacheEntryMeta {
 export interface CacheStore {
   /** All stored variants of a URL, newest first; empty when none. Never throws for a miss. */
   variants(key: CacheKey): Promise<CacheEntryMeta[]>;
+  /**
+   * The variants a request may be answered from, synchronously (a miss costs no Promise). The
+   * same as `variants` for everything this process stored; an entry another process committed
+   * within the last moments may be missing (the request misses, and its answer replaces that
+   * entry: never a wrong answer). Invalidation and deletes use `variants`.
+   */
+  candidates(key: CacheKey): CacheEntryMeta[];
   /** One variant with its body, or undefined. */
   get(key: CacheKey, variantKey: string): Promise<CachedObject | undefined>;
   /**

@@ -48,9 +48,14 @@ export class TieredStore implements CacheStore {
     }
   }
 
-  private everyVariant(key: CacheKey): CacheEntryMeta[] {
+  /** What the request path looks up: memory, and the disk rows the directory says may exist. */
+  candidates(key: CacheKey): CacheEntryMeta[] {
+    return this.everyVariant(key, true);
+  }
+
+  private everyVariant(key: CacheKey, forRequest = false): CacheEntryMeta[] {
     const mem = this.memory.variantsSync(key);
-    const disk = this.disk.variantsSync(key);
+    const disk = forRequest ? this.disk.candidatesSync(key) : this.disk.variantsSync(key);
     if (mem.length === 0) return disk;
     const seen = new Set(disk.map((m) => m.variantKey));
     const all: CacheEntryMeta[] = [...disk, ...mem.filter((m) => !seen.has(m.variantKey))];

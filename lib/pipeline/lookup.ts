@@ -160,14 +160,18 @@ export class CacheStage {
     // Hot path: a memory hit is answered without a Promise or an index query.
     const inMemory = this.ctx.store.memory.find(key.vhost, key.url, variantMatches, tx.req.headers);
     if (inMemory !== undefined) { this.found(tx, key, inMemory, control); return; }
-    let all: CacheEntryMeta[] = NO_METAS;
-    this.ctx.store.variants(key).then((variants) => {
-      all = variants;
-      for (const meta of variants) {
-        if (variantMatches(meta, tx.req.headers)) return this.ctx.store.get(key, meta.variantKey);
-      }
-      return undefined;
-    }).then((obj) => {
+    // A URL the disk directory has never seen is a miss at once: no Promise, no index query.
+    let all: CacheEntryMeta[];
+    try {
+      all = this.ctx.store.candidates(key);
+    } catch {
+      this.miss(tx, key, control);
+      return;
+    }
+    let meta: CacheEntryMeta | undefined;
+    for (const m of all) if (variantMatches(m, tx.req.headers)) { meta = m; break; }
+    if (meta === undefined) { this.miss(tx, key, control, all); return; }
+    this.ctx.store.get(key, meta.variantKey).then((obj) => {
       if (obj === undefined) this.miss(tx, key, control, all);
       else this.found(tx, key, obj, control);
     }, () => this.miss(tx, key, control));

@@ -66,6 +66,7 @@ export function runStoreContract(t: Tap, name: string, makeStore: (t: Tap) => Pr
     const s = await makeStore(t);
     t.equal(await s.get({ vhost: 'none', url: '/x' }, ''), undefined);
     t.same(await s.variants({ vhost: 'none', url: '/x' }), []);
+    t.same(s.candidates({ vhost: 'none', url: '/x' }), [], 'a request finds no candidate, synchronously');
     t.equal(await s.delete({ vhost: 'none', url: '/x' }), 0);
     t.equal(await s.updateMeta({ vhost: 'none', url: '/x' }, '', { staleAt: 1 }), false);
   });
@@ -78,6 +79,7 @@ export function runStoreContract(t: Tap, name: string, makeStore: (t: Tap) => Pr
     const list = await s.variants(key);
     t.same(list.map((m) => m.variantKey), ['br', 'identity', 'gzip']);
     t.same(list[0]!.vary, ['accept-encoding']);
+    t.same(s.candidates(key).map((m) => m.variantKey), ['br', 'identity', 'gzip'], 'a request finds what this process stored');
     for (const [vk, body] of [['gzip', 'gz'], ['br', 'br'], ['identity', 'plain']] as const) {
       t.equal((await readAll((await s.get(key, vk))!.openBody())).toString(), body, `variant ${vk}`);
     }

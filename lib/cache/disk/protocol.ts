@@ -27,7 +27,8 @@
 //   instead). When the thread has handled a message it no longer reads the ring below that
 //   message's `ring` (bytes of bodies still open are copied out), and says so in Reply.ring.
 // thread -> main: Reply. Every OPENed id is settled exactly once: committed (or dropped when too
-//   large, or aborted) in `ok`, failed in `err`.
+//   large, or aborted) in `ok`, failed in `err`. `directory` hands over a filter of the URLs the
+//   index holds (directory.ts), which the thread keeps adding to in place.
 import type { CacheEntryMeta } from '../store.js';
 
 /** A plain object, not a const enum: the test loader transpiles file by file. */
@@ -70,6 +71,8 @@ export interface Reply {
   ring?: number;
   /** Answer to CLOSE: everything before it is settled and the thread's index is closed. */
   closed?: true;
+  /** A new filter of the URLs with rows (directory.ts): the request path reads it from now on. */
+  directory?: SharedArrayBuffer;
 }
 
 interface WriterDisk {

@@ -66,7 +66,8 @@ export class WriterChannel {
   private readonly init: WriterInit;
 
   constructor(init: Omit<WriterInit, 'ring'>, readonly maxInFlight: number,
-    private readonly onDisk: (idx: number, status: 'Normal' | 'Invalid') => void) {
+    private readonly onDisk: (idx: number, status: 'Normal' | 'Invalid') => void,
+    private readonly onDirectory: (buffer: SharedArrayBuffer) => void) {
     const ring = new SharedArrayBuffer(RING_BYTES);
     this.ring = Buffer.from(ring);
     this.init = { ...init, ring };
@@ -237,6 +238,7 @@ export class WriterChannel {
     if (r.freed !== undefined) this.inFlight = Math.max(0, this.inFlight - r.freed);
     if (r.ring !== undefined) this.ringTail = r.ring;
     if (r.disks !== undefined) for (const [idx, status] of r.disks) this.onDisk(idx, status);
+    if (r.directory !== undefined) this.onDirectory(r.directory);
     if (r.evicted !== undefined) for (const vhost of r.evicted) countCacheEvent(vhost, 'erase');
     if (r.acked !== undefined) for (let i = 0; i < r.acked.length; i += 2) this.pending.get(r.acked[i]!)?.ack(r.acked[i + 1]!);
     if (r.ok !== undefined) {
