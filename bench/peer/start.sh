@@ -5,7 +5,9 @@
 # BENCH_SVC_SETTING=setting-rules.json runs the same host with ten urlRewrites no request
 # matches (the cost of rules that do not apply; issue 14 asks hit-1k to keep >= 0.95 of it);
 # BENCH_SVC_SETTING=setting-log.json writes the svc access log of every request (issue 11 asks
-# hit-1k to keep >= 0.85 of the same build without it; the default setting logs no loopback client).
+# hit-1k to keep >= 0.85 of the same build without it; the default setting logs no loopback client);
+# BENCH_SVC_SETTING=setting-volatile.json keeps the host in memory only (mode.volatile): a miss
+# then writes no file and no index row, which shows what the disk tier costs a miss.
 set -euo pipefail
 PORT=${1:?usage: start.sh PORT ORIGIN_PORT}
 ORIGIN_PORT=${2:?usage: start.sh PORT ORIGIN_PORT}
