@@ -124,8 +124,9 @@ export class WorkerSlots {
     return Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && w.isConnected());
   }
 
-  pids(): number[] {
-    return this.slots.flatMap((s) => (s.worker?.process.pid === undefined ? [] : [s.worker.process.pid]));
+  /** Each slot's worker process, named as its system log lines name it (`worker-<index>`). */
+  roles(): Array<{ role: string; pid: number }> {
+    return this.slots.flatMap((s) => (s.worker?.process.pid === undefined ? [] : [{ role: `worker-${s.index}`, pid: s.worker.process.pid }]));
   }
 
   /** Three quick deaths in a row: the back-off is under way (see replace). */
