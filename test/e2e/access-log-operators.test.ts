@@ -1,5 +1,5 @@
 // Black-box: the access logs of the real server as an operator's tools read them. Non-ASCII and
-// quote bytes escaped as nginx writes them; requests the HTTP parser refuses (400, 414, 431, 501)
+// quote bytes escaped as nginx writes them; requests the HTTP parser refuses (400, 408, 414, 431, 501)
 // logged in the access log of the host they name, else of the listener's first host; goaccess
 // reading the svc form by its #Fields line (referrer, URL, bytes); and JSON system-log lines with
 // unique keys (the supervisor's carried `role` twice).
@@ -24,7 +24,7 @@ const host = (name: string, form: string) => ({
 });
 // first.test is the listener's first host: requests naming no host are logged there.
 const server = await startServer([host('first.test', 'svc'), host('w3c.test', 'svc'), host('comb.test', 'weblogA'), host('ga.test', 'svc')],
-  { extra: { functions: { operations: { log: { meta: { dir: 'logs' } } } } } });
+  { extra: { functions: { operations: { log: { meta: { dir: 'logs' } } }, network: { http: { frontEnd: { headersTimeout: 1 } } } } } });
 t.teardown(async () => { await server.stop(); await origin.stop(); fs.rmSync(server.dir, { recursive: true, force: true }); });
 
 const fileOf = (h: string): string => path.join(server.dir, 'logs', h, 'access.log');
@@ -75,6 +75,15 @@ t.test('a refused request that names no host is in the access log of the listene
   t.equal(r.status, 400);
   const f = svcFields(await lineWith('first.test', '/nohost'));
   t.same([f['cs-method'], f['sc-status'], f['cs-host'], f['x-vhost']], ['GET', '400', '-', 'first.test']);
+});
+
+t.test('a request head that does not arrive in time is logged with its 408', async (t) => {
+  const r = await rawRequest(port, 'GET /slow HTTP/1.1\r\nHost: w3c.test\r\n', { timeoutMs: 8000 });
+  t.equal(r.status, 408);
+  // node keeps no byte of an unfinished head: the line has the connection and the status.
+  await until(() => entries('first.test').some((l) => svcFields(l)['sc-status'] === '408'), 'the 408 line');
+  const f = svcFields(entries('first.test').find((l) => svcFields(l)['sc-status'] === '408')!);
+  t.same([f['cs-method'], f['cs-uri-stem'], f['c-ip'], f['x-vhost']], ['-', '-', '127.0.0.1', 'first.test']);
 });
 
 /** goaccess's specifier for each field of a W3C #Fields line; the fields it has no use for are skipped. */
