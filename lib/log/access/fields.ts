@@ -149,9 +149,9 @@ export function fallbackHosts(tx: RecordFields): string {
   return fb === undefined ? '-' : fb.hosts.join('+');
 }
 
-/** The first line of the request, as Apache's `%r`. */
+/** The first line of the request, as Apache's `%r`; `-` for a refused request whose line never arrived whole (refused.ts), as nginx writes it. */
 export function requestLine(tx: RecordFields): string {
-  return `${tx.method} ${tx.urlReceived} HTTP/${tx.httpVersion}`;
+  return tx.method === '-' ? '-' : `${tx.method} ${tx.urlReceived} HTTP/${tx.httpVersion}`;
 }
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
