@@ -16,8 +16,7 @@ import { createHandler, type RuntimeState } from '../pipeline/receive.js';
 import { SessionIds } from '../pipeline/session-ids.js';
 import { addOriginSink, addRecordSink } from '../pipeline/finish.js';
 import { HostLogWriter } from '../log/host-logs.js';
-import { hostName, parseHead } from '../log/access/refused.js';
-import { setRefusalSink, type Refusal } from './client-errors.js';
+import { logRefusals } from './refusal-log.js';
 import { LogShipper } from '../log/ship.js';
 import { PagedeskWiring } from './pagedesk-wiring.js';
 import { ownerOf } from './owner.js';
@@ -38,7 +37,7 @@ import type { TlsHostStatus } from '../ipc/messages.js';
 import { Stapler } from './tls/stapling.js';
 import { sendError } from '../pipeline/respond.js';
 import { Siblings } from '../pipeline/hand-off.js';
-import { connectionOf, type Transaction } from '../pipeline/transaction.js';
+import type { Transaction } from '../pipeline/transaction.js';
 import { bindDirectly, type Listener } from './listen-handle.js';
 import { listenKey, VhostTable, type Listen } from '../routing/vhost-table.js';
 import type { Peers } from '../pipeline/context.js';
@@ -363,18 +362,8 @@ export class RtWorker {
     const shipper = new LogShipper(ship, direct);
     const writer = new HostLogWriter(shipper);
     writer.setHosts(this.hosts.values());
-    setRefusalSink((r) => this.logRefusal(r));
-    this.logs = { writer, shipper, remove: [addRecordSink(writer.record), addOriginSink(writer.origin), () => setRefusalSink(undefined)] };
-  }
-
-  /** A request the parser refused: in the access log of the host it names on its listener, else of the listener's default host. */
-  private logRefusal(r: Refusal): void {
-    const table = this.state?.table;
-    if (this.logs === undefined || table === undefined) return;
-    const connection = connectionOf(r.socket);
-    const headers = r.req?.headers ?? (r.head === undefined ? {} : parseHead(r.head).headers);
-    const host = table.hostOfListen(hostName(headers), connection.serverPort, connection.serverAddress);
-    this.logs.writer.refused({ connection, status: r.status, answer: r.answer, head: r.head, req: r.req, at: Date.now() }, host);
+    const remove = [addRecordSink(writer.record), addOriginSink(writer.origin), logRefusals(writer, () => this.state?.table)];
+    this.logs = { writer, shipper, remove };
   }
 
   /** Per TLS host: null when served, else why not (`/get/https`). */
