@@ -139,12 +139,14 @@ export function refuseConnection(socket: Socket, status: number, head?: Buffer, 
   }
 }
 
-/** The bytes of `raw` from the start of the line the parser stopped in (see lineAt). */
+/**
+ * The bytes of `raw` from the start of the request the parser stopped in (at `at`): the chunk's
+ * start, or, when requests before it ended in the same chunk (pipelining), after the last blank
+ * line (the end of a head) before that point.
+ */
 function fromFailedLine(raw: Buffer | undefined, at: number | undefined): Buffer | undefined {
   if (raw === undefined) return undefined;
   const pos = Math.min(Math.max(at ?? 0, 0), raw.length);
-  // A request whose head filled the parser's limit (414, 431): the chunk starts it, or a request
-  // before it ended in the same chunk: its start is after the last blank line before `pos`.
   const blank = raw.lastIndexOf('\r\n\r\n', Math.max(pos - 1, 0));
   return raw.subarray(blank < 0 ? 0 : blank + 4);
 }
