@@ -43,7 +43,7 @@ function tlsOf(socket: NamedSocket): string | undefined {
  * Read once per connection and kept on it: every request of a keep-alive connection shares it,
  * and node loses the local name once the socket is closed (a client that aborts).
  */
-function connectionOf(socket: NamedSocket): Connection {
+export function connectionOf(socket: NamedSocket): Connection {
   let c = socket.svcConnection;
   if (c === undefined) {
     c = {

@@ -154,9 +154,10 @@ export class Primary {
     this.stats = new StatsService({
       bus: () => fleet.busFigures(),
       setting: () => this.setting, version: PRODUCT_VERSION,
-      pids: () => [process.pid, ...this.slots.pids()],
+      processes: () => [{ role: 'primary', pid: process.pid }, ...this.slots.roles()],
       disks: () => this.setting.env.cache.disks.map((d) => resolvePath(this.setting, d.path)),
       licenseState: () => this.license.state(),
+      licenseStatus: () => this.license.current().Status,
       crashLooping: () => this.slots.crashLooping(),
       managementAccess: () => this.api?.managementAccess ?? { Allow: 0, Deny: 0 },
       indexPath: () => resolvePath(this.setting, this.setting.env.cache.indexPath),

@@ -142,8 +142,12 @@ export class WorkerSlots {
     return Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && w.isConnected());
   }
 
-  pids(): number[] {
-    return this.slots.flatMap((s) => serving(s)?.worker.process.pid ?? []);
+  /** Each slot's serving worker process, named as its system log lines name it (`worker-<index>`). */
+  roles(): Array<{ role: string; pid: number }> {
+    return this.slots.flatMap((s) => {
+      const pid = serving(s)?.worker.process.pid;
+      return pid === undefined ? [] : [{ role: `worker-${s.index}`, pid }];
+    });
   }
 
   /** Three quick deaths in a row: the back-off is under way (see replace). */

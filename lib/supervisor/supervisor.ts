@@ -5,11 +5,13 @@
 // running one) without a port ever closing. It forwards the signals an operator sends to the
 // node (systemd's main pid is this process) and exits with the primary's exit code.
 import { fork, type ChildProcess } from 'node:child_process';
-import { systemLog } from '../log/system-log.js';
+import { setLogRole, systemLog } from '../log/system-log.js';
 import { ENTRY_ENV, HANDOVER_ENV, type FromSupervisor, type ToSupervisor } from '../ipc/supervisor-messages.js';
 import { ListenBroker, type TcpHandle } from './listen-broker.js';
 
-const log = systemLog.child({ role: 'supervisor' });
+// This module is loaded by `svc start` only: its process is the supervisor.
+setLogRole('supervisor');
+const log = systemLog;
 /** How long the new primary of a restart may take until its workers serve. */
 const START_BOUND_MS = 120_000;
 

@@ -61,13 +61,13 @@ function watchFirstRead(socket: ParsedSocket, use: SocketUse): boolean {
     // Still unchecked: no request handler ran in this read (an unfinished head, or an Upgrade).
     const unchecked = use.firstLine;
     use.firstLine = false;
-    let refuse = false;
+    let refused: Buffer | undefined;
     if (unchecked && typeof ret === 'number') {
       const chunk = parser.getCurrentBuffer();
-      refuse = spacedRequestLine(chunk) || (parser.incoming === null && versionlessRequestLine(chunk));
+      if (spacedRequestLine(chunk) || (parser.incoming === null && versionlessRequestLine(chunk))) refused = chunk;
     }
     onExecute(ret);
-    if (refuse && socket.writable) refuseConnection(socket, 400);
+    if (refused !== undefined && socket.writable) refuseConnection(socket, 400, refused);
   };
   return true;
 }
@@ -80,8 +80,9 @@ function watchFirstRead(socket: ParsedSocket, use: SocketUse): boolean {
 function firstLineRefused(socket: ParsedSocket, use: SocketUse): boolean {
   use.firstLine = false;
   const parser = socket.parser;
-  if (parser == null || !spacedRequestLine(parser.getCurrentBuffer())) return false;
-  refuseConnection(socket, 400);
+  const chunk = parser?.getCurrentBuffer();
+  if (chunk === undefined || !spacedRequestLine(chunk)) return false;
+  refuseConnection(socket, 400, chunk);
   return true;
 }
 

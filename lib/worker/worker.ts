@@ -16,6 +16,7 @@ import { createHandler, type RuntimeState } from '../pipeline/receive.js';
 import { SessionIds } from '../pipeline/session-ids.js';
 import { addOriginSink, addRecordSink } from '../pipeline/finish.js';
 import { HostLogWriter } from '../log/host-logs.js';
+import { logRefusals } from './refusal-log.js';
 import { LogShipper } from '../log/ship.js';
 import { PagedeskWiring } from './pagedesk-wiring.js';
 import { ownerOf } from './owner.js';
@@ -361,7 +362,8 @@ export class RtWorker {
     const shipper = new LogShipper(ship, direct);
     const writer = new HostLogWriter(shipper);
     writer.setHosts(this.hosts.values());
-    this.logs = { writer, shipper, remove: [addRecordSink(writer.record), addOriginSink(writer.origin)] };
+    const remove = [addRecordSink(writer.record), addOriginSink(writer.origin), logRefusals(writer, () => this.state?.table)];
+    this.logs = { writer, shipper, remove };
   }
 
   /** Per TLS host: null when served, else why not (`/get/https`). */
