@@ -15,6 +15,7 @@ import type { CacheEntryMeta, CacheKey, StoredHeaders } from '../cache/store.js'
 import type { StoreSink } from '../cache/tiered-sink.js';
 import type { CacheContext } from './context.js';
 import { answerHeaders } from './deliver.js';
+import { varyOfFetched } from './encode.js';
 import { forwardInterim } from './interim.js';
 import { modifyOriginResponse } from './modify.js';
 import { matchFallback, routeFallback, type Found } from './fallback.js';
@@ -186,7 +187,9 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
       w.cacheResult ??= plan.result;
       w.status = meta.status;
       // Only the client whose request fetched it gets the fields the cache does not keep.
-      w.res.writeHead(meta.status, answerHeaders(meta, w === tx ? resHeaders : meta.headers, Date.now(), w, undefined, false));
+      const out = answerHeaders(meta, w === tx ? resHeaders : meta.headers, Date.now(), w, undefined, false);
+      varyOfFetched(w, meta.status, out);
+      w.res.writeHead(meta.status, out);
     };
     // A client whose request selects another variant cannot share this answer: it fetches anew.
     const refused = f.start(meta, writeHead, (w) => vary.length === 0 || variantMatches(meta, w.req.headers));

@@ -103,11 +103,17 @@ export function usernameOf(a: string | undefined): string | undefined {
   return c > 0 ? decoded.slice(0, c) : undefined;
 }
 
+/**
+ * Content codings `sc-resinfo` names: document 3's gzip and deflate, and the br and zstd the
+ * server's own compression makes (functions.compression).
+ */
+export const COMPRESSIONS: ReadonlySet<string> = new Set(['gzip', 'deflate', 'br', 'zstd']);
+
 /** `sc-resinfo`: content coding, TLS version and `Bypass` (document 3's order), joined by `+`. */
 export function resInfo(tx: RecordFields): string {
   const parts: string[] = [];
   const ce = resHeader(tx, 'content-encoding');
-  if (ce === 'gzip' || ce === 'deflate') parts.push(ce);
+  if (ce !== undefined && COMPRESSIONS.has(ce)) parts.push(ce);
   if (tx.connection.tls !== undefined) parts.push(tx.connection.tls);
   if (tx.bypass !== 0) parts.push(tx.bypass === 2 ? 'Bypass/instant' : 'Bypass');
   return parts.length === 0 ? '-' : parts.join('+');

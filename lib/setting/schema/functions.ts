@@ -7,6 +7,7 @@ import { HostLogSchema } from './log.js';
 import { PagedeskSchema } from './pagedesk.js';
 import { Bypass, CachingKey, Modify } from './network.js';
 import { AccessControlSchema } from './access-control.js';
+import { CompressionSchema } from './compression.js';
 
 const FrontEnd = Section({
   maxUrlLength: Int(8192, { minimum: 256, description: 'bytes of request line target; longer gets 414' }),
@@ -129,4 +130,5 @@ export const FunctionsSchema = Section({
   operations: Section({ log: HostLogSchema }),
   contents: Section({ pagedesk: PagedeskSchema }),
   statistics: Statistics,
+  compression: CompressionSchema,
 }, 'defaults for every virtual host; a host functions object overrides them member by member');
