@@ -120,7 +120,7 @@ async function bodyOf(obj: CachedObject): Promise<Buffer> {
 function storeCopy(store: TieredStore, obj: CachedObject, coding: Coding, variantKey: string, out: Buffer): CachedObject | undefined {
   if (out.length >= obj.size) return undefined;
   const meta: CacheEntryMeta = {
-    key: obj.key, variantKey, vary: [...obj.vary, 'accept-encoding'], status: obj.status, headers: encodedHeaders(obj.headers, coding),
+    key: obj.key, variantKey, vary: [...obj.vary, 'accept-encoding'], status: obj.status, headers: encodedHeaders(obj.headers, coding, out.length),
     requestTime: obj.requestTime, cachedAt: obj.cachedAt, staleAt: obj.staleAt, deleteAt: obj.deleteAt, size: out.length,
     ...(obj.volatile === true ? { volatile: true } : {}),
   };

@@ -143,11 +143,12 @@ function encodedEtag(etag: string, coding: Coding): string | undefined {
 /** Fields that describe the identity bytes and are wrong for an encoded copy. */
 const IDENTITY_ONLY = ['content-md5', 'content-digest', 'repr-digest', 'digest', 'content-length'];
 
-/** The stored fields of the copy of `base` encoded with `coding`. */
-export function encodedHeaders(base: StoredHeaders, coding: Coding): StoredHeaders {
+/** The stored fields of the copy of `base` encoded with `coding` into `size` bytes. */
+export function encodedHeaders(base: StoredHeaders, coding: Coding, size: number): StoredHeaders {
   const out: StoredHeaders = {};
   for (const name in base) if (!IDENTITY_ONLY.includes(name)) out[name] = base[name]!;
   out['content-encoding'] = coding;
+  out['content-length'] = String(size);
   out.vary = varyWithAcceptEncoding(base.vary);
   const etag = base.etag;
   delete out.etag;
