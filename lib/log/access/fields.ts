@@ -43,10 +43,14 @@ export function resHeader(tx: RecordFields, name: string): string | undefined {
   if (head === null || head === undefined) return undefined;
   let re = headPatterns.get(name);
   if (re === undefined) {
-    re = new RegExp(`\\r\\n${name.replace(/[^a-z0-9-]/gi, '')}:[ \\t]*([^\\r]*)`, 'i');
+    re = new RegExp(`\\r\\n${name.replace(/[^a-z0-9-]/gi, '')}:[ \\t]*([^\\r]*)`, 'gi');
     headPatterns.set(name, re);
   }
-  return re.exec(head)?.[1];
+  // Every line of the field, joined as one list (stacked codings are not one coding).
+  re.lastIndex = 0;
+  let value: string | undefined;
+  for (let m = re.exec(head); m !== null; m = re.exec(head)) value = value === undefined ? m[1] : `${value}, ${m[1]}`;
+  return value;
 }
 
 /** `name` (lower case) in writeHead's fields: a flat [name, value, ...] list or an object. */
