@@ -58,6 +58,17 @@ function identityOf(obj: CachedObject): CachedObject {
   return copy;
 }
 
+// Whether a stored object may be compressed, decided on its first hit under the host's rules.
+const decided = new WeakMap<CachedObject, { rules: CompressionRules; ok: boolean }>();
+
+function encodable(obj: CachedObject, rules: CompressionRules): boolean {
+  const known = decided.get(obj);
+  if (known !== undefined && known.rules === rules) return known.ok;
+  const ok = mayEncode(obj, rules, viewOf(obj).cc.noTransform);
+  decided.set(obj, { rules, ok });
+  return ok;
+}
+
 /** An encoded copy made of exactly this stored object. */
 function copyOf(copy: CacheEntryMeta, base: CacheEntryMeta): boolean {
   return copy.cachedAt === base.cachedAt && copy.requestTime === base.requestTime;
@@ -71,7 +82,7 @@ function copyOf(copy: CacheEntryMeta, base: CacheEntryMeta): boolean {
 export function deliverNegotiated(store: TieredStore, tx: Transaction, obj: CachedObject, now: number, drop?: readonly string[]): void {
   const comp = tx.host.compression;
   const method = tx.req.method;
-  if (comp === undefined || (method !== 'GET' && method !== 'HEAD') || !mayEncode(obj, comp.rules, viewOf(obj).cc.noTransform)) {
+  if (comp === undefined || (method !== 'GET' && method !== 'HEAD') || !encodable(obj, comp.rules)) {
     deliverCached(tx, obj, now, drop);
     return;
   }
@@ -81,6 +92,7 @@ export function deliverNegotiated(store: TieredStore, tx: Transaction, obj: Cach
   const held = store.peek(obj.key, encodedVariantKey(coding, obj.variantKey));
   if (held !== undefined && copyOf(held, obj)) { deliverCached(tx, held, now); return; }
   void encodedCopy(store, comp, obj, coding).then((copy) => {
+    if (tx.res.destroyed) return; // the client left meanwhile: finish has run
     deliverCached(tx, copy ?? identityOf(obj), Date.now());
   });
 }
