@@ -152,8 +152,11 @@ t.test('a purge takes every coding: the next answers are made from the new conte
     const r = await fetch(`${api}/monitoring/fileinfo?url=c.test/changing`);
     return ((await r.json()) as { result: { Compression: string; Deleted: string; Size: number }[] }).result;
   };
+  for (const spelling of ['gzip, deflate, br, zstd', 'BR;q=1.0', '*', 'deflate, gzip;q=0.8, br;q=0.9', 'x-gzip', 'zstd;q=0.3, identity;q=0.1', 'compress']) {
+    t.equal((await curl('c.test', '/changing', ...ae(spelling))).headers['x-cache'], 'TCP_HIT', spelling);
+  }
   const listed = await pollUntil(records, (l) => l.length === 4);
-  t.strictSame(listed.map((r) => r.Compression).sort(), ['-', 'br', 'gzip', 'zstd'], 'fileinfo lists one record per coding');
+  t.strictSame(listed.map((r) => r.Compression).sort(), ['-', 'br', 'gzip', 'zstd'], 'however clients spell it: one record per coding');
   t.ok(listed.every((r) => r.Size > 0 && (r.Compression === '-' ? r.Size === TEXT.length + 2 : r.Size < TEXT.length / 4)), 'with their sizes');
   version = 2;
   const purged = await (await fetch(`${api}/command/hardpurge?url=c.test/changing`)).json() as { result: { Count: number } };
