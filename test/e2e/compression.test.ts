@@ -16,11 +16,13 @@ import { pollUntil, until } from '../helpers/wait.js';
 
 const run = promisify(execFile);
 const TEXT = Array.from({ length: 600 }, (_, i) => `line ${i} of a compressible text object\n`).join('');
+// Slow to compress at brotli quality 11 (varied lines, half a megabyte).
+const BIG = Array.from({ length: 12000 }, (_, i) => `${i} ${(i * 7919) % 10007} ${(i * 104729) % 65537} row\n`).join('');
 let version = 1;
 const origin = await new TestOrigin().start();
 origin.otherwise((req, res) => {
   const [p, kind] = [req.url.split('?')[0]!, req.url.split('?')[1] ?? ''];
-  const body = p === '/changing' ? `${TEXT}v${version}` : TEXT;
+  const body = p === '/changing' ? `${TEXT}v${version}` : p.startsWith('/big') ? BIG : TEXT;
   const headers: Record<string, string | number> = { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'max-age=600', etag: `"${p.slice(1)}"` };
   if (kind === 'png') headers['content-type'] = 'image/png';
   if (kind === 'notransform') headers['cache-control'] = 'max-age=600, no-transform';
@@ -41,6 +43,7 @@ const host = (name: string, compression: Record<string, unknown> = {}) => ({
 });
 const server = await startServer([
   host('c.test'), host('off.test', { enable: false }), host('nowait.test', { queue: { maxWait: 0 } }),
+  host('tight.test', { level: { br: 11 }, queue: { concurrency: 1, maxQueued: 0, maxWait: 60000 } }),
 ], { extra: { functions: { operations: { log: { meta: { dir: 'logs' } } } } } });
 t.teardown(async () => { await server.stop(); await origin.stop(); fs.rmSync(server.dir, { recursive: true, force: true }); });
 
@@ -177,6 +180,19 @@ t.test('a client that would wait for a copy gets identity at once, and the copy 
   t.equal(first.body.toString(), TEXT);
   const later = await pollUntil(() => curl('nowait.test', '/five', ...ae('br')), (r) => r.headers['content-encoding'] === 'br');
   t.equal(brotliDecompressSync(later.body).toString(), TEXT);
+});
+
+t.test('a full compression queue degrades answers to identity at once instead of making clients wait', async (t) => {
+  const paths = ['/big1', '/big2', '/big3', '/big4', '/big5'];
+  for (const p of paths) await curl('tight.test', p);
+  // One compression may run and none wait (queue concurrency 1, maxQueued 0): while the first
+  // copy is made, the other clients get identity.
+  const answers = await Promise.all(paths.map((p) => curl('tight.test', p, ...ae('br'))));
+  const codings = answers.map((a) => a.headers['content-encoding'] ?? 'identity');
+  t.ok(codings.includes('br'), `one copy was made (${codings.join(' ')})`);
+  t.ok(codings.includes('identity'), 'the others were not kept waiting for it');
+  for (const a of answers) t.equal(a.headers['content-encoding'] === 'br' ? brotliDecompressSync(a.body).toString() : a.body.toString(), BIG);
+  for (const a of answers) t.equal(a.headers.vary, 'Accept-Encoding');
 });
 
 t.test('the access log shows the coding sent in sc-resinfo and the client\'s Accept-Encoding', async (t) => {
