@@ -158,3 +158,13 @@ export function varyOfFetched(tx: Transaction, status: number, headers: Record<s
   if (responseDirectives(headers).noTransform) return;
   headers.vary = varyWithAcceptEncoding(headers.vary);
 }
+
+/**
+ * The Vary fields that key a fetched answer's variants. Under
+ * functions.network.cache.compression.useOriginEncoding false the origin was asked for identity
+ * whatever the client accepts (fetch.ts), so its answer does not vary with the client's
+ * Accept-Encoding: one stored copy serves every client, and the edge does the encoding.
+ */
+export function storedVary(useOriginEncoding: boolean, vary: string[]): string[] {
+  return useOriginEncoding || !vary.includes('accept-encoding') ? vary : vary.filter((v) => v !== 'accept-encoding');
+}

@@ -69,6 +69,11 @@ export interface HostRuntime extends RoutableHost {
    * receive serves in its place. Set by the worker once every host of a load is built.
    */
   facade?: HostRuntime | undefined;
+  /**
+   * functions.network.cache.compression.useOriginEncoding: the origin's coding is kept (true), or
+   * the origin is asked for identity and its answer stored once for every Accept-Encoding (false).
+   */
+  useOriginEncoding: boolean;
   /** functions.compression compiled, with the host's compression queue; undefined when off. */
   compression: HostCompression | undefined;
   /** functions.contents.pagedesk when enabled (set by the worker, which owns the edit threads). */
@@ -125,7 +130,7 @@ export function buildHostRuntime(
 
 /** The members of a HostRuntime that follow the host setting without a new origin client. */
 export function cacheFields(host: ResolvedHost, geo: CountryLookup | undefined):
-  Pick<HostRuntime, 'cachePolicy' | 'volatile' | 'nonVolatileSize' | 'pieces' | 'connectTimeoutMs' | 'upload' | 'logs' | 'rules' | 'net' | 'fallbacks' | 'directoryStats' | 'compression'> {
+  Pick<HostRuntime, 'cachePolicy' | 'volatile' | 'nonVolatileSize' | 'pieces' | 'connectTimeoutMs' | 'upload' | 'logs' | 'rules' | 'net' | 'fallbacks' | 'directoryStats' | 'compression' | 'useOriginEncoding'> {
   return {
     directoryStats: directoryStatsOf(host.functions.statistics.directory),
     rules: compileHostRules(host, geo),
@@ -143,6 +148,7 @@ export function cacheFields(host: ResolvedHost, geo: CountryLookup | undefined):
     pieces: piecesOf(host.functions.network.cache),
     connectTimeoutMs: host.functions.network.http.backEnd.session.connectTimeout * 1000,
     compression: compressionOf(host.functions.compression),
+    useOriginEncoding: host.functions.network.cache.compression.useOriginEncoding,
   };
 }
 

@@ -20,6 +20,16 @@ const TEXT = Array.from({ length: 600 }, (_, i) => `line ${i} of a compressible 
 const BIG = Array.from({ length: 12000 }, (_, i) => `${i} ${(i * 7919) % 10007} ${(i * 104729) % 65537} row\n`).join('');
 let version = 1;
 const origin = await new TestOrigin().start();
+// An origin that gzips for clients that accept it, as many do.
+origin.on('/negotiating', (req, res) => {
+  const gzip = /gzip/.test(String(req.headers['accept-encoding'] ?? ''));
+  const body = gzip ? gzipSync(TEXT) : Buffer.from(TEXT);
+  res.writeHead(200, {
+    'content-type': 'text/plain', 'cache-control': 'max-age=600', vary: 'Accept-Encoding', 'content-length': body.length,
+    ...(gzip ? { 'content-encoding': 'gzip' } : {}),
+  });
+  res.end(body);
+});
 origin.otherwise((req, res) => {
   const [p, kind] = [req.url.split('?')[0]!, req.url.split('?')[1] ?? ''];
   const body = p === '/changing' ? `${TEXT}v${version}` : p.startsWith('/big') ? BIG : TEXT;
@@ -44,6 +54,7 @@ const host = (name: string, compression: Record<string, unknown> = {}) => ({
 const server = await startServer([
   host('c.test'), host('off.test', { enable: false }), host('nowait.test', { queue: { maxWait: 0 } }),
   host('tight.test', { level: { br: 11 }, queue: { concurrency: 1, maxQueued: 0, maxWait: 60000 } }),
+  { ...host('own.test'), functions: { network: { cache: { compression: { useOriginEncoding: false } } } } },
 ], { extra: { functions: { operations: { log: { meta: { dir: 'logs' } } } } } });
 t.teardown(async () => { await server.stop(); await origin.stop(); fs.rmSync(server.dir, { recursive: true, force: true }); });
 
@@ -171,6 +182,25 @@ t.test('a purge takes every coding: the next answers are made from the new conte
     t.equal(decode(r.body).toString(), `${TEXT}v2`, c);
   }
   t.equal(origin.count('/changing'), 2);
+});
+
+t.test('useOriginEncoding false: the origin is asked for identity once, and the edge encodes for every client', async (t) => {
+  const lastSeen = (): string | undefined => origin.seen.filter((r) => r.url === '/negotiating').at(-1)?.headers['accept-encoding'] as string | undefined;
+  const kept = await curl('c.test', '/negotiating', ...ae('gzip'));
+  t.equal(lastSeen(), 'gzip', 'by default the origin sees the client\'s Accept-Encoding');
+  t.equal(kept.headers['content-encoding'], 'gzip', 'and its coding is kept');
+  const first = await curl('own.test', '/negotiating', ...ae('gzip'));
+  t.equal(lastSeen(), 'identity');
+  t.equal(first.headers['content-encoding'], undefined);
+  t.equal(first.body.toString(), TEXT);
+  const br = await curl('own.test', '/negotiating', ...ae('br'));
+  t.equal(br.headers['x-cache'], 'TCP_HIT', 'one stored copy for every Accept-Encoding');
+  t.equal(brotliDecompressSync(br.body).toString(), TEXT);
+  const gz = await curl('own.test', '/negotiating', ...ae('gzip'));
+  t.equal(gz.headers['x-cache'], 'TCP_HIT');
+  t.equal(gunzipSync(gz.body).toString(), TEXT, 'gzip made by the edge');
+  t.equal((await curl('own.test', '/negotiating')).body.toString(), TEXT);
+  t.equal(origin.count('/negotiating'), 2, 'one fetch for c.test, one for own.test');
 });
 
 t.test('a client that would wait for a copy gets identity at once, and the copy serves the next', async (t) => {

@@ -74,7 +74,9 @@ const Cache = Section({
   honourPrivate: Bool(true, 'do not store Cache-Control: private responses'),
   storeSetCookie: Bool(false, 'store Set-Cookie with a cached response and send it with every hit (false: only the client whose request fetched it gets it)'),
   cachingKey: CachingKey,
-  compression: Section({ useOriginEncoding: Bool(true, 'keep the Content-Encoding of the origin') }),
+  compression: Section({
+    useOriginEncoding: Bool(true, 'true: the origin gets the client\'s Accept-Encoding and the coding it answers with is kept; false: the origin is asked for identity and one stored copy serves every Accept-Encoding, encoded by the edge (functions.compression)'),
+  }),
   purge: Section({
     purge2expire: OneOf(['NONE', 'ROOT', 'PATTERN', 'ALL'], 'NONE', 'which purges are turned into expire'),
     resCodeNoCtrlTarget: Int(200, { minimum: 100, maximum: 599, description: 'HTTP code of an invalidation that matched nothing' }),
