@@ -105,8 +105,9 @@ async function encodedCopy(store: TieredStore, comp: HostCompression, obj: Cache
   const jobKey = `${obj.key.vhost}\n${obj.key.url}\n${variantKey}\n${obj.cachedAt}`;
   const job = comp.encoder.encode(jobKey, coding, () => bodyOf(obj), (out) => storeCopy(store, obj, coding, variantKey, out));
   if (job === undefined) return undefined;
-  const made = comp.maxWaitMs === 0 ? undefined : await withinMs(job, comp.maxWaitMs);
-  return made ?? undefined;
+  // A failed compression (the body file vanished ...) leaves the identity answer: nobody waits.
+  if (comp.maxWaitMs === 0) { job.catch(() => undefined); return undefined; }
+  return (await withinMs(job, comp.maxWaitMs)) ?? undefined;
 }
 
 /** The promise's value, or undefined once `ms` passed or when it fails (the job goes on). */

@@ -104,3 +104,12 @@ t.test('the queue compresses once per key, bounds what waits and refuses beyond 
   t.strictSame(enc.load, { running: 0, queued: 0 });
   t.not(enc.encode('c', 'gzip', read, (out) => out), undefined, 'accepted again once the queue drained');
 });
+
+t.test('a job whose body cannot be read fails alone and frees its place in the queue', async (t) => {
+  const enc = new Encoder({ concurrency: 1, maxQueued: 0, level: { gzip: 1, br: 1, zstd: 1 } });
+  const failing = enc.encode('gone', 'br', () => Promise.reject(new Error('body file vanished')), (out) => out);
+  await t.rejects(failing!, /vanished/);
+  t.strictSame(enc.load, { running: 0, queued: 0 });
+  const next = enc.encode('next', 'zstd', async () => Buffer.from('y'.repeat(3000)), (out) => out.length);
+  t.ok((await next!) < 3000, 'the next job runs');
+});
