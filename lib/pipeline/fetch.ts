@@ -15,6 +15,7 @@ import type { CacheEntryMeta, CacheKey, StoredHeaders } from '../cache/store.js'
 import type { StoreSink } from '../cache/tiered-sink.js';
 import type { CacheContext } from './context.js';
 import { answerHeaders } from './deliver.js';
+import { storedVary, varyOfFetched } from './encode.js';
 import { forwardInterim } from './interim.js';
 import { modifyOriginResponse } from './modify.js';
 import { matchFallback, routeFallback, type Found } from './fallback.js';
@@ -39,7 +40,7 @@ export function refreshKey(key: CacheKey, variantKey: string, purged: boolean): 
 function newEntryMeta(key: CacheKey, status: number, originHeaders: StoredHeaders, reqHeaders: IncomingHttpHeaders,
   requestTime: number, cachedAt: number, host: HostRuntime, hookTtl: number | undefined): CacheEntryMeta {
   const headers = fieldsToStore(originHeaders, cachedAt, host.cachePolicy);
-  const vary = withKeyHeaders(varyOf(headers), host.net?.key?.headers);
+  const vary = withKeyHeaders(storedVary(host.useOriginEncoding, varyOf(headers)), host.net?.key?.headers);
   const times = entryTimes(status, headers, requestTime, cachedAt, host.cachePolicy);
   if (hookTtl !== undefined && status >= 200 && status < 300) {
     // The hook's cacheTtl is the freshness lifetime of a 2xx (document 2); the copy is kept past
@@ -130,6 +131,7 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
   if (plan.background !== true) f.join(tx);
   const headers = originRequestHeaders(tx);
   for (const c of CLIENT_CONDITIONALS) delete headers[c];
+  if (!tx.host.useOriginEncoding) headers['accept-encoding'] = 'identity';
   if (plan.conditional !== undefined) Object.assign(headers, plan.conditional);
   const requestTime = Date.now();
   const trace = tx.origin = new OriginTrace(tx.host.counterSlot);
@@ -186,7 +188,9 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
       w.cacheResult ??= plan.result;
       w.status = meta.status;
       // Only the client whose request fetched it gets the fields the cache does not keep.
-      w.res.writeHead(meta.status, answerHeaders(meta, w === tx ? resHeaders : meta.headers, Date.now(), w, undefined, false));
+      const out = answerHeaders(meta, w === tx ? resHeaders : meta.headers, Date.now(), w, undefined, false);
+      varyOfFetched(w, meta.status, out);
+      w.res.writeHead(meta.status, out);
     };
     // A client whose request selects another variant cannot share this answer: it fetches anew.
     const refused = f.start(meta, writeHead, (w) => vary.length === 0 || variantMatches(meta, w.req.headers));

@@ -18,6 +18,7 @@ import { compileHostRules, type HostRules } from '../rules/host-rules.js';
 import type { CountryLookup } from '../rules/conditions.js';
 import { compileHook, type HookRule } from '../hook/rule.js';
 import type { PagedeskRuntime } from '../pagedesk/producer.js';
+import { compressionOf, type HostCompression } from './encode.js';
 
 /** This host's runtime as a facade of `target` (mode.facadeHost): its statistics and logs kept. */
 export function facadeOf(own: HostRuntime, target: HostRuntime | undefined): HostRuntime | undefined {
@@ -68,6 +69,13 @@ export interface HostRuntime extends RoutableHost {
    * receive serves in its place. Set by the worker once every host of a load is built.
    */
   facade?: HostRuntime | undefined;
+  /**
+   * functions.network.cache.compression.useOriginEncoding: the origin's coding is kept (true), or
+   * the origin is asked for identity and its answer stored once for every Accept-Encoding (false).
+   */
+  useOriginEncoding: boolean;
+  /** functions.compression compiled, with the host's compression queue; undefined when off. */
+  compression: HostCompression | undefined;
   /** functions.contents.pagedesk when enabled (set by the worker, which owns the edit threads). */
   pagedesk?: PagedeskRuntime | undefined;
 }
@@ -122,7 +130,7 @@ export function buildHostRuntime(
 
 /** The members of a HostRuntime that follow the host setting without a new origin client. */
 export function cacheFields(host: ResolvedHost, geo: CountryLookup | undefined):
-  Pick<HostRuntime, 'cachePolicy' | 'volatile' | 'nonVolatileSize' | 'pieces' | 'connectTimeoutMs' | 'upload' | 'logs' | 'rules' | 'net' | 'fallbacks' | 'directoryStats'> {
+  Pick<HostRuntime, 'cachePolicy' | 'volatile' | 'nonVolatileSize' | 'pieces' | 'connectTimeoutMs' | 'upload' | 'logs' | 'rules' | 'net' | 'fallbacks' | 'directoryStats' | 'compression' | 'useOriginEncoding'> {
   return {
     directoryStats: directoryStatsOf(host.functions.statistics.directory),
     rules: compileHostRules(host, geo),
@@ -139,6 +147,8 @@ export function cacheFields(host: ResolvedHost, geo: CountryLookup | undefined):
     nonVolatileSize: host.mode.nonVolatileSize,
     pieces: piecesOf(host.functions.network.cache),
     connectTimeoutMs: host.functions.network.http.backEnd.session.connectTimeout * 1000,
+    compression: compressionOf(host.functions.compression),
+    useOriginEncoding: host.functions.network.cache.compression.useOriginEncoding,
   };
 }
 

@@ -17,7 +17,7 @@ import type { TieredStore } from '../cache/tiered-store.js';
 import { deleteAtAfter } from '../cache/prefix.js';
 import type { CacheContext, Peers } from './context.js';
 import type { PurgeCall } from '../ipc/messages.js';
-import { deliverCached } from './deliver.js';
+import { deliverNegotiated } from './encode.js';
 import { fetchAndStore, keyString, refreshKey, type FetchPlan } from './fetch.js';
 import { InflightTable, type SharedFetch } from './inflight.js';
 import { servePieces } from './pieces.js';
@@ -230,7 +230,7 @@ export class CacheStage {
     const decision = freshnessDecision(obj, tx.req.headers, control, now, tx.host.cachePolicy);
     if (decision.kind === 'fresh') {
       tx.cacheResult = cacheResultForHit(obj.status);
-      deliverCached(tx, obj, now, decision.strip);
+      deliverNegotiated(this.ctx.store, tx, obj, now, decision.strip);
       return;
     }
     if (decision.kind === 'unusable') { // only-if-cached and the copy may not be served
@@ -238,7 +238,7 @@ export class CacheStage {
     }
     if (decision.kind === 'stale-while-revalidate') {
       tx.cacheResult = TCP_REFRESH_HIT;
-      deliverCached(tx, obj, now);
+      deliverNegotiated(this.ctx.store, tx, obj, now);
       this.refresh(tx, key, obj, control, 0, false, true);
       return;
     }
@@ -296,7 +296,7 @@ export class CacheStage {
       const updated: CachedObject = { ...obj, ...patch, openBody: obj.openBody };
       for (const w of waiting) {
         w.cacheResult = TCP_REFRESH_HIT;
-        deliverCached(w, updated, now);
+        deliverNegotiated(this.ctx.store, w, updated, now);
       }
       return true;
     }
@@ -311,7 +311,7 @@ export class CacheStage {
     for (const w of waiting) {
       if (!purged && !staleIfErrorAllows(obj, w.req.headers, status, now)) { rest.push(w); continue; }
       w.cacheResult = TCP_REF_FAIL_HIT;
-      deliverCached(w, obj, now);
+      deliverNegotiated(this.ctx.store, w, obj, now);
       served++;
     }
     if (purged && served > 0 && !f.retired) {

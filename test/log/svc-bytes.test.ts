@@ -98,7 +98,9 @@ t.test('Content-Length and Content-Encoding are read from the fields given to wr
     [['Content-Length', 7, 'Content-Encoding', ['deflate']], 'deflate', '7'],
     [{ 'content-length': '5', 'x-cache': 'TCP_HIT' }, '-', '5'],
     [{ 'Content-Encoding': 'gzip', 'CONTENT-LENGTH': 9 }, 'gzip', '9'],
-    [{ 'content-encoding': 'br' }, '-', '-'],
+    [{ 'content-encoding': 'br' }, 'br', '-'],
+    [{ 'content-encoding': 'zstd' }, 'zstd', '-'],
+    [{ 'content-encoding': 'compress' }, '-', '-'],
     [[], '-', '-'],
   ] as const) {
     // The serialized head says otherwise: the fields given to writeHead are what is read.

@@ -73,10 +73,14 @@ export function resHeader(tx: RecordFields, name: string): string | undefined {
   if (head === null || head === undefined) return undefined;
   let re = headPatterns.get(name);
   if (re === undefined) {
-    re = new RegExp(`\\r\\n${name.replace(/[^a-z0-9-]/gi, '')}:[ \\t]*([^\\r]*)`, 'i');
+    re = new RegExp(`\\r\\n${name.replace(/[^a-z0-9-]/gi, '')}:[ \\t]*([^\\r]*)`, 'gi');
     headPatterns.set(name, re);
   }
-  return re.exec(head)?.[1];
+  // Every line of the field, joined as one list (stacked codings are not one coding).
+  re.lastIndex = 0;
+  let value: string | undefined;
+  for (let m = re.exec(head); m !== null; m = re.exec(head)) value = value === undefined ? m[1] : `${value}, ${m[1]}`;
+  return value;
 }
 
 /** `name` (lower case) in writeHead's fields: a flat [name, value, ...] list or an object. */
@@ -133,11 +137,17 @@ export function usernameOf(a: string | undefined): string | undefined {
   return c > 0 ? decoded.slice(0, c) : undefined;
 }
 
+/**
+ * Content codings `sc-resinfo` names: document 3's gzip and deflate, and the br and zstd the
+ * server's own compression makes (functions.compression).
+ */
+export const COMPRESSIONS: ReadonlySet<string> = new Set(['gzip', 'deflate', 'br', 'zstd']);
+
 /** `sc-resinfo`: content coding, TLS version and `Bypass` (document 3's order), joined by `+`. */
 export function resInfo(tx: RecordFields): string {
   const parts: string[] = [];
   const ce = resHeader(tx, 'content-encoding');
-  if (ce === 'gzip' || ce === 'deflate') parts.push(ce);
+  if (ce !== undefined && COMPRESSIONS.has(ce)) parts.push(ce);
   if (tx.connection.tls !== undefined) parts.push(tx.connection.tls);
   if (tx.bypass !== 0) parts.push(tx.bypass === 2 ? 'Bypass/instant' : 'Bypass');
   return parts.length === 0 ? '-' : parts.join('+');

@@ -7,6 +7,7 @@ import { HostLogSchema } from './log.js';
 import { PagedeskSchema } from './pagedesk.js';
 import { Bypass, CachingKey, Modify } from './network.js';
 import { AccessControlSchema } from './access-control.js';
+import { CompressionSchema } from './compression.js';
 
 const FrontEnd = Section({
   maxUrlLength: Int(8192, { minimum: 256, description: 'bytes of request line target; longer gets 414' }),
@@ -73,7 +74,9 @@ const Cache = Section({
   honourPrivate: Bool(true, 'do not store Cache-Control: private responses'),
   storeSetCookie: Bool(false, 'store Set-Cookie with a cached response and send it with every hit (false: only the client whose request fetched it gets it)'),
   cachingKey: CachingKey,
-  compression: Section({ useOriginEncoding: Bool(true, 'keep the Content-Encoding of the origin') }),
+  compression: Section({
+    useOriginEncoding: Bool(true, 'true: the origin gets the client\'s Accept-Encoding and the coding it answers with is kept; false: the origin is asked for identity and one stored copy serves every Accept-Encoding, encoded by the edge (functions.compression)'),
+  }),
   purge: Section({
     purge2expire: OneOf(['NONE', 'ROOT', 'PATTERN', 'ALL'], 'NONE', 'which purges are turned into expire'),
     resCodeNoCtrlTarget: Int(200, { minimum: 100, maximum: 599, description: 'HTTP code of an invalidation that matched nothing' }),
@@ -129,4 +132,5 @@ export const FunctionsSchema = Section({
   operations: Section({ log: HostLogSchema }),
   contents: Section({ pagedesk: PagedeskSchema }),
   statistics: Statistics,
+  compression: CompressionSchema,
 }, 'defaults for every virtual host; a host functions object overrides them member by member');
