@@ -3,9 +3,9 @@
 import { MATCHED, subjectOf } from '../rules/conditions.js';
 import type { CompiledAccess } from '../rules/access-control.js';
 import { TCP_DENIED, TCP_NONE } from '../cache/policy/results.js';
-import { ruleInput } from './rule-input.js';
-import { sendError } from './respond.js';
-import type { Transaction } from './transaction.js';
+import { ruleInput } from './parts/rule-input.js';
+import { sendError } from './parts/respond.js';
+import type { Transaction } from './parts/transaction.js';
 
 const PATH = 'functions.network.http.frontEnd.accessControl';
 

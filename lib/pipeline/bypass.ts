@@ -5,9 +5,9 @@
 // cache stage's: it keeps the unsafe-method invalidation of RFC 9111 4.4.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { NetworkRules } from '../network/rules.js';
-import { ruleInput } from './rule-input.js';
-import { proxyToOrigin } from './proxy.js';
-import type { Transaction } from './transaction.js';
+import { ruleInput } from './parts/rule-input.js';
+import { proxyToOrigin } from './parts/proxy.js';
+import type { Transaction } from './parts/transaction.js';
 import { TCP_MISS } from '../cache/policy/results.js';
 
 const PATH = 'functions.network.http.frontEnd.bypass';

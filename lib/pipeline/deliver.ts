@@ -2,13 +2,13 @@
 // that matches, 412, 206 single or multipart ranges, 416, HEAD, and the body from memory (one
 // buffer) or from its file.
 import type { ServerResponse } from 'node:http';
-import { pipeBody } from './pipe-body.js';
+import { pipeBody } from './parts/pipe-body.js';
 import type { CachedObject, CacheEntryMeta, StoredHeaders } from '../cache/store.js';
-import type { Transaction } from './transaction.js';
+import type { Transaction } from './parts/transaction.js';
 import { multipartContentType, multipartLength, multipartParts, multipartTrailer, type ByteRange } from '../cache/policy/index.js';
-import { conditionalResult, multipartBoundary, rangeOf } from './rules.js';
-import { ageAt, DEBUG_WORKER, fullAnswerHead, viaWith, viewOf } from './stored-view.js';
-import { fallBack } from './fallback.js';
+import { conditionalResult, multipartBoundary, rangeOf } from './parts/rules.js';
+import { ageAt, DEBUG_WORKER, fullAnswerHead, viaWith, viewOf } from './parts/stored-view.js';
+import { fallBack } from './parts/fallback.js';
 import { TCP_HIT, TCP_IMS_HIT, TCP_MISS } from '../cache/policy/results.js';
 
 /** Fields a 304 carries from the stored response (RFC 9110 15.4.5). */

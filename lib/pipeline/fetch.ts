@@ -3,23 +3,23 @@
 // stored is not shared either: the first client gets it, the others go to the origin themselves.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
-import type { HostRuntime } from './host-runtime.js';
+import type { HostRuntime } from './parts/host-runtime.js';
 import { originNote } from '../log/host-logs.js';
 import { MAX_STATUS, OriginError, OriginTrace, statusError, traceAnswered, traceFailed, type OriginBody } from '../origin/index.js';
-import { endToEndResponseHeaders } from './hop-by-hop.js';
-import { pipeBody } from './pipe-body.js';
-import { bodyBroke, discard, originRequestHeaders, proxyToOrigin } from './proxy.js';
-import { sendError } from './respond.js';
-import type { Transaction } from './transaction.js';
+import { endToEndResponseHeaders } from './parts/hop-by-hop.js';
+import { pipeBody } from './parts/pipe-body.js';
+import { bodyBroke, discard, originRequestHeaders, proxyToOrigin } from './parts/proxy.js';
+import { sendError } from './parts/respond.js';
+import type { Transaction } from './parts/transaction.js';
 import type { CacheEntryMeta, CacheKey, StoredHeaders } from '../cache/store.js';
 import type { StoreSink } from '../cache/tiered-sink.js';
-import type { CacheContext } from './context.js';
+import type { CacheContext } from './parts/context.js';
 import { answerHeaders } from './deliver.js';
-import { forwardInterim } from './interim.js';
+import { forwardInterim } from './parts/interim.js';
 import { modifyOriginResponse } from './modify.js';
-import { matchFallback, routeFallback, type Found } from './fallback.js';
-import type { SharedFetch } from './inflight.js';
-import { entryTimes, fieldsToStore, storableResponse, variantMatches, variantOf, varyOf } from './rules.js';
+import { matchFallback, routeFallback, type Found } from './parts/fallback.js';
+import type { SharedFetch } from './parts/inflight.js';
+import { entryTimes, fieldsToStore, storableResponse, variantMatches, variantOf, varyOf } from './parts/rules.js';
 import { TCP_ERROR, type CacheResult } from '../cache/policy/results.js';
 import { spanValidator } from '../cache/policy/partial.js';
 

@@ -11,11 +11,11 @@ import { applyEdits } from '../network/header-edit.js';
 import { HookAnswerError, parseHookAnswer, type HookRedefinition } from '../hook/answer.js';
 import type { HookRule } from '../hook/rule.js';
 import { HOOK_TRACE, logHookCall } from './finish.js';
-import type { HostRuntime } from './host-runtime.js';
-import { ruleInput } from './rule-input.js';
-import { sendError } from './respond.js';
-import type { Transaction } from './transaction.js';
-import { Upload } from './upload.js';
+import type { HostRuntime } from './parts/host-runtime.js';
+import { ruleInput } from './parts/rule-input.js';
+import { sendError } from './parts/respond.js';
+import type { Transaction } from './parts/transaction.js';
+import { Upload } from './parts/upload.js';
 import { TCP_DENY, TCP_ERROR } from '../cache/policy/results.js';
 
 /** The largest hook answer read (a redefinition is a few hundred bytes). */

@@ -1,30 +1,30 @@
 // The cache stages of a worker for one transaction: lookup (memory, then the shared index),
 // the freshness decision, and then a hit, a refresh, or a coalesced fetch. Methods other than
 // GET and HEAD pass through; when they succeed they invalidate what they name (RFC 9111 4.4).
-import type { HostRuntime } from './host-runtime.js';
-import { proxyToOrigin } from './proxy.js';
-import { sendError } from './respond.js';
-import type { Transaction } from './transaction.js';
+import type { HostRuntime } from './parts/host-runtime.js';
+import { proxyToOrigin } from './parts/proxy.js';
+import { sendError } from './parts/respond.js';
+import type { Transaction } from './parts/transaction.js';
 import type { CachedObject, CacheEntryMeta, CacheKey, StoredHeaders } from '../cache/store.js';
 import type { AccessControl } from '../access/access.js';
-import { purgeByMethod } from './purge-method.js';
-import { servePost } from './post-cache.js';
+import { purgeByMethod } from './parts/purge-method.js';
+import { servePost } from './parts/post-cache.js';
 import { postKeyUrl } from '../cache/key.js';
 import { memoryItems, runInvalidation, type InvalidateKind, type Invalidation } from '../cache/commands/invalidate.js';
 import { editTargetsOf } from '../pagedesk/targets.js';
 import type { Target } from '../cache/commands/targets.js';
 import type { TieredStore } from '../cache/tiered-store.js';
 import { deleteAtAfter } from '../cache/prefix.js';
-import type { CacheContext, Peers } from './context.js';
+import type { CacheContext, Peers } from './parts/context.js';
 import type { PurgeCall } from '../ipc/messages.js';
 import { deliverCached } from './deliver.js';
 import { fetchAndStore, keyString, refreshKey, type FetchPlan } from './fetch.js';
-import { InflightTable, type SharedFetch } from './inflight.js';
-import { servePieces } from './pieces.js';
+import { InflightTable, type SharedFetch } from './parts/inflight.js';
+import { servePieces } from './parts/pieces.js';
 import {
   cacheResultForHit, freshnessDecision, invalidationTargets, mergeNotModified, mustNotServeStale, notModifiedFits, requestControl,
   revalidationHeaders, staleIfErrorAllows, variantMatches, type RequestControl,
-} from './rules.js';
+} from './parts/rules.js';
 import { TCP_CLIENT_REFRESH_MISS, TCP_MISS, TCP_NONE, TCP_REF_FAIL_HIT, TCP_REFRESH_HIT, TCP_REFRESH_MISS } from '../cache/policy/results.js';
 
 /** An asynchronous command waiting in the primary's queue (pre-cache control). */

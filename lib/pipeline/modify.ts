@@ -5,8 +5,8 @@
 import type { OutgoingHttpHeaders } from 'node:http';
 import { applyEdits, type HeaderEdit } from '../network/header-edit.js';
 import type { ModifyRule } from '../network/rules.js';
-import type { Transaction } from './transaction.js';
-import { ruleInput } from './rule-input.js';
+import type { Transaction } from './parts/transaction.js';
+import { ruleInput } from './parts/rule-input.js';
 
 const FRONT_PATH = 'functions.network.http.frontEnd.modify';
 const BACK_PATH = 'functions.network.http.backEnd.modify';

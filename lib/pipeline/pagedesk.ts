@@ -8,9 +8,9 @@ import { CommandError, commandAt, parseCommand, type ParsedCommand } from '../pa
 import type { PagedeskRuntime } from '../pagedesk/producer.js';
 import { escapeHtml } from '../pagedesk/text.js';
 import { reportError } from '../log/global/report.js';
-import { sendError } from './respond.js';
-import type { Transaction } from './transaction.js';
-import { Upload } from './upload.js';
+import { sendError } from './parts/respond.js';
+import type { Transaction } from './parts/transaction.js';
+import { Upload } from './parts/upload.js';
 import { TCP_NONE } from '../cache/policy/results.js';
 
 /** edit/query bodies when maxSourceSize is 0 (no limit): still read whole, so bounded. */

@@ -3,9 +3,9 @@
 // and that host's entries are tried again from the top, as nginx's `rewrite ... last` does. More
 // than MAX_ROUTINGS rewrites end the request with 508 (a rule loop).
 import { splitRewritten } from '../rules/rewrites.js';
-import type { HostRuntime } from './host-runtime.js';
-import { ruleInput } from './rule-input.js';
-import { MAX_ROUTINGS, type TransactionRecord } from './transaction.js';
+import type { HostRuntime } from './parts/host-runtime.js';
+import { ruleInput } from './parts/rule-input.js';
+import { MAX_ROUTINGS, type TransactionRecord } from './parts/transaction.js';
 
 /** Document 2: "Maximum routing count is 10". */
 export const ROUTING_LOOP = 'loop';

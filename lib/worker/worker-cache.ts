@@ -9,8 +9,8 @@ import { resolvePath } from '../setting/resolve.js';
 import { parseSize } from '../setting/size.js';
 import type { Setting } from '../setting/types.js';
 import type { AccessControl } from '../access/access.js';
-import type { Peers } from '../pipeline/context.js';
-import type { Transaction } from '../pipeline/transaction.js';
+import type { Peers } from '../pipeline/parts/context.js';
+import type { Transaction } from '../pipeline/parts/transaction.js';
 
 export interface WorkerCache {
   store: TieredStore;

@@ -37,9 +37,9 @@ const TREE: Record<string, string[]> = {
   'pipeline/p': ['record/r', 'ipc/i'],
   'primary/x': ['ipc/i', 'record/r', 'tls/t'],
   'manager/ok': ['tls/t', 'setting/s'],
-  'pipeline/deliver': ['pipeline/transaction'],
-  'pipeline/transaction': ['pipeline/host-runtime'],
-  'pipeline/host-runtime': ['pipeline/transaction'],
+  'pipeline/deliver': ['pipeline/parts/transaction'],
+  'pipeline/parts/transaction': ['pipeline/parts/host-runtime'],
+  'pipeline/parts/host-runtime': ['pipeline/parts/transaction'],
   'network/f2': [], 'hook/f4': [],
   'graph/g': [], 'record/r': [], 'ipc/i': [], 'tls/t': ['setting/s'], 'setting/s': [], 'log/system-log': [],
 };

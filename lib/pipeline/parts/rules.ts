@@ -6,10 +6,10 @@ import {
   forbidsStale, formatHttpDate, hitResult, needsEncodingCheck, notModifiedMatches, storableFields, invalidationTargets as policyInvalidationTargets, isStorable, mergeNotModified as policyMerge,
   multipartBoundary as policyBoundary, requestDirectives,
   staleIfErrorAllowed, evaluateRequest, variantKey, varyHeaders, type CacheDirectives, type CachePolicyOptions, type HeaderMap, type RangeResult,
-} from '../cache/policy/index.js';
-import { connectionLists, isHopByHop } from '../http/hop-by-hop.js';
-import type { CacheEntryMeta, StoredHeaders } from '../cache/store.js';
-import type { CacheResult } from '../cache/policy/results.js';
+} from '../../cache/policy/index.js';
+import { connectionLists, isHopByHop } from '../../http/hop-by-hop.js';
+import type { CacheEntryMeta, StoredHeaders } from '../../cache/store.js';
+import type { CacheResult } from '../../cache/policy/results.js';
 import { viewOf } from './stored-view.js';
 
 export interface RequestControl {

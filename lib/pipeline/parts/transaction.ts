@@ -5,22 +5,22 @@
 import { ServerResponse, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 import type { HostRuntime } from './host-runtime.js';
-import type { CacheResult } from '../cache/policy/results.js';
-import type { OriginTrace } from '../origin/index.js';
-import type { Connection, Protocol, RecordFields } from '../record/transaction.js';
+import type { CacheResult } from '../../cache/policy/results.js';
+import type { OriginTrace } from '../../origin/index.js';
+import type { Connection, Protocol, RecordFields } from '../../record/transaction.js';
 import { isH2 } from './h2.js';
 import { workerCounters } from './counters.js';
 import { newContextId } from './context-ids.js';
 
 /** Routings one request may take (rewrites and fallbacks together); the next one is a loop. */
 export const MAX_ROUTINGS = 10;
-import type { HeaderEdit } from '../network/header-edit.js';
-import type { ServiceCode } from '../network/fallbacks.js';
+import type { HeaderEdit } from '../../network/header-edit.js';
+import type { ServiceCode } from '../../network/fallbacks.js';
 import { serviceStatus } from './fallback.js';
-import { editOutgoing } from './modify.js';
+import { editOutgoing } from '../modify.js';
 import type { SettingTrace } from './setting-trace.js';
-import type { HookRedefinition } from '../hook/answer.js';
-import type { PagedeskRuntime } from '../pagedesk/producer.js';
+import type { HookRedefinition } from '../../hook/answer.js';
+import type { PagedeskRuntime } from '../../pagedesk/producer.js';
 
 /** A dual-stack (`::`) listener reports IPv4 peers as `::ffff:a.b.c.d`: logged as `a.b.c.d`. */
 function plainAddress(a: string | undefined): string {

@@ -1,10 +1,10 @@
 // What the cache stages of one worker share: the store, the fetches in flight, limits, and the
 // other workers of the node.
-import type { Invalidation } from '../cache/commands/invalidate.js';
-import type { Target } from '../cache/commands/targets.js';
-import type { PurgeCall } from '../ipc/messages.js';
-import type { TieredStore } from '../cache/tiered-store.js';
-import type { CacheKey } from '../cache/store.js';
+import type { Invalidation } from '../../cache/commands/invalidate.js';
+import type { Target } from '../../cache/commands/targets.js';
+import type { PurgeCall } from '../../ipc/messages.js';
+import type { TieredStore } from '../../cache/tiered-store.js';
+import type { CacheKey } from '../../cache/store.js';
 import type { InflightTable } from './inflight.js';
 import type { Transaction } from './transaction.js';
 

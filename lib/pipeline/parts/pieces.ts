@@ -7,12 +7,12 @@
 // is not out yet is served from the new representation, one whose status line is out is cut.
 import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import type { CacheEntryMeta, CacheKey, StoredHeaders } from '../cache/store.js';
-import { parseContentRange, pieceAt, planSegments, spanBase, spanValidator, type Span } from '../cache/policy/partial.js';
-import { TCP_ERROR, TCP_HIT, TCP_MISS } from '../cache/policy/results.js';
+import type { CacheEntryMeta, CacheKey, StoredHeaders } from '../../cache/store.js';
+import { parseContentRange, pieceAt, planSegments, spanBase, spanValidator, type Span } from '../../cache/policy/partial.js';
+import { TCP_ERROR, TCP_HIT, TCP_MISS } from '../../cache/policy/results.js';
 import type { CacheContext } from './context.js';
-import { answerHeaders, NOT_MODIFIED_FIELDS } from './deliver.js';
-import { fetchAndStore, keyString } from './fetch.js';
+import { answerHeaders, NOT_MODIFIED_FIELDS } from '../deliver.js';
+import { fetchAndStore, keyString } from '../fetch.js';
 import type { PieceOutcome } from './inflight.js';
 import { fetchPiece, isWhole, moreOf } from './piece-fetch.js';
 import { proxyToOrigin } from './proxy.js';

@@ -2,8 +2,8 @@
 // beside it. A stored object never changes (MemoryStore.updateMeta replaces it, a 304 merge makes
 // a new one), so its parsed Cache-Control, its initial age and the fields of a full answer hold
 // for every hit; per request only what depends on the time (Age) or the request is computed.
-import { fieldsToStrip, initialAge, responseDirectives, type ResponseDirectives } from '../cache/policy/index.js';
-import type { CacheEntryMeta } from '../cache/store.js';
+import { fieldsToStrip, initialAge, responseDirectives, type ResponseDirectives } from '../../cache/policy/index.js';
+import type { CacheEntryMeta } from '../../cache/store.js';
 import { VIA } from './hop-by-hop.js';
 
 /** Opt-in (SVC_DEBUG_HEADERS=1): answers name the worker that sent them, for tracing. */

@@ -5,15 +5,15 @@
 // (the first byte of a range does not wait for the rest of its piece). Once whole, the piece is
 // stored as a span of the representation (an origin 206 stored as partial content, RFC 9111
 // 3.3); a 206 that turns out to be the whole representation is stored as a complete 200.
-import type { CacheEntryMeta, CacheKey, StoredHeaders } from '../cache/store.js';
-import { parseContentRange, spanValidator, spanVariantKey, type Span } from '../cache/policy/partial.js';
-import { originNote } from '../log/host-logs.js';
-import { MAX_STATUS, OriginTrace, statusError, traceAnswered, traceFailed, OriginError } from '../origin/index.js';
+import type { CacheEntryMeta, CacheKey, StoredHeaders } from '../../cache/store.js';
+import { parseContentRange, spanValidator, spanVariantKey, type Span } from '../../cache/policy/partial.js';
+import { originNote } from '../../log/host-logs.js';
+import { MAX_STATUS, OriginTrace, statusError, traceAnswered, traceFailed, OriginError } from '../../origin/index.js';
 import type { CacheContext } from './context.js';
 import type { PieceFill, PieceOutcome } from './inflight.js';
-import { CLIENT_CONDITIONALS, withKeyHeaders } from './fetch.js';
+import { CLIENT_CONDITIONALS, withKeyHeaders } from '../fetch.js';
 import { endToEndResponseHeaders } from './hop-by-hop.js';
-import { modifyOriginResponse } from './modify.js';
+import { modifyOriginResponse } from '../modify.js';
 import { originRequestHeaders } from './proxy.js';
 import { entryTimes, fieldsToStore, storableResponse, variantOf, varyOf } from './rules.js';
 import type { Transaction } from './transaction.js';
