@@ -5,6 +5,8 @@ import type { HostRuntime } from './parts/host-runtime.js';
 import { proxyToOrigin } from './parts/proxy.js';
 import { sendError } from './parts/respond.js';
 import type { Transaction } from './parts/transaction.js';
+import { DONE, routeByName } from './parts/runtime-state.js';
+import { realClock, type Clock } from './parts/clock.js';
 import type { CachedObject, CacheEntryMeta, CacheKey, StoredHeaders } from '../cache/store.js';
 import type { AccessControl } from '../access/access.js';
 import { purgeByMethod } from './parts/purge-method.js';
@@ -18,14 +20,41 @@ import { deleteAtAfter } from '../cache/prefix.js';
 import type { CacheContext, Peers } from './parts/context.js';
 import type { PurgeCall } from '../ipc/messages.js';
 import { deliverCached } from './deliver.js';
-import { fetchAndStore, keyString, refreshKey, type FetchPlan } from './fetch.js';
+import { fetchAndStore, type FetchPlan } from './fetch.js';
+import { keyString, refreshKey } from './parts/fetch-keys.js';
 import { InflightTable, type SharedFetch } from './parts/inflight.js';
 import { servePieces } from './parts/pieces.js';
+import { mergeNotModified, revalidationHeaders, variantMatches } from './parts/rules.js';
+import { viewOf } from './parts/stored-view.js';
 import {
-  cacheResultForHit, freshnessDecision, invalidationTargets, mergeNotModified, mustNotServeStale, notModifiedFits, requestControl,
-  revalidationHeaders, staleIfErrorAllows, variantMatches, type RequestControl,
-} from './parts/rules.js';
+  forbidsStale, freshnessDecision, hitResult, invalidationTargets, notModifiedMatches, requestControl, staleIfErrorAllowed,
+  type HeaderMap, type RequestControl,
+} from '../cache/policy/index.js';
 import { TCP_CLIENT_REFRESH_MISS, TCP_MISS, TCP_NONE, TCP_REF_FAIL_HIT, TCP_REFRESH_HIT, TCP_REFRESH_MISS } from '../cache/policy/results.js';
+
+/**
+ * Step "lookup": the cache stage of the worker (CacheStage.serve below, reached through the
+ * runtime: the stage is the worker's). From here the steps run inside the cache stage: lookup
+ * calls fetch or deliver, and finish runs when the response closes. A host with fallbacks gets
+ * its way back into the table here (tx.reroute), before anything is answered.
+ */
+export function lookupStep(tx: Transaction): typeof DONE {
+  if (tx.host.fallbacks !== undefined && tx.reroute === undefined) tx.reroute = rerouteOf(tx);
+  tx.runtime.serve(tx);
+  return DONE;
+}
+
+/** A fallback's new pass: routed to the host it names (404 when none serves it), then the rules again. */
+function rerouteOf(tx: Transaction): (hostName: string | undefined) => void {
+  return (name) => {
+    if (name !== undefined) {
+      const h = routeByName(tx, name);
+      if (h === undefined) { sendError(tx.res, 404); return; }
+      tx.host = h;
+    }
+    tx.runtime.resume(tx, 'rewrite');
+  };
+}
 
 /** An asynchronous command waiting in the primary's queue (pre-cache control). */
 export interface PrectrlEntry { vhost: string; kind: InvalidateKind; target: Target; queuedAt: number }
@@ -46,6 +75,8 @@ export interface CacheStageOptions {
   peers?: Peers;
   /** Who may send PURGE on the service port (the management allowList and roles). */
   purgeAccess?: () => AccessControl | undefined;
+  /** The time the stages read (default the real one): tests set it instead of waiting. */
+  clock?: Clock;
 }
 
 export class CacheStage {
@@ -53,8 +84,9 @@ export class CacheStage {
 
   constructor(private readonly opts: CacheStageOptions) {
     this.ctx = {
-      store: opts.store, inflight: new InflightTable(opts.maxReplayTotalBytes), maxReplayBytes: opts.maxReplayBytes, noRanges: new Set(),
-      toPieces: (tx, key) => servePieces(this.ctx, tx, key, NO_METAS, requestControl(tx.req.headers)),
+      store: opts.store, clock: opts.clock ?? realClock, inflight: new InflightTable(opts.maxReplayTotalBytes), maxReplayBytes: opts.maxReplayBytes, noRanges: new Set(),
+      toPieces: (tx, key) => servePieces(this.ctx, tx, key, NO_METAS, requestControl(tx.req.headers as HeaderMap)),
+      fetchWhole: (tx, key, mayStore) => fetchAndStore(this.ctx, tx, { key, mayStore, result: TCP_MISS }),
     };
   }
 
@@ -154,7 +186,7 @@ export class CacheStage {
 
   /** Lookup under the request's cache key (cachingKey applied), then a hit, a refresh or a miss. */
   private readonly lookup = (tx: Transaction, key: CacheKey): void => {
-    const control = requestControl(tx.req.headers);
+    const control = requestControl(tx.req.headers as HeaderMap);
     const pending = this.prectrl.size === 0 ? undefined : this.pendingCommand(key.vhost, key.url);
     if (pending !== undefined) { this.serveUnderCommand(tx, key, control, pending); return; }
     // Hot path: a memory hit is answered without a Promise or an index query.
@@ -222,10 +254,11 @@ export class CacheStage {
   }
 
   private found(tx: Transaction, key: CacheKey, obj: CachedObject, control: RequestControl): void {
-    const now = Date.now();
-    const decision = freshnessDecision(obj, tx.req.headers, control, now, tx.host.cachePolicy);
+    const now = this.ctx.clock.now();
+    const view = viewOf(obj);
+    const decision = freshnessDecision(obj, tx.req.headers as HeaderMap, control, now, tx.host.cachePolicy, view.cc, view.namedFields);
     if (decision.kind === 'fresh') {
-      tx.cacheResult = cacheResultForHit(obj.status);
+      tx.cacheResult = hitResult(obj.status);
       deliverCached(tx, obj, now, decision.strip);
       return;
     }
@@ -253,14 +286,14 @@ export class CacheStage {
     clientAsked = control.noCache, background = false): void {
     const purged = as === 1;
     const validators = purged ? undefined : revalidationHeaders(obj.headers);
-    const requestTime = Date.now();
+    const requestTime = this.ctx.clock.now();
     const host = tx.host;
     const plan: FetchPlan = {
       key,
       conditional: validators ?? {},
       joinKey: refreshKey(key, obj.variantKey, purged),
       keepStoredOnError: validators !== undefined,
-      unreachableStatus: mustNotServeStale(obj) ? 504 : undefined,
+      unreachableStatus: forbidsStale(viewOf(obj).cc) ? 504 : undefined,
       mayStore: !control.noStore,
       result: clientAsked ? TCP_CLIENT_REFRESH_MISS : TCP_REFRESH_MISS,
       intercept: (status, headers, f) => this.onRefreshAnswer(obj, status, headers, f, purged, requestTime, host, background ? tx : undefined),
@@ -275,14 +308,14 @@ export class CacheStage {
    */
   private onRefreshAnswer(obj: CachedObject, status: number, headers: StoredHeaders, f: SharedFetch,
     purged: boolean, requestTime: number, host: HostRuntime, background: Transaction | undefined): boolean {
-    const now = Date.now();
+    const now = this.ctx.clock.now();
     if (status === 304 && !purged) {
       const waiting = f.takeWaiting();
-      if (!notModifiedFits(obj, headers)) {
+      if (!notModifiedMatches(obj.headers, headers)) {
         // RFC 9111 4.3.4: a 304 with another validator is about some other representation; the
         // stored copy cannot be freshened by it, so the clients get a full fetch (coalesced).
         for (const w of waiting) {
-          fetchAndStore(this.ctx, w, { key: obj.key, mayStore: !requestControl(w.req.headers).noStore, result: w.cacheResult ?? TCP_REFRESH_MISS });
+          fetchAndStore(this.ctx, w, { key: obj.key, mayStore: !requestControl(w.req.headers as HeaderMap).noStore, result: w.cacheResult ?? TCP_REFRESH_MISS });
         }
         if (background !== undefined && !f.retired) fetchAndStore(this.ctx, background, { key: obj.key, mayStore: true, result: 'TCP_REFRESH_MISS', background: true });
         return true;
@@ -305,7 +338,7 @@ export class CacheStage {
     const rest: Transaction[] = [];
     let served = 0;
     for (const w of waiting) {
-      if (!purged && !staleIfErrorAllows(obj, w.req.headers, status, now)) { rest.push(w); continue; }
+      if (!purged && !staleIfErrorAllowed(w.req.headers as HeaderMap, obj, now, status === -1 ? 'network' : status, viewOf(obj).cc)) { rest.push(w); continue; }
       w.cacheResult = TCP_REF_FAIL_HIT;
       deliverCached(w, obj, now);
       served++;

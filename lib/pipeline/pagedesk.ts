@@ -11,13 +11,25 @@ import { reportError } from '../log/global/report.js';
 import { sendError } from './parts/respond.js';
 import type { Transaction } from './parts/transaction.js';
 import { Upload } from './parts/upload.js';
+import { DONE, type Next } from './parts/runtime-state.js';
 import { TCP_NONE } from '../cache/policy/results.js';
 
 /** edit/query bodies when maxSourceSize is 0 (no limit): still read whole, so bounded. */
 const QUERY_CEILING = 64 * 1024 * 1024;
 
+/**
+ * Step "pagedesk": a command is answered here, or goes on as a request for the edit URL (before
+ * the network rules: a bypassed edit is still an edit, only not cached). A fallback's new URL is
+ * looked at anew.
+ */
+export function pagedeskStep(tx: Transaction): Next {
+  if (tx.pagedesk !== undefined) tx.pagedesk = undefined;
+  const rt = tx.host.pagedesk;
+  return rt !== undefined && servePagedesk(tx, rt) ? DONE : 'modify';
+}
+
 /** Returns true when it answered (or is answering) the request; false: serve it on. */
-export function servePagedesk(tx: Transaction, rt: PagedeskRuntime): boolean {
+function servePagedesk(tx: Transaction, rt: PagedeskRuntime): boolean {
   const at = commandAt(tx.url, rt.keyword);
   if (at < 0) return false;
   let parsed: ParsedCommand;

@@ -12,7 +12,9 @@ import { AccessControl } from '../access/access.js';
 import type { ControlSource } from './control.js';
 import { resolveHosts, resolvePath } from '../setting/resolve.js';
 import type { Setting } from '../setting/types.js';
-import { createHandler, type RuntimeState } from '../pipeline/receive.js';
+import { createHandler, runSteps } from '../pipeline/steps.js';
+import type { RuntimeState } from '../pipeline/parts/runtime-state.js';
+import { realClock, type Clock } from '../pipeline/parts/clock.js';
 import { SessionIds } from '../pipeline/parts/session-ids.js';
 import { addOriginSink, addRecordSink } from '../pipeline/finish.js';
 import { HostLogWriter } from '../log/host-logs.js';
@@ -97,10 +99,11 @@ export class RtWorker {
    * `sessionIds`: fed with blocks by the primary; in-process use gets the fallback range only.
    * `peers`: the node's other workers, as invalidations made here reach them.
    * `listener`: where listening sockets come from (the supervisor's, in the node).
+   * `clock`: the time the stages read (a stored copy's age and freshness); tests set it.
    */
   constructor(
     readonly index: number, private readonly siblingSecret = '', readonly sessionIds = new SessionIds(), private readonly peers?: Peers,
-    private readonly listener: Listener = bindDirectly,
+    private readonly listener: Listener = bindDirectly, private readonly clock: Clock = realClock,
   ) {
     this.handle = createHandler(() => this.state!, sessionIds);
   }
@@ -138,7 +141,7 @@ export class RtWorker {
     const basePort = cluster.meta.baseHostingPort;
     this.siblings ??= new Siblings(basePort, this.index, this.siblingSecret);
     // The cache is an `env` setting: opened once, kept across reloads (a restart changes it).
-    this.cache ??= openCache(setting, this.index, (tx) => this.handOff(tx), () => this.purgeAccess, this.peers);
+    this.cache ??= openCache(setting, this.index, (tx) => this.handOff(tx), () => this.purgeAccess, this.peers, this.clock);
     try {
       this.purgeAccess = new AccessControl(setting.env.management.api);
     } catch {
@@ -173,6 +176,7 @@ export class RtWorker {
         siblings: this.siblings,
       },
       serve: this.cache.stage.serve,
+      resume: runSteps,
       traceKeyword: setting.meta.settingTrace.enable ? setting.meta.settingTrace.keyword : undefined,
     };
     const retired = [...this.hosts.values()].filter((h) => nextHosts.get(h.name)?.origin !== h.origin);

@@ -24,6 +24,7 @@ const TREE: Record<string, string[]> = {
   'release/r': ['primary/x'],
   'supervisor/s': ['log/a', 'log/system-log', 'ipc/i'],
   'pipeline/finish': ['pipeline/deliver'],
+  'pipeline/parts/x': ['pipeline/lookup'],
   'routing/c1': ['balance/c2'],
   'balance/c2': ['routing/c1'],
   'hook/f1': ['network/f2'],
@@ -40,7 +41,7 @@ const TREE: Record<string, string[]> = {
   'pipeline/deliver': ['pipeline/parts/transaction'],
   'pipeline/parts/transaction': ['pipeline/parts/host-runtime'],
   'pipeline/parts/host-runtime': ['pipeline/parts/transaction'],
-  'network/f2': [], 'hook/f4': [],
+  'network/f2': [], 'hook/f4': [], 'pipeline/lookup': [],
   'graph/g': [], 'record/r': [], 'ipc/i': [], 'tls/t': ['setting/s'], 'setting/s': [], 'log/system-log': [],
 };
 
@@ -58,6 +59,7 @@ const EXPECTED = [
   'release-is-a-library lib/primary/x.ts lib/release/r.ts',
   'supervisor-only-ipc lib/log/a.ts lib/supervisor/s.ts',
   'stages-run-forward lib/pipeline/deliver.ts lib/pipeline/finish.ts',
+  'parts-below-steps lib/pipeline/lookup.ts lib/pipeline/parts/x.ts',
   'no-cross-folder-cycles lib/balance/c2.ts lib/routing/c1.ts',
   'no-folder-cycles lib/balance lib/routing',
   'no-folder-cycles lib/hook lib/network',

@@ -15,7 +15,7 @@ import { sendError } from './respond.js';
 import { CTX_HEADER, HOOKED_HEADER, SIBLING_HEADER } from './sibling-header.js';
 import type { Transaction } from './transaction.js';
 import { Upload, type TakenBody } from './upload.js';
-import { modifyOriginRequest, modifyOriginResponse } from '../modify.js';
+import { modifyOriginRequest, modifyOriginResponse } from './header-edits.js';
 import { fallBack } from './fallback.js';
 import { forwardInterim } from './interim.js';
 import { TCP_ERROR, TCP_MISS } from '../../cache/policy/results.js';
