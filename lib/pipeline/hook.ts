@@ -1,8 +1,8 @@
-// Stage "hook" (functions.hook, document 2): for the requests its matchingList selects, the
+// Step "hook" (functions.hook, document 2): for the requests its matchingList selects, the
 // request document is POSTed to the hook and its answer decides what happens next: an answer of
 // its own (response.code other than 100), or the request goes on redefined (header edits, host,
 // cache key and TTL, the origin request, the logged cache result, userData for the access log).
-// A host without a hook never reaches this module; a request the list leaves out costs one match.
+// A host without a hook pays one property test here; a request the list leaves out costs one match.
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import { OriginTrace, traceAnswered, traceFailed, type OriginNote } from '../origin/index.js';
@@ -23,7 +23,7 @@ import { TCP_DENIED, TCP_DENY, TCP_ERROR } from '../cache/policy/results.js';
 /** The largest hook answer read (a redefinition is a few hundred bytes). */
 const MAX_ANSWER_BYTES = 1 << 20;
 const ALLOW = 'GET, HEAD, POST';
-/** Sent to the hook with the x-ctx-id; a hook calling the runtime back sends it (receive.ts). */
+/** Sent to the hook with the x-ctx-id; a hook calling the runtime back sends it (receive.ts reads it). */
 export const HOOK_CTX_HEADER = 'x-svcx-forwarded-context-id';
 /**
  * Directives the hook's HTTP answer carries (document 2's "the pipe carries a nolog directive"):

@@ -5,7 +5,7 @@ import type { HostRuntime } from './parts/host-runtime.js';
 import { proxyToOrigin } from './parts/proxy.js';
 import { sendError } from './parts/respond.js';
 import type { Transaction } from './parts/transaction.js';
-import { DONE, routeByName } from './parts/runtime-state.js';
+import { DONE, rerouteOf } from './parts/runtime-state.js';
 import { realClock, type Clock } from './parts/clock.js';
 import type { CachedObject, CacheEntryMeta, CacheKey, StoredHeaders } from '../cache/store.js';
 import type { AccessControl } from '../access/access.js';
@@ -27,33 +27,19 @@ import { servePieces } from './parts/pieces.js';
 import { mergeNotModified, revalidationHeaders, variantMatches } from './parts/rules.js';
 import { viewOf } from './parts/stored-view.js';
 import {
-  forbidsStale, freshnessDecision, hitResult, invalidationTargets, notModifiedMatches, requestControl, staleIfErrorAllowed,
-  type HeaderMap, type RequestControl,
+  forbidsStale, freshnessDecision, hitResult, invalidationTargets, notModifiedMatches, requestControl, staleIfErrorAllowed, type HeaderMap,
+  type RequestControl, TCP_CLIENT_REFRESH_MISS, TCP_MISS, TCP_NONE, TCP_REF_FAIL_HIT, TCP_REFRESH_HIT, TCP_REFRESH_MISS,
 } from '../cache/policy/index.js';
-import { TCP_CLIENT_REFRESH_MISS, TCP_MISS, TCP_NONE, TCP_REF_FAIL_HIT, TCP_REFRESH_HIT, TCP_REFRESH_MISS } from '../cache/policy/results.js';
 
 /**
- * Step "lookup": the cache stage of the worker (CacheStage.serve below, reached through the
- * runtime: the stage is the worker's). From here the steps run inside the cache stage: lookup
- * calls fetch or deliver, and finish runs when the response closes. A host with fallbacks gets
- * its way back into the table here (tx.reroute), before anything is answered.
+ * Step "lookup": the worker's cache stage (CacheStage.serve, reached through the runtime), which
+ * calls fetch or deliver; finish runs when the response closes. A host with fallbacks gets its
+ * way back into the table (tx.reroute) here, before anything is answered.
  */
 export function lookupStep(tx: Transaction): typeof DONE {
   if (tx.host.fallbacks !== undefined && tx.reroute === undefined) tx.reroute = rerouteOf(tx);
   tx.runtime.serve(tx);
   return DONE;
-}
-
-/** A fallback's new pass: routed to the host it names (404 when none serves it), then the rules again. */
-function rerouteOf(tx: Transaction): (hostName: string | undefined) => void {
-  return (name) => {
-    if (name !== undefined) {
-      const h = routeByName(tx, name);
-      if (h === undefined) { sendError(tx.res, 404); return; }
-      tx.host = h;
-    }
-    tx.runtime.resume(tx, 'rewrite');
-  };
 }
 
 /** An asynchronous command waiting in the primary's queue (pre-cache control). */

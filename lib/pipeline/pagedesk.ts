@@ -1,6 +1,6 @@
-// Stage "pagedesk" (document 3): a request whose URL carries `/<keyword>/edit...` on a host with
-// pagedesk enabled. Called by receive's serveRouted after the rules, for those hosts only (a
-// host without pagedesk pays one property test). edit/query and templates are answered here;
+// Step "pagedesk" (document 3): a request whose URL carries `/<keyword>/edit...` on a host with
+// pagedesk enabled, after the request rules (steps.ts); a host without pagedesk pays one
+// property test. edit/query and templates are answered here;
 // edit/default and the extractions go on to the cache stages as requests for the edit URL,
 // whose "origin" is the host's PagedeskRuntime (tx.pagedesk): the edit is cached under its own
 // key, the source under its own, and the origin is asked for the source only.

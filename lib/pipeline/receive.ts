@@ -96,31 +96,11 @@ export function receiveStep(tx: TransactionRecord): Next {
   const { req, res, port } = tx;
   const state = tx.runtime!;
   const rawUrl = tx.urlReceived;
-  let head: HeadShape;
-  if (req.httpVersionMajor === 1) head = measureHead(req.rawHeaders);
-  else if (isH2(req)) head = h2Shape(req);
-  // llhttp reads HTTP/0.9 (no version: a request line with fields after it reaches us) and 2.0
-  // request lines as HTTP/1.x. 0.9 is a malformed line for HTTP/1.1 (RFC 9112 3); another major
-  // version is one we do not speak (RFC 9110 15.6.6). HTTP/2 comes as streams, not as a line.
-  else return refuse(res, req.httpVersionMajor === 0 ? 400 : 505, undefined, true);
+  const head = framed(tx);
+  if (head === undefined) return DONE;
   const headBytes = head.bytes;
   const fieldCount = head.fieldCount;
-  // Request line (method SP target SP HTTP/x.y CRLF) and the empty line after the fields.
-  tx.requestHeadBytes = headBytes + tx.method.length + rawUrl.length + 14;
-  // RFC 9112 3.2: more than one Host, or an invalid one, is a 400 (node keeps the first silently,
-  // and two parties reading different Hosts is a cache-poisoning vector). HTTP/2: a Host that
-  // differs from :authority counts as a second one (h2Shape).
-  if (head.hosts > 1) return refuse(res, 400, undefined, true);
   const hostHeader = req.headers.host;
-  if (hostHeader !== undefined && !validHostValue(hostHeader)) return refuse(res, 400, undefined, true);
-  // A transfer coding we do not implement (RFC 9112 6.1): llhttp decodes only the final chunked
-  // and would hand the origin the still-coded bytes as the body. Chunked not last is its 400.
-  if (head.coding === 2) return refuse(res, 501, undefined, true);
-  // Content in a GET or HEAD has no defined semantics (RFC 9110 9.3.1/9.3.2): forwarded, it
-  // would make a cached answer depend on bytes the cache key ignores; dropped, the client's
-  // request would silently change. Refused, and the connection closed so the unread body is
-  // never taken for a request (RFC 9110 9.3.1 names that smuggling risk).
-  if ((req.method === 'GET' || req.method === 'HEAD') && carriesContent(req, head.coding)) return refuse(res, 400, undefined, true);
   if (req.method === 'CONNECT') return refuse(res, 405, { allow: ALLOW });
   const target = parseTarget(rawUrl, hostHeader);
   if (target === 'bad-target') return refuse(res, 400, undefined, true);
@@ -141,8 +121,63 @@ export function receiveStep(tx: TransactionRecord): Next {
   if (fieldCount > limits.maxHeaderCount) return refuse(res, 431, undefined, true);
   if (host === undefined) return refuse(res, 404);
   if (state.traceKeyword !== undefined) startTrace(tx, state.traceKeyword);
+  takeMarks(tx);
+  if (target.url === '*') {
+    // OPTIONS * asks about the server in general (RFC 9110 9.3.7): that is us, not an origin.
+    if (req.method !== 'OPTIONS') return refuse(res, 400, undefined, true);
+    tx.status = 200;
+    res.writeHead(200, { allow: ALLOW, 'content-length': '0' });
+    res.end();
+    return DONE;
+  }
+  tx.ruleHost = target.host;
+  return 'rewrite';
+}
 
-  // Only the internal port (no `port`) trusts the sibling's marks.
+/**
+ * The head's size and the framing checks the parser leaves to us; undefined when it refused the
+ * request (the answer is sent).
+ */
+function framed(tx: TransactionRecord): HeadShape | undefined {
+  const { req, res } = tx;
+  let head: HeadShape;
+  if (req.httpVersionMajor === 1) head = measureHead(req.rawHeaders);
+  else if (isH2(req)) head = h2Shape(req);
+  // llhttp reads HTTP/0.9 (no version: a request line with fields after it reaches us) and 2.0
+  // request lines as HTTP/1.x. 0.9 is a malformed line for HTTP/1.1 (RFC 9112 3); another major
+  // version is one we do not speak (RFC 9110 15.6.6). HTTP/2 comes as streams, not as a line.
+  else return refused(res, req.httpVersionMajor === 0 ? 400 : 505);
+  // Request line (method SP target SP HTTP/x.y CRLF) and the empty line after the fields.
+  tx.requestHeadBytes = head.bytes + tx.method.length + tx.urlReceived.length + 14;
+  // RFC 9112 3.2: more than one Host, or an invalid one, is a 400 (node keeps the first silently,
+  // and two parties reading different Hosts is a cache-poisoning vector). HTTP/2: a Host that
+  // differs from :authority counts as a second one (h2Shape).
+  if (head.hosts > 1) return refused(res, 400);
+  const hostHeader = req.headers.host;
+  if (hostHeader !== undefined && !validHostValue(hostHeader)) return refused(res, 400);
+  // A transfer coding we do not implement (RFC 9112 6.1): llhttp decodes only the final chunked
+  // and would hand the origin the still-coded bytes as the body. Chunked not last is its 400.
+  if (head.coding === 2) return refused(res, 501);
+  // Content in a GET or HEAD has no defined semantics (RFC 9110 9.3.1/9.3.2): forwarded, it
+  // would make a cached answer depend on bytes the cache key ignores; dropped, the client's
+  // request would silently change. Refused, and the connection closed so the unread body is
+  // never taken for a request (RFC 9110 9.3.1 names that smuggling risk).
+  if ((req.method === 'GET' || req.method === 'HEAD') && carriesContent(req, head.coding)) return refused(res, 400);
+  return head;
+}
+
+/** A framing error: answered, and the connection closed (what follows cannot be trusted). */
+function refused(res: ServerResponse, status: number): undefined {
+  sendError(res, status, undefined, true);
+  return undefined;
+}
+
+/**
+ * Only the internal port (no `port`) trusts a sibling's marks; a hook calling the runtime back
+ * names the chain it belongs to.
+ */
+function takeMarks(tx: TransactionRecord): void {
+  const { req, port } = tx;
   if (port === undefined && req.headers[SIBLING_HEADER] !== undefined) {
     tx.fromSibling = true;
     const ctx = req.headers[CTX_HEADER];
@@ -155,19 +190,6 @@ export function receiveStep(tx: TransactionRecord): Next {
     const chain = req.headers[HOOK_CTX_HEADER];
     if (typeof chain === 'string' && UUID.test(chain)) tx.ctxId = chain.toLowerCase();
   }
-
-  if (target.url === '*') {
-    // OPTIONS * asks about the server in general (RFC 9110 9.3.7): that is us, not an origin.
-    if (req.method === 'OPTIONS') {
-      tx.status = 200;
-      res.writeHead(200, { allow: ALLOW, 'content-length': '0' });
-      res.end();
-      return DONE;
-    }
-    return refuse(res, 400, undefined, true);
-  }
-  tx.ruleHost = target.host;
-  return 'rewrite';
 }
 
 /** An error answer (respond.ts `sendError`): the table ends here. */

@@ -10,6 +10,7 @@ import type { VhostTable } from '../../routing/vhost-table.js';
 import type { HostRuntime } from './host-runtime.js';
 import type { Siblings } from './hand-off.js';
 import type { Transaction, TransactionRecord } from './transaction.js';
+import { sendError } from './respond.js';
 
 export interface Limits { maxUrlLength: number; maxHeaderSize: number; maxHeaderCount: number }
 
@@ -46,4 +47,16 @@ export interface RuntimeState {
 export function routeByName(tx: TransactionRecord, name: string): HostRuntime | undefined {
   const h = tx.runtime!.table.route(name, tx.port, tx.localAddress);
   return h?.facade ?? h;
+}
+
+/** A fallback's new pass: routed to the host it names (404 when none serves it), then the rules again. */
+export function rerouteOf(tx: Transaction): (hostName: string | undefined) => void {
+  return (name) => {
+    if (name !== undefined) {
+      const h = routeByName(tx, name);
+      if (h === undefined) { sendError(tx.res, 404); return; }
+      tx.host = h;
+    }
+    tx.runtime.resume(tx, 'rewrite');
+  };
 }
