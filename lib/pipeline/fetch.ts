@@ -3,45 +3,35 @@
 // stored is not shared either: the first client gets it, the others go to the origin themselves.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
-import type { HostRuntime } from './host-runtime.js';
+import type { HostRuntime } from './parts/host-runtime.js';
 import { originNote } from '../log/host-logs.js';
 import { MAX_STATUS, OriginError, OriginTrace, statusError, traceAnswered, traceFailed, type OriginBody } from '../origin/index.js';
-import { endToEndResponseHeaders } from './hop-by-hop.js';
-import { pipeBody } from './pipe-body.js';
-import { bodyBroke, discard, originRequestHeaders, proxyToOrigin } from './proxy.js';
-import { sendError } from './respond.js';
-import type { Transaction } from './transaction.js';
+import { endToEndResponseHeaders } from './parts/hop-by-hop.js';
+import { pipeBody } from './parts/pipe-body.js';
+import { bodyBroke, discard, originRequestHeaders, proxyToOrigin } from './parts/proxy.js';
+import { sendError } from './parts/respond.js';
+import type { Transaction } from './parts/transaction.js';
 import type { CacheEntryMeta, CacheKey, StoredHeaders } from '../cache/store.js';
 import type { StoreSink } from '../cache/tiered-sink.js';
-import type { CacheContext } from './context.js';
-import { answerHeaders } from './deliver.js';
-import { storedVary, varyOfFetched } from './encode.js';
-import { forwardInterim } from './interim.js';
-import { modifyOriginResponse } from './modify.js';
-import { matchFallback, routeFallback, type Found } from './fallback.js';
-import type { SharedFetch } from './inflight.js';
-import { entryTimes, fieldsToStore, storableResponse, variantMatches, variantOf, varyOf } from './rules.js';
+import type { CacheContext } from './parts/context.js';
+import { CLIENT_CONDITIONALS, keyString, withKeyHeaders } from './parts/fetch-keys.js';
+import { answerHeaders } from './parts/stored-view.js';
+import { forwardInterim } from './parts/interim.js';
+import { modifyOriginResponse } from './parts/header-edits.js';
+import { storedVary, varyOfFetched } from './parts/encode.js';
+import { matchFallback, routeFallback, type Found } from './parts/fallback.js';
+import type { SharedFetch } from './parts/inflight.js';
+import { fieldsToStore, storableResponse, variantMatches, variantOf, varyOf } from './parts/rules.js';
 import { TCP_ERROR, type CacheResult } from '../cache/policy/results.js';
 import { spanValidator } from '../cache/policy/partial.js';
-
-/** Client fields that must not shape the object the cache stores for everyone. */
-export const CLIENT_CONDITIONALS = ['if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'if-range', 'range'];
-
-export function keyString(key: CacheKey): string {
-  return `${key.vhost}\n${key.url}`;
-}
-
-/** The fetch of a refresh: joined only by refreshes of the same stored variant. */
-export function refreshKey(key: CacheKey, variantKey: string, purged: boolean): string {
-  return `${key.vhost}\n${key.url}\n\u0001${purged ? 'P' : 'R'}${variantKey}`;
-}
+import { computeTimes } from '../cache/policy/freshness.js';
 
 /** Meta of a new stored object from the origin's answer (`originHeaders`: as received). */
 function newEntryMeta(key: CacheKey, status: number, originHeaders: StoredHeaders, reqHeaders: IncomingHttpHeaders,
   requestTime: number, cachedAt: number, host: HostRuntime, hookTtl: number | undefined): CacheEntryMeta {
   const headers = fieldsToStore(originHeaders, cachedAt, host.cachePolicy);
   const vary = withKeyHeaders(storedVary(host.useOriginEncoding, varyOf(headers)), host.net?.key?.headers);
-  const times = entryTimes(status, headers, requestTime, cachedAt, host.cachePolicy);
+  const times = computeTimes({ status, headers }, { requestTime, cachedAt }, host.cachePolicy);
   if (hookTtl !== undefined && status >= 200 && status < 300) {
     // The hook's cacheTtl is the freshness lifetime of a 2xx (document 2); the copy is kept past
     // it as long as the engine would have kept it past its own.
@@ -59,17 +49,6 @@ function newEntryMeta(key: CacheKey, status: number, originHeaders: StoredHeader
     volatile: host.volatile && (host.nonVolatileSize <= 0 || contentLength < 0 || contentLength < host.nonVolatileSize),
     ...(host.volatile && host.nonVolatileSize > 0 && contentLength < 0 ? { volatileUpTo: host.nonVolatileSize } : {}),
   };
-}
-
-/**
- * cachingKey.headers key the stored variants as if the origin had named them in Vary (the
- * answer's own Vary is sent unchanged); `*` stays alone, it matches nothing anyway.
- */
-export function withKeyHeaders(vary: string[], keyHeaders: readonly string[] | undefined): string[] {
-  if (keyHeaders === undefined || keyHeaders.length === 0 || vary[0] === '*') return vary;
-  const out = [...vary];
-  for (const h of keyHeaders) if (!out.includes(h)) out.push(h);
-  return out;
 }
 
 export interface FetchPlan {
@@ -133,7 +112,7 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
   for (const c of CLIENT_CONDITIONALS) delete headers[c];
   if (!tx.host.useOriginEncoding) headers['accept-encoding'] = 'identity';
   if (plan.conditional !== undefined) Object.assign(headers, plan.conditional);
-  const requestTime = Date.now();
+  const requestTime = ctx.clock.now();
   const trace = tx.origin = new OriginTrace(tx.host.counterSlot);
   if (tx.host.logs !== undefined) trace.note = originNote(tx, tx.postBody === undefined ? 'GET' : 'POST', false, headers);
   // dispatch, not request(): no promise, stream or async resource per fetch (OriginSet.dispatch).
@@ -149,7 +128,7 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
     // traced before the body is given up, which aborts the exchange: a Client-Close).
     if (upstream.statusCode > MAX_STATUS) { onError(statusError(upstream.statusCode)); body.discard(); return; }
     traceAnswered(trace, upstream.statusCode);
-    const cachedAt = Date.now();
+    const cachedAt = ctx.clock.now();
     const resHeaders = endToEndResponseHeaders(upstream.headers);
     if (tx.host.net?.backModify !== undefined) modifyOriginResponse(tx, resHeaders);
     if (plan.intercept !== undefined && plan.intercept(upstream.statusCode, resHeaders, f)) {
@@ -188,7 +167,7 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
       w.cacheResult ??= plan.result;
       w.status = meta.status;
       // Only the client whose request fetched it gets the fields the cache does not keep.
-      const out = answerHeaders(meta, w === tx ? resHeaders : meta.headers, Date.now(), w, undefined, false);
+      const out = answerHeaders(meta, w === tx ? resHeaders : meta.headers, ctx.clock.now(), w, undefined, false);
       varyOfFetched(w, meta.status, out);
       w.res.writeHead(meta.status, out);
     };

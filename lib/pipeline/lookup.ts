@@ -1,31 +1,47 @@
 // The cache stages of a worker for one transaction: lookup (memory, then the shared index),
 // the freshness decision, and then a hit, a refresh, or a coalesced fetch. Methods other than
 // GET and HEAD pass through; when they succeed they invalidate what they name (RFC 9111 4.4).
-import type { HostRuntime } from './host-runtime.js';
-import { proxyToOrigin } from './proxy.js';
-import { sendError } from './respond.js';
-import type { Transaction } from './transaction.js';
+import type { HostRuntime } from './parts/host-runtime.js';
+import { proxyToOrigin } from './parts/proxy.js';
+import { sendError } from './parts/respond.js';
+import type { Transaction } from './parts/transaction.js';
+import { DONE, rerouteOf } from './parts/runtime-state.js';
+import { realClock, type Clock } from './parts/clock.js';
 import type { CachedObject, CacheEntryMeta, CacheKey, StoredHeaders } from '../cache/store.js';
 import type { AccessControl } from '../access/access.js';
-import { purgeByMethod } from './purge-method.js';
-import { servePost } from './post-cache.js';
+import { purgeByMethod } from './parts/purge-method.js';
+import { servePost } from './parts/post-cache.js';
 import { postKeyUrl } from '../cache/key.js';
 import { memoryItems, runInvalidation, type InvalidateKind, type Invalidation } from '../cache/commands/invalidate.js';
 import { editTargetsOf } from '../pagedesk/targets.js';
 import type { Target } from '../cache/commands/targets.js';
 import type { TieredStore } from '../cache/tiered-store.js';
 import { deleteAtAfter } from '../cache/prefix.js';
-import type { CacheContext, Peers } from './context.js';
+import type { CacheContext, Peers } from './parts/context.js';
 import type { PurgeCall } from '../ipc/messages.js';
-import { deliverNegotiated } from './encode.js';
-import { fetchAndStore, keyString, refreshKey, type FetchPlan } from './fetch.js';
-import { InflightTable, type SharedFetch } from './inflight.js';
-import { servePieces } from './pieces.js';
+import { deliverCached } from './deliver.js';
+import { deliverNegotiated } from './parts/encode.js';
+import { fetchAndStore, type FetchPlan } from './fetch.js';
+import { keyString, refreshKey } from './parts/fetch-keys.js';
+import { InflightTable, type SharedFetch } from './parts/inflight.js';
+import { servePieces } from './parts/pieces.js';
+import { mergeNotModified, revalidationHeaders, variantMatches } from './parts/rules.js';
+import { viewOf } from './parts/stored-view.js';
 import {
-  cacheResultForHit, freshnessDecision, invalidationTargets, mergeNotModified, mustNotServeStale, notModifiedFits, requestControl,
-  revalidationHeaders, staleIfErrorAllows, variantMatches, type RequestControl,
-} from './rules.js';
-import { TCP_CLIENT_REFRESH_MISS, TCP_MISS, TCP_NONE, TCP_REF_FAIL_HIT, TCP_REFRESH_HIT, TCP_REFRESH_MISS } from '../cache/policy/results.js';
+  forbidsStale, freshnessDecision, hitResult, invalidationTargets, notModifiedMatches, requestControl, staleIfErrorAllowed, type HeaderMap,
+  type RequestControl, TCP_CLIENT_REFRESH_MISS, TCP_MISS, TCP_NONE, TCP_REF_FAIL_HIT, TCP_REFRESH_HIT, TCP_REFRESH_MISS,
+} from '../cache/policy/index.js';
+
+/**
+ * Step "lookup": the worker's cache stage (CacheStage.serve, reached through the runtime), which
+ * calls fetch or deliver; finish runs when the response closes. A host with fallbacks gets its
+ * way back into the table (tx.reroute) here, before anything is answered.
+ */
+export function lookupStep(tx: Transaction): typeof DONE {
+  if (tx.host.fallbacks !== undefined && tx.reroute === undefined) tx.reroute = rerouteOf(tx);
+  tx.runtime.serve(tx);
+  return DONE;
+}
 
 /** An asynchronous command waiting in the primary's queue (pre-cache control). */
 export interface PrectrlEntry { vhost: string; kind: InvalidateKind; target: Target; queuedAt: number }
@@ -46,6 +62,8 @@ export interface CacheStageOptions {
   peers?: Peers;
   /** Who may send PURGE on the service port (the management allowList and roles). */
   purgeAccess?: () => AccessControl | undefined;
+  /** The time the stages read (default the real one): tests set it instead of waiting. */
+  clock?: Clock;
 }
 
 export class CacheStage {
@@ -53,8 +71,9 @@ export class CacheStage {
 
   constructor(private readonly opts: CacheStageOptions) {
     this.ctx = {
-      store: opts.store, inflight: new InflightTable(opts.maxReplayTotalBytes), maxReplayBytes: opts.maxReplayBytes, noRanges: new Set(),
-      toPieces: (tx, key) => servePieces(this.ctx, tx, key, NO_METAS, requestControl(tx.req.headers)),
+      store: opts.store, clock: opts.clock ?? realClock, inflight: new InflightTable(opts.maxReplayTotalBytes), maxReplayBytes: opts.maxReplayBytes, noRanges: new Set(),
+      toPieces: (tx, key) => servePieces(this.ctx, tx, key, NO_METAS, requestControl(tx.req.headers as HeaderMap)),
+      fetchWhole: (tx, key, mayStore) => fetchAndStore(this.ctx, tx, { key, mayStore, result: TCP_MISS }),
     };
   }
 
@@ -154,7 +173,7 @@ export class CacheStage {
 
   /** Lookup under the request's cache key (cachingKey applied), then a hit, a refresh or a miss. */
   private readonly lookup = (tx: Transaction, key: CacheKey): void => {
-    const control = requestControl(tx.req.headers);
+    const control = requestControl(tx.req.headers as HeaderMap);
     const pending = this.prectrl.size === 0 ? undefined : this.pendingCommand(key.vhost, key.url);
     if (pending !== undefined) { this.serveUnderCommand(tx, key, control, pending); return; }
     // Hot path: a memory hit is answered without a Promise or an index query.
@@ -226,11 +245,12 @@ export class CacheStage {
   }
 
   private found(tx: Transaction, key: CacheKey, obj: CachedObject, control: RequestControl): void {
-    const now = Date.now();
-    const decision = freshnessDecision(obj, tx.req.headers, control, now, tx.host.cachePolicy);
+    const now = this.ctx.clock.now();
+    const view = viewOf(obj);
+    const decision = freshnessDecision(obj, tx.req.headers as HeaderMap, control, now, tx.host.cachePolicy, view.cc, view.namedFields);
     if (decision.kind === 'fresh') {
-      tx.cacheResult = cacheResultForHit(obj.status);
-      deliverNegotiated(this.ctx.store, tx, obj, now, decision.strip);
+      tx.cacheResult = hitResult(obj.status);
+      deliverNegotiated(this.ctx.store, tx, obj, now, decision.strip, deliverCached);
       return;
     }
     if (decision.kind === 'unusable') { // only-if-cached and the copy may not be served
@@ -238,7 +258,7 @@ export class CacheStage {
     }
     if (decision.kind === 'stale-while-revalidate') {
       tx.cacheResult = TCP_REFRESH_HIT;
-      deliverNegotiated(this.ctx.store, tx, obj, now);
+      deliverNegotiated(this.ctx.store, tx, obj, now, undefined, deliverCached);
       this.refresh(tx, key, obj, control, 0, false, true);
       return;
     }
@@ -257,14 +277,14 @@ export class CacheStage {
     clientAsked = control.noCache, background = false): void {
     const purged = as === 1;
     const validators = purged ? undefined : revalidationHeaders(obj.headers);
-    const requestTime = Date.now();
+    const requestTime = this.ctx.clock.now();
     const host = tx.host;
     const plan: FetchPlan = {
       key,
       conditional: validators ?? {},
       joinKey: refreshKey(key, obj.variantKey, purged),
       keepStoredOnError: validators !== undefined,
-      unreachableStatus: mustNotServeStale(obj) ? 504 : undefined,
+      unreachableStatus: forbidsStale(viewOf(obj).cc) ? 504 : undefined,
       mayStore: !control.noStore,
       result: clientAsked ? TCP_CLIENT_REFRESH_MISS : TCP_REFRESH_MISS,
       intercept: (status, headers, f) => this.onRefreshAnswer(obj, status, headers, f, purged, requestTime, host, background ? tx : undefined),
@@ -279,14 +299,14 @@ export class CacheStage {
    */
   private onRefreshAnswer(obj: CachedObject, status: number, headers: StoredHeaders, f: SharedFetch,
     purged: boolean, requestTime: number, host: HostRuntime, background: Transaction | undefined): boolean {
-    const now = Date.now();
+    const now = this.ctx.clock.now();
     if (status === 304 && !purged) {
       const waiting = f.takeWaiting();
-      if (!notModifiedFits(obj, headers)) {
+      if (!notModifiedMatches(obj.headers, headers)) {
         // RFC 9111 4.3.4: a 304 with another validator is about some other representation; the
         // stored copy cannot be freshened by it, so the clients get a full fetch (coalesced).
         for (const w of waiting) {
-          fetchAndStore(this.ctx, w, { key: obj.key, mayStore: !requestControl(w.req.headers).noStore, result: w.cacheResult ?? TCP_REFRESH_MISS });
+          fetchAndStore(this.ctx, w, { key: obj.key, mayStore: !requestControl(w.req.headers as HeaderMap).noStore, result: w.cacheResult ?? TCP_REFRESH_MISS });
         }
         if (background !== undefined && !f.retired) fetchAndStore(this.ctx, background, { key: obj.key, mayStore: true, result: 'TCP_REFRESH_MISS', background: true });
         return true;
@@ -296,7 +316,7 @@ export class CacheStage {
       const updated: CachedObject = { ...obj, ...patch, openBody: obj.openBody };
       for (const w of waiting) {
         w.cacheResult = TCP_REFRESH_HIT;
-        deliverNegotiated(this.ctx.store, w, updated, now);
+        deliverNegotiated(this.ctx.store, w, updated, now, undefined, deliverCached);
       }
       return true;
     }
@@ -309,9 +329,9 @@ export class CacheStage {
     const rest: Transaction[] = [];
     let served = 0;
     for (const w of waiting) {
-      if (!purged && !staleIfErrorAllows(obj, w.req.headers, status, now)) { rest.push(w); continue; }
+      if (!purged && !staleIfErrorAllowed(w.req.headers as HeaderMap, obj, now, status === -1 ? 'network' : status, viewOf(obj).cc)) { rest.push(w); continue; }
       w.cacheResult = TCP_REF_FAIL_HIT;
-      deliverNegotiated(this.ctx.store, w, obj, now);
+      deliverNegotiated(this.ctx.store, w, obj, now, undefined, deliverCached);
       served++;
     }
     if (purged && served > 0 && !f.retired) {

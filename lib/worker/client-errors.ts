@@ -3,8 +3,8 @@
 // (request smuggling through Content-Length / Transfer-Encoding disagreements).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { rawErrorResponse } from '../pipeline/respond.js';
-import { markConnectionClosing } from '../pipeline/transaction.js';
+import { rawErrorResponse } from '../pipeline/parts/respond.js';
+import { markConnectionClosing } from '../pipeline/parts/transaction.js';
 
 interface ParserError extends Error { code?: string; rawPacket?: Buffer; bytesParsed?: number }
 

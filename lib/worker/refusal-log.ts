@@ -4,8 +4,8 @@
 // own module so the worker's wiring stays one line.
 import type { HostLogWriter } from '../log/host-logs.js';
 import { hostName, parseHead } from '../log/access/refused.js';
-import { connectionOf } from '../pipeline/transaction.js';
-import type { HostRuntime } from '../pipeline/host-runtime.js';
+import { connectionOf } from '../pipeline/parts/transaction.js';
+import type { HostRuntime } from '../pipeline/parts/host-runtime.js';
 import type { VhostTable } from '../routing/vhost-table.js';
 import { setRefusalSink, type Refusal } from './client-errors.js';
 

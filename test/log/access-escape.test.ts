@@ -7,7 +7,7 @@ import { svcBytes } from '../../lib/log/access/svc-bytes.js';
 import { svcLine, weblogALine, weblogBLine, type LineContext } from '../../lib/log/access/forms.js';
 import { compileFormat } from '../../lib/log/access/custom-format.js';
 import { escapeLog, LineClock } from '../../lib/log/access/fields.js';
-import type { TransactionRecord } from '../../lib/pipeline/transaction.js';
+import type { TransactionRecord } from '../../lib/pipeline/parts/transaction.js';
 
 /** The UTF-8 bytes of `s` as node's parser hands them over (latin1). */
 const wire = (s: string): string => Buffer.from(s, 'utf8').toString('latin1');

@@ -4,7 +4,7 @@ import t, { type Test } from 'tap';
 import { svcBytes } from '../../lib/log/access/svc-bytes.js';
 import { svcLine, type LineContext } from '../../lib/log/access/forms.js';
 import { LineClock } from '../../lib/log/access/fields.js';
-import type { TransactionRecord } from '../../lib/pipeline/transaction.js';
+import type { TransactionRecord } from '../../lib/pipeline/parts/transaction.js';
 
 type Over = Record<string, unknown>;
 

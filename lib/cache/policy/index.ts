@@ -6,7 +6,6 @@ export * from './cache-control.js';
 export * from './cdn-cache-control.js';
 export * from './storable.js';
 export * from './freshness.js';
-export * from './request-directives.js';
 export * from './vary.js';
 export * from './etag.js';
 export * from './conditional.js';

@@ -1,78 +1,13 @@
-// The caching rules as the stages use them: thin bindings of lib/cache/policy (RFC 9111, 9110,
-// 5861, 9213) to stored entries and transactions, so the stages read as decisions.
+// The caching rules that need the request as the origin sees it, or a stored entry's shape:
+// variant selection (Vary over the forwarded fields), the fields stored, storability, the 304
+// merge. The freshness decision itself is lib/cache/policy/freshness.ts, which the stages call.
 import type { IncomingHttpHeaders } from 'node:http';
 import {
-  buildRevalidationHeaders, computeTimes, emptyDirectives, encodingAcceptable, evaluateConditional, evaluateRange,
-  forbidsStale, formatHttpDate, hitResult, needsEncodingCheck, notModifiedMatches, storableFields, invalidationTargets as policyInvalidationTargets, isStorable, mergeNotModified as policyMerge,
-  multipartBoundary as policyBoundary, requestDirectives,
-  staleIfErrorAllowed, evaluateRequest, variantKey, varyHeaders, type CacheDirectives, type CachePolicyOptions, type HeaderMap, type RangeResult,
-} from '../cache/policy/index.js';
-import { connectionLists, isHopByHop } from '../http/hop-by-hop.js';
-import type { CacheEntryMeta, StoredHeaders } from '../cache/store.js';
-import type { CacheResult } from '../cache/policy/results.js';
-import { viewOf } from './stored-view.js';
-
-export interface RequestControl {
-  noStore: boolean;
-  noCache: boolean;
-  onlyIfCached: boolean;
-  /** The request's Cache-Control (and Pragma) directives, parsed once. */
-  directives: Readonly<CacheDirectives>;
-}
-
-export function requestControl(headers: IncomingHttpHeaders): RequestControl {
-  // Most requests carry neither field: skip the parse then.
-  if (headers['cache-control'] === undefined && headers.pragma === undefined) return NO_CONTROL;
-  const d = requestDirectives(headers as HeaderMap);
-  return { noStore: d.noStore === true, noCache: d.noCache !== undefined, onlyIfCached: d.onlyIfCached === true, directives: d };
-}
-const NO_CONTROL: RequestControl = Object.freeze({ noStore: false, noCache: false, onlyIfCached: false, directives: Object.freeze(emptyDirectives()) });
-
-export type Decision =
-  | { kind: 'fresh'; strip?: readonly string[] }
-  | { kind: 'stale-while-revalidate' }
-  /** `client`: the client's no-cache / max-age / min-fresh asked for it (TCP_CLIENT_REFRESH_MISS). */
-  | { kind: 'refresh'; client: boolean }
-  | { kind: 'unusable' };
-
-/**
- * How a stored entry may answer: fresh (possibly without the fields a `no-cache="..."` names),
- * stale within stale-while-revalidate, or it needs the origin first. An operator purge or
- * expire (invalidated) always needs the origin.
- */
-export function freshnessDecision(entry: CacheEntryMeta, headers: IncomingHttpHeaders, control: RequestControl, now: number, opts: CachePolicyOptions): Decision {
-  if (entry.invalidated) return control.onlyIfCached ? UNUSABLE : REFRESH;
-  const view = viewOf(entry);
-  switch (evaluateRequest(headers as HeaderMap, entry, now, opts, view.cc, control.directives)) {
-    case 'fresh':
-    case 'stale-ok': {
-      const strip = view.namedFields;
-      return opts.honourNoCache && strip.length > 0 ? { kind: 'fresh', strip } : FRESH;
-    }
-    case 'stale-while-revalidate': return SWR;
-    case 'only-if-cached-miss': return UNUSABLE;
-    case 'client-revalidate': return CLIENT_REFRESH;
-    default: return REFRESH;
-  }
-}
-const FRESH: Decision = { kind: 'fresh' };
-const SWR: Decision = { kind: 'stale-while-revalidate' };
-const REFRESH: Decision = { kind: 'refresh', client: false };
-const CLIENT_REFRESH: Decision = { kind: 'refresh', client: true };
-const UNUSABLE: Decision = { kind: 'unusable' };
-
-/** RFC 5861 4: may the stale entry stand in for a failed refresh (-1 = network failure)? */
-export function staleIfErrorAllows(entry: CacheEntryMeta, reqHeaders: IncomingHttpHeaders, status: number, now: number): boolean {
-  return staleIfErrorAllowed(reqHeaders as HeaderMap, entry, now, status === -1 ? 'network' : status);
-}
-
-/**
- * RFC 9111 5.2.2.2, 5.2.2.8, 5.2.2.10: must-revalidate, proxy-revalidate or s-maxage; a cache
- * that cannot reach the origin answers 504 rather than the stale copy.
- */
-export function mustNotServeStale(entry: CacheEntryMeta): boolean {
-  return forbidsStale(viewOf(entry).cc);
-}
+  buildRevalidationHeaders, computeTimes, encodingAcceptable, evaluateConditional, formatHttpDate, needsEncodingCheck, storableFields,
+  isStorable, mergeNotModified as policyMerge, variantKey, varyHeaders, type CachePolicyOptions, type HeaderMap,
+} from '../../cache/policy/index.js';
+import { connectionLists, isHopByHop } from '../../http/hop-by-hop.js';
+import type { CacheEntryMeta, StoredHeaders } from '../../cache/store.js';
 
 /**
  * Does a stored variant answer this request? Its Vary fields select the same variant key and,
@@ -127,17 +62,8 @@ export function fieldsToStore(headers: StoredHeaders, receivedAt: number, opts: 
   return { ...out, date: formatHttpDate(receivedAt) };
 }
 
-/** RFC 9111 4.3.4: does a 304 describe the stored copy (same validator)? */
-export function notModifiedFits(entry: CacheEntryMeta, headersOf304: StoredHeaders): boolean {
-  return notModifiedMatches(entry.headers, headersOf304);
-}
-
 export function storableResponse(method: string, reqHeaders: IncomingHttpHeaders, status: number, headers: StoredHeaders, opts: CachePolicyOptions): boolean {
   return isStorable({ method, headers: reqHeaders as HeaderMap }, { status, headers }, opts) === true;
-}
-
-export function entryTimes(status: number, headers: StoredHeaders, requestTime: number, cachedAt: number, opts: CachePolicyOptions): { staleAt: number; deleteAt: number } {
-  return computeTimes({ status, headers }, { requestTime, cachedAt }, opts);
 }
 
 export function varyOf(headers: StoredHeaders): string[] {
@@ -156,12 +82,6 @@ export function conditionalResult(method: string, reqHeaders: IncomingHttpHeader
   return evaluateConditional(method, reqHeaders as HeaderMap, { status, headers });
 }
 
-export function rangeOf(method: string, reqHeaders: IncomingHttpHeaders, status: number, headers: StoredHeaders, size: number): RangeResult {
-  return evaluateRange(method, reqHeaders as HeaderMap, { status, headers }, size);
-}
-
-export const multipartBoundary = policyBoundary;
-
 /** Validators for a conditional refresh, or undefined when the copy has none. */
 export function revalidationHeaders(headers: StoredHeaders): Record<string, string> | undefined {
   const v = buildRevalidationHeaders(headers);
@@ -176,12 +96,4 @@ export function mergeNotModified(entry: CacheEntryMeta, headersOf304: StoredHead
   const headers = fieldsToStore(policyMerge(entry.headers, headersOf304), cachedAt, opts);
   const times = computeTimes({ status: entry.status, headers }, { requestTime, cachedAt }, opts);
   return { headers, requestTime, cachedAt, staleAt: times.staleAt, deleteAt: times.deleteAt, invalidated: 0 };
-}
-
-export function cacheResultForHit(status: number): CacheResult {
-  return hitResult(status);
-}
-
-export function invalidationTargets(method: string, status: number, url: string, headers: StoredHeaders, host: string): string[] {
-  return policyInvalidationTargets(method, status, url, headers, host);
 }

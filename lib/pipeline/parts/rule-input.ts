@@ -1,6 +1,6 @@
 // What the rule conditions (lib/rules/conditions.ts) read of a transaction: one object per worker,
 // refilled for each rule stage that runs, so matching allocates nothing but the subject string.
-import type { RuleInput } from '../rules/conditions.js';
+import type { RuleInput } from '../../rules/conditions.js';
 import type { TransactionRecord } from './transaction.js';
 
 const NO_FUNCTIONS: readonly string[] = [];

@@ -6,17 +6,17 @@
 // to /command/purge. "Every origin address excluded" is judged by the receiving worker's view.
 // As for those, every worker's fetches of the targets settle before the index changes and every
 // worker's memory copies are gone before the answer.
-import { effectiveKind, noTargetStatus } from '../cache/commands/purge-mode.js';
-import { isBadTarget, parseTargets, type Target } from '../cache/commands/targets.js';
-import { keyTargets } from '../cache/key.js';
-import { withEditTargets } from '../pagedesk/targets.js';
-import { memoryItems, runInvalidation, type InvalidateKind, type InvalidateResult, type Invalidation } from '../cache/commands/invalidate.js';
-import type { AccessControl } from '../access/access.js';
-import { PRODUCT_VERSION } from '../version.js';
+import { effectiveKind, noTargetStatus } from '../../cache/commands/purge-mode.js';
+import { isBadTarget, parseTargets, type Target } from '../../cache/commands/targets.js';
+import { keyTargets } from '../../cache/key.js';
+import { withEditTargets } from '../../pagedesk/targets.js';
+import { memoryItems, runInvalidation, type InvalidateKind, type InvalidateResult, type Invalidation } from '../../cache/commands/invalidate.js';
+import type { AccessControl } from '../../access/access.js';
+import { PRODUCT_VERSION } from '../../version.js';
 import type { Transaction } from './transaction.js';
-import type { PurgeCall } from '../ipc/messages.js';
-import type { TieredStore } from '../cache/tiered-store.js';
-import { TCP_DENIED, TCP_NONE } from '../cache/policy/results.js';
+import type { PurgeCall } from '../../ipc/messages.js';
+import type { TieredStore } from '../../cache/tiered-store.js';
+import { TCP_DENIED, TCP_NONE } from '../../cache/policy/results.js';
 
 /** What the other workers (and this one's fetches in flight) do around the command. */
 export interface PurgeSides {

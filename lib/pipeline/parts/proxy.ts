@@ -7,18 +7,18 @@ import type { Http2ServerRequest } from 'node:http2';
 import type { Readable } from 'node:stream';
 import { pipeBody } from './pipe-body.js';
 import { isH2 } from './h2.js';
-import type { OriginResponse } from '../origin/index.js';
-import { originNote } from '../log/host-logs.js';
-import { MAX_STATUS, OriginError, OriginTrace, statusError, traceAnswered, traceFailed } from '../origin/index.js';
+import type { OriginResponse } from '../../origin/index.js';
+import { originNote } from '../../log/host-logs.js';
+import { MAX_STATUS, OriginError, OriginTrace, statusError, traceAnswered, traceFailed } from '../../origin/index.js';
 import { endToEndRequestHeaders, endToEndResponseHeaders, VIA } from './hop-by-hop.js';
 import { sendError } from './respond.js';
 import { CTX_HEADER, HOOKED_HEADER, SIBLING_HEADER } from './sibling-header.js';
 import type { Transaction } from './transaction.js';
 import { Upload, type TakenBody } from './upload.js';
-import { modifyOriginRequest, modifyOriginResponse } from './modify.js';
+import { modifyOriginRequest, modifyOriginResponse } from './header-edits.js';
 import { fallBack } from './fallback.js';
 import { forwardInterim } from './interim.js';
-import { TCP_ERROR, TCP_MISS } from '../cache/policy/results.js';
+import { TCP_ERROR, TCP_MISS } from '../../cache/policy/results.js';
 
 /** Opt-in (SVC_DEBUG_HEADERS=1): name the worker on origin requests and answers, for tracing. */
 const DEBUG_WORKER = process.env.SVC_DEBUG_HEADERS === '1' ? String(process.env.SVC_WORKER_INDEX ?? '0') : undefined;

@@ -8,7 +8,7 @@
 import { Http2ServerRequest, Http2ServerResponse, constants, type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TransactionRecord } from './transaction.js';
-import { editOutgoing } from './modify.js';
+import { editOutgoing } from './header-edits.js';
 import { serviceStatus } from './fallback.js';
 
 /** Fields that describe one HTTP/1 connection: an HTTP/2 message must not carry them. */

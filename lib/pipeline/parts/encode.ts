@@ -11,17 +11,16 @@
 // Range requests get the identity answer: ranges of a copy that is made on demand would let a
 // client stitch pieces of two representations together.
 import { Readable } from 'node:stream';
-import type { CachedObject, CacheEntryMeta, StoredHeaders } from '../cache/store.js';
-import type { TieredStore } from '../cache/tiered-store.js';
+import type { CachedObject, CacheEntryMeta, StoredHeaders } from '../../cache/store.js';
+import type { TieredStore } from '../../cache/tiered-store.js';
 import {
   chooseEncoding, compressibleType, encodedHeaders, encodedVariantKey, mayEncode, typeRules, varyWithAcceptEncoding,
   type Coding, type CompressionRules,
-} from '../cache/policy/encoding.js';
-import { responseDirectives } from '../cache/policy/index.js';
-import { Encoder } from '../cache/encoder.js';
-import type { Functions } from '../setting/types.js';
+} from '../../cache/policy/encoding.js';
+import { responseDirectives } from '../../cache/policy/index.js';
+import { Encoder } from '../../cache/encoder.js';
+import type { Functions } from '../../setting/types.js';
 import type { Transaction } from './transaction.js';
-import { deliverCached } from './deliver.js';
 import { viewOf } from './stored-view.js';
 
 /** functions.compression of a host as its runtime holds it; undefined when off. */
@@ -58,6 +57,9 @@ function identityOf(obj: CachedObject): CachedObject {
   return copy;
 }
 
+/** The deliver step's answer of a stored object (deliver.ts deliverCached): passed in, a part imports no step. */
+type Deliver = (tx: Transaction, obj: CachedObject, now: number, drop?: readonly string[]) => void;
+
 // Whether a stored object may be compressed, decided on its first hit under the host's rules.
 const decided = new WeakMap<CachedObject, { rules: CompressionRules; ok: boolean }>();
 
@@ -79,7 +81,8 @@ function copyOf(copy: CacheEntryMeta, base: CacheEntryMeta): boolean {
  * compressed, else as deliverCached does. `drop`: fields a no-cache="..." forbids (such an
  * answer goes out as stored, with Vary).
  */
-export function deliverNegotiated(store: TieredStore, tx: Transaction, obj: CachedObject, now: number, drop?: readonly string[]): void {
+export function deliverNegotiated(store: TieredStore, tx: Transaction, obj: CachedObject, now: number, drop: readonly string[] | undefined,
+  deliverCached: Deliver): void {
   const comp = tx.host.compression;
   const method = tx.req.method;
   if (comp === undefined || (method !== 'GET' && method !== 'HEAD') || !encodable(obj, comp.rules)) {

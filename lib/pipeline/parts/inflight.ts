@@ -5,8 +5,8 @@
 // which latecomers fetch on their own rather than pin a huge object in memory. The origin is
 // read at its own pace: a slow client buffers in its own socket and does not slow the others.
 import type { Transaction } from './transaction.js';
-import type { CacheEntryMeta, StoredHeaders } from '../cache/store.js';
-import type { Span } from '../cache/policy/partial.js';
+import type { CacheEntryMeta, StoredHeaders } from '../../cache/store.js';
+import type { Span } from '../../cache/policy/partial.js';
 
 /** How far a piece's buffer is filled; `failed` once the answer broke off (the rest never comes). */
 export interface PieceFill { got: number; failed: boolean; waiting: (() => void)[] }

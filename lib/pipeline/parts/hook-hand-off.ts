@@ -5,8 +5,8 @@
 // acts on travels (key, TTL, result, the origin request's URL and fields): the header edits are
 // already in the request the owner receives, and an answer's vhost can only name the serving host
 // (hook.ts, ownAnswer). Trusted on the internal port only (receive), like the other sibling marks.
-import type { HookRedefinition } from '../hook/answer.js';
-import { isCacheResult } from '../cache/policy/results.js';
+import type { HookRedefinition } from '../../hook/answer.js';
+import { isCacheResult } from '../../cache/policy/results.js';
 
 interface Wire {
   k?: string | undefined;

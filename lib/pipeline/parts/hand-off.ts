@@ -4,8 +4,8 @@ import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import { Pool } from 'undici';
-import { BodyTap } from '../origin/body.js';
-import { classify, Failure } from '../origin/errors.js';
+import { BodyTap } from '../../origin/body.js';
+import { classify, Failure } from '../../origin/errors.js';
 import { endToEndRequestHeaders } from './hop-by-hop.js';
 import { forwardInterim } from './interim.js';
 import { clientAddress, deliverUpstream, hasRequestBody, sendToOrigin } from './proxy.js';
@@ -15,7 +15,7 @@ import { Upload, type TakenBody } from './upload.js';
 
 import { CTX_HEADER, HOOKED_HEADER, SIBLING_HEADER } from './sibling-header.js';
 import { hookedValue } from './hook-hand-off.js';
-import { isCacheResult, TCP_ERROR, TCP_NONE } from '../cache/policy/results.js';
+import { isCacheResult, TCP_ERROR, TCP_NONE } from '../../cache/policy/results.js';
 
 export { SIBLING_HEADER };
 

@@ -5,17 +5,18 @@
 // (the first byte of a range does not wait for the rest of its piece). Once whole, the piece is
 // stored as a span of the representation (an origin 206 stored as partial content, RFC 9111
 // 3.3); a 206 that turns out to be the whole representation is stored as a complete 200.
-import type { CacheEntryMeta, CacheKey, StoredHeaders } from '../cache/store.js';
-import { parseContentRange, spanValidator, spanVariantKey, type Span } from '../cache/policy/partial.js';
-import { originNote } from '../log/host-logs.js';
-import { MAX_STATUS, OriginTrace, statusError, traceAnswered, traceFailed, OriginError } from '../origin/index.js';
+import type { CacheEntryMeta, CacheKey, StoredHeaders } from '../../cache/store.js';
+import { parseContentRange, spanValidator, spanVariantKey, type Span } from '../../cache/policy/partial.js';
+import { computeTimes } from '../../cache/policy/freshness.js';
+import { originNote } from '../../log/host-logs.js';
+import { MAX_STATUS, OriginTrace, statusError, traceAnswered, traceFailed, OriginError } from '../../origin/index.js';
 import type { CacheContext } from './context.js';
 import type { PieceFill, PieceOutcome } from './inflight.js';
-import { CLIENT_CONDITIONALS, withKeyHeaders } from './fetch.js';
+import { CLIENT_CONDITIONALS, withKeyHeaders } from './fetch-keys.js';
 import { endToEndResponseHeaders } from './hop-by-hop.js';
-import { modifyOriginResponse } from './modify.js';
+import { modifyOriginResponse } from './header-edits.js';
 import { originRequestHeaders } from './proxy.js';
-import { entryTimes, fieldsToStore, storableResponse, variantOf, varyOf } from './rules.js';
+import { fieldsToStore, storableResponse, variantOf, varyOf } from './rules.js';
 import type { Transaction } from './transaction.js';
 
 /**
@@ -34,7 +35,7 @@ export function fetchPiece(ctx: CacheContext, tx: Transaction, key: CacheKey, ra
     const headers = originRequestHeaders(tx);
     for (const c of CLIENT_CONDITIONALS) delete headers[c];
     headers.range = `bytes=${range}`;
-    const requestTime = Date.now();
+    const requestTime = ctx.clock.now();
     const trace = tx.origin = new OriginTrace(host.counterSlot);
     if (host.logs !== undefined) trace.note = originNote(tx, 'GET', false, headers);
     let skipStore = false;
@@ -66,7 +67,7 @@ export function fetchPiece(ctx: CacheContext, tx: Transaction, key: CacheKey, ra
         // is given up: giving it up aborts the exchange, which would trace a Client-Close).
         if (upstream.statusCode > MAX_STATUS) { onError(statusError(upstream.statusCode)); body.discard(); return; }
         traceAnswered(trace, upstream.statusCode);
-        const cachedAt = Date.now();
+        const cachedAt = ctx.clock.now();
         const resHeaders = endToEndResponseHeaders(upstream.headers);
         if (host.net?.backModify !== undefined) modifyOriginResponse(tx, resHeaders);
         const length = Number(resHeaders['content-length'] ?? -1);
@@ -183,7 +184,7 @@ function spanMeta(key: CacheKey, span: Span, stored: StoredHeaders, vary: string
   const full: StoredHeaders = { ...stored, 'content-length': String(span.total) };
   delete full['content-range'];
   if (!storableResponse('GET', tx.req.headers, 200, full, host.cachePolicy)) return undefined;
-  const times = entryTimes(200, full, requestTime, cachedAt, host.cachePolicy);
+  const times = computeTimes({ status: 200, headers: full }, { requestTime, cachedAt }, host.cachePolicy);
   const size = span.end - span.start + 1;
   return {
     key, variantKey: whole ? base : spanVariantKey(span.start, base), vary, status: whole ? 200 : 206,

@@ -5,22 +5,23 @@
 import { ServerResponse, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 import type { HostRuntime } from './host-runtime.js';
-import type { CacheResult } from '../cache/policy/results.js';
-import type { OriginTrace } from '../origin/index.js';
-import type { Connection, Protocol, RecordFields } from '../record/transaction.js';
+import type { CacheResult } from '../../cache/policy/results.js';
+import type { OriginTrace } from '../../origin/index.js';
+import type { Connection, Protocol, RecordFields } from '../../record/transaction.js';
 import { isH2 } from './h2.js';
 import { workerCounters } from './counters.js';
 import { newContextId } from './context-ids.js';
 
 /** Routings one request may take (rewrites and fallbacks together); the next one is a loop. */
 export const MAX_ROUTINGS = 10;
-import type { HeaderEdit } from '../network/header-edit.js';
-import type { ServiceCode } from '../network/fallbacks.js';
+import type { HeaderEdit } from '../../network/header-edit.js';
+import type { ServiceCode } from '../../network/fallbacks.js';
 import { serviceStatus } from './fallback.js';
-import { editOutgoing } from './modify.js';
+import { editOutgoing } from './header-edits.js';
 import type { SettingTrace } from './setting-trace.js';
-import type { HookRedefinition } from '../hook/answer.js';
-import type { PagedeskRuntime } from '../pagedesk/producer.js';
+import type { HookRedefinition } from '../../hook/answer.js';
+import type { PagedeskRuntime } from '../../pagedesk/producer.js';
+import type { RuntimeState } from './runtime-state.js';
 
 /** A dual-stack (`::`) listener reports IPv4 peers as `::ffff:a.b.c.d`: logged as `a.b.c.d`. */
 function plainAddress(a: string | undefined): string {
@@ -120,6 +121,11 @@ export class TransactionRecord implements RecordFields {
    * (`x-fallback`, `%L`) and the serviceCode of the last one; undefined when none.
    */
   fallback: { statuses: number[]; hosts: string[]; code: ServiceCode } | undefined = undefined;
+  /** The worker's state the steps read (routing, limits, the driver); set at receive. */
+  runtime: RuntimeState | undefined = undefined;
+  /** The service port the request came in on (undefined: the internal sibling port) and its local address. */
+  port: number | undefined = undefined;
+  localAddress: string | undefined = undefined;
   /** Serves the transaction again from the rule stages (a fallback); set for hosts with fallbacks. */
   reroute: ((hostName: string | undefined) => void) | undefined = undefined;
   /** URL rewrites applied (each one a routing; at most MAX_ROUTINGS), counted as URLRewrite. */
@@ -233,6 +239,7 @@ export type TransactionJSON = Pick<TransactionRecord, PlainField> & {
 /** A transaction routed to a virtual host: what the serving stages see. */
 export interface Transaction extends TransactionRecord {
   host: HostRuntime;
+  runtime: RuntimeState;
 }
 
 /** Set on a connection once an answer on it was written with `Connection: close`. */

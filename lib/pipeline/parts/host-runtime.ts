@@ -1,23 +1,23 @@
 // A virtual host as the worker runs it: its resolved setting plus the live objects built from it
 // (the origin client). Built once per setting load, never per request.
-import type { CachePolicyOptions } from '../cache/policy/index.js';
-import { OriginSet } from '../origin/index.js';
-import type { ResolvedHost } from '../setting/types.js';
+import type { CachePolicyOptions } from '../../cache/policy/index.js';
+import { OriginSet } from '../../origin/index.js';
+import type { ResolvedHost } from '../../setting/types.js';
 import { uploadLimits, type UploadLimits } from './upload.js';
-import type { Listen, RoutableHost } from '../routing/vhost-table.js';
+import type { Listen, RoutableHost } from '../../routing/vhost-table.js';
 import { workerCounters } from './counters.js';
 import { directoryStatsOf, type DirectoryStats } from './directory-stats.js';
-import { hostLogsOf, type HostLogs } from '../log/host-logs.js';
-import { reportError } from '../log/global/report.js';
-import type { DnsRecord } from '../origin/dns.js';
-import type { ProbeRecord } from '../origin/index.js';
-import { systemLog } from '../log/system-log.js';
-import { compileNetwork, type NetworkRules } from '../network/rules.js';
-import { compileFallbacks, type FallbackRule } from '../network/fallbacks.js';
-import { compileHostRules, type HostRules } from '../rules/host-rules.js';
-import type { CountryLookup } from '../rules/conditions.js';
-import { compileHook, type HookRule } from '../hook/rule.js';
-import type { PagedeskRuntime } from '../pagedesk/producer.js';
+import { hostLogsOf, type HostLogs } from '../../log/host-logs.js';
+import { reportError } from '../../log/global/report.js';
+import type { DnsRecord } from '../../origin/dns.js';
+import type { ProbeRecord } from '../../origin/index.js';
+import { systemLog } from '../../log/system-log.js';
+import { compileNetwork, type NetworkRules } from '../../network/rules.js';
+import { compileFallbacks, type FallbackRule } from '../../network/fallbacks.js';
+import { compileHostRules, type HostRules } from '../../rules/host-rules.js';
+import type { CountryLookup } from '../../rules/conditions.js';
+import { compileHook, type HookRule } from '../../hook/rule.js';
+import type { PagedeskRuntime } from '../../pagedesk/producer.js';
 import { compressionOf, type HostCompression } from './encode.js';
 
 /** This host's runtime as a facade of `target` (mode.facadeHost): its statistics and logs kept. */

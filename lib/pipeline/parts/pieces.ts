@@ -7,17 +7,18 @@
 // is not out yet is served from the new representation, one whose status line is out is cut.
 import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import type { CacheEntryMeta, CacheKey, StoredHeaders } from '../cache/store.js';
-import { parseContentRange, pieceAt, planSegments, spanBase, spanValidator, type Span } from '../cache/policy/partial.js';
-import { TCP_ERROR, TCP_HIT, TCP_MISS } from '../cache/policy/results.js';
+import type { CacheEntryMeta, CacheKey, StoredHeaders } from '../../cache/store.js';
+import { parseContentRange, pieceAt, planSegments, spanBase, spanValidator, type Span } from '../../cache/policy/partial.js';
+import { TCP_ERROR, TCP_HIT, TCP_MISS } from '../../cache/policy/results.js';
 import type { CacheContext } from './context.js';
-import { answerHeaders, NOT_MODIFIED_FIELDS } from './deliver.js';
-import { fetchAndStore, keyString } from './fetch.js';
+import { answerHeaders, NOT_MODIFIED_FIELDS, viewOf } from './stored-view.js';
+import { keyString } from './fetch-keys.js';
 import type { PieceOutcome } from './inflight.js';
 import { fetchPiece, isWhole, moreOf } from './piece-fetch.js';
 import { proxyToOrigin } from './proxy.js';
 import { sendError } from './respond.js';
-import { conditionalResult, freshnessDecision, rangeOf, variantOf, type RequestControl } from './rules.js';
+import { conditionalResult, variantOf } from './rules.js';
+import { evaluateRange, freshnessDecision, type HeaderMap, type RequestControl } from '../../cache/policy/index.js';
 import type { Transaction } from './transaction.js';
 
 /** What the spans at hand say about the representation, and where each span's bytes are. */
@@ -62,15 +63,15 @@ async function run(ctx: CacheContext, tx: Transaction, key: CacheKey, metas: rea
   seed: Piece | undefined): Promise<void> {
   const partSize = tx.host.pieces!.partSize;
   const rangeField = tx.req.headers.range;
-  let known = seed === undefined ? knownFrom(ctx, tx, key, metas, control) : fromPiece(key, seed);
+  let known = seed === undefined ? knownFrom(ctx, tx, key, metas, control) : fromPiece(ctx, key, seed);
   let fetched = seed !== undefined;
   if (known === undefined) {
     const o = await fetchPiece(ctx, tx, key, firstRange(rangeField, partSize));
     fetched = true;
     if (!usable(o, tx)) { passOn(ctx, tx, key, o, control); return; }
-    known = fromPiece(key, o);
+    known = fromPiece(ctx, key, o);
   }
-  const now = Date.now();
+  const now = ctx.clock.now();
   // Client conditionals are answered from what the spans say of the object (RFC 9110 13.2.2).
   const cond = conditionalResult('GET', tx.req.headers, 200, known.headers);
   if (cond !== 'proceed') {
@@ -80,7 +81,7 @@ async function run(ctx: CacheContext, tx: Transaction, key: CacheKey, metas: rea
     return;
   }
   const total = known.total;
-  const range = rangeField === undefined ? undefined : rangeOf('GET', tx.req.headers, 200, known.headers, total);
+  const range = rangeField === undefined ? undefined : evaluateRange('GET', tx.req.headers as HeaderMap, { status: 200, headers: known.headers }, total);
   if (range?.type === 'unsatisfiable') {
     tx.cacheResult ??= fetched ? TCP_MISS : TCP_HIT;
     writeHead(tx, known, 416, 0, -1, !fetched, now);
@@ -169,7 +170,7 @@ async function writeFromPiece(res: ServerResponse, piece: Piece, from: number, t
 
 /** The spans usable for this request: its variant, fresh, under the newest span's validator. */
 function knownFrom(ctx: CacheContext, tx: Transaction, key: CacheKey, metas: readonly CacheEntryMeta[], control: RequestControl): Known | undefined {
-  const now = Date.now();
+  const now = ctx.clock.now();
   let k: Known | undefined;
   const others: CacheEntryMeta[] = [];
   // The newest span names the representation (the list is in no promised order).
@@ -181,7 +182,8 @@ function knownFrom(ctx: CacheContext, tx: Transaction, key: CacheKey, metas: rea
     const span = parseContentRange(Array.isArray(cr) ? undefined : cr);
     const validator = spanValidator(m.headers);
     if (span === undefined || validator === undefined) continue;
-    if (freshnessDecision(m, tx.req.headers, control, now, tx.host.cachePolicy).kind !== 'fresh') continue;
+    const view = viewOf(m);
+    if (freshnessDecision(m, tx.req.headers as HeaderMap, control, now, tx.host.cachePolicy, view.cc, view.namedFields).kind !== 'fresh') continue;
     k ??= { total: span.total, validator, headers: m.headers, meta: m, spans: [], sources: [] };
     if (validator !== k.validator || span.total !== k.total) { others.push(m); continue; }
     k.spans.push(span);
@@ -196,8 +198,8 @@ function usable(o: PieceOutcome, tx: Transaction): o is Piece {
   return o.kind === 'piece' && o.base === variantOf(o.vary, tx.req.headers) && (o.validator !== undefined || isWhole(o.span));
 }
 
-function fromPiece(key: CacheKey, o: Piece): Known {
-  const now = Date.now();
+function fromPiece(ctx: CacheContext, key: CacheKey, o: Piece): Known {
+  const now = ctx.clock.now();
   const meta: CacheEntryMeta = {
     key, variantKey: o.base, vary: o.vary, status: 200, headers: o.headers, requestTime: now, cachedAt: now, staleAt: now, deleteAt: now, size: o.span.total,
   };
@@ -238,7 +240,7 @@ function passOn(ctx: CacheContext, tx: Transaction, key: CacheKey, o: PieceOutco
   if (o.kind === 'whole') {
     // The origin ignores Range for this object: fetched and stored whole, as without pieces.
     noteNoRanges(ctx, key);
-    fetchAndStore(ctx, tx, { key, mayStore: !control.noStore, result: TCP_MISS });
+    ctx.fetchWhole(tx, key, !control.noStore);
     return;
   }
   // Another status (416, 404, 5xx), another variant, or content without a strong validator:

@@ -1,7 +1,7 @@
 // What the proxy forwards of a message: not its hop-by-hop fields (RFC 9110 7.6.1; the list is
 // lib/http/hop-by-hop.ts, shared with the cache), nor any field the Connection header names.
 import type { IncomingHttpHeaders } from 'node:http';
-import { connectionListed, isHopByHop } from '../http/hop-by-hop.js';
+import { connectionListed, isHopByHop } from '../../http/hop-by-hop.js';
 
 /** Our Via entry (RFC 9110 7.6.3), added to what we forward and to what we answer from the cache. */
 export const VIA = '1.1 svc';

@@ -6,10 +6,10 @@
 // up to 2^53, far beyond what a worker lives to see. The statistics work reads deltas
 // (takeDeltas) once a second and ships them to the primary, so a restarted worker never makes a
 // node total go backwards or count twice.
-import { CACHE_RESULT_INDEX, CACHE_RESULTS } from '../cache/policy/results.js';
+import { CACHE_RESULT_INDEX, CACHE_RESULTS } from '../../cache/policy/results.js';
 import {
   CLIENT_HISTOGRAM_AT, FIELD_INDEX, GAUGE_STRIDE, ORIGIN_HISTOGRAM_AT, RESULTS_AT, STRIDE, TIME_BUCKETS_MS,
-} from '../record/counter-layout.js';
+} from '../../record/counter-layout.js';
 import type { TransactionRecord } from './transaction.js';
 
 const F = FIELD_INDEX;

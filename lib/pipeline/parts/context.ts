@@ -1,15 +1,18 @@
 // What the cache stages of one worker share: the store, the fetches in flight, limits, and the
 // other workers of the node.
-import type { Invalidation } from '../cache/commands/invalidate.js';
-import type { Target } from '../cache/commands/targets.js';
-import type { PurgeCall } from '../ipc/messages.js';
-import type { TieredStore } from '../cache/tiered-store.js';
-import type { CacheKey } from '../cache/store.js';
+import type { Invalidation } from '../../cache/commands/invalidate.js';
+import type { Target } from '../../cache/commands/targets.js';
+import type { PurgeCall } from '../../ipc/messages.js';
+import type { TieredStore } from '../../cache/tiered-store.js';
+import type { CacheKey } from '../../cache/store.js';
 import type { InflightTable } from './inflight.js';
 import type { Transaction } from './transaction.js';
+import type { Clock } from './clock.js';
 
 export interface CacheContext {
   store: TieredStore;
+  /** Where the cache stages read the time: a stored copy's age, its freshness, its times. */
+  clock: Clock;
   inflight: InflightTable;
   /** Bytes of an object in flight kept for clients that join late. */
   maxReplayBytes: number;
@@ -17,6 +20,8 @@ export interface CacheContext {
   noRanges: Set<string>;
   /** Serves a miss from pieces (set by the cache stage; fetch.ts hands over objects too large to store whole). */
   toPieces: (tx: Transaction, key: CacheKey) => void;
+  /** A miss fetched and stored whole (fetch.ts; set by the cache stage): pieces.ts hands over an object whose origin ignores Range. */
+  fetchWhole: (tx: Transaction, key: CacheKey, mayStore: boolean) => void;
 }
 
 /**

@@ -2,8 +2,10 @@
 // beside it. A stored object never changes (MemoryStore.updateMeta replaces it, a 304 merge makes
 // a new one), so its parsed Cache-Control, its initial age and the fields of a full answer hold
 // for every hit; per request only what depends on the time (Age) or the request is computed.
-import { fieldsToStrip, initialAge, responseDirectives, type ResponseDirectives } from '../cache/policy/index.js';
-import type { CacheEntryMeta } from '../cache/store.js';
+import { fieldsToStrip, initialAge, responseDirectives, type ResponseDirectives } from '../../cache/policy/index.js';
+import type { CacheEntryMeta, StoredHeaders } from '../../cache/store.js';
+import { TCP_MISS } from '../../cache/policy/results.js';
+import type { Transaction } from './transaction.js';
 import { VIA } from './hop-by-hop.js';
 
 /** Opt-in (SVC_DEBUG_HEADERS=1): answers name the worker that sent them, for tracing. */
@@ -80,4 +82,24 @@ export function fullAnswerHead(view: StoredView, age: number, result: string): (
   head[n - 3] = String(age);
   head[n - 1] = result;
   return head;
+}
+
+/** Fields a 304 carries from the stored response (RFC 9110 15.4.5). */
+export const NOT_MODIFIED_FIELDS = ['cache-control', 'content-location', 'date', 'etag', 'expires', 'vary', 'last-modified'];
+
+/**
+ * Stored fields plus Age, Via and the cache result, ready for writeHead. `fromCache` false: the
+ * answer to the request that fetched it, which gets no Age of ours (RFC 9111 5.1: Age implies
+ * the response was not generated or validated by the origin for this request).
+ */
+export function answerHeaders(meta: CacheEntryMeta, headers: StoredHeaders, now: number, tx: Transaction, drop?: readonly string[],
+  fromCache = true): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const name in headers) out[name] = headers[name]!;
+  if (drop !== undefined) for (const d of drop) delete out[d];
+  if (fromCache) out.age = String(ageAt(viewOf(meta), meta, now));
+  out.via = viaWith(headers.via);
+  out['x-cache'] = tx.cacheResult ?? TCP_MISS;
+  if (DEBUG_WORKER !== undefined) out['x-svc-worker'] = DEBUG_WORKER;
+  return out;
 }

@@ -2,7 +2,7 @@
 // host that enables them has each transaction counted once more per statistics directory of its
 // URL, in a counter row of its own named `<host>\0<directory>` (the primary keeps those rows out
 // of the node's sums). Only such hosts pay for it: a lookup of the directory's row per level.
-import { DIRECTORY_SEPARATOR } from '../record/counter-layout.js';
+import { DIRECTORY_SEPARATOR } from '../../record/counter-layout.js';
 import type { Counters } from './counters.js';
 import type { TransactionRecord } from './transaction.js';
 

@@ -5,8 +5,8 @@
 // the entry's serviceCode. Routings count against the 10 of a request (urlRewrites included);
 // past them the answer goes out as it is. GET and HEAD only (and cached POSTs, whose body is
 // kept): another method's body is gone once its first answer comes.
-import { findFallback } from '../network/fallbacks.js';
-import { splitRewritten } from '../rules/rewrites.js';
+import { findFallback } from '../../network/fallbacks.js';
+import { splitRewritten } from '../../rules/rewrites.js';
 import { ruleInput } from './rule-input.js';
 import { MAX_ROUTINGS, type Transaction, type TransactionRecord } from './transaction.js';
 
