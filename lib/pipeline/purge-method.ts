@@ -4,13 +4,14 @@
 // HARDPURGE are refused by the HTTP parser (501), so `X-Invalidate: expire | hardpurge` selects
 // those operations on a PURGE. purge.purge2expire and purge.resCodeNoCtrlTarget apply as they do
 // to /command/purge. "Every origin address excluded" is judged by the receiving worker's view.
-// As for those, every worker's fetches of the targets settle before the index changes and every
-// worker's memory copies are gone before the answer.
-import { effectiveKind, noTargetStatus } from '../cache/commands/purge-mode.js';
+// The steps are those of every invalidation (lib/cache/commands/invalidation-path.ts): every
+// worker's fetches of the targets settle before the index changes and every worker's memory
+// copies are gone before the answer.
+import { invalidate } from '../cache/commands/invalidation-path.js';
 import { parseTargets, TargetError, type Target } from '../cache/commands/targets.js';
 import { keyTargets } from '../cache/key.js';
 import { withEditTargets } from '../pagedesk/targets.js';
-import { memoryItems, runInvalidation, type InvalidateKind, type InvalidateResult, type Invalidation } from '../cache/commands/invalidate.js';
+import { runInvalidation, type InvalidateKind, type Invalidation } from '../cache/commands/invalidate.js';
 import type { AccessControl } from '../access/access.js';
 import { PRODUCT_VERSION } from '../version.js';
 import type { Transaction } from './transaction.js';
@@ -63,16 +64,14 @@ export async function purgeByMethod(tx: Transaction, store: TieredStore, access:
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(tx.req.headers)) if (typeof v === 'string') headers[k] = v;
   sides.recognized({ target: tx.urlReceived, headers, port: tx.serverPort });
-  await sides.settle(targets);
   const asked = requested as InvalidateKind;
   const allExcluded = (): boolean => tx.host.origin.allExcluded();
-  const total: InvalidateResult = { Count: 0, Size: 0, Time: 0 };
-  for (const t of targets) {
-    const r = await runInvalidation(store, effectiveKind(asked, t, purge.purge2expire), [t], { allExcluded });
-    total.Count += r.Count; total.Size += r.Size; total.Time += r.Time;
-  }
-  await sides.announce(memoryItems(targets));
+  // The node's one invalidation path, its steps taken by this worker and its peers.
+  const { result: total, status } = await invalidate(asked, targets, {
+    settle: (list) => sides.settle(list),
+    apply: (k, list) => runInvalidation(store, k, list, { allExcluded }),
+    dropMemory: (items) => sides.announce(items),
+  }, () => purge);
   tx.cacheResult = TCP_NONE;
-  const status = total.Count === 0 ? noTargetStatus(targets, () => purge) : 200;
   answer(tx, status, { version: PRODUCT_VERSION, method: asked, status: 'OK', result: total, reason: null });
 }

@@ -5,9 +5,10 @@
 // A call may name any number of targets (a purge of 100,000 URLs is one POST): they are parsed
 // and run SLICE at a time, each slice a turn of the primary's event loop at most, so the
 // management API and the bus go on answering while a large invalidation runs.
-import { effectiveKind, noTargetStatus, type PurgeSettings } from '../cache/commands/purge-mode.js';
+import { effectiveKind, type PurgeSettings } from '../cache/commands/purge-mode.js';
+import { addOutcome, invalidate, type InvalidationOutcome, type InvalidationSides } from '../cache/commands/invalidation-path.js';
 import { parsePieces, TargetError, urlPieces, type Target } from '../cache/commands/targets.js';
-import { memoryItems, type InvalidateKind, type InvalidateResult } from '../cache/commands/invalidate.js';
+import type { InvalidateKind } from '../cache/commands/invalidate.js';
 import { toWire } from '../ipc/wire.js';
 import { VhostTable } from '../routing/vhost-table.js';
 import { resolveHosts } from '../setting/resolve.js';
@@ -26,8 +27,6 @@ const NO_KEY_RULE = { rule: undefined, post: false };
  */
 const SLICE = 1000;
 const nextTurn = (): Promise<void> => new Promise((r) => setImmediate(r));
-
-export interface InvalidationOutcome { kind: InvalidateKind; result: InvalidateResult; /** HTTP status: purge.resCodeNoCtrlTarget when nothing matched. */ status: number }
 
 export class InvalidationService {
   private lastHost: string | undefined;
@@ -126,41 +125,30 @@ export class InvalidationService {
   }
 
   /**
-   * Runs a command. `before`: only copies cached before then (a queued command, see
+   * Runs a command through the node's one invalidation path (lib/cache/commands/invalidation-path),
+   * SLICE targets at a time. `before`: only copies cached before then (a queued command, see
    * AsyncInvalidationQueue). A purge does nothing for a host whose every origin address is
    * excluded in every live worker: no worker could fetch the object again.
    */
   async run(kind: InvalidateKind, targets: Target[], sec?: number, before?: number): Promise<InvalidationOutcome> {
-    const total: InvalidateResult = { Count: 0, Size: 0, Time: 0 };
+    let total: InvalidationOutcome = { kind, result: { Count: 0, Size: 0, Time: 0 }, status: 200 };
     for (let i = 0; i < targets.length; i += SLICE) {
       if (i > 0) await nextTurn();
-      const r = await this.runSlice(kind, targets.slice(i, i + SLICE), sec, before);
-      total.Count += r.Count; total.Size += r.Size; total.Time += r.Time;
+      total = addOutcome(total, await invalidate(kind, targets.slice(i, i + SLICE), this.sides(sec, before), this.purgeSettings));
     }
-    return { kind, result: total, status: total.Count === 0 ? noTargetStatus(targets, this.purgeSettings) : 200 };
+    return total;
   }
 
-  /** One slice of a command: settled, run per effective kind, memory copies dropped. */
-  private async runSlice(kind: InvalidateKind, targets: Target[], sec?: number, before?: number): Promise<InvalidateResult> {
-    const groups = new Map<InvalidateKind, Target[]>();
-    for (const t of targets) {
-      const k = this.kindFor(kind, t);
-      const list = groups.get(k);
-      if (list === undefined) groups.set(k, [t]);
-      else list.push(t);
-    }
-    const purged = groups.get('purge');
-    const excluded = purged === undefined ? [] : await this.bridge.excludedEverywhere([...new Set(purged.map((t) => t.vhost))]);
-    // What the workers are fetching now was requested before: it must not land after the index
-    // is changed, and what is already being written must be there when it is.
-    await this.bridge.settle(targets.map(toWire));
-    const total: InvalidateResult = { Count: 0, Size: 0, Time: 0 };
-    for (const [k, list] of groups) {
-      const r = await this.bridge.call('invalidate', { kind: k, targets: list.map(toWire), sec, before, excluded });
-      total.Count += r.Count; total.Size += r.Size; total.Time += r.Time;
-    }
-    await this.bridge.dropMemory(memoryItems(targets));
-    return total;
+  /** The steps as the primary takes them: each over RPC, the index change by one worker. */
+  private sides(sec: number | undefined, before: number | undefined): InvalidationSides {
+    return {
+      settle: (targets) => this.bridge.settle(targets.map(toWire)),
+      apply: async (k, list) => {
+        const excluded = k === 'purge' ? await this.bridge.excludedEverywhere([...new Set(list.map((t) => t.vhost))]) : [];
+        return this.bridge.call('invalidate', { kind: k, targets: list.map(toWire), sec, before, excluded });
+      },
+      dropMemory: (items) => this.bridge.dropMemory(items),
+    };
   }
 
   fileinfo(vhost: string, url: string): Promise<Record<string, unknown>[]> {
