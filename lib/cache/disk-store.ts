@@ -11,7 +11,7 @@ import { DiskSink, DiskWriter } from './disk-write.js';
 import { WriterChannel } from './disk/writer-channel.js';
 import { DiskObject, rowToMeta, rowToRecord, type DiskRecord } from './disk/disk-object.js';
 import { countCacheEvent } from './events.js';
-import { IndexDb, type IndexRow, type Released } from './index-db.js';
+import { IndexDb, type IndexRow, type LightRow, type Released } from './index-db.js';
 import { INVALIDATED_HARDPURGED, prefixUpperBound, type PrefixMark } from './prefix.js';
 import { RangeMarks, type RangeKind, type RangeMarkOptions } from './range-marks.js';
 import type { CacheEntryMeta, CacheKey, CacheStore, CachedObject } from './store.js';
@@ -73,6 +73,8 @@ interface DiskState extends DiskInfo {
 }
 
 type Patch = Parameters<CacheStore['updateMeta']>[2];
+/** What an operator command does to a row it picked: removes it, leaves a tombstone, or marks it. */
+type RowAct = 'remove' | 'tombstone' | ((r: PrefixRowView) => PrefixMark);
 
 export class DiskStore implements CacheStore {
   readonly index: IndexDb;
@@ -210,16 +212,52 @@ export class DiskStore implements CacheStore {
    * not a range). Returns how many rows were acted on and their body bytes.
    */
   async applyByPrefix(vhost: string, prefix: string, pick: (r: PrefixRowView) => boolean,
-    act: 'remove' | 'tombstone' | ((r: PrefixRowView) => PrefixMark), exact = false): Promise<{ count: number; size: number }> {
+    act: RowAct, exact = false): Promise<{ count: number; size: number }> {
+    let after: [string, string] | undefined;
+    return this.applyPages((): LightRow[] => {
+      const rows = exact ? (after === undefined ? this.index.rowsOfUrl(vhost, prefix) : []) : this.index.lightPage(vhost, prefix, after, 2000);
+      if (rows.length > 0) { const last = rows[rows.length - 1]!; after = [last.url, last.variant]; }
+      return rows;
+    }, pick, act);
+  }
+
+  /** Purge / expire / expireafter of every row tagged `tag` by set-based page updates (range-marks.ts). */
+  async markTag(vhost: string, tag: string, kind: RangeKind, o: RangeMarkOptions): Promise<{ count: number; size: number }> {
+    const marks = this.rangeMarks ??= new RangeMarks(this.index.db);
+    let count = 0;
+    let size = 0;
+    for (let lo = 0, pages = 0; pages < 1_000_000; pages++) {
+      const hi = marks.tagPageEnd(vhost, tag, lo) ?? Number.MAX_SAFE_INTEGER;
+      const page = this.index.batch(() => marks.markTagPage(vhost, tag, lo, hi, kind, o));
+      count += page.count;
+      size += page.size;
+      if (hi === Number.MAX_SAFE_INTEGER) break;
+      lo = hi;
+      await new Promise((r) => setImmediate(r));
+    }
+    return { count, size };
+  }
+
+  /** As applyByPrefix, over the rows the origin tagged `tag` (entry_tags, in id order): hardpurge. */
+  async applyByTag(vhost: string, tag: string, pick: (r: PrefixRowView) => boolean, act: RowAct): Promise<{ count: number; size: number }> {
+    let after = 0;
+    return this.applyPages((): LightRow[] => {
+      const rows = this.index.tagPage(vhost, tag, after, 2000);
+      if (rows.length > 0) after = rows[rows.length - 1]!.id;
+      return rows;
+    }, pick, act);
+  }
+
+  /** `page` gives the next page of rows (2,000 at most), each acted on in one short transaction. */
+  private async applyPages(page: () => LightRow[], pick: (r: PrefixRowView) => boolean, act: RowAct): Promise<{ count: number; size: number }> {
     const now = this.now();
     let count = 0;
     let size = 0;
-    let after: [string, string] | undefined;
-    // Pages of 2,000 rows, each one short transaction, with requests served in between.
+    // Requests are served between the pages.
     for (let pages = 0; pages < 1_000_000; pages++) {
       const released: Released = { paths: [] };
       const n = this.index.batch(() => {
-        const rows = exact ? (after === undefined ? this.index.rowsOfUrl(vhost, prefix) : []) : this.index.lightPage(vhost, prefix, after, 2000);
+        const rows = page();
         for (const r of rows) {
           const view: PrefixRowView = { url: r.url, size: r.size, invalidated: r.invalidated, staleAt: r.stale_at, cachedAt: r.cached_at };
           if (!pick(view)) continue;
@@ -229,7 +267,6 @@ export class DiskStore implements CacheStore {
           else if (act === 'tombstone') this.index.tombstoneRow(r, released, now);
           else this.index.markLight(r, act(view), now);
         }
-        if (rows.length > 0) { const last = rows[rows.length - 1]!; after = [last.url, last.variant]; }
         return rows.length;
       });
       await this.unlinkAll(released);

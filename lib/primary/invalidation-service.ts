@@ -7,7 +7,8 @@
 // management API and the bus go on answering while a large invalidation runs.
 import { effectiveKind, type PurgeSettings } from '../cache/commands/purge-mode.js';
 import { addOutcome, invalidate, type InvalidationOutcome, type InvalidationSides } from '../cache/commands/invalidation-path.js';
-import { parsePieces, TargetError, urlPieces, type Target } from '../cache/commands/targets.js';
+import { parsePieces, tagTargets, TargetError, urlPieces, type Target } from '../cache/commands/targets.js';
+import { splitTags, tagProblem } from '../cache/tags.js';
 import type { InvalidateKind } from '../cache/commands/invalidate.js';
 import { toWire } from '../ipc/wire.js';
 import { VhostTable } from '../routing/vhost-table.js';
@@ -114,6 +115,24 @@ export class InvalidationService {
     const { targets } = parsePieces([text], this.knownHost, vhost);
     if (targets.length === 0) throw new TargetError('url names no target');
     return withEditTargets(keyTargets(targets, this.keyOf), this.keywordOf);
+  }
+
+  /**
+   * The targets of `tags` (each split at spaces and commas) on the host `vhost` names (a name or
+   * an alias), or on every enabled host; throws TargetError (400) for a bad tag or an unknown host.
+   */
+  tagTargets(tags: readonly string[], vhost: string | undefined): Target[] {
+    const split = tags.flatMap((t) => { const s = splitTags(t); return s.length === 0 ? [''] : s; });
+    const problem = tagProblem(split);
+    if (problem !== undefined) throw new TargetError(problem);
+    let hosts: string[];
+    if (vhost === undefined) hosts = this.setting().hosting.filter((h) => h.enable !== false).map((h) => h.name);
+    else {
+      const name = this.knownHost(vhost.toLowerCase());
+      if (name === undefined) throw new TargetError(`unknown virtual host: ${vhost}`);
+      hosts = [name];
+    }
+    return tagTargets([...new Set(split)], hosts);
   }
 
   /** Fleet hooks (propagation, bus): each API call accepted here, before it runs. */
