@@ -89,10 +89,10 @@ export async function runInvalidation(store: TieredStore, kind: InvalidateKind,
     // URLs and hardpurge (which deletes body files) go row by row.
     const marks = { now: Date.now(), before: Math.min(before, Number.MAX_SAFE_INTEGER), at: Date.now() + (opts.sec ?? 86400) * 1000 };
     const disk = t.tag !== undefined
-      ? (kind === 'hardpurge' ? await store.disk.applyByTag(t.vhost, t.tag, pick, act) : await store.disk.markTag(t.vhost, t.tag, kind, marks))
+      ? (kind === 'hardpurge' ? await store.disk.commands.applyByTag(t.vhost, t.tag, pick, act) : await store.disk.commands.markTag(t.vhost, t.tag, kind, marks))
       : (t.wildcard && t.match === undefined && kind !== 'hardpurge'
-        ? await store.disk.markRange(t.vhost, t.prefix, kind, marks)
-        : undefined) ?? await store.disk.applyByPrefix(t.vhost, t.prefix, pick, act, !t.wildcard);
+        ? await store.disk.commands.markRange(t.vhost, t.prefix, kind, marks)
+        : undefined) ?? await store.disk.commands.applyByPrefix(t.vhost, t.prefix, pick, act, !t.wildcard);
     const counted = count;
     count += disk.count;
     size += disk.size;
