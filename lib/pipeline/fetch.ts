@@ -1,6 +1,7 @@
 // Stage "fetch" for cacheable requests: one origin fetch per key (coalesced), the answer
 // streamed to every waiting client while it is written to the store. An answer that may not be
 // stored is not shared either: the first client gets it, the others go to the origin themselves.
+import { takeTags } from '../cache/tags.js';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { HostRuntime } from './parts/host-runtime.js';
@@ -131,6 +132,7 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
     const cachedAt = ctx.clock.now();
     const resHeaders = endToEndResponseHeaders(upstream.headers);
     if (tx.host.net?.backModify !== undefined) modifyOriginResponse(tx, resHeaders);
+    const tags = takeTags(resHeaders, tx.host.tags);
     if (plan.intercept !== undefined && plan.intercept(upstream.statusCode, resHeaders, f)) {
       body.discard();
       ctx.inflight.finish(f);
@@ -162,6 +164,7 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
       return;
     }
     const meta = newEntryMeta(plan.key, upstream.statusCode, resHeaders, tx.req.headers, requestTime, cachedAt, tx.host, tx.hook?.cacheTtl);
+    if (tags !== undefined) meta.tags = tags;
     const vary = meta.vary;
     const writeHead = (w: Transaction): void => {
       w.cacheResult ??= plan.result;

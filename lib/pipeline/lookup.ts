@@ -46,7 +46,7 @@ export function lookupStep(tx: Transaction): typeof DONE {
 /** An asynchronous command waiting in the primary's queue (pre-cache control). */
 export interface PrectrlEntry { vhost: string; kind: InvalidateKind; target: Target; queuedAt: number }
 
-const prectrlId = (e: PrectrlEntry): string => `${e.vhost}\n${e.kind}\n${e.queuedAt}\n${e.target.prefix}`;
+const prectrlId = (e: PrectrlEntry): string => `${e.vhost}\n${e.kind}\n${e.queuedAt}\n${e.target.tag === undefined ? e.target.prefix : `\u0000${e.target.tag}`}`;
 
 const POST_BYPASS = { postMethod: { enable: true } };
 const NO_METAS: CacheEntryMeta[] = [];
@@ -120,6 +120,7 @@ export class CacheStage {
    * (they store nothing) and the writes already ending land, so the invalidation sees them.
    */
   settle(t: Target): Promise<void> {
+    if (t.tag !== undefined) return this.ctx.inflight.retireTagged(t.vhost, t.tag);
     return this.ctx.inflight.retire(t.vhost, t.prefix, t.wildcard);
   }
 
@@ -197,7 +198,7 @@ export class CacheStage {
   };
 
   /** A request for content a queued command names: as if the command had run already. */
-  private serveUnderCommand(tx: Transaction, key: CacheKey, control: RequestControl, { kind, queuedAt }: PrectrlEntry): void {
+  private serveUnderCommand(tx: Transaction, key: CacheKey, control: RequestControl, entry: PrectrlEntry): void {
     this.ctx.store.variants(key).then((variants) => {
       const meta = variants.find((m) => variantMatches(m, tx.req.headers));
       return meta === undefined ? undefined : this.ctx.store.get(key, meta.variantKey);
@@ -205,11 +206,25 @@ export class CacheStage {
       if (obj === undefined) { this.miss(tx, key, control); return; }
       // Cached (or revalidated) since the command was queued: the command is done for this copy,
       // and the queued command will leave it alone too (runInvalidation's `before`).
-      if (obj.cachedAt >= queuedAt) { this.found(tx, key, obj, control); return; }
-      if (kind === 'hardpurge') { this.miss(tx, key, control); return; }
-      if (this.handedOff(tx)) return;
-      this.refresh(tx, key, obj, control, kind === 'purge' ? 1 : 2);
+      if (obj.cachedAt >= entry.queuedAt) { this.found(tx, key, obj, control); return; }
+      this.foundUnderCommand(tx, key, obj, control, entry.kind);
     }, () => this.miss(tx, key, control));
+  }
+
+  private foundUnderCommand(tx: Transaction, key: CacheKey, obj: CachedObject, control: RequestControl, kind: InvalidateKind): void {
+    if (kind === 'hardpurge') { this.miss(tx, key, control); return; }
+    if (this.handedOff(tx)) return;
+    this.refresh(tx, key, obj, control, kind === 'purge' ? 1 : 2);
+  }
+
+  /** A queued tag command that names this copy (cached before it was queued), if any. */
+  private taggedCommand(obj: CachedObject): PrectrlEntry | undefined {
+    const tags = obj.tags;
+    if (tags === undefined) return undefined;
+    for (const e of this.prectrl.get(obj.key.vhost) ?? []) {
+      if (e.target.tag !== undefined && obj.cachedAt < e.queuedAt && tags.includes(e.target.tag)) return e;
+    }
+    return undefined;
   }
 
   /**
@@ -245,6 +260,8 @@ export class CacheStage {
   }
 
   private found(tx: Transaction, key: CacheKey, obj: CachedObject, control: RequestControl): void {
+    const queued = this.prectrl.size === 0 ? undefined : this.taggedCommand(obj);
+    if (queued !== undefined) { this.foundUnderCommand(tx, key, obj, control, queued.kind); return; }
     const now = this.ctx.clock.now();
     const view = viewOf(obj);
     const decision = freshnessDecision(obj, tx.req.headers as HeaderMap, control, now, tx.host.cachePolicy, view.cc, view.namedFields);
@@ -351,6 +368,11 @@ export class CacheStage {
    */
   dropMemory(i: Invalidation): void {
     const memory = this.ctx.store.memory;
+    if (i.tag !== undefined) {
+      for (const o of memory.listTagged(i.vhost, i.tag)) memory.deleteSync(o.key, o.variantKey);
+      void this.ctx.inflight.retireTagged(i.vhost, i.tag);
+      return;
+    }
     if (i.prefix) memory.deleteByPrefix(i.vhost, i.url);
     else memory.deleteSync({ vhost: i.vhost, url: i.url });
     void this.ctx.inflight.retire(i.vhost, i.url, i.prefix);

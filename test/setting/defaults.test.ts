@@ -110,6 +110,7 @@ t.test('functions get the network, cache, hook, log and pagedesk defaults', asyn
     compression: { useOriginEncoding: true },
     purge: { purge2expire: 'NONE', resCodeNoCtrlTarget: 200 },
     enablePurgeMethod: false,
+    tags: { enable: true, fields: ['Surrogate-Key', 'Cache-Tag'], strip: true },
     limitMaxRange: 67108864,
     partSize: 4194304,
   });

@@ -1,5 +1,6 @@
 // A virtual host as the worker runs it: its resolved setting plus the live objects built from it
 // (the origin client). Built once per setting load, never per request.
+import { tagFieldsOf, type TagFields } from '../../cache/tags.js';
 import type { CachePolicyOptions } from '../../cache/policy/index.js';
 import { OriginSet } from '../../origin/index.js';
 import type { ResolvedHost } from '../../setting/types.js';
@@ -46,6 +47,8 @@ export interface HostRuntime extends RoutableHost {
    * above limitMaxRange are fetched and stored in pieces. Undefined when limitMaxRange is 0.
    */
   pieces: { limitMaxRange: number; partSize: number } | undefined;
+  /** Cache tags (functions.network.cache.tags); undefined when off. */
+  tags?: TagFields | undefined;
   /** A purged copy restored after an origin failure is refreshed again after this long. */
   connectTimeoutMs: number;
   /** How request bodies are taken in before they go on (bufferBodyUpTo, bodyMinRate). */
@@ -130,7 +133,7 @@ export function buildHostRuntime(
 
 /** The members of a HostRuntime that follow the host setting without a new origin client. */
 export function cacheFields(host: ResolvedHost, geo: CountryLookup | undefined):
-  Pick<HostRuntime, 'cachePolicy' | 'volatile' | 'nonVolatileSize' | 'pieces' | 'connectTimeoutMs' | 'upload' | 'logs' | 'rules' | 'net' | 'fallbacks' | 'directoryStats' | 'compression' | 'useOriginEncoding'> {
+  Pick<HostRuntime, 'cachePolicy' | 'tags' | 'volatile' | 'nonVolatileSize' | 'pieces' | 'connectTimeoutMs' | 'upload' | 'logs' | 'rules' | 'net' | 'fallbacks' | 'directoryStats' | 'compression' | 'useOriginEncoding'> {
   return {
     directoryStats: directoryStatsOf(host.functions.statistics.directory),
     rules: compileHostRules(host, geo),
@@ -143,6 +146,7 @@ export function cacheFields(host: ResolvedHost, geo: CountryLookup | undefined):
     }),
     upload: uploadLimits(host.functions.network.http.frontEnd),
     cachePolicy: cachePolicyOf(host),
+    tags: tagFieldsOf(host.functions.network.cache.tags),
     volatile: host.mode.volatile,
     nonVolatileSize: host.mode.nonVolatileSize,
     pieces: piecesOf(host.functions.network.cache),

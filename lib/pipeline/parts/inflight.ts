@@ -249,6 +249,20 @@ export class InflightTable {
     return landing.length === 0 ? DONE : Promise.all(landing).then(() => undefined);
   }
 
+  /**
+   * A tag invalidation of the vhost: every fetch in flight whose answer carries the tag retires,
+   * and so does every one whose answer is not known yet (it may carry it). As retire.
+   */
+  retireTagged(vhost: string, tag: string): Promise<void> {
+    if (this.fetches.size === 0 && this.unlisted.size === 0) return DONE;
+    const start = `${vhost}\n`;
+    const names = (f: SharedFetch): boolean => f.key.startsWith(start) && (f.meta === undefined || f.meta.tags?.includes(tag) === true);
+    const landing: Promise<void>[] = [];
+    for (const f of this.fetches.values()) if (names(f) && f.retire()) landing.push(f.settled);
+    for (const f of this.unlisted) if (names(f) && f.retire()) landing.push(f.settled);
+    return landing.length === 0 ? DONE : Promise.all(landing).then(() => undefined);
+  }
+
   /** The registered fetch of a key, joinable or not (to wait for its store write). */
   peek(key: string): SharedFetch | undefined {
     return this.fetches.get(key);

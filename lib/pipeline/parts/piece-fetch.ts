@@ -5,6 +5,7 @@
 // (the first byte of a range does not wait for the rest of its piece). Once whole, the piece is
 // stored as a span of the representation (an origin 206 stored as partial content, RFC 9111
 // 3.3); a 206 that turns out to be the whole representation is stored as a complete 200.
+import { takeTags } from '../../cache/tags.js';
 import type { CacheEntryMeta, CacheKey, StoredHeaders } from '../../cache/store.js';
 import { parseContentRange, spanValidator, spanVariantKey, type Span } from '../../cache/policy/partial.js';
 import { computeTimes } from '../../cache/policy/freshness.js';
@@ -70,6 +71,7 @@ export function fetchPiece(ctx: CacheContext, tx: Transaction, key: CacheKey, ra
         const cachedAt = ctx.clock.now();
         const resHeaders = endToEndResponseHeaders(upstream.headers);
         if (host.net?.backModify !== undefined) modifyOriginResponse(tx, resHeaders);
+        const tags = takeTags(resHeaders, host.tags);
         const length = Number(resHeaders['content-length'] ?? -1);
         let span: Span | undefined;
         if (upstream.statusCode === 200) {
@@ -122,6 +124,7 @@ export function fetchPiece(ctx: CacheContext, tx: Transaction, key: CacheKey, ra
             const meta = skipStore || f.retired || (validator === undefined && !isWhole(span))
               ? undefined : spanMeta(key, span, stored, vary, base, requestTime, cachedAt, tx);
             if (meta === undefined) { f.piece = undefined; ctx.inflight.finish(f); return; }
+            if (tags !== undefined) meta.tags = tags;
             ending = true;
             // Stored in the next turn: handing 4 MiB to the disk writer takes milliseconds that
             // the clients' last bytes need not wait for. Until the memory copy holds the span, a

@@ -2,6 +2,7 @@
 // origin with its body streamed, and the answer streams back as it arrives. Back-pressure holds
 // both ways: undici reads the client body only as fast as the origin takes it, and pipeBody()
 // pauses the origin body while the client socket is full.
+import { takeTags } from '../../cache/tags.js';
 import type { IncomingMessage } from 'node:http';
 import type { Http2ServerRequest } from 'node:http2';
 import type { Readable } from 'node:stream';
@@ -91,6 +92,7 @@ export function deliverUpstream(tx: Transaction, upstream: Upstream, addVia = tr
   const headers = endToEndResponseHeaders(upstream.headers);
   // A sibling's answer (addVia false) had the origin-side edits made by the owner worker.
   if (addVia && tx.host.net?.backModify !== undefined) modifyOriginResponse(tx, headers);
+  if (addVia) takeTags(headers, tx.host.tags);
   if (addVia && tx.bypass !== 2) {
     const via = headers.via;
     headers.via = via === undefined ? VIA : `${Array.isArray(via) ? via.join(', ') : via}, ${VIA}`;

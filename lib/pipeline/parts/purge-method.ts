@@ -2,15 +2,19 @@
 // expect: allowed only when the host enables it (functions.network.cache.enablePurgeMethod) and
 // the client's address has enablePurge in the management allowList. The method tokens EXPIRE and
 // HARDPURGE are refused by the HTTP parser (501), so `X-Invalidate: expire | hardpurge` selects
-// those operations on a PURGE. purge.purge2expire and purge.resCodeNoCtrlTarget apply as they do
+// those operations on a PURGE. A PURGE that carries the host's tag fields (functions.network.
+// cache.tags.fields: `Surrogate-Key:` / `Cache-Tag:`) purges those tags on its host instead of
+// its URL. purge.purge2expire and purge.resCodeNoCtrlTarget apply as they do
 // to /command/purge. "Every origin address excluded" is judged by the receiving worker's view.
-// As for those, every worker's fetches of the targets settle before the index changes and every
-// worker's memory copies are gone before the answer.
-import { effectiveKind, noTargetStatus } from '../../cache/commands/purge-mode.js';
-import { isBadTarget, parseTargets, type Target } from '../../cache/commands/targets.js';
+// The steps are those of every invalidation (lib/cache/commands/invalidation-path.ts): every
+// worker's fetches of the targets settle before the index changes and every worker's memory
+// copies are gone before the answer.
+import { invalidate } from '../../cache/commands/invalidation-path.js';
+import { isBadTarget, parseTargets, tagTargets, type Target } from '../../cache/commands/targets.js';
+import { splitTags, tagProblem } from '../../cache/tags.js';
 import { keyTargets } from '../../cache/key.js';
 import { withEditTargets } from '../../pagedesk/targets.js';
-import { memoryItems, runInvalidation, type InvalidateKind, type InvalidateResult, type Invalidation } from '../../cache/commands/invalidate.js';
+import { runInvalidation, type InvalidateKind, type Invalidation } from '../../cache/commands/invalidate.js';
 import type { AccessControl } from '../../access/access.js';
 import { PRODUCT_VERSION } from '../../version.js';
 import type { Transaction } from './transaction.js';
@@ -26,6 +30,25 @@ export interface PurgeSides {
   announce(items: Invalidation[]): Promise<void>;
   /** Accepted, before it runs: the fleet forwards it to the peers (no wait). */
   recognized(call: PurgeCall): void;
+}
+
+/**
+ * The tags a PURGE names in the host's tag fields (Surrogate-Key, Cache-Tag by default), each
+ * value split as an origin's; undefined when it names none (then it purges its URL).
+ */
+function requestTags(tx: Transaction): string[] | undefined {
+  const fields = tx.host.tags?.fields;
+  if (fields === undefined) return undefined;
+  let tags: string[] | undefined;
+  for (const f of fields) {
+    const v = tx.req.headers[f];
+    if (v === undefined) continue;
+    for (const value of Array.isArray(v) ? v : [v]) {
+      const split = splitTags(value);
+      (tags ??= []).push(...(split.length === 0 ? [''] : split));
+    }
+  }
+  return tags;
 }
 
 function answer(tx: Transaction, status: number, body: unknown): void {
@@ -48,14 +71,20 @@ export async function purgeByMethod(tx: Transaction, store: TieredStore, access:
     return fail(401, 'Unauthorized');
   }
   if (!valid) return fail(400, `unknown X-Invalidate: ${requested}`);
+  const tagged = requestTags(tx);
   let targets;
   try {
+    if (tagged !== undefined) {
+      const problem = tagProblem(tagged);
+      if (problem !== undefined) return fail(400, problem);
+    }
     // As cache keys: the host's cachingKey applies to the URL the client names.
     const net = tx.host.net;
     const parsed = parseTargets(tx.url, () => tx.host.name, tx.host.name);
     const keyed = net === undefined ? parsed : keyTargets(parsed, () => ({ rule: net.key, post: net.post !== undefined }));
     const keyword = tx.host.pagedesk?.keyword;
     targets = keyword === undefined ? keyed : withEditTargets(keyed, () => keyword);
+    if (tagged !== undefined) targets = tagTargets([...new Set(tagged)], [tx.host.name]);
   } catch (err) {
     if (isBadTarget(err)) return fail(400, err.message);
     throw err;
@@ -63,16 +92,14 @@ export async function purgeByMethod(tx: Transaction, store: TieredStore, access:
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(tx.req.headers)) if (typeof v === 'string') headers[k] = v;
   sides.recognized({ target: tx.urlReceived, headers, port: tx.serverPort });
-  await sides.settle(targets);
   const asked = requested as InvalidateKind;
   const allExcluded = (): boolean => tx.host.origin.allExcluded();
-  const total: InvalidateResult = { Count: 0, Size: 0, Time: 0 };
-  for (const t of targets) {
-    const r = await runInvalidation(store, effectiveKind(asked, t, purge.purge2expire), [t], { allExcluded });
-    total.Count += r.Count; total.Size += r.Size; total.Time += r.Time;
-  }
-  await sides.announce(memoryItems(targets));
+  // The node's one invalidation path, its steps taken by this worker and its peers.
+  const { result: total, status } = await invalidate(asked, targets, {
+    settle: (list) => sides.settle(list),
+    apply: (k, list) => runInvalidation(store, k, list, { allExcluded }),
+    dropMemory: (items) => sides.announce(items),
+  }, () => purge);
   tx.cacheResult = TCP_NONE;
-  const status = total.Count === 0 ? noTargetStatus(targets, () => purge) : 200;
   answer(tx, status, { version: PRODUCT_VERSION, method: asked, status: 'OK', result: total, reason: null });
 }

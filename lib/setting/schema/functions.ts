@@ -82,6 +82,14 @@ const Cache = Section({
     resCodeNoCtrlTarget: Int(200, { minimum: 100, maximum: 599, description: 'HTTP code of an invalidation that matched nothing' }),
   }),
   enablePurgeMethod: Bool(false, 'accept the PURGE method from clients'),
+  tags: Section({
+    enable: Bool(true, 'keep the cache tags the origin names in `fields` with each stored response, so that a purge by `tag=` finds them'),
+    fields: Type.Array(Type.String({ minLength: 1, maxLength: 64, pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$" }), {
+      default: ['Surrogate-Key', 'Cache-Tag'], maxItems: 8,
+      description: 'origin response fields whose values are cache tags (space- or comma-separated); the same fields of a PURGE request name the tags to purge',
+    }),
+    strip: Bool(true, 'remove `fields` from the answers to clients (false: clients see them too)'),
+  }, 'cache tags (surrogate keys): invalidation of every response the origin tagged'),
   limitMaxRange: Int(64 * 1024 * 1024, {
     minimum: 0,
     description: 'bytes: an object longer than this is fetched from the origin and stored in pieces of partSize by Range requests (fileinfo Fragmented: Y), and a client Range on a miss asks the origin for the pieces it needs; 0: objects are stored whole only and an origin 206 is never stored',
