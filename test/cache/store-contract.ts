@@ -40,11 +40,19 @@ export async function store(s: CacheStore, meta: CacheEntryMeta, body: Buffer | 
   await done;
 }
 
+/**
+ * One store for the whole contract (`makeStore` gets the file's test, so the store lives until the
+ * file ends): opening a disk store starts its writer thread, which costs about a second under the
+ * test loader. Each behaviour gets a key of its own (`fresh`), so none sees another's entries.
+ */
 export function runStoreContract(t: Tap, name: string, makeStore: (t: Tap) => Promise<CacheStore>): void {
-  const key: CacheKey = { vhost: 'a.example', url: '/dir/file.txt?x=1' };
+  let shared: Promise<CacheStore> | undefined;
+  let n = 0;
+  const fresh = async (): Promise<{ s: CacheStore; key: CacheKey }> =>
+    ({ s: await (shared ??= makeStore(t)), key: { vhost: `c${++n}.a.example`, url: '/dir/file.txt?x=1' } });
 
   void t.test(`${name}: a stored response reads back with the same status, headers, times and body`, async (t) => {
-    const s = await makeStore(t);
+    const { s, key } = await fresh();
     const meta = metaOf(key, '', { status: 203, invalidated: 0 });
     await store(s, meta, 'hello, cache');
     const got = await s.get(key, '');
@@ -63,7 +71,7 @@ export function runStoreContract(t: Tap, name: string, makeStore: (t: Tap) => Pr
   });
 
   void t.test(`${name}: a miss is undefined and an empty list, not an error`, async (t) => {
-    const s = await makeStore(t);
+    const { s } = await fresh();
     t.equal(await s.get({ vhost: 'none', url: '/x' }, ''), undefined);
     t.same(await s.variants({ vhost: 'none', url: '/x' }), []);
     t.equal(await s.delete({ vhost: 'none', url: '/x' }), 0);
@@ -71,7 +79,7 @@ export function runStoreContract(t: Tap, name: string, makeStore: (t: Tap) => Pr
   });
 
   void t.test(`${name}: every variant of a URL is listed, newest first, and each reads back its own body`, async (t) => {
-    const s = await makeStore(t);
+    const { s, key } = await fresh();
     await store(s, metaOf(key, 'gzip', { cachedAt: NOW + 1 }), 'gz');
     await store(s, metaOf(key, 'br', { cachedAt: NOW + 3 }), 'br');
     await store(s, metaOf(key, 'identity', { cachedAt: NOW + 2 }), 'plain');
@@ -85,7 +93,7 @@ export function runStoreContract(t: Tap, name: string, makeStore: (t: Tap) => Pr
   });
 
   void t.test(`${name}: a destroyed write stream leaves no entry`, async (t) => {
-    const s = await makeStore(t);
+    const { s, key } = await fresh();
     const w = s.createWriteStream(metaOf(key, '', { size: 100 }));
     w.on('error', () => undefined);
     await new Promise((r) => w.write(Buffer.alloc(50, 1), r)); // the store has taken the first part
@@ -98,7 +106,7 @@ export function runStoreContract(t: Tap, name: string, makeStore: (t: Tap) => Pr
   });
 
   void t.test(`${name}: an entry is invisible until its stream finishes`, async (t) => {
-    const s = await makeStore(t);
+    const { s, key } = await fresh();
     const w = s.createWriteStream(metaOf(key, '', { size: 6 }));
     const done = finished(w);
     await new Promise((r) => w.write('abc', r)); // the store has taken the first part
@@ -109,7 +117,7 @@ export function runStoreContract(t: Tap, name: string, makeStore: (t: Tap) => Pr
   });
 
   void t.test(`${name}: storing the same key and variant again replaces the entry`, async (t) => {
-    const s = await makeStore(t);
+    const { s, key } = await fresh();
     await store(s, metaOf(key, 'gzip'), 'old body');
     await store(s, metaOf(key, 'gzip', { status: 404, headers: { etag: '"v2"' }, cachedAt: NOW + 10 }), 'new');
     const got = await s.get(key, 'gzip');
@@ -120,7 +128,7 @@ export function runStoreContract(t: Tap, name: string, makeStore: (t: Tap) => Pr
   });
 
   void t.test(`${name}: updateMeta replaces headers and times and keeps the body`, async (t) => {
-    const s = await makeStore(t);
+    const { s, key } = await fresh();
     await store(s, metaOf(key), 'body stays');
     t.equal(await s.updateMeta(key, '', { headers: { etag: '"v9"' }, staleAt: NOW + 999, cachedAt: NOW + 5, invalidated: 1 }), true);
     const got = await s.get(key, '');
@@ -133,7 +141,7 @@ export function runStoreContract(t: Tap, name: string, makeStore: (t: Tap) => Pr
   });
 
   void t.test(`${name}: delete removes one variant or all of them`, async (t) => {
-    const s = await makeStore(t);
+    const { s, key } = await fresh();
     await store(s, metaOf(key, 'gzip'), 'a');
     await store(s, metaOf(key, 'br'), 'b');
     await store(s, metaOf(key, 'identity'), 'c');
@@ -145,7 +153,7 @@ export function runStoreContract(t: Tap, name: string, makeStore: (t: Tap) => Pr
   });
 
   void t.test(`${name}: openBody reads inclusive byte ranges`, async (t) => {
-    const s = await makeStore(t);
+    const { s, key } = await fresh();
     const body = Buffer.from('0123456789abcdefghij');
     await store(s, metaOf(key), body);
     const got = (await s.get(key, ''))!;
@@ -157,7 +165,7 @@ export function runStoreContract(t: Tap, name: string, makeStore: (t: Tap) => Pr
   });
 
   void t.test(`${name}: a binary body of several hundred kilobytes reads back byte for byte`, async (t) => {
-    const s = await makeStore(t);
+    const { s, key } = await fresh();
     const body = Buffer.alloc(300_000);
     for (let i = 0; i < body.length; i++) body[i] = (i * 31) & 0xff;
     await store(s, metaOf(key), body);

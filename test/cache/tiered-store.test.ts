@@ -12,25 +12,29 @@ function makeTiered(t: Parameters<typeof tempDir>[0], memoryObjectMax = 1024 * 1
   });
 }
 
-runStoreContract(t, 'TieredStore', async (t) => makeTiered(t));
+// Opening a store starts its disk writer thread (about a second under the test loader): the
+// behaviours that need no store of their own share one, each on URLs of its own.
+const plainDir = tempDir(t);
+const plain = makeTiered(t, 1024 * 1024, plainDir);
+const small = makeTiered(t, 1_000);
+
+runStoreContract(t, 'TieredStore', async () => plain);
 // Objects too big for memory go through the disk path of the tiered store.
 runStoreContract(t, 'TieredStore (disk path)', async (t) => makeTiered(t, 4));
 
 const k = (url: string) => ({ vhost: 't.example', url });
 
 t.test('a write lands in memory and on disk, and memory answers without the disk', async (t) => {
-  const s = makeTiered(t);
+  const s = plain;
   await store(s, metaOf(k('/both')), 'twice');
   t.equal(s.memory.peek(k('/both'), '')!.body.toString(), 'twice', 'a synchronous memory hit');
   t.ok(s.disk.getSync(k('/both'), ''), 'the disk has it too');
 });
 
 t.test('a disk hit of a small object is promoted into memory', async (t) => {
-  const dir = tempDir(t);
-  const writer = makeTiered(t, 1024 * 1024, dir);
-  await store(writer, metaOf(k('/promote')), 'from disk');
+  await store(plain, metaOf(k('/promote')), 'from disk');
   // Another worker: same disk, empty memory.
-  const reader = makeTiered(t, 1024 * 1024, dir);
+  const reader = makeTiered(t, 1024 * 1024, plainDir);
   t.equal(reader.memory.peek(k('/promote'), ''), undefined, 'not in this worker\'s memory at first');
   const got = await reader.get(k('/promote'), '');
   t.equal(got!.body?.toString(), 'from disk', 'served with its body in memory');
@@ -38,7 +42,7 @@ t.test('a disk hit of a small object is promoted into memory', async (t) => {
 });
 
 t.test('a large object stays on disk only', async (t) => {
-  const s = makeTiered(t, 1_000);
+  const s = small;
   await store(s, metaOf(k('/large')), Buffer.alloc(5_000, 3));
   t.equal(s.memory.peek(k('/large'), ''), undefined);
   const got = await s.get(k('/large'), '');
@@ -47,7 +51,7 @@ t.test('a large object stays on disk only', async (t) => {
 });
 
 t.test('a replacement too large for memory removes the older memory copy', async (t) => {
-  const s = makeTiered(t, 1_000);
+  const s = small;
   await store(s, metaOf(k('/grow')), 'small');
   await store(s, metaOf(k('/grow')), Buffer.alloc(5_000, 4));
   t.equal(s.memory.peek(k('/grow'), ''), undefined);
@@ -55,7 +59,7 @@ t.test('a replacement too large for memory removes the older memory copy', async
 });
 
 t.test('a volatile entry stays in memory only', async (t) => {
-  const s = makeTiered(t);
+  const s = plain;
   await store(s, metaOf(k('/vol'), '', { volatile: true }), 'memory only');
   t.ok(s.memory.peek(k('/vol'), ''));
   t.equal(s.disk.getSync(k('/vol'), ''), undefined);
@@ -78,7 +82,7 @@ t.test('a failing disk does not fail the write: the memory copy is kept', async 
 });
 
 t.test('a prefix delete reaches both memory and disk', async (t) => {
-  const s = makeTiered(t);
+  const s = plain;
   for (const u of ['/p/a', '/p/b', '/q']) await store(s, metaOf(k(u)), 'x');
   await store(s, metaOf(k('/p/v'), '', { volatile: true }), 'x');
   t.ok(s.memory.peek(k('/p/a'), '') && s.disk.getSync(k('/p/a'), ''), 'in memory and on disk');
