@@ -40,14 +40,17 @@ export async function store(s: CacheStore, meta: CacheEntryMeta, body: Buffer | 
   await done;
 }
 
+/** Keys of the contract's behaviours: unique in the file. */
+let n = 0;
+
 /**
  * One store for the whole contract (`makeStore` gets the file's test, so the store lives until the
  * file ends): opening a disk store starts its writer thread, which costs about a second under the
- * test loader. Each behaviour gets a key of its own (`fresh`), so none sees another's entries.
+ * test loader. Each behaviour gets a key of its own (`fresh`, unique in the file), so none sees
+ * another's entries, also when two contracts run on stores that share a disk.
  */
 export function runStoreContract(t: Tap, name: string, makeStore: (t: Tap) => Promise<CacheStore>): void {
   let shared: Promise<CacheStore> | undefined;
-  let n = 0;
   const fresh = async (): Promise<{ s: CacheStore; key: CacheKey }> =>
     ({ s: await (shared ??= makeStore(t)), key: { vhost: `c${++n}.a.example`, url: '/dir/file.txt?x=1' } });
 

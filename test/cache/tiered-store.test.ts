@@ -4,23 +4,22 @@ import { TieredStore } from '../../lib/cache/tiered-store.js';
 import { metaOf, readAll, runStoreContract, store } from './store-contract.js';
 import { openDisk, tempDir } from './fixtures/helpers.js';
 
-function makeTiered(t: Parameters<typeof tempDir>[0], memoryObjectMax = 1024 * 1024, dir = tempDir(t)): TieredStore {
-  return new TieredStore({
-    memory: { maxBytes: 4 * 1024 * 1024, maxObjectBytes: 1024 * 1024 },
-    disk: openDisk(t, { disks: [{ path: dir, quota: 50_000_000 }] }),
-    memoryObjectMax,
-  });
+// Opening a disk store starts its writer thread (1-5 s under the test loader): the tiered stores
+// share one disk store, each with a memory tier of its own (a second tiered store on the same
+// disk is another worker), and the behaviours that need no store of their own share one, each on
+// URLs of its own. Only the failing disk has a disk store of its own.
+const disk = openDisk(t, { disks: [{ path: tempDir(t), quota: 50_000_000 }] });
+
+function makeTiered(memoryObjectMax = 1024 * 1024, memory = { maxBytes: 4 * 1024 * 1024, maxObjectBytes: 1024 * 1024 }, onDisk = disk): TieredStore {
+  return new TieredStore({ memory, disk: onDisk, memoryObjectMax });
 }
 
-// Opening a store starts its disk writer thread (about a second under the test loader): the
-// behaviours that need no store of their own share one, each on URLs of its own.
-const plainDir = tempDir(t);
-const plain = makeTiered(t, 1024 * 1024, plainDir);
-const small = makeTiered(t, 1_000);
+const plain = makeTiered();
+const small = makeTiered(1_000);
 
 runStoreContract(t, 'TieredStore', async () => plain);
 // Objects too big for memory go through the disk path of the tiered store.
-runStoreContract(t, 'TieredStore (disk path)', async (t) => makeTiered(t, 4));
+runStoreContract(t, 'TieredStore (disk path)', async () => makeTiered(4));
 
 const k = (url: string) => ({ vhost: 't.example', url });
 
@@ -34,7 +33,7 @@ t.test('a write lands in memory and on disk, and memory answers without the disk
 t.test('a disk hit of a small object is promoted into memory', async (t) => {
   await store(plain, metaOf(k('/promote')), 'from disk');
   // Another worker: same disk, empty memory.
-  const reader = makeTiered(t, 1024 * 1024, plainDir);
+  const reader = makeTiered();
   t.equal(reader.memory.peek(k('/promote'), ''), undefined, 'not in this worker\'s memory at first');
   const got = await reader.get(k('/promote'), '');
   t.equal(got!.body?.toString(), 'from disk', 'served with its body in memory');
@@ -67,7 +66,7 @@ t.test('a volatile entry stays in memory only', async (t) => {
 });
 
 t.test('memory stays within its bound however much is written', async (t) => {
-  const s = new TieredStore({ memory: { maxBytes: 50_000, maxObjectBytes: 10_000 }, disk: openDisk(t, { disks: [{ path: tempDir(t), quota: 10_000_000 }] }) });
+  const s = new TieredStore({ memory: { maxBytes: 50_000, maxObjectBytes: 10_000 }, disk });
   for (let i = 0; i < 100; i++) await store(s, metaOf(k(`/n/${i}`)), Buffer.alloc(4_000));
   t.ok(s.memory.stats().bytes <= 50_000, `memory holds ${s.memory.stats().bytes} bytes`);
   t.ok(await s.get(k('/n/0'), ''), 'evicted from memory, still a disk hit');
@@ -75,7 +74,7 @@ t.test('memory stays within its bound however much is written', async (t) => {
 
 t.test('a failing disk does not fail the write: the memory copy is kept', async (t) => {
   const dir = tempDir(t);
-  const s = makeTiered(t, 1024 * 1024, dir);
+  const s = makeTiered(undefined, undefined, openDisk(t, { disks: [{ path: dir, quota: 50_000_000 }] }));
   rmSync(dir, { recursive: true, force: true });
   await store(s, metaOf(k('/nodisk')), 'still served');
   t.equal(s.memory.peek(k('/nodisk'), '')!.body.toString(), 'still served');
