@@ -124,6 +124,11 @@ export class WorkerSlots {
     return Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && w.isConnected());
   }
 
+  /** Each slot's worker, for the status report. */
+  describe(): Array<{ index: number; pid: number | undefined; ready: boolean; startedAt: number }> {
+    return this.slots.map((s) => ({ index: s.index, pid: s.worker?.isConnected() === true ? s.worker.process.pid : undefined, ready: s.ready, startedAt: s.startedAt }));
+  }
+
   pids(): number[] {
     return this.slots.flatMap((s) => (s.worker?.process.pid === undefined ? [] : [s.worker.process.pid]));
   }

@@ -65,7 +65,7 @@ t.test('a setting whose new listener cannot bind is refused; the old setting kee
   const r = await call(server.apiPort, '/setting/deploy/local');
   t.equal(r.json.status, 'Fail', r.text);
   t.equal(r.json.error, 4);
-  t.match(String(r.json.reason), /not applied: cannot listen: 127\.0\.0\.1:\d+: .*EADDRINUSE/);
+  t.match(String(r.json.reason), /not applied: cannot listen: 127\.0\.0\.1:\d+ \(hosting\[\]\.listen\): .*EADDRINUSE/);
   t.equal((await fetchHost(port, 'a.com', '/x')).body, 'origin:GET /x', 'the old origin of a.com still serves (every worker rolled back)');
   for (let i = 0; i < 4; i++) t.equal((await fetchHost(port, 'a.com', `/y${i}`)).body, `origin:GET /y${i}`);
   t.strictSame((await call(server.apiPort, '/get/setting/running')).json.result, runningBefore, '/get/setting/running is unchanged');
