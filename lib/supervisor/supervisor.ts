@@ -86,6 +86,7 @@ export class Supervisor {
         return;
       case 'stop':
         this.stopping = true;
+        notifySystemd(['STOPPING=1', 'STATUS=draining (svc stop)']);
         return;
       case 'serving':
         if (from !== this.next) return;
