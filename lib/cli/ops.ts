@@ -4,7 +4,7 @@
 import { parseFlags } from '../license/cli.js';
 import { buildRelease } from '../release/build.js';
 import { apiBase, call } from './node-api.js';
-import { printReload, printStatus } from './report.js';
+import { printReload, printStatus, printUnserved } from './report.js';
 
 type Out = (s: string) => void;
 
@@ -79,7 +79,11 @@ export async function opsCommand(command: string, args: string[], defaultSetting
     printStatus(base, body.result as Record<string, unknown>, out);
     return EXIT.ok;
   }
-  if (command === 'reload') return printReload(answer, out, err);
+  if (command === 'reload') {
+    const code = printReload(answer, out, err);
+    if (code === EXIT.ok) printUnserved(await call(base, '/get/https'), err);
+    return code;
+  }
   const text = String(body.message ?? body.reason ?? JSON.stringify(body.result ?? body));
   if (status === 200 && body.status !== 'fail' && body.status !== 'Fail') {
     out(`${text}\n`);

@@ -22,7 +22,7 @@ export function printStatus(base: string, r: Json, out: Out): void {
   const lic = (r.license ?? {}) as Json;
   const ports = (r.ports ?? {}) as Json;
   const pending = list(r.restartPending);
-  out(`running at ${base}: version ${String(r.version)}\n`);
+  out(`running at ${base}: version ${String(r.version)}${r.state === null ? '' : `, State ${String(r.state)}`}\n`);
   out(`  setting:    ${String(r.setting)} (generation ${String(r.settingGeneration)})${pending.length === 0 ? '' : `; restart pending: ${pending.join(', ')}`}\n`);
   out(`  uptime:     ${duration(Number(r.uptimeSeconds))} since ${String(r.startedAt)} (primary ${duration(Number(r.primaryUptimeSeconds))})\n`);
   out(`  processes:  supervisor ${String(procs.supervisor)}, primary ${String(procs.primary)}\n`);
@@ -50,4 +50,18 @@ export function printReload(a: Answer, out: Out, err: Out): number {
   if (issues.length > 0) for (const i of issues) err(`${String(i.path) || '(file)'}: ${String(i.message)}\n`);
   else err(`${String(b.reason ?? b.message ?? JSON.stringify(b))}\n`);
   return 1;
+}
+
+/**
+ * After an applied reload, the parts the runtime could not honour though the file was valid: a
+ * host's HTTPS service without a usable certificate or TLS port (`/get/https` 503; its plain
+ * service runs). Said on stderr; the reload itself was applied, so the exit status stays 0.
+ */
+export function printUnserved(https: Answer | undefined, err: Out): void {
+  if (https?.status !== 503) return;
+  for (const e of (Array.isArray(https.body.result) ? https.body.result : []) as Json[]) {
+    if (e.enable === false && typeof e.error === 'string' && e.error !== 'virtual host is disabled') {
+      err(`not serving: hosting[name=${String(e.name)}].https: ${e.error} (its plain service runs; svc get https)\n`);
+    }
+  }
 }

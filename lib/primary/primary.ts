@@ -384,7 +384,7 @@ export class Primary {
   /** `/monitoring/status`: `logPort` is the timed logs' listener, once open. */
   private status(logPort: number | undefined): Record<string, unknown> {
     return statusReport({
-      version: PRODUCT_VERSION, settingPath: this.settingPath, running: this.setting, artifact: this.lifecycle.artifact(),
+      version: PRODUCT_VERSION, state: this.stats?.state(), settingPath: this.settingPath, running: this.setting, artifact: this.lifecycle.artifact(),
       settingGeneration: this.settingGeneration, workers: this.slots.describe(), license: this.license.current(),
       ports: { api: this.api?.httpPort, apiTls: this.api?.httpsPort, stats: this.stats?.collectorPort, log: logPort },
     });

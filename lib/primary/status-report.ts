@@ -9,6 +9,8 @@ import { NODE_STARTED_ENV } from '../ipc/supervisor-messages.js';
 
 export interface StatusInputs {
   version: string;
+  /** The node State of the statistics (Healthy, Inactive, Emergency), once they run. */
+  state: string | undefined;
   settingPath: string;
   /** The running setting and the one waiting for a restart (env changes), if any. */
   running: Setting;
@@ -30,6 +32,7 @@ export function statusReport(i: StatusInputs, now = Date.now()): Record<string, 
   const nodeStarted = Number(process.env[NODE_STARTED_ENV]) || now - process.uptime() * 1000;
   return {
     version: i.version,
+    state: i.state ?? null,
     setting: i.settingPath,
     processes: { supervisor: process.ppid, primary: process.pid },
     startedAt: new Date(nodeStarted).toISOString(),
