@@ -128,6 +128,25 @@ t.test('a node as an operator runs it: ready, status, reload, restart granted by
     t.match(r.stderr, `its env.management.api.port ${server.apiPort} is used`);
   });
 
+  await t.test('an installed release finds the node through <home>/setting.json, else tries 10040, saying so', async (t) => {
+    // The deploy layout (README, Deploying): <home>/app/<version>/ beside <home>/setting.json.
+    const home = path.join(dir, 'installed');
+    const app = path.join(home, 'app', '9.9.9');
+    await fs.mkdir(app, { recursive: true });
+    await fs.cp(path.join(projectRoot, 'dist'), path.join(app, 'dist'), { recursive: true });
+    await fs.copyFile(path.join(projectRoot, 'package.json'), path.join(app, 'package.json'));
+    await fs.symlink(path.join(projectRoot, 'node_modules'), path.join(app, 'node_modules'));
+    const installed = (args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
+      run(process.execPath, [path.join(app, 'dist/bin/svc.js'), ...args], { env: { ...process.env, SVC_SETTING: '' } })
+        .then((r) => ({ code: 0, ...r }), (e: { code: number; stdout: string; stderr: string }) => e);
+    const none = await installed(['status']);
+    t.match(none.stderr, 'trying the default management port 10040', 'no setting file: the default port, said');
+    await fs.copyFile(server.settingPath, path.join(home, 'setting.json'));
+    const found = await installed(['status']);
+    t.equal(found.code, 0, found.stderr);
+    t.match(found.stdout, `running at http://127.0.0.1:${server.apiPort}:`);
+  });
+
   await t.test('every answer of a host can carry the request id and the node name; a HEAD miss says x-cache', async (t) => {
     const head = await curl(['-I', '-H', 'Host: a.com', `http://127.0.0.1:${port}/head-miss`]);
     t.match(head, /^HTTP\/1\.1 200/);
