@@ -64,7 +64,10 @@ async function notifyReceiver(dir: string): Promise<{ socket: string; lines: str
 }
 
 t.test('a node as an operator runs it: ready, status, reload, restart granted by a reload, answer fields', async (t) => {
-  const origin = await new TestOrigin().start();
+  const origin = await new TestOrigin().on('/head-miss', (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2', 'cache-control': 'max-age=60' });
+    res.end('ok');
+  }).start();
   t.teardown(() => origin.stop());
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-operate-'));
   t.teardown(() => fs.rm(dir, { recursive: true, force: true }));
@@ -156,6 +159,10 @@ t.test('a node as an operator runs it: ready, status, reload, restart granted by
     t.match(id, /^[0-9a-f-]{36}$/, 'the request id under the configured name');
     const get = await curl(['-H', 'Host: a.com', `http://127.0.0.1:${port}/head-miss`]);
     t.not(header(get, 'x-request-id'), id, 'each request its own id');
+    const hit = await curl(['-H', 'Host: a.com', `http://127.0.0.1:${port}/head-miss`]);
+    t.equal(header(hit, 'x-cache'), 'TCP_HIT');
+    t.match(header(hit, 'x-request-id'), /^[0-9a-f-]{36}$/, 'answers from the cache carry it too');
+    t.equal(header(hit, 'x-svc-node'), 'edge-test-7');
     const refused = await curl(['-H', 'Host: a.com', '-X', 'PURGE', `http://127.0.0.1:${port}/head-miss`]);
     t.match(header(refused, 'x-request-id'), /^[0-9a-f-]{36}$/, 'answers the node makes itself carry it too');
     const other = await curl(['-H', 'Host: b.com', `http://127.0.0.1:${port}/x`]);
