@@ -150,6 +150,15 @@ export class WorkerSlots {
     });
   }
 
+  /** Each slot's worker for the status report: the serving one, else the newest one starting. */
+  describe(): Array<{ index: number; pid: number | undefined; ready: boolean; startedAt: number }> {
+    return this.slots.map((s) => {
+      const life = serving(s) ?? s.lives.filter((l) => l.phase === 'starting').pop();
+      const pid = life?.worker.isConnected() === true ? life.worker.process.pid : undefined;
+      return { index: s.index, pid, ready: life?.phase === 'ready', startedAt: life?.startedAt ?? 0 };
+    });
+  }
+
   /** Three quick deaths in a row: the back-off is under way (see replace). */
   crashLooping(): boolean {
     return this.slots.some((s) => s.quickDeaths >= 3);

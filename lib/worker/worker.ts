@@ -268,7 +268,7 @@ export class RtWorker {
         this.servers.set(key, s);
         this.cleartext(s, l.port, t, h2);
       } catch (err) {
-        failures.push(`${key}: ${(err as Error).message}`);
+        failures.push(`${key} (hosting[].listen): ${(err as Error).message}`);
       }
     }
     // A refused setting is rolled back by the primary: the sockets it would have closed stay
@@ -287,7 +287,7 @@ export class RtWorker {
         await s.listen(this.listener, '127.0.0.1', basePort + this.index);
         this.internal = s;
       } catch (err) {
-        failures.push(`internal 127.0.0.1:${basePort + this.index}: ${(err as Error).message}`);
+        failures.push(`internal 127.0.0.1:${basePort + this.index} (env.management.cluster.meta.baseHostingPort + worker ${this.index}): ${(err as Error).message}`);
       }
     }
     return failures;

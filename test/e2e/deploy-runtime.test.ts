@@ -74,7 +74,7 @@ process.on('message', (m) => {
     const r = await call(server.apiPort, '/setting/deploy/local');
     t.equal(r.json.status, 'Fail', r.text);
     t.equal(r.json.error, 4);
-    t.match(String(r.json.reason), /not applied: cannot listen: 127\.0\.0\.1:\d+: .*EADDRINUSE/);
+    t.match(String(r.json.reason), /not applied: cannot listen: 127\.0\.0\.1:\d+ \(hosting\[\]\.listen\): .*EADDRINUSE/);
     t.equal((await fetchHost(port, 'k.com', '/x')).body, 'origin:GET /x', 'the old origin of k.com still serves (every worker rolled back)');
     for (let i = 0; i < 4; i++) t.equal((await fetchHost(port, 'k.com', `/y${i}`)).body, `origin:GET /y${i}`);
     t.strictSame((await call(server.apiPort, '/get/setting/running')).json.result, runningBefore, '/get/setting/running is unchanged');

@@ -9,7 +9,7 @@ import { pollUntil } from '../helpers/wait.js';
 import { call, svc } from '../lifecycle/fixtures/node.js';
 
 t.test('every command answers --help with its usage and exit 0; a wrong call exits 2', async (t) => {
-  for (const c of ['start', 'stop', 'restart', 'status', 'validate', 'get', 'purge', 'install', 'release', 'license']) {
+  for (const c of ['start', 'stop', 'restart', 'reload', 'status', 'validate', 'get', 'purge', 'install', 'release', 'license']) {
     const r = await svc([c, '--help']);
     t.equal(r.code, 0, `${c} --help`);
     t.match(r.stdout, new RegExp(`^svc ${c}\\b`), `${c}: its usage`);
@@ -34,7 +34,7 @@ t.test('svc status shows the node\'s State, the one /monitoring/realtime reports
   t.match(state, /^(Healthy|Inactive|Emergency)$/, realtime.text.slice(0, 200));
   const status = await svc(['status', '--api', `http://127.0.0.1:${server.apiPort}`]);
   t.equal(status.code, 0, status.stderr);
-  t.match(status.stdout, new RegExp(`^running at http://127\\.0\\.0\\.1:\\d+: version \\S+, State ${state}\n$`));
+  t.match(status.stdout, new RegExp(`^running at http://127\\.0\\.0\\.1:\\d+: version \\S+, State ${state}\n`));
 });
 
 t.test('status, purge, install, restart and stop act on a running node through its API', async (t) => {

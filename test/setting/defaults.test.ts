@@ -93,6 +93,7 @@ t.test('functions get the network, cache, hook, log and pagedesk defaults', asyn
     bypass: { postMethod: { enable: true }, noCacheRequest: { enable: false }, matchingList: [] },
     modify: { matchingList: [] },
     accessControl: { enable: false, default: 'allow', caseSensitive: true, matchingList: [] },
+    answerFields: { requestId: { enable: false, name: 'x-ctx-id' }, nodeName: { enable: false, name: 'x-svc-node', value: null } },
   });
   t.strictSame(f.network.http.backEnd, {
     session: { connectTimeout: 3, receiveTimeout: 10, reuseTimeout: 60, maxConnections: 256 },

@@ -9,6 +9,7 @@ import { Http2ServerRequest, Http2ServerResponse, constants, type IncomingHttpHe
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TransactionRecord } from './transaction.js';
 import { editOutgoing } from './header-edits.js';
+import { setAnswerFields } from './answer-fields.js';
 import { serviceStatus } from './fallback.js';
 
 /** Fields that describe one HTTP/1 connection: an HTTP/2 message must not carry them. */
@@ -49,6 +50,7 @@ export class TxH2Response extends Http2ServerResponse<TxH2Request> {
   override writeHead(statusCode: number, reason?: string | OutgoingHttpHeaders | readonly string[], headers?: OutgoingHttpHeaders | readonly string[]): this {
     const tx = this.tx;
     tx?.answerStarts();
+    setAnswerFields(this, tx);
     // HTTP/2 has no reason phrase (node warns about one once per process).
     if (tx?.fallback !== undefined) statusCode = serviceStatus(tx, statusCode);
     let fields: OutgoingHttpHeaders | readonly string[] | undefined = typeof reason === 'object' ? reason : headers;

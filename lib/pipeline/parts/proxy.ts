@@ -98,6 +98,8 @@ export function deliverUpstream(tx: Transaction, upstream: Upstream, addVia = tr
     headers.via = via === undefined ? VIA : `${Array.isArray(via) ? via.join(', ') : via}, ${VIA}`;
   }
   if (DEBUG_WORKER !== undefined && addVia) headers['x-svc-worker'] = DEBUG_WORKER;
+  // A HEAD that missed is passed to the origin as it is (lookup.ts) but says so, as a GET does.
+  if (tx.req.method === 'HEAD' && tx.cacheResult !== undefined) headers['x-cache'] = tx.cacheResult;
   pipeBody(upstream.body, res, (err) => { if (err) bodyBroke(tx); }, () => {
     tx.status = upstream.statusCode;
     res.writeHead(upstream.statusCode, headers);

@@ -18,6 +18,7 @@ import type { HeaderEdit } from '../../network/header-edit.js';
 import type { ServiceCode } from '../../network/fallbacks.js';
 import { serviceStatus } from './fallback.js';
 import { editOutgoing } from './header-edits.js';
+import { setAnswerFields } from './answer-fields.js';
 import type { SettingTrace } from './setting-trace.js';
 import type { HookRedefinition } from '../../hook/answer.js';
 import type { PagedeskRuntime } from '../../pagedesk/producer.js';
@@ -283,6 +284,7 @@ export class TxResponse extends ServerResponse {
     headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
     const tx = this.tx;
     tx?.answerStarts();
+    setAnswerFields(this, tx);
     if (tx?.fallback !== undefined) statusCode = serviceStatus(tx, statusCode);
     const edits = tx?.responseEdits;
     if (edits !== undefined) {

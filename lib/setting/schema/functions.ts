@@ -2,7 +2,7 @@
 // `functions`. Document 2 names the hook and a few network fields; the rest of the network
 // block (limits, timeouts, TTLs) is ours, because the server needs them and the spec shows none.
 import { Type } from 'typebox';
-import { Bool, Int, NullStr, Num, Obj, OneOf, Opt, Secs, Section, Str } from './common.js';
+import { Bool, Formatted, Int, NullStr, Num, Obj, OneOf, Opt, Secs, Section, Str } from './common.js';
 import { HostLogSchema } from './log.js';
 import { PagedeskSchema } from './pagedesk.js';
 import { Bypass, CachingKey, Modify } from './network.js';
@@ -43,6 +43,17 @@ const FrontEnd = Section({
   bypass: Bypass,
   modify: Modify('header edits on the client side: request fields as received, response fields as sent'),
   accessControl: AccessControlSchema,
+  answerFields: Section({
+    requestId: Section({
+      enable: Bool(false, 'every answer of the host carries the request id: the x-ctx-id of its log lines (access, origin, error logs)'),
+      name: Formatted('svc-field-name', { default: 'x-ctx-id', description: 'the response field that carries the request id' }),
+    }),
+    nodeName: Section({
+      enable: Bool(false, 'every answer of the host carries the name of the node that answered'),
+      name: Formatted('svc-field-name', { default: 'x-svc-node', description: 'the response field that carries the node name' }),
+      value: NullStr({ format: 'svc-field-value', description: 'the node name sent; null: the machine\'s host name' }),
+    }),
+  }, 'fields that tie an answer to its log lines and to the node that gave it, for debugging (ours)'),
 }, 'client side of HTTP');
 
 const BackEnd = Section({
