@@ -10,6 +10,8 @@ import { conditionalResult, multipartBoundary, rangeOf } from './rules.js';
 import { ageAt, DEBUG_WORKER, fullAnswerHead, viaWith, viewOf } from './stored-view.js';
 import { fallBack } from './fallback.js';
 import { TCP_HIT, TCP_IMS_HIT, TCP_MISS } from '../cache/policy/results.js';
+import { ttlSeconds } from '../cache/policy/cache-status.js';
+import { hitCacheStatus, noteOf } from './cache-status.js';
 
 /** Fields a 304 carries from the stored response (RFC 9110 15.4.5). */
 export const NOT_MODIFIED_FIELDS = ['cache-control', 'content-location', 'date', 'etag', 'expires', 'vary', 'last-modified'];
@@ -63,6 +65,8 @@ export function deliverCached(tx: Transaction, obj: CachedObject, now: number, d
   if (tx.host.fallbacks !== undefined && fallBack(tx, obj.status, obj.status, obj.headers, false)) return;
   const req = tx.req;
   const headers = obj.headers;
+  // Cache-Status ttl of the answers below made from fields (writeHead adds the member).
+  if (tx.host.cacheStatus !== undefined) noteOf(tx).ttl = ttlSeconds(obj.staleAt, now);
   const cond = conditionalResult(req.method!, req.headers, obj.status, headers);
   if (cond === 304) {
     tx.cacheResult = tx.cacheResult === TCP_HIT || tx.cacheResult === undefined ? TCP_IMS_HIT : tx.cacheResult;
@@ -81,7 +85,8 @@ export function deliverCached(tx: Transaction, obj: CachedObject, now: number, d
     // The common answer: every field prepared with the stored object.
     const view = viewOf(obj);
     tx.status = obj.status;
-    tx.res.writeHead(obj.status, fullAnswerHead(view, ageAt(view, obj, now), tx.cacheResult ?? 'TCP_MISS'));
+    const cs = hitCacheStatus(tx, view.cacheStatus, ttlSeconds(obj.staleAt, now));
+    tx.res.writeHead(obj.status, fullAnswerHead(view, ageAt(view, obj, now), tx.cacheResult ?? 'TCP_MISS', cs));
     if (head || size === 0) { tx.res.end(); return; }
     sendBody(tx.res, obj, 0, size - 1, tx);
     return;

@@ -22,6 +22,7 @@ import type { SharedFetch } from './inflight.js';
 import { entryTimes, fieldsToStore, storableResponse, variantMatches, variantOf, varyOf } from './rules.js';
 import { TCP_ERROR, type CacheResult } from '../cache/policy/results.js';
 import { spanValidator } from '../cache/policy/partial.js';
+import { noteAlone, noteAnswer, noteOf } from './cache-status.js';
 
 /** Client fields that must not shape the object the cache stores for everyone. */
 export const CLIENT_CONDITIONALS = ['if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'if-range', 'range'];
@@ -120,6 +121,7 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
       const meta = joined.meta;
       // Once the answer's Vary is known, only clients selecting the same variant may share it.
       if (meta === undefined || meta.vary.length === 0 || variantMatches(meta, tx.req.headers)) {
+        noteOf(tx).collapsed = true;
         joined.join(tx);
         return;
       }
@@ -174,9 +176,10 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
     if (!storable) {
       ctx.inflight.finish(f);
       const [first, ...rest] = f.takeWaiting();
-      for (const other of rest) proxyToOrigin(other);
+      for (const other of rest) { noteAlone(other); proxyToOrigin(other); }
       if (first === undefined || first.res.destroyed) { body.discard(); return; }
       first.cacheResult ??= plan.result;
+      noteAnswer(first, upstream.statusCode, false, undefined);
       streamUnstored(first, upstream.statusCode, resHeaders, body.readable(), cachedAt);
       return;
     }
@@ -185,11 +188,13 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
     const writeHead = (w: Transaction): void => {
       w.cacheResult ??= plan.result;
       w.status = meta.status;
+      noteAnswer(w, meta.status, !f.retired, meta.staleAt);
       // Only the client whose request fetched it gets the fields the cache does not keep.
       w.res.writeHead(meta.status, answerHeaders(meta, w === tx ? resHeaders : meta.headers, Date.now(), w, undefined, false));
     };
     // A client whose request selects another variant cannot share this answer: it fetches anew.
     const refused = f.start(meta, writeHead, (w) => vary.length === 0 || variantMatches(meta, w.req.headers));
+    for (const w of refused) noteAlone(w);
     for (const w of refused) fetchAndStore(ctx, w, { key: plan.key, mayStore: plan.mayStore, result: plan.result }, true);
     pipeToStore(ctx, f, meta, body);
   }, onError });

@@ -18,6 +18,7 @@ import { compileHostRules, type HostRules } from '../rules/host-rules.js';
 import type { CountryLookup } from '../rules/conditions.js';
 import { compileHook, type HookRule } from '../hook/rule.js';
 import type { PagedeskRuntime } from '../pagedesk/producer.js';
+import { cacheStatusRuntime, type CacheStatusRuntime } from './cache-status.js';
 
 /** This host's runtime as a facade of `target` (mode.facadeHost): its statistics and logs kept. */
 export function facadeOf(own: HostRuntime, target: HostRuntime | undefined): HostRuntime | undefined {
@@ -38,6 +39,8 @@ export interface HostRuntime extends RoutableHost {
   setting: ResolvedHost;
   /** The operator's caching knobs of this host (functions.network.cache). */
   cachePolicy: CachePolicyOptions;
+  /** Cache-Status on the host's answers (functions.network.cache.cacheStatus); undefined when off. */
+  cacheStatus: CacheStatusRuntime | undefined;
   volatile: boolean;
   nonVolatileSize: number;
   /**
@@ -122,7 +125,7 @@ export function buildHostRuntime(
 
 /** The members of a HostRuntime that follow the host setting without a new origin client. */
 export function cacheFields(host: ResolvedHost, geo: CountryLookup | undefined):
-  Pick<HostRuntime, 'cachePolicy' | 'volatile' | 'nonVolatileSize' | 'pieces' | 'connectTimeoutMs' | 'upload' | 'logs' | 'rules' | 'net' | 'fallbacks' | 'directoryStats'> {
+  Pick<HostRuntime, 'cachePolicy' | 'cacheStatus' | 'volatile' | 'nonVolatileSize' | 'pieces' | 'connectTimeoutMs' | 'upload' | 'logs' | 'rules' | 'net' | 'fallbacks' | 'directoryStats'> {
   return {
     directoryStats: directoryStatsOf(host.functions.statistics.directory),
     rules: compileHostRules(host, geo),
@@ -135,6 +138,7 @@ export function cacheFields(host: ResolvedHost, geo: CountryLookup | undefined):
     }),
     upload: uploadLimits(host.functions.network.http.frontEnd),
     cachePolicy: cachePolicyOf(host),
+    cacheStatus: cacheStatusRuntime(host),
     volatile: host.mode.volatile,
     nonVolatileSize: host.mode.nonVolatileSize,
     pieces: piecesOf(host.functions.network.cache),

@@ -25,6 +25,8 @@ import {
   cacheResultForHit, freshnessDecision, invalidationTargets, mergeNotModified, mustNotServeStale, notModifiedFits, requestControl,
   revalidationHeaders, staleIfErrorAllows, variantMatches, type RequestControl,
 } from './rules.js';
+import { spanBase } from '../cache/policy/partial.js';
+import { noteAnswer, noteForward, noteLookup, noteOf } from './cache-status.js';
 import { TCP_CLIENT_REFRESH_MISS, TCP_MISS, TCP_NONE, TCP_REF_FAIL_HIT, TCP_REFRESH_HIT, TCP_REFRESH_MISS } from '../cache/policy/results.js';
 
 /** An asynchronous command waiting in the primary's queue (pre-cache control). */
@@ -154,6 +156,7 @@ export class CacheStage {
 
   /** Lookup under the request's cache key (cachingKey applied), then a hit, a refresh or a miss. */
   private readonly lookup = (tx: Transaction, key: CacheKey): void => {
+    noteLookup(tx, key);
     const control = requestControl(tx.req.headers);
     const pending = this.prectrl.size === 0 ? undefined : this.pendingCommand(key.vhost, key.url);
     if (pending !== undefined) { this.serveUnderCommand(tx, key, control, pending); return; }
@@ -185,6 +188,7 @@ export class CacheStage {
       if (obj.cachedAt >= queuedAt) { this.found(tx, key, obj, control); return; }
       if (kind === 'hardpurge') { this.miss(tx, key, control); return; }
       if (this.handedOff(tx)) return;
+      noteForward(tx, kind === 'purge' ? 'uri-miss' : 'stale');
       this.refresh(tx, key, obj, control, kind === 'purge' ? 1 : 2);
     }, () => this.miss(tx, key, control));
   }
@@ -204,8 +208,12 @@ export class CacheStage {
     if (this.handedOff(tx)) return;
     // A HEAD that misses goes to the origin as it is; a later GET fills the cache.
     // Hooked, it is fetched as a GET (document 2) and stored under the hook's key.
-    if (tx.req.method === 'HEAD' && tx.hook === undefined) { tx.cacheResult = TCP_MISS; proxyToOrigin(tx); return; }
+    // RFC 9211 2.2: vary-miss when the URL has stored answers, none selected by this request.
+    const fwd = stored.some((m) => spanBase(m.variantKey) === undefined) ? 'vary-miss' : 'uri-miss';
+    if (tx.req.method === 'HEAD' && tx.hook === undefined) { tx.cacheResult = TCP_MISS; noteForward(tx, fwd); proxyToOrigin(tx); return; }
+    // Served from stored spans, or forwarded for what they lack: pieces.ts says which.
     if (this.byPieces(tx, key, control, stored)) { servePieces(this.ctx, tx, key, stored, control); return; }
+    noteForward(tx, fwd);
     fetchAndStore(this.ctx, tx, { key, mayStore: !control.noStore, result: TCP_MISS });
   }
 
@@ -240,6 +248,7 @@ export class CacheStage {
     }
     // Refresh now: a conditional request when the copy has a validator.
     if (this.handedOff(tx)) return;
+    noteForward(tx, decision.client ? 'request' : obj.invalidated === 1 ? 'uri-miss' : 'stale');
     this.refresh(tx, key, obj, control, obj.invalidated ?? 0, decision.client);
   }
 
@@ -292,6 +301,7 @@ export class CacheStage {
       const updated: CachedObject = { ...obj, ...patch, openBody: obj.openBody };
       for (const w of waiting) {
         w.cacheResult = TCP_REFRESH_HIT;
+        noteOf(w).fwdStatus = 304;
         deliverCached(w, updated, now);
       }
       return true;
@@ -307,6 +317,7 @@ export class CacheStage {
     for (const w of waiting) {
       if (!purged && !staleIfErrorAllows(obj, w.req.headers, status, now)) { rest.push(w); continue; }
       w.cacheResult = TCP_REF_FAIL_HIT;
+      if (status > 0) noteAnswer(w, status, false, undefined);
       deliverCached(w, obj, now);
       served++;
     }

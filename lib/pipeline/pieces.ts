@@ -19,6 +19,7 @@ import { proxyToOrigin } from './proxy.js';
 import { sendError } from './respond.js';
 import { conditionalResult, freshnessDecision, rangeOf, variantOf, type RequestControl } from './rules.js';
 import type { Transaction } from './transaction.js';
+import { noteForward } from './cache-status.js';
 
 /** What the spans at hand say about the representation, and where each span's bytes are. */
 interface Known {
@@ -67,6 +68,7 @@ async function run(ctx: CacheContext, tx: Transaction, key: CacheKey, metas: rea
   if (known === undefined) {
     const o = await fetchPiece(ctx, tx, key, firstRange(rangeField, partSize));
     fetched = true;
+    noteForward(tx, 'uri-miss');
     if (!usable(o, tx)) { passOn(ctx, tx, key, o, control); return; }
     known = fromPiece(key, o);
   }
@@ -110,6 +112,8 @@ async function run(ctx: CacheContext, tx: Transaction, key: CacheKey, metas: rea
     if (bytes === undefined && piece === undefined) {
       // A gap (or a span evicted meanwhile): the aligned piece that holds it.
       const p = pieceAt(seg.start, total, partSize);
+      // RFC 9211 2.2: stored partial content did not hold all that was asked.
+      if (tx.cacheStatus?.fwd === undefined) noteForward(tx, 'partial');
       const o = await fetchPiece(ctx, tx, key, `${p.start}-${p.end}`);
       if (!usable(o, tx)) {
         if (!res.headersSent) passOn(ctx, tx, key, o, control);

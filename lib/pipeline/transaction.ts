@@ -21,6 +21,7 @@ import { editOutgoing } from './modify.js';
 import type { SettingTrace } from './setting-trace.js';
 import type { HookRedefinition } from '../hook/answer.js';
 import type { PagedeskRuntime } from '../pagedesk/producer.js';
+import { withCacheStatus, type CacheStatusNote } from './cache-status.js';
 
 /** A dual-stack (`::`) listener reports IPv4 peers as `::ffff:a.b.c.d`: logged as `a.b.c.d`. */
 function plainAddress(a: string | undefined): string {
@@ -141,6 +142,8 @@ export class TransactionRecord implements RecordFields {
   pagedesk: PagedeskRuntime | undefined = undefined;
   /** The setting trace of a request that ends in meta.settingTrace.keyword (setting-trace.ts). */
   trace: SettingTrace | undefined = undefined;
+  /** What the cache stages noted for the answer's Cache-Status member (cache-status.ts). */
+  cacheStatus: CacheStatusNote | undefined = undefined;
   private ctx: string | undefined = undefined;
 
   constructor(readonly req: IncomingMessage, readonly res: ServerResponse, sessionId: number) {
@@ -277,14 +280,11 @@ export class TxResponse extends ServerResponse {
     const tx = this.tx;
     tx?.answerStarts();
     if (tx?.fallback !== undefined) statusCode = serviceStatus(tx, statusCode);
+    let given = typeof reason === 'object' ? reason : headers;
+    if (tx?.host !== undefined) given = withCacheStatus(tx, given);
     const edits = tx?.responseEdits;
-    if (edits !== undefined) {
-      const fields = editOutgoing(this, typeof reason === 'object' ? reason : headers, edits);
-      if (tx !== undefined) tx.responseFields = fields;
-      return super.writeHead(statusCode, typeof reason === 'string' ? reason : undefined, fields);
-    }
-    if (tx !== undefined) tx.responseFields = typeof reason === 'object' ? reason : headers;
-    // node's writeHead sorts (code, reason, headers) from (code, headers) itself.
-    return super.writeHead(statusCode, reason as string | undefined, headers);
+    const fields = edits === undefined ? given : editOutgoing(this, given, edits);
+    if (tx !== undefined) tx.responseFields = fields;
+    return super.writeHead(statusCode, typeof reason === 'string' ? reason : undefined, fields);
   }
 }
