@@ -37,7 +37,7 @@ export function refreshKey(key: CacheKey, variantKey: string, purged: boolean): 
 }
 
 /** Meta of a new stored object from the origin's answer (`originHeaders`: as received). */
-function newEntryMeta(key: CacheKey, status: number, originHeaders: StoredHeaders, reqHeaders: IncomingHttpHeaders,
+export function newEntryMeta(key: CacheKey, status: number, originHeaders: StoredHeaders, reqHeaders: IncomingHttpHeaders,
   requestTime: number, cachedAt: number, host: HostRuntime, hookTtl: number | undefined): CacheEntryMeta {
   const headers = fieldsToStore(originHeaders, cachedAt, host.cachePolicy);
   const vary = withKeyHeaders(varyOf(headers), host.net?.key?.headers);

@@ -21,6 +21,7 @@ import { deliverCached } from './deliver.js';
 import { fetchAndStore, keyString, refreshKey, type FetchPlan } from './fetch.js';
 import { InflightTable, type SharedFetch } from './inflight.js';
 import { servePieces } from './pieces.js';
+import { postAnswerTee } from './post-answer.js';
 import {
   cacheResultForHit, freshnessDecision, invalidationTargets, mergeNotModified, mustNotServeStale, notModifiedFits, requestControl,
   revalidationHeaders, staleIfErrorAllows, variantMatches, type RequestControl,
@@ -363,16 +364,17 @@ export class CacheStage {
     // No cache lookup takes place for these methods (results.ts: TCP_NONE).
     tx.cacheResult = TCP_NONE;
     proxyToOrigin(tx, async (status, headers) => {
-      if (status < 200 || status >= 400) return;
+      if (status < 200 || status >= 400) return undefined;
       const named = invalidationTargets(tx.req.method!, status, tx.url, headers as StoredHeaders, tx.req.headers.host ?? tx.host.name);
-      if (named.length === 0) return;
+      if (named.length === 0) return undefined;
       const rule = tx.host.net?.key;
       const urls = rule === undefined ? named : named.map(rule.url);
       const vhost = tx.host.name;
       // Rows marked and the invalidation logged in one transaction: a copy of these URLs fetched
       // before now that commits later (any worker's writer thread) lands already stale.
+      const at = Date.now();
       try {
-        await this.ctx.store.disk.invalidateUrls(vhost, urls);
+        await this.ctx.store.disk.invalidateUrls(vhost, urls, at);
       } catch {
         // The index is unavailable (busy beyond its timeout): the memory copies still go.
       }
@@ -386,6 +388,8 @@ export class CacheStage {
       }
       for (const i of items) this.dropMemory(i);
       await this.opts.peers?.invalidated(items);
+      // A POST whose answer names its own URI as Content-Location: stored for later GETs.
+      return postAnswerTee(this.ctx, tx, status, headers, at);
     });
   }
 }

@@ -13,3 +13,4 @@ export * from './conditional.js';
 export * from './range.js';
 export * from './invalidation.js';
 export * from './results.js';
+export * from './post-reuse.js';

@@ -1,0 +1,53 @@
+// Stored answers reused beyond the plain GET miss-then-hit: a POST's answer that names its own
+// URI (RFC 9110 9.3.3, RFC 9111 4), and the stored variants a 304 freshens (RFC 9111 4.3.4).
+import t from 'tap';
+import type { SeenRequest } from '../../helpers/origin.js';
+import { cacheBench, reply } from './fixtures/bench.js';
+
+const { origin, get } = await cacheBench();
+const gets = (path: string): SeenRequest[] => origin.seen.filter((s) => s.method === 'GET' && s.url === path);
+
+/** GETs answered `get #n` (fresh for a minute); POSTs answered `posted` with the given fields. */
+function postOrigin(path: string, onPost: Record<string, string>): void {
+  let n = 0;
+  origin.on(path, (q, res) => {
+    if (q.method === 'POST') { reply(200, onPost, 'posted')(q, res); return; }
+    reply(200, { 'cache-control': 'max-age=60' }, `get #${++n}`)(q, res);
+  });
+}
+
+t.test('a POST answer with explicit freshness and a Content-Location of its own URL is what later GETs get', async (t) => {
+  postOrigin('/article', { 'cache-control': 'max-age=60', 'content-location': '/article' });
+  t.equal((await get('/article')).body, 'get #1');
+  const posted = await get('/article', { 'content-type': 'text/plain' }, { method: 'POST', body: 'edit' });
+  t.equal(posted.body, 'posted');
+  const after = await get('/article');
+  t.equal(after.status, 200);
+  t.equal(after.body, 'posted', 'the POST answer, not the copy it invalidated');
+  t.equal(after.headers['x-cache'], 'TCP_HIT');
+  t.match(after.headers['cache-status'], /^svc; hit; ttl=\d+$/);
+  t.match(posted.headers['cache-status'], /^svc; fwd=method; fwd-status=200; stored$/);
+  t.equal(gets('/article').length, 1, 'no GET went to the origin after the POST');
+});
+
+t.test('an absolute Content-Location naming the same URL counts; one with another query does not', async (t) => {
+  postOrigin('/abs', { 'cache-control': 'max-age=60', 'content-location': 'http://cache.test/abs?x=1' });
+  await get('/abs?x=1', {}, { method: 'POST', body: 'a' });
+  t.equal((await get('/abs?x=1')).body, 'posted');
+  postOrigin('/other-query', { 'cache-control': 'max-age=60', 'content-location': '/other-query?x=2' });
+  await get('/other-query?x=1', {}, { method: 'POST', body: 'a' });
+  t.equal((await get('/other-query?x=1')).body, 'get #1', 'fetched from the origin');
+  t.not((await get('/other-query?x=2')).body, 'posted', 'nor stored under the URL it names');
+});
+
+t.test('a POST answer without Content-Location, or without explicit freshness, is not reused', async (t) => {
+  postOrigin('/no-cl', { 'cache-control': 'max-age=60' });
+  await get('/no-cl', {}, { method: 'POST', body: 'a' });
+  t.equal((await get('/no-cl')).body, 'get #1');
+  postOrigin('/no-fresh', { 'content-location': '/no-fresh', 'last-modified': new Date(Date.now() - 86400_000).toUTCString() });
+  await get('/no-fresh', {}, { method: 'POST', body: 'a' });
+  t.equal((await get('/no-fresh')).body, 'get #1', 'heuristic freshness is not enough');
+  postOrigin('/no-store', { 'cache-control': 'max-age=60, no-store', 'content-location': '/no-store' });
+  await get('/no-store', {}, { method: 'POST', body: 'a' });
+  t.equal((await get('/no-store')).body, 'get #1');
+});
