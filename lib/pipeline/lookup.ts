@@ -22,6 +22,7 @@ import { fetchAndStore, keyString, refreshKey, type FetchPlan } from './fetch.js
 import { InflightTable, type SharedFetch } from './inflight.js';
 import { servePieces } from './pieces.js';
 import { postAnswerTee } from './post-answer.js';
+import { freshenVariants } from './freshen.js';
 import {
   cacheResultForHit, freshnessDecision, invalidationTargets, mergeNotModified, mustNotServeStale, notModifiedFits, requestControl,
   revalidationHeaders, staleIfErrorAllows, variantMatches, type RequestControl,
@@ -288,6 +289,8 @@ export class CacheStage {
     const now = Date.now();
     if (status === 304 && !purged) {
       const waiting = f.takeWaiting();
+      // The other variants this 304 selects (RFC 9111 4.3.4), whether or not it fits this one.
+      if (!f.retired) void freshenVariants(this.ctx.store, obj, headers, requestTime, now, host).catch(() => undefined);
       if (!notModifiedFits(obj, headers)) {
         // RFC 9111 4.3.4: a 304 with another validator is about some other representation; the
         // stored copy cannot be freshened by it, so the clients get a full fetch (coalesced).

@@ -51,3 +51,43 @@ t.test('a POST answer without Content-Location, or without explicit freshness, i
   await get('/no-store', {}, { method: 'POST', body: 'a' });
   t.equal((await get('/no-store')).body, 'get #1');
 });
+
+/**
+ * Answers vary by X-Variant; `etags` gives each variant's strong ETag. A conditional request with
+ * the variant's ETag gets 304 fresh for a minute with `x-version: 2`; the first answers are stale
+ * at once (max-age=0), stored for revalidation.
+ */
+function variantOrigin(path: string, etags: Record<string, string>): void {
+  origin.on(path, (q, res) => {
+    const etag = etags[String(q.headers['x-variant'])]!;
+    if (q.headers['if-none-match'] === etag) {
+      res.writeHead(304, { etag, 'cache-control': 'max-age=60', 'x-version': '2' });
+      res.end();
+      return;
+    }
+    reply(200, { etag, 'cache-control': 'max-age=0', vary: 'X-Variant', 'x-version': '1' }, `variant ${q.headers['x-variant']}`)(q, res);
+  });
+}
+
+t.test('a 304 that revalidates one variant freshens every stored variant with the same strong ETag', async (t) => {
+  variantOrigin('/variants', { a: '"same"', b: '"same"', c: '"other"' });
+  for (const v of ['a', 'b', 'c']) t.equal((await get('/variants', { 'x-variant': v })).body, `variant ${v}`);
+  const revalidated = await get('/variants', { 'x-variant': 'a' });
+  t.equal(revalidated.headers['x-cache'], 'TCP_REFRESH_HIT');
+  t.equal(revalidated.headers['x-version'], '2');
+  const before = gets('/variants').length;
+  const b = await get('/variants', { 'x-variant': 'b' });
+  t.equal(b.body, 'variant b');
+  t.equal(b.headers['x-cache'], 'TCP_HIT', 'variant b was freshened by the 304 of variant a');
+  t.equal(b.headers['x-version'], '2', 'with the fields the 304 brought');
+  t.equal(gets('/variants').length, before, 'no request for variant b reached the origin');
+  const c = await get('/variants', { 'x-variant': 'c', 'cache-control': 'only-if-cached' });
+  t.equal(c.status, 504, 'variant c (another ETag) is still stale');
+});
+
+t.test('a 304 with a weak ETag freshens only the variant it answered', async (t) => {
+  variantOrigin('/weak', { a: 'W/"w"', b: 'W/"w"' });
+  for (const v of ['a', 'b']) await get('/weak', { 'x-variant': v });
+  t.equal((await get('/weak', { 'x-variant': 'a' })).headers['x-cache'], 'TCP_REFRESH_HIT');
+  t.equal((await get('/weak', { 'x-variant': 'b', 'cache-control': 'only-if-cached' })).status, 504);
+});
