@@ -21,7 +21,7 @@ const server = await startServer([
   },
   { name: 'named.test', ...at, functions: { network: { cache: { cacheStatus: { name: 'Edge "A"', key: true } } } } },
   { name: 'off.test', ...at, functions: { network: { cache: { cacheStatus: { enable: false } } } } },
-]);
+], { extra: { functions: { network: { http: { frontEnd: { http2: { cleartext: true } } } } } } });
 t.teardown(async () => {
   await server.stop();
   await origin.stop();
@@ -161,4 +161,16 @@ t.test('an answer the server makes itself (origin unreachable) still carries the
   const a = await curl('cs.test', '/gone');
   t.equal(a.status, 502);
   t.equal(a.headers['cache-status'], 'svc; fwd=uri-miss');
+});
+
+t.test('HTTP/2 answers carry the member too, a hit\'s included, and none where it is off', async (t) => {
+  origin.on('/h2', reply(200, { 'cache-control': 'max-age=60' }, 'h2'));
+  const h2 = ['--http2-prior-knowledge'];
+  t.match((await curl('cs.test', '/h2', h2)).headers['cache-status'], /^svc; fwd=uri-miss; fwd-status=200; ttl=\d+; stored$/);
+  t.match((await curl('cs.test', '/h2', h2)).headers['cache-status'], /^svc; hit; ttl=\d+$/);
+  await curl('off.test', '/h2', h2);
+  const off = await curl('off.test', '/h2', h2);
+  t.equal(off.status, 200);
+  t.equal(off.headers['x-cache'], 'TCP_HIT');
+  t.equal(off.headers['cache-status'], undefined);
 });
