@@ -46,8 +46,13 @@ export function postAnswerTee(ctx: CacheContext, tx: Transaction, status: number
         cb();
       },
     });
-    // A body that breaks, or a client that leaves (pipeBody destroys the source): nothing is kept.
-    tee.once('close', () => { if (!ended) sink.abort(); });
+    // A body that breaks, or a client that leaves (pipeBody destroys the source, this tee):
+    // nothing is kept, and the origin body is given up as it would be without the tee.
+    tee.once('close', () => {
+      if (ended) return;
+      sink.abort();
+      if (!body.destroyed) body.destroy();
+    });
     body.once('error', (err) => tee.destroy(err));
     return body.pipe(tee);
   };

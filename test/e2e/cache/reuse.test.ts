@@ -52,6 +52,18 @@ t.test('a POST answer without Content-Location, or without explicit freshness, i
   t.equal((await get('/no-store')).body, 'get #1');
 });
 
+t.test('a POST answer the origin breaks off is not kept for GETs', async (t) => {
+  let n = 0;
+  origin.on('/cut', (q, res) => {
+    if (q.method !== 'POST') { reply(200, { 'cache-control': 'max-age=60' }, `get #${++n}`)(q, res); return; }
+    res.writeHead(200, { 'cache-control': 'max-age=60', 'content-location': '/cut', 'content-length': '20' });
+    res.write('part');
+    setImmediate(() => res.destroy());
+  });
+  await t.rejects(get('/cut', {}, { method: 'POST', body: 'a' }), 'the client sees the answer cut');
+  t.equal((await get('/cut')).body, 'get #1', 'the next GET goes to the origin');
+});
+
 /**
  * Answers vary by X-Variant; `etags` gives each variant's strong ETag. A conditional request with
  * the variant's ETag gets 304 fresh for a minute with `x-version: 2`; the first answers are stale
