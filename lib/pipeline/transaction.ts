@@ -280,11 +280,19 @@ export class TxResponse extends ServerResponse {
     const tx = this.tx;
     tx?.answerStarts();
     if (tx?.fallback !== undefined) statusCode = serviceStatus(tx, statusCode);
-    let given = typeof reason === 'object' ? reason : headers;
-    if (tx?.host !== undefined) given = withCacheStatus(tx, given);
+    // Every answer of a host carries its Cache-Status member (cache-status.ts).
+    if (tx?.host !== undefined) {
+      if (typeof reason === 'object') reason = withCacheStatus(tx, reason);
+      else headers = withCacheStatus(tx, headers);
+    }
     const edits = tx?.responseEdits;
-    const fields = edits === undefined ? given : editOutgoing(this, given, edits);
-    if (tx !== undefined) tx.responseFields = fields;
-    return super.writeHead(statusCode, typeof reason === 'string' ? reason : undefined, fields);
+    if (edits !== undefined) {
+      const fields = editOutgoing(this, typeof reason === 'object' ? reason : headers, edits);
+      if (tx !== undefined) tx.responseFields = fields;
+      return super.writeHead(statusCode, typeof reason === 'string' ? reason : undefined, fields);
+    }
+    if (tx !== undefined) tx.responseFields = typeof reason === 'object' ? reason : headers;
+    // node's writeHead sorts (code, reason, headers) from (code, headers) itself.
+    return super.writeHead(statusCode, reason as string | undefined, headers);
   }
 }
