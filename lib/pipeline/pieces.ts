@@ -19,7 +19,8 @@ import { proxyToOrigin } from './proxy.js';
 import { sendError } from './respond.js';
 import { conditionalResult, freshnessDecision, rangeOf, variantOf, type RequestControl } from './rules.js';
 import type { Transaction } from './transaction.js';
-import { noteForward } from './cache-status.js';
+import { noteForward, noteOf } from './cache-status.js';
+import { ttlSeconds } from '../cache/policy/cache-status.js';
 
 /** What the spans at hand say about the representation, and where each span's bytes are. */
 interface Known {
@@ -254,6 +255,8 @@ function writeHead(tx: Transaction, k: Known, status: number, start: number, end
   const fields: StoredHeaders = { ...k.headers };
   delete fields['content-range'];
   const out = answerHeaders(k.meta, fields, now, tx, undefined, fromCache);
+  // Cache-Status ttl of an answer from stored spans: the newest span's.
+  if (fromCache && tx.host.cacheStatus !== undefined) noteOf(tx).ttl = ttlSeconds(k.meta.staleAt, now);
   if (status === 304) {
     // Only the fields a 304 carries (deliver.ts), besides ours.
     for (const name of Object.keys(fields)) if (!NOT_MODIFIED_FIELDS.includes(name)) delete out[name];

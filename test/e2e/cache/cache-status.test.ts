@@ -17,7 +17,13 @@ const at = { listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origi
 const server = await startServer([
   {
     name: 'cs.test', ...at,
-    functions: { network: { http: { frontEnd: { bypass: { matchingList: [{ pattern: '$URLMATCH[^cs\\.test/bypass/]' }] } } } } },
+    functions: {
+      network: {
+        http: { frontEnd: { bypass: { matchingList: [{ pattern: '$URLMATCH[^cs\\.test/bypass/]' }] } } },
+        // Pieces of 64 KiB: a range test needs no large object.
+        cache: { limitMaxRange: 131072, partSize: 65536 },
+      },
+    },
   },
   { name: 'named.test', ...at, functions: { network: { cache: { cacheStatus: { name: 'Edge "A"', key: true } } } } },
   { name: 'off.test', ...at, functions: { network: { cache: { cacheStatus: { enable: false } } } } },
@@ -173,4 +179,25 @@ t.test('HTTP/2 answers carry the member too, a hit\'s included, and none where i
   t.equal(off.status, 200);
   t.equal(off.headers['x-cache'], 'TCP_HIT');
   t.equal(off.headers['cache-status'], undefined);
+});
+
+t.test('a range the stored pieces do not hold says fwd=partial; one they hold is a hit', async (t) => {
+  const body = Buffer.alloc(200_000, 'p');
+  origin.on('/ranged', (q, res) => {
+    const m = /^bytes=(\d+)-(\d+)$/.exec(String(q.headers.range));
+    const fields = { etag: '"r1"', 'cache-control': 'max-age=60', 'accept-ranges': 'bytes' };
+    if (m === null) { res.writeHead(200, { ...fields, 'content-length': body.length }); res.end(body); return; }
+    const start = Number(m[1]);
+    const end = Math.min(Number(m[2]), body.length - 1);
+    res.writeHead(206, { ...fields, 'content-range': `bytes ${start}-${end}/${body.length}`, 'content-length': end - start + 1 });
+    res.end(body.subarray(start, end + 1));
+  });
+  const first = await curl('cs.test', '/ranged', ['-r', '0-9']);
+  t.equal(first.status, 206);
+  t.match(first.headers['cache-status'], /^svc; fwd=uri-miss; fwd-status=206/);
+  const later = await curl('cs.test', '/ranged', ['-r', '70000-70009']);
+  t.equal(later.status, 206);
+  t.match(later.headers['cache-status'], /^svc; fwd=partial; fwd-status=206/);
+  const covered = await curl('cs.test', '/ranged', ['-r', '10-19']);
+  t.match(covered.headers['cache-status'], /^svc; hit; ttl=\d+$/);
 });
