@@ -205,8 +205,9 @@ export class DiskStore implements CacheStore {
    * Marks every variant of the URLs stale and logs the invalidation, in one transaction of the
    * writer thread; resolves once it is committed.
    */
-  async invalidateUrls(vhost: string, urls: readonly string[]): Promise<void> {
-    await this.writer.meta({ t: 'invalidate', vhost, urls: [...urls], now: this.now() });
+  /** `now`: when the invalidation counts from (copies received before it land stale). */
+  async invalidateUrls(vhost: string, urls: readonly string[], now = this.now()): Promise<void> {
+    await this.writer.meta({ t: 'invalidate', vhost, urls: [...urls], now });
   }
 
   async delete(key: CacheKey, variantKey?: string): Promise<number> {

@@ -12,6 +12,8 @@ import { conditionalResult } from './parts/rules.js';
 import { ageAt, answerHeaders, DEBUG_WORKER, fullAnswerHead, NOT_MODIFIED_FIELDS, viaWith, viewOf } from './parts/stored-view.js';
 import { fallBack } from './parts/fallback.js';
 import { TCP_HIT, TCP_IMS_HIT } from '../cache/policy/results.js';
+import { ttlSeconds } from '../cache/policy/cache-status.js';
+import { hitCacheStatus, noteOf } from './parts/cache-status.js';
 
 /** Fields of an answer the cache generates from a stored object (304, 412, 416). */
 function generatedHeaders(obj: CachedObject, now: number, tx: Transaction, extra: Record<string, string>): Record<string, string | string[]> {
@@ -45,6 +47,8 @@ export function deliverCached(tx: Transaction, obj: CachedObject, now: number, d
   if (tx.host.fallbacks !== undefined && fallBack(tx, obj.status, obj.status, obj.headers, false)) return;
   const req = tx.req;
   const headers = obj.headers;
+  // Cache-Status ttl of the answers below made from fields (writeHead adds the member).
+  if (tx.host.cacheStatus !== undefined) noteOf(tx).ttl = ttlSeconds(obj.staleAt, now);
   const cond = conditionalResult(req.method!, req.headers, obj.status, headers);
   if (cond === 304) {
     tx.cacheResult = tx.cacheResult === TCP_HIT || tx.cacheResult === undefined ? TCP_IMS_HIT : tx.cacheResult;
@@ -63,7 +67,8 @@ export function deliverCached(tx: Transaction, obj: CachedObject, now: number, d
     // The common answer: every field prepared with the stored object.
     const view = viewOf(obj);
     tx.status = obj.status;
-    tx.res.writeHead(obj.status, fullAnswerHead(view, ageAt(view, obj, now), tx.cacheResult ?? 'TCP_MISS'));
+    const cs = hitCacheStatus(tx, view.cacheStatus, ttlSeconds(obj.staleAt, now));
+    tx.res.writeHead(obj.status, fullAnswerHead(view, ageAt(view, obj, now), tx.cacheResult ?? 'TCP_MISS', cs));
     if (head || size === 0) { tx.res.end(); return; }
     sendBody(tx.res, obj, 0, size - 1, tx);
     return;

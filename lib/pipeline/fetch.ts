@@ -2,9 +2,7 @@
 // streamed to every waiting client while it is written to the store. An answer that may not be
 // stored is not shared either: the first client gets it, the others go to the origin themselves.
 import { takeTags } from '../cache/tags.js';
-import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
-import type { HostRuntime } from './parts/host-runtime.js';
 import { originNote } from '../log/host-logs.js';
 import { MAX_STATUS, OriginError, OriginTrace, statusError, traceAnswered, traceFailed, type OriginBody } from '../origin/index.js';
 import { endToEndResponseHeaders } from './parts/hop-by-hop.js';
@@ -15,42 +13,18 @@ import type { Transaction } from './parts/transaction.js';
 import type { CacheEntryMeta, CacheKey, StoredHeaders } from '../cache/store.js';
 import type { StoreSink } from '../cache/tiered-sink.js';
 import type { CacheContext } from './parts/context.js';
-import { CLIENT_CONDITIONALS, keyString, withKeyHeaders } from './parts/fetch-keys.js';
+import { CLIENT_CONDITIONALS, keyString } from './parts/fetch-keys.js';
 import { answerHeaders } from './parts/stored-view.js';
 import { forwardInterim } from './parts/interim.js';
 import { modifyOriginResponse } from './parts/header-edits.js';
-import { storedVary, varyOfFetched } from './parts/encode.js';
+import { varyOfFetched } from './parts/encode.js';
 import { matchFallback, routeFallback, type Found } from './parts/fallback.js';
 import type { SharedFetch } from './parts/inflight.js';
-import { fieldsToStore, storableResponse, variantMatches, variantOf, varyOf } from './parts/rules.js';
+import { storableResponse, variantMatches } from './parts/rules.js';
+import { newEntryMeta } from './parts/entry-meta.js';
 import { TCP_ERROR, type CacheResult } from '../cache/policy/results.js';
 import { spanValidator } from '../cache/policy/partial.js';
-import { computeTimes } from '../cache/policy/freshness.js';
-
-/** Meta of a new stored object from the origin's answer (`originHeaders`: as received). */
-function newEntryMeta(key: CacheKey, status: number, originHeaders: StoredHeaders, reqHeaders: IncomingHttpHeaders,
-  requestTime: number, cachedAt: number, host: HostRuntime, hookTtl: number | undefined): CacheEntryMeta {
-  const headers = fieldsToStore(originHeaders, cachedAt, host.cachePolicy);
-  const vary = withKeyHeaders(storedVary(host.useOriginEncoding, varyOf(headers)), host.net?.key?.headers);
-  const times = computeTimes({ status, headers }, { requestTime, cachedAt }, host.cachePolicy);
-  if (hookTtl !== undefined && status >= 200 && status < 300) {
-    // The hook's cacheTtl is the freshness lifetime of a 2xx (document 2); the copy is kept past
-    // it as long as the engine would have kept it past its own.
-    const staleAt = cachedAt + hookTtl * 1000;
-    times.deleteAt = staleAt + Math.max(0, times.deleteAt - times.staleAt);
-    times.staleAt = staleAt;
-  }
-  const contentLength = Number(headers['content-length'] ?? -1);
-  return {
-    key, variantKey: variantOf(vary, reqHeaders), vary, status, headers,
-    requestTime, cachedAt, staleAt: times.staleAt, deleteAt: times.deleteAt,
-    size: contentLength >= 0 ? contentLength : 0,
-    // A memory-only host keeps on disk what is at least nonVolatileSize; of a body of unknown
-    // length the store learns it on the way (volatileUpTo).
-    volatile: host.volatile && (host.nonVolatileSize <= 0 || contentLength < 0 || contentLength < host.nonVolatileSize),
-    ...(host.volatile && host.nonVolatileSize > 0 && contentLength < 0 ? { volatileUpTo: host.nonVolatileSize } : {}),
-  };
-}
+import { noteAlone, noteAnswer, noteOf } from './parts/cache-status.js';
 
 export interface FetchPlan {
   key: CacheKey;
@@ -101,6 +75,7 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
       const meta = joined.meta;
       // Once the answer's Vary is known, only clients selecting the same variant may share it.
       if (meta === undefined || meta.vary.length === 0 || variantMatches(meta, tx.req.headers)) {
+        noteOf(tx).collapsed = true;
         joined.join(tx);
         return;
       }
@@ -157,9 +132,10 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
     if (!storable) {
       ctx.inflight.finish(f);
       const [first, ...rest] = f.takeWaiting();
-      for (const other of rest) proxyToOrigin(other);
+      for (const other of rest) { noteAlone(other); proxyToOrigin(other); }
       if (first === undefined || first.res.destroyed) { body.discard(); return; }
       first.cacheResult ??= plan.result;
+      noteAnswer(first, upstream.statusCode, false, undefined);
       streamUnstored(first, upstream.statusCode, resHeaders, body.readable(), cachedAt);
       return;
     }
@@ -169,6 +145,7 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
     const writeHead = (w: Transaction): void => {
       w.cacheResult ??= plan.result;
       w.status = meta.status;
+      noteAnswer(w, meta.status, !f.retired, meta.staleAt);
       // Only the client whose request fetched it gets the fields the cache does not keep.
       const out = answerHeaders(meta, w === tx ? resHeaders : meta.headers, ctx.clock.now(), w, undefined, false);
       varyOfFetched(w, meta.status, out);
@@ -176,6 +153,7 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
     };
     // A client whose request selects another variant cannot share this answer: it fetches anew.
     const refused = f.start(meta, writeHead, (w) => vary.length === 0 || variantMatches(meta, w.req.headers));
+    for (const w of refused) noteAlone(w);
     for (const w of refused) fetchAndStore(ctx, w, { key: plan.key, mayStore: plan.mayStore, result: plan.result }, true);
     pipeToStore(ctx, f, meta, body);
   }, onError });

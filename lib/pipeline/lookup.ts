@@ -27,6 +27,10 @@ import { InflightTable, type SharedFetch } from './parts/inflight.js';
 import { servePieces } from './parts/pieces.js';
 import { mergeNotModified, revalidationHeaders, variantMatches } from './parts/rules.js';
 import { viewOf } from './parts/stored-view.js';
+import { postAnswerTee } from './parts/post-answer.js';
+import { freshenVariants } from './parts/freshen.js';
+import { spanBase } from '../cache/policy/partial.js';
+import { noteAnswer, noteForward, noteLookup, noteOf } from './parts/cache-status.js';
 import {
   forbidsStale, freshnessDecision, hitResult, invalidationTargets, notModifiedMatches, requestControl, staleIfErrorAllowed, type HeaderMap,
   type RequestControl, TCP_CLIENT_REFRESH_MISS, TCP_MISS, TCP_NONE, TCP_REF_FAIL_HIT, TCP_REFRESH_HIT, TCP_REFRESH_MISS,
@@ -174,6 +178,7 @@ export class CacheStage {
 
   /** Lookup under the request's cache key (cachingKey applied), then a hit, a refresh or a miss. */
   private readonly lookup = (tx: Transaction, key: CacheKey): void => {
+    noteLookup(tx, key);
     const control = requestControl(tx.req.headers as HeaderMap);
     const pending = this.prectrl.size === 0 ? undefined : this.pendingCommand(key.vhost, key.url);
     if (pending !== undefined) { this.serveUnderCommand(tx, key, control, pending); return; }
@@ -214,6 +219,7 @@ export class CacheStage {
   private foundUnderCommand(tx: Transaction, key: CacheKey, obj: CachedObject, control: RequestControl, kind: InvalidateKind): void {
     if (kind === 'hardpurge') { this.miss(tx, key, control); return; }
     if (this.handedOff(tx)) return;
+    noteForward(tx, kind === 'purge' ? 'uri-miss' : 'stale');
     this.refresh(tx, key, obj, control, kind === 'purge' ? 1 : 2);
   }
 
@@ -242,8 +248,12 @@ export class CacheStage {
     if (this.handedOff(tx)) return;
     // A HEAD that misses goes to the origin as it is; a later GET fills the cache.
     // Hooked, it is fetched as a GET (document 2) and stored under the hook's key.
-    if (tx.req.method === 'HEAD' && tx.hook === undefined) { tx.cacheResult = TCP_MISS; proxyToOrigin(tx); return; }
+    // RFC 9211 2.2: vary-miss when the URL has stored answers, none selected by this request.
+    const fwd = stored.some((m) => spanBase(m.variantKey) === undefined) ? 'vary-miss' : 'uri-miss';
+    if (tx.req.method === 'HEAD' && tx.hook === undefined) { tx.cacheResult = TCP_MISS; noteForward(tx, fwd); proxyToOrigin(tx); return; }
+    // Served from stored spans, or forwarded for what they lack: pieces.ts says which.
     if (this.byPieces(tx, key, control, stored)) { servePieces(this.ctx, tx, key, stored, control); return; }
+    noteForward(tx, fwd);
     fetchAndStore(this.ctx, tx, { key, mayStore: !control.noStore, result: TCP_MISS });
   }
 
@@ -281,6 +291,7 @@ export class CacheStage {
     }
     // Refresh now: a conditional request when the copy has a validator.
     if (this.handedOff(tx)) return;
+    noteForward(tx, decision.client ? 'request' : obj.invalidated === 1 ? 'uri-miss' : 'stale');
     this.refresh(tx, key, obj, control, obj.invalidated ?? 0, decision.client);
   }
 
@@ -319,6 +330,8 @@ export class CacheStage {
     const now = this.ctx.clock.now();
     if (status === 304 && !purged) {
       const waiting = f.takeWaiting();
+      // The other variants this 304 selects (RFC 9111 4.3.4), whether or not it fits this one.
+      if (!f.retired) void freshenVariants(this.ctx.store, obj, headers, requestTime, now, host).catch(() => undefined);
       if (!notModifiedMatches(obj.headers, headers)) {
         // RFC 9111 4.3.4: a 304 with another validator is about some other representation; the
         // stored copy cannot be freshened by it, so the clients get a full fetch (coalesced).
@@ -333,6 +346,7 @@ export class CacheStage {
       const updated: CachedObject = { ...obj, ...patch, openBody: obj.openBody };
       for (const w of waiting) {
         w.cacheResult = TCP_REFRESH_HIT;
+        noteOf(w).fwdStatus = 304;
         deliverNegotiated(this.ctx.store, w, updated, now, undefined, deliverCached);
       }
       return true;
@@ -348,6 +362,7 @@ export class CacheStage {
     for (const w of waiting) {
       if (!purged && !staleIfErrorAllowed(w.req.headers as HeaderMap, obj, now, status === -1 ? 'network' : status, viewOf(obj).cc)) { rest.push(w); continue; }
       w.cacheResult = TCP_REF_FAIL_HIT;
+      if (status > 0) noteAnswer(w, status, false, undefined);
       deliverNegotiated(this.ctx.store, w, obj, now, undefined, deliverCached);
       served++;
     }
@@ -398,16 +413,17 @@ export class CacheStage {
     // No cache lookup takes place for these methods (results.ts: TCP_NONE).
     tx.cacheResult = TCP_NONE;
     proxyToOrigin(tx, async (status, headers) => {
-      if (status < 200 || status >= 400) return;
+      if (status < 200 || status >= 400) return undefined;
       const named = invalidationTargets(tx.req.method!, status, tx.url, headers as StoredHeaders, tx.req.headers.host ?? tx.host.name);
-      if (named.length === 0) return;
+      if (named.length === 0) return undefined;
       const rule = tx.host.net?.key;
       const urls = rule === undefined ? named : named.map(rule.url);
       const vhost = tx.host.name;
       // Rows marked and the invalidation logged in one transaction: a copy of these URLs fetched
       // before now that commits later (any worker's writer thread) lands already stale.
+      const at = Date.now();
       try {
-        await this.ctx.store.disk.invalidateUrls(vhost, urls);
+        await this.ctx.store.disk.invalidateUrls(vhost, urls, at);
       } catch {
         // The index is unavailable (busy beyond its timeout): the memory copies still go.
       }
@@ -421,6 +437,8 @@ export class CacheStage {
       }
       for (const i of items) this.dropMemory(i);
       await this.opts.peers?.invalidated(items);
+      // A POST whose answer names its own URI as Content-Location: stored for later GETs.
+      return postAnswerTee(this.ctx, tx, status, headers, at);
     });
   }
 }

@@ -104,6 +104,7 @@ t.test('functions get the network, cache, hook, log and pagedesk defaults', asyn
   t.strictSame(f.network.cache, {
     ttl: { default: 0, negative: 10, negativeServerErrors: false, heuristicFraction: 0.1, heuristicMax: 86400, keep: 3600 },
     honourNoCache: true, honourPrivate: true, storeSetCookie: false,
+    cacheStatus: { enable: true, name: 'svc', key: false },
     cachingKey: {
       caseSensitive: true, queryString: { enable: true, sort: false, ignore: [], keep: [] }, headers: [],
       postMethod: { enable: false, bodySensitive: false, bodyContentLengthMax: 102400 },

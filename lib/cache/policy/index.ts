@@ -13,3 +13,4 @@ export * from './range.js';
 export * from './invalidation.js';
 export * from './results.js';
 export * from './encoding.js';
+export * from './post-reuse.js';

@@ -11,6 +11,7 @@ import type { TransactionRecord } from './transaction.js';
 import { editOutgoing } from './header-edits.js';
 import { setAnswerFields } from './answer-fields.js';
 import { serviceStatus } from './fallback.js';
+import { withCacheStatus } from './cache-status.js';
 
 /** Fields that describe one HTTP/1 connection: an HTTP/2 message must not carry them. */
 const CONNECTION_FIELDS = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'http2-settings'];
@@ -54,6 +55,7 @@ export class TxH2Response extends Http2ServerResponse<TxH2Request> {
     // HTTP/2 has no reason phrase (node warns about one once per process).
     if (tx?.fallback !== undefined) statusCode = serviceStatus(tx, statusCode);
     let fields: OutgoingHttpHeaders | readonly string[] | undefined = typeof reason === 'object' ? reason : headers;
+    if (tx?.host !== undefined) fields = withCacheStatus(tx, fields);
     if (tx?.responseEdits !== undefined) fields = editOutgoing(this, fields, tx.responseEdits);
     if (fields !== undefined && !isFlat(fields)) {
       for (const name of CONNECTION_FIELDS) if (fields[name] !== undefined) delete fields[name];

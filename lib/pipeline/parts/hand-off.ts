@@ -16,6 +16,7 @@ import { Upload, type TakenBody } from './upload.js';
 import { CTX_HEADER, HOOKED_HEADER, SIBLING_HEADER } from './sibling-header.js';
 import { hookedValue } from './hook-hand-off.js';
 import { isCacheResult, TCP_ERROR, TCP_NONE } from '../../cache/policy/results.js';
+import { noteOf } from './cache-status.js';
 
 export { SIBLING_HEADER };
 
@@ -116,6 +117,8 @@ export class Siblings {
       // The owner did the cache work: its result (sent as x-cache) is this transaction's result.
       const ownerResult = upstream.headers['x-cache'];
       tx.cacheResult ??= typeof ownerResult === 'string' && isCacheResult(ownerResult) ? ownerResult : TCP_NONE;
+      // The owner wrote this cache's Cache-Status member.
+      noteOf(tx).relayed = true;
       deliverUpstream(tx, { statusCode: upstream.statusCode, headers: upstream.headers, body: upstream.body }, false);
     }, (err: unknown) => {
       if (controller.signal.aborted) return;

@@ -20,6 +20,7 @@ import type { CountryLookup } from '../../rules/conditions.js';
 import { compileHook, type HookRule } from '../../hook/rule.js';
 import type { PagedeskRuntime } from '../../pagedesk/producer.js';
 import { compressionOf, type HostCompression } from './encode.js';
+import { cacheStatusRuntime, type CacheStatusRuntime } from './cache-status.js';
 
 /** This host's runtime as a facade of `target` (mode.facadeHost): its statistics and logs kept. */
 export function facadeOf(own: HostRuntime, target: HostRuntime | undefined): HostRuntime | undefined {
@@ -40,6 +41,8 @@ export interface HostRuntime extends RoutableHost {
   setting: ResolvedHost;
   /** The operator's caching knobs of this host (functions.network.cache). */
   cachePolicy: CachePolicyOptions;
+  /** Cache-Status on the host's answers (functions.network.cache.cacheStatus); undefined when off. */
+  cacheStatus: CacheStatusRuntime | undefined;
   volatile: boolean;
   nonVolatileSize: number;
   /**
@@ -133,7 +136,7 @@ export function buildHostRuntime(
 
 /** The members of a HostRuntime that follow the host setting without a new origin client. */
 export function cacheFields(host: ResolvedHost, geo: CountryLookup | undefined):
-  Pick<HostRuntime, 'cachePolicy' | 'tags' | 'volatile' | 'nonVolatileSize' | 'pieces' | 'connectTimeoutMs' | 'upload' | 'logs' | 'rules' | 'net' | 'fallbacks' | 'directoryStats' | 'compression' | 'useOriginEncoding'> {
+  Pick<HostRuntime, 'cachePolicy' | 'cacheStatus' | 'tags' | 'volatile' | 'nonVolatileSize' | 'pieces' | 'connectTimeoutMs' | 'upload' | 'logs' | 'rules' | 'net' | 'fallbacks' | 'directoryStats' | 'compression' | 'useOriginEncoding'> {
   return {
     directoryStats: directoryStatsOf(host.functions.statistics.directory),
     rules: compileHostRules(host, geo),
@@ -147,6 +150,7 @@ export function cacheFields(host: ResolvedHost, geo: CountryLookup | undefined):
     upload: uploadLimits(host.functions.network.http.frontEnd),
     cachePolicy: cachePolicyOf(host),
     tags: tagFieldsOf(host.functions.network.cache.tags),
+    cacheStatus: cacheStatusRuntime(host),
     volatile: host.mode.volatile,
     nonVolatileSize: host.mode.nonVolatileSize,
     pieces: piecesOf(host.functions.network.cache),

@@ -20,6 +20,8 @@ import { sendError } from './respond.js';
 import { conditionalResult, variantOf } from './rules.js';
 import { evaluateRange, freshnessDecision, type HeaderMap, type RequestControl } from '../../cache/policy/index.js';
 import type { Transaction } from './transaction.js';
+import { noteForward, noteOf } from './cache-status.js';
+import { ttlSeconds } from '../../cache/policy/cache-status.js';
 
 /** What the spans at hand say about the representation, and where each span's bytes are. */
 interface Known {
@@ -68,6 +70,7 @@ async function run(ctx: CacheContext, tx: Transaction, key: CacheKey, metas: rea
   if (known === undefined) {
     const o = await fetchPiece(ctx, tx, key, firstRange(rangeField, partSize));
     fetched = true;
+    noteForward(tx, 'uri-miss');
     if (!usable(o, tx)) { passOn(ctx, tx, key, o, control); return; }
     known = fromPiece(ctx, key, o);
   }
@@ -111,6 +114,8 @@ async function run(ctx: CacheContext, tx: Transaction, key: CacheKey, metas: rea
     if (bytes === undefined && piece === undefined) {
       // A gap (or a span evicted meanwhile): the aligned piece that holds it.
       const p = pieceAt(seg.start, total, partSize);
+      // RFC 9211 2.2: stored partial content did not hold all that was asked.
+      if (tx.cacheStatus?.fwd === undefined) noteForward(tx, 'partial');
       const o = await fetchPiece(ctx, tx, key, `${p.start}-${p.end}`);
       if (!usable(o, tx)) {
         if (!res.headersSent) passOn(ctx, tx, key, o, control);
@@ -252,6 +257,8 @@ function writeHead(tx: Transaction, k: Known, status: number, start: number, end
   const fields: StoredHeaders = { ...k.headers };
   delete fields['content-range'];
   const out = answerHeaders(k.meta, fields, now, tx, undefined, fromCache);
+  // Cache-Status ttl of an answer from stored spans: the newest span's.
+  if (fromCache && tx.host.cacheStatus !== undefined) noteOf(tx).ttl = ttlSeconds(k.meta.staleAt, now);
   if (status === 304) {
     // Only the fields a 304 carries (deliver.ts), besides ours.
     for (const name of Object.keys(fields)) if (!NOT_MODIFIED_FIELDS.includes(name)) delete out[name];

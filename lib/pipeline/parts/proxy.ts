@@ -137,7 +137,8 @@ function originErrorStatus(err: unknown): number {
   return err instanceof OriginError ? err.status : 502;
 }
 
-type BeforeAnswer = (status: number, headers: Record<string, string | string[] | undefined>) => Promise<void>;
+/** May give a tee the answer's body goes through on its way to the client (a POST answer stored). */
+type BeforeAnswer = (status: number, headers: Record<string, string | string[] | undefined>) => Promise<((body: Readable) => Readable) | undefined>;
 
 /**
  * Pass-through proxying of one transaction to the host's origin. `beforeAnswer` runs when the
@@ -203,6 +204,7 @@ export function sendToOrigin(tx: Transaction, body: TakenBody | null, upload: Up
     // The body waits unread while the invalidation runs; an origin reset meanwhile must not be an
     // unheard 'error' (pipeBody sees the broken body when it gets it).
     upstream.body.on('error', noop);
-    beforeAnswer(upstream.statusCode, upstream.headers).catch(() => undefined).then(() => deliverUpstream(tx, upstream));
+    beforeAnswer(upstream.statusCode, upstream.headers).catch(() => undefined)
+      .then((tee) => deliverUpstream(tx, tee === undefined ? upstream : { ...upstream, body: tee(upstream.body) }));
   }, failed);
 }

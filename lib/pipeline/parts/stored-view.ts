@@ -20,10 +20,12 @@ export interface StoredView {
   readonly initialAge: number;
   /**
    * The fields of a full answer as writeHead takes them (name, value, name, value ...): the
-   * stored fields with Content-Length the body size (none for a 204) and our Via, then Age and
-   * X-Cache, whose values fullAnswerHead fills in.
+   * stored fields with Content-Length the body size (none for a 204) and our Via, then Age,
+   * X-Cache and Cache-Status, whose values fullAnswerHead fills in.
    */
   readonly head: (string | string[])[];
+  /** The stored answer's own Cache-Status (origin-side caches), which ours is appended to. */
+  readonly cacheStatus: string | undefined;
 }
 
 // Keyed by the object itself: a copy read from disk for one request is collected with its view.
@@ -33,7 +35,11 @@ export function viewOf(entry: CacheEntryMeta): StoredView {
   let v = views.get(entry);
   if (v === undefined) {
     const cc = responseDirectives(entry.headers);
-    v = { cc, namedFields: fieldsToStrip(cc), initialAge: initialAge(entry), head: fullHeadOf(entry) };
+    const cs = entry.headers['cache-status'];
+    v = {
+      cc, namedFields: fieldsToStrip(cc), initialAge: initialAge(entry), head: fullHeadOf(entry),
+      cacheStatus: cs === undefined ? undefined : Array.isArray(cs) ? cs.join(', ') : cs,
+    };
     views.set(entry, v);
   }
   return v;
@@ -56,7 +62,7 @@ function fullHeadOf(entry: CacheEntryMeta): (string | string[])[] {
   let lengthSeen = false;
   for (const name in h) {
     // Ours replace what the origin sent.
-    if (name === 'age' || name === 'via' || name === 'x-cache' || (name === 'x-svc-worker' && DEBUG_WORKER !== undefined)) continue;
+    if (name === 'age' || name === 'via' || name === 'x-cache' || name === 'cache-status' || (name === 'x-svc-worker' && DEBUG_WORKER !== undefined)) continue;
     if (name === 'content-length') {
       lengthSeen = true;
       if (withLength) out.push(name, String(entry.size));
@@ -67,20 +73,21 @@ function fullHeadOf(entry: CacheEntryMeta): (string | string[])[] {
   if (withLength && !lengthSeen) out.push('content-length', String(entry.size));
   out.push('via', viaWith(h.via));
   if (DEBUG_WORKER !== undefined) out.push('x-svc-worker', DEBUG_WORKER);
-  out.push('age', '0', 'x-cache', '');
+  out.push('age', '0', 'x-cache', '', 'cache-status', '');
   return out;
 }
 
 /**
- * The fields of a full answer with this answer's Age and cache result. writeHead has turned the
- * fields into the header block before it returns, so the two value slots are simply rewritten
- * for each answer: a hit allocates no field list.
+ * The fields of a full answer with this answer's Age, cache result and Cache-Status (an empty
+ * list: no field). writeHead has turned the fields into the header block before it returns, so
+ * the value slots are simply rewritten for each answer: a hit allocates no field list.
  */
-export function fullAnswerHead(view: StoredView, age: number, result: string): (string | string[])[] {
+export function fullAnswerHead(view: StoredView, age: number, result: string, cacheStatus: string | string[]): (string | string[])[] {
   const head = view.head;
   const n = head.length;
-  head[n - 3] = String(age);
-  head[n - 1] = result;
+  head[n - 5] = String(age);
+  head[n - 3] = result;
+  head[n - 1] = cacheStatus;
   return head;
 }
 

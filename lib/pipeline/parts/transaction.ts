@@ -23,6 +23,7 @@ import type { SettingTrace } from './setting-trace.js';
 import type { HookRedefinition } from '../../hook/answer.js';
 import type { PagedeskRuntime } from '../../pagedesk/producer.js';
 import type { RuntimeState } from './runtime-state.js';
+import { withCacheStatus, type CacheStatusNote } from './cache-status.js';
 
 /** A dual-stack (`::`) listener reports IPv4 peers as `::ffff:a.b.c.d`: logged as `a.b.c.d`. */
 function plainAddress(a: string | undefined): string {
@@ -148,6 +149,8 @@ export class TransactionRecord implements RecordFields {
   pagedesk: PagedeskRuntime | undefined = undefined;
   /** The setting trace of a request that ends in meta.settingTrace.keyword (setting-trace.ts). */
   trace: SettingTrace | undefined = undefined;
+  /** What the cache stages noted for the answer's Cache-Status member (cache-status.ts). */
+  cacheStatus: CacheStatusNote | undefined = undefined;
   private ctx: string | undefined = undefined;
 
   constructor(readonly req: IncomingMessage, readonly res: ServerResponse, sessionId: number) {
@@ -286,6 +289,11 @@ export class TxResponse extends ServerResponse {
     tx?.answerStarts();
     setAnswerFields(this, tx);
     if (tx?.fallback !== undefined) statusCode = serviceStatus(tx, statusCode);
+    // Every answer of a host carries its Cache-Status member (cache-status.ts).
+    if (tx?.host !== undefined) {
+      if (typeof reason === 'object') reason = withCacheStatus(tx, reason);
+      else headers = withCacheStatus(tx, headers);
+    }
     const edits = tx?.responseEdits;
     if (edits !== undefined) {
       const fields = editOutgoing(this, typeof reason === 'object' ? reason : headers, edits);

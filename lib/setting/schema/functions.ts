@@ -84,6 +84,17 @@ const Cache = Section({
   honourNoCache: Bool(true, 'respect the no-cache response directive of the origin (false: ignore it)'),
   honourPrivate: Bool(true, 'do not store Cache-Control: private responses'),
   storeSetCookie: Bool(false, 'store Set-Cookie with a cached response and send it with every hit (false: only the client whose request fetched it gets it)'),
+  cacheStatus: Section({
+    enable: Bool(true, 'add this cache\'s member to the Cache-Status field (RFC 9211) of every answer of the host: hit, or fwd with the reason and fwd-status, ttl, stored, collapsed; a Cache-Status the origin sent is kept before it'),
+    name: Type.String({
+      default: 'svc',
+      minLength: 1,
+      maxLength: 128,
+      pattern: '^[\\x20-\\x7e]*$',
+      description: 'the name the member starts with (printable ASCII): written as a token when it is one, else as a quoted string',
+    }),
+    key: Bool(false, 'add key="<host><url>", the cache key the request was looked up under (after cachingKey): for debugging, it shows how URLs are normalised'),
+  }, 'the Cache-Status response field (RFC 9211)'),
   cachingKey: CachingKey,
   compression: Section({
     useOriginEncoding: Bool(true, 'true: the origin gets the client\'s Accept-Encoding and the coding it answers with is kept; false: the origin is asked for identity and one stored copy serves every Accept-Encoding, encoded by the edge (functions.compression)'),
