@@ -2,6 +2,7 @@
 // arrow, checked by `npm run lint` (so by `npm test`). A wrong-way import fails with the rule's
 // name; change the rule and that page together. Type-only imports count: a type read the wrong
 // way ties the two sides as surely as a value does.
+import { readFileSync } from 'node:fs';
 
 /** `^lib/(a|b)/`: files of these top-level folders of lib/. */
 const under = (...folders) => `^lib/(${folders.join('|')})/`;
@@ -20,8 +21,12 @@ const PRIMARY_SIDE = ['primary', 'manager', 'stats', 'graph', 'lifecycle', 'quer
 /** Every folder of lib/ stands in one of these (test/structure/import-rules.test.ts checks it). */
 export const FLOORS = { LEAVES, LIBRARIES, SHARED, WORKER_SIDE, PRIMARY_SIDE };
 
-/** The request's stages in order, each with its modules (docs/pipeline.md, "Stages"). */
-const STAGES = [['receive'], ['lookup'], ['fetch', 'proxy', 'pieces', 'piece-fetch', 'inflight'], ['deliver'], ['finish']];
+/**
+ * The request's steps in order, read from the table itself (lib/pipeline/steps.ts `STEPS`), one
+ * module each: lib/pipeline/<step>.ts (docs/pipeline.md, "Steps").
+ */
+const STEPS = JSON.parse(readFileSync(new URL('lib/pipeline/steps.ts', import.meta.url), 'utf8')
+  .match(/const STEPS = Object\.freeze\((\[[^\]]*\])/)[1].replace(/'/g, '"').replace(/,\s*\]/, ']'));
 
 const forbid = (name, comment, from, to) => ({ name, comment, severity: 'error', from, to });
 
@@ -63,10 +68,14 @@ export default {
       'lib/supervisor imports only lib/ipc and the system log (it must keep running whatever the primary loads)',
       { path: under('supervisor') },
       { path: '^lib/', pathNot: ['^lib/supervisor/', '^lib/ipc/', '^lib/log/system-log\\.ts$'] }),
-    ...STAGES.slice(0, -1).map((stage, i) => forbid('stages-run-forward',
-      'inside lib/pipeline a stage imports only stages after it (receive -> lookup -> fetch -> deliver -> finish); an earlier decision reaches a later stage as data or a callback',
-      { path: `^lib/pipeline/(${STAGES.slice(i + 1).flat().join('|')})\\.ts$` },
-      { path: `^lib/pipeline/(${stage.join('|')})\\.ts$` })),
+    ...STEPS.slice(0, -1).map((step, i) => forbid('stages-run-forward',
+      `inside lib/pipeline a step imports only steps after it (${STEPS.join(' -> ')}); an earlier decision reaches a later step as data, or the driver (steps.ts) runs it`,
+      { path: `^lib/pipeline/(${STEPS.slice(i + 1).join('|')})\\.ts$` },
+      { path: `^lib/pipeline/${step}\\.ts$` })),
+    forbid('parts-below-steps',
+      'lib/pipeline/parts/ holds what the steps share: it imports no step and not the driver (the table runs the steps, a part does not)',
+      { path: '^lib/pipeline/parts/' },
+      { path: '^lib/pipeline/[^/]+\\.ts$' }),
     forbid('no-cross-folder-cycles',
       'no import circle runs through two folders of lib/: what both need moves below both',
       { path: '^lib/([^/]+)/' },
@@ -82,14 +91,14 @@ export default {
       'no import circle inside a folder either: the shared part moves to a file both import',
       { path: '^lib/([^/]+)/', pathNot: '^lib/pipeline/' },
       { circular: true, viaOnly: { path: '^lib/$1/' } }),
-    // lib/pipeline/transaction.ts is still a hub: the record's type names the host runtime, the
+    // lib/pipeline/parts/transaction.ts is still a hub: the record's type names the host runtime, the
     // setting trace and the hook's answer, whose modules read the record back. The step table of
     // issue 25 takes it apart; until then circles through it are the one known exception, and
     // any other circle in lib/pipeline fails like everywhere else.
     forbid('no-cycles',
       'no import circle inside lib/pipeline that does not run through the transaction hub (transaction.ts)',
       { path: '^lib/pipeline/' },
-      { circular: true, viaOnly: { pathNot: '^lib/pipeline/transaction\\.ts$' } }),
+      { circular: true, viaOnly: { pathNot: '^lib/pipeline/parts/transaction\\.ts$' } }),
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

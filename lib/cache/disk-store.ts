@@ -13,8 +13,8 @@ import { UrlDirectory } from './disk/directory.js';
 import { DiskObject, rowToMeta, rowToRecord, type DiskRecord } from './disk/disk-object.js';
 import { countCacheEvent } from './events.js';
 import { IndexDb, type IndexRow, type Released } from './index-db.js';
-import { INVALIDATED_HARDPURGED, prefixUpperBound, type PrefixMark } from './prefix.js';
-import { RangeMarks, type RangeKind, type RangeMarkOptions } from './range-marks.js';
+import { INVALIDATED_HARDPURGED, type PrefixMark } from './prefix.js';
+import { IndexCommands } from './disk/index-commands.js';
 import type { CacheEntryMeta, CacheKey, CacheStore, CachedObject } from './store.js';
 
 interface DiskDirOptions {
@@ -70,7 +70,7 @@ export interface DiskInfo {
 }
 
 /** What applyByPrefix shows of a row to choose and mark it. */
-export interface PrefixRowView { url: string; size: number; invalidated: number; staleAt: number; cachedAt: number }
+export type { PrefixRowView } from './disk/index-commands.js';
 
 interface DiskState extends DiskInfo {
   errors: number;
@@ -205,8 +205,9 @@ export class DiskStore implements CacheStore {
    * Marks every variant of the URLs stale and logs the invalidation, in one transaction of the
    * writer thread; resolves once it is committed.
    */
-  async invalidateUrls(vhost: string, urls: readonly string[]): Promise<void> {
-    await this.writer.meta({ t: 'invalidate', vhost, urls: [...urls], now: this.now() });
+  /** `now`: when the invalidation counts from (copies received before it land stale). */
+  async invalidateUrls(vhost: string, urls: readonly string[], now = this.now()): Promise<void> {
+    await this.writer.meta({ t: 'invalidate', vhost, urls: [...urls], now });
   }
 
   async delete(key: CacheKey, variantKey?: string): Promise<number> {
@@ -248,64 +249,11 @@ export class DiskStore implements CacheStore {
     return this.eachPrefixPage(vhost, prefix, (rows) => this.index.markRows(rows, mark, now));
   }
 
-  /**
-   * Operator commands over a URL prefix (the purge family): `pick` selects rows by a light view
-   * (no header parsing, so 100,000 rows stay cheap), `act` removes them, leaves a hard-purge
-   * tombstone, or gives each its mark. `exact`: the rows of that one URL only (a keyed lookup,
-   * not a range). Returns how many rows were acted on and their body bytes.
-   */
-  async applyByPrefix(vhost: string, prefix: string, pick: (r: PrefixRowView) => boolean,
-    act: 'remove' | 'tombstone' | ((r: PrefixRowView) => PrefixMark), exact = false): Promise<{ count: number; size: number }> {
-    const now = this.now();
-    let count = 0;
-    let size = 0;
-    let after: [string, string] | undefined;
-    // Pages of 2,000 rows, each one short transaction, with requests served in between.
-    for (let pages = 0; pages < 1_000_000; pages++) {
-      const released: Released = { paths: [] };
-      const n = this.index.batch(() => {
-        const rows = exact ? (after === undefined ? this.index.rowsOfUrl(vhost, prefix) : []) : this.index.lightPage(vhost, prefix, after, 2000);
-        for (const r of rows) {
-          const view: PrefixRowView = { url: r.url, size: r.size, invalidated: r.invalidated, staleAt: r.stale_at, cachedAt: r.cached_at };
-          if (!pick(view)) continue;
-          count++;
-          size += r.size;
-          if (act === 'remove') this.index.removeRow(r, released);
-          else if (act === 'tombstone') this.index.tombstoneRow(r, released, now);
-          else this.index.markLight(r, act(view), now);
-        }
-        if (rows.length > 0) { const last = rows[rows.length - 1]!; after = [last.url, last.variant]; }
-        return rows.length;
-      });
-      await this.unlinkAll(released);
-      if (n < 2000) break;
-      await new Promise((r) => setImmediate(r));
-    }
-    return { count, size };
+  /** The operator commands of the purge family over the index (disk/index-commands.ts). */
+  get commands(): IndexCommands {
+    return this.indexCommands ??= new IndexCommands(this.index, this.now, (released) => this.unlinkAll(released));
   }
-
-  /**
-   * Purge / expire / expireafter of every object under a prefix by set-based page updates (see
-   * range-marks.ts); undefined when the prefix has no index range bound (then applyByPrefix).
-   */
-  async markRange(vhost: string, prefix: string, kind: RangeKind, o: RangeMarkOptions): Promise<{ count: number; size: number } | undefined> {
-    const upper = prefixUpperBound(prefix);
-    if (upper === undefined) return undefined;
-    const marks = this.rangeMarks ??= new RangeMarks(this.index.db);
-    let count = 0;
-    let size = 0;
-    for (let lo = prefix, pages = 0; lo < upper && pages < 1_000_000; pages++) {
-      const hi = marks.pageEnd(vhost, lo, upper);
-      const page = this.index.batch(() => marks.markPage(vhost, lo, hi, kind, o));
-      count += page.count;
-      size += page.size;
-      lo = hi;
-      // Requests (and the writer threads waiting for the lock) go on between pages.
-      if (lo < upper) await new Promise((r) => setImmediate(r));
-    }
-    return { count, size };
-  }
-  private rangeMarks: RangeMarks | undefined;
+  private indexCommands: IndexCommands | undefined;
 
   /** Drops rows whose deleteAt has passed; returns how many. */
   async sweepExpired(now = this.now(), limit = 500): Promise<number> {

@@ -3,7 +3,7 @@
 // failing). Every statement is prepared once; the request path uses only keyed lookups.
 import Database from 'better-sqlite3';
 import type { MetaPatch } from './disk/protocol.js';
-import { COLUMNS, SCHEMA, type DiskRow, type IndexRow, type InsertBatch, type LightRow, type NewRow, type Released } from './index-schema.js';
+import { COLUMNS, SCHEMA, TAG_TRIGGER, type DiskRow, type IndexRow, type InsertBatch, type LightRow, type NewRow, type Released } from './index-schema.js';
 import { deleteAtAfter, flagsForInvalidated, INVALIDATED_HARDPURGED, prefixUpperBound, type PrefixMark } from './prefix.js';
 
 export type { DiskRow, IndexRow, InsertBatch, LightRow, NewRow, Released } from './index-schema.js';
@@ -30,7 +30,7 @@ export class IndexDb {
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma(`mmap_size = ${Math.floor(opts.mmapBytes ?? 256 * 1024 * 1024)}`);
     this.db.pragma('temp_store = MEMORY');
-    if (opts.createSchema !== false) this.db.transaction(() => this.db.exec(SCHEMA)).immediate();
+    if (opts.createSchema !== false) this.db.transaction(() => this.createSchema()).immediate();
     const p = (sql: string) => this.db.prepare(sql);
     this.s = {
       row: p(`SELECT * FROM entries WHERE vhost = ? AND url = ? AND variant = ?`),
@@ -65,7 +65,24 @@ export class IndexDb {
       latestInvalidation: p(`SELECT MAX(at) FROM cache_invalidations WHERE vhost = ?`).pluck(),
       setUsed: p(`UPDATE disks SET used = ? WHERE idx = ?`),
       pruneInvalidations: p(`DELETE FROM cache_invalidations WHERE at < ?`),
+      insertTag: p(`INSERT OR IGNORE INTO entry_tags (vhost, tag, entry_id) VALUES (?, ?, ?)`),
+      // Keyset paging on entry_id inside one (vhost, tag) of the primary key: an index range.
+      tagPage: p(`SELECT e.id, e.url, e.variant, e.size, e.invalidated, e.stale_at, e.cached_at, e.flags, e.path, e.disk
+        FROM entry_tags t JOIN entries e ON e.id = t.entry_id WHERE t.vhost = ? AND t.tag = ? AND t.entry_id > ? ORDER BY t.entry_id LIMIT ?`),
     };
+  }
+
+  /** The tables, and what an index made by an older version lacks (the tags column). */
+  private createSchema(): void {
+    this.db.exec(SCHEMA);
+    const cols = this.db.prepare(`PRAGMA table_info(entries)`).all() as { name: string }[];
+    if (!cols.some((c) => c.name === 'tags')) this.db.exec(`ALTER TABLE entries ADD COLUMN tags TEXT NOT NULL DEFAULT ''`);
+    this.db.exec(TAG_TRIGGER);
+  }
+
+  /** One page of the light view of the rows tagged `tag`, in id order after the id `after`. */
+  tagPage(vhost: string, tag: string, after: number, limit: number): LightRow[] {
+    return this.s.tagPage.all(vhost, tag, after, limit) as LightRow[];
   }
 
   row(vhost: string, url: string, variant: string): IndexRow | undefined {
@@ -149,8 +166,11 @@ export class IndexDb {
   private insertOnly(row: NewRow): number | undefined {
     const r = this.s.insert.run(row.vhost, row.url, row.variant, row.vary, row.status, row.headers, row.request_time, row.cached_at,
       row.stale_at, row.delete_at, row.created_at, row.updated_at, row.size, row.disk, row.fid, row.path, row.last_access,
-      row.invalidated, row.flags, row.hash_key);
-    return r.changes === 0 ? undefined : Number(r.lastInsertRowid);
+      row.invalidated, row.flags, row.hash_key, row.tags ?? '');
+    if (r.changes === 0) return undefined;
+    const id = Number(r.lastInsertRowid);
+    if (row.tags) for (const tag of row.tags.split(' ')) this.s.insertTag.run(row.vhost, tag, id);
+    return id;
   }
 
   /** Writes the disk usage a batch of inserts kept in memory (see InsertBatch). */

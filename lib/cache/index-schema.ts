@@ -29,6 +29,8 @@ export interface IndexRow {
   /** FLAG_* bits of prefix.ts. */
   flags: number;
   hash_key: string;
+  /** The cache tags, space-separated ('' when none); entry_tags is their index. */
+  tags: string;
 }
 
 export type NewRow = Omit<IndexRow, 'id'>;
@@ -80,12 +82,18 @@ CREATE TABLE IF NOT EXISTS entries (
   last_access INTEGER NOT NULL,
   invalidated INTEGER NOT NULL DEFAULT 0,
   flags INTEGER NOT NULL DEFAULT 0,
-  hash_key TEXT NOT NULL
+  hash_key TEXT NOT NULL,
+  tags TEXT NOT NULL DEFAULT ''
 );
 CREATE UNIQUE INDEX IF NOT EXISTS entries_key ON entries (vhost, url, variant);
 CREATE INDEX IF NOT EXISTS entries_lru ON entries (disk, last_access);
 CREATE INDEX IF NOT EXISTS entries_delete_at ON entries (delete_at);
 DROP INDEX IF EXISTS entries_fid;
+CREATE TABLE IF NOT EXISTS entry_tags (
+  vhost TEXT NOT NULL, tag TEXT NOT NULL, entry_id INTEGER NOT NULL,
+  PRIMARY KEY (vhost, tag, entry_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS entry_tags_entry ON entry_tags (entry_id);
 CREATE TABLE IF NOT EXISTS disks (
   idx INTEGER PRIMARY KEY,
   path TEXT NOT NULL,
@@ -100,4 +108,13 @@ CREATE TABLE IF NOT EXISTS cache_invalidations (
 CREATE INDEX IF NOT EXISTS cache_invalidations_at ON cache_invalidations (vhost, at);
 `;
 
-export const COLUMNS = 'vhost, url, variant, vary, status, headers, request_time, cached_at, stale_at, delete_at, created_at, updated_at, size, disk, fid, path, last_access, invalidated, flags, hash_key';
+/**
+ * After SCHEMA (an index made before tags gains their column first): a row's tags go with it,
+ * whichever statement removes it (replacement, eviction, sweep, a disk dropped).
+ */
+export const TAG_TRIGGER = `
+CREATE TRIGGER IF NOT EXISTS entries_tags_gone AFTER DELETE ON entries WHEN old.tags <> ''
+BEGIN DELETE FROM entry_tags WHERE entry_id = old.id; END;
+`;
+
+export const COLUMNS = 'vhost, url, variant, vary, status, headers, request_time, cached_at, stale_at, delete_at, created_at, updated_at, size, disk, fid, path, last_access, invalidated, flags, hash_key, tags';

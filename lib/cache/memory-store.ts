@@ -49,6 +49,7 @@ export class MemoryObject implements CachedObject {
   readonly size: number;
   readonly invalidated?: number;
   readonly volatile?: boolean;
+  readonly tags?: readonly string[];
   readonly body: Buffer;
 
   constructor(meta: CacheEntryMeta, body: Buffer) {
@@ -64,6 +65,7 @@ export class MemoryObject implements CachedObject {
     this.size = body.length;
     if (meta.invalidated !== undefined) this.invalidated = meta.invalidated;
     if (meta.volatile !== undefined) this.volatile = meta.volatile;
+    if (meta.tags !== undefined) this.tags = meta.tags;
     this.body = body;
   }
 
@@ -270,6 +272,11 @@ export class MemoryStore implements CacheStore {
       }
     }
     return out;
+  }
+
+  /** Entries of a vhost the origin tagged `tag` (a walk over the vhost: admin path only). */
+  listTagged(vhost: string, tag: string): MemoryObject[] {
+    return this.listByPrefix(vhost, '').filter((o) => o.tags?.includes(tag) === true);
   }
 
   deleteByPrefix(vhost: string, prefix: string): number {

@@ -3,7 +3,8 @@
 // transactions instead of 100,000 JavaScript callbacks and statement runs. Pages are cut by URL
 // (every variant of a URL lands in the same page) about PAGE_ROWS rows apart, each page one
 // IMMEDIATE transaction, so the writer threads wait at most one page for the write lock and
-// readers (WAL) never wait. The rules mirror invalidate.ts's per-row plan exactly.
+// readers (WAL) never wait. The rules mirror invalidate.ts's per-row plan exactly. A cache tag's
+// rows (entry_tags) are marked the same way, in pages cut by row id.
 import type Database from 'better-sqlite3';
 import { FLAG_EXPIRED, FLAG_HARDPURGE, FLAG_PURGE, INVALIDATED_HARDPURGED } from './prefix.js';
 
@@ -37,7 +38,11 @@ interface Statements {
   pageEnd: Database.Statement;
   nextUrl: Database.Statement;
   mark: Record<RangeKind, Database.Statement>;
+  tagPageEnd: Database.Statement;
+  markTag: Record<RangeKind, Database.Statement>;
 }
+
+const TAGGED = `id IN (SELECT entry_id FROM entry_tags WHERE vhost = @vhost AND tag = @tag AND entry_id > @lo AND entry_id <= @hi)`;
 
 export interface RangeMarkOptions { now: number; before: number; at: number }
 
@@ -57,6 +62,9 @@ export class RangeMarks {
       nextUrl: this.db.prepare('SELECT url FROM entries WHERE vhost = @vhost AND url > @lo AND url < @hi ORDER BY url LIMIT 1').pluck(),
       // RETURNING the sizes: one pass over the rows gives both the count and the bytes.
       mark: per((k) => `UPDATE entries SET ${SET[k]} WHERE ${RANGE} AND ${PICK[k]} RETURNING size`, true),
+      tagPageEnd: this.db.prepare(`SELECT entry_id FROM entry_tags WHERE vhost = @vhost AND tag = @tag AND entry_id > @lo
+        ORDER BY entry_id LIMIT 1 OFFSET ${PAGE_ROWS - 1}`).pluck(),
+      markTag: per((k) => `UPDATE entries SET ${SET[k]} WHERE ${TAGGED} AND ${PICK[k]} RETURNING size`, true),
     };
   }
 
@@ -70,6 +78,19 @@ export class RangeMarks {
     if (end === undefined) return hi;
     if (end > lo) return end;
     return (s.nextUrl.get({ vhost, lo, hi }) as string | undefined) ?? hi;
+  }
+
+  /** Last row id (inclusive) of the page of the tag's rows after the id `lo`; undefined for the last page. */
+  tagPageEnd(vhost: string, tag: string, lo: number): number | undefined {
+    return this.s().tagPageEnd.get({ vhost, tag, lo }) as number | undefined;
+  }
+
+  /** Marks the tag's rows with ids in (lo, hi] the command picks; must run inside a transaction. */
+  markTagPage(vhost: string, tag: string, lo: number, hi: number, kind: RangeKind, o: RangeMarkOptions): { count: number; size: number } {
+    const sizes = this.s().markTag[kind].all({ vhost, tag, lo, hi, now: o.now, before: o.before, at: o.at }) as number[];
+    let size = 0;
+    for (let i = 0; i < sizes.length; i++) size += sizes[i]!;
+    return { count: sizes.length, size };
   }
 
   /** Marks the rows of [lo, hi) the command picks; must run inside a transaction. */

@@ -37,6 +37,8 @@ export interface CacheEntryMeta {
   invalidated?: number;
   /** Memory-only object (mode.volatile below mode.nonVolatileSize). */
   volatile?: boolean;
+  /** The origin's cache tags of the response (lib/cache/tags.ts); a tag purge finds it by them. */
+  tags?: readonly string[];
   /**
    * A volatile object of unknown length: once its body reaches this many bytes it is stored on
    * disk after all (mode.nonVolatileSize).

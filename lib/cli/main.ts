@@ -3,12 +3,15 @@
 //   svc validate FILE              check a setting file; prints every bad field with its JSON path
 //   svc get QUERY [--setting PATH | --api URL]   the /get queries, on a setting file or a running node
 //   svc license keygen|sign|verify ...           issue and check licenses (lib/license/cli.ts)
-//   svc stop|restart|status|install|purge ...    act on a running node (lib/cli/ops.ts)
+//   svc stop|restart|reload|status|install|purge ...   act on a running node (lib/cli/ops.ts)
+//   svc --version                                 the version of this svc
 //   svc release --key KEY ...                    a signed package of this checkout (lib/release)
 // Each command takes --help. Exit codes: 0 done, 1 failed, 2 usage, 3 node unreachable.
-// Without --setting, SVC_SETTING names the file; without either, the project's
-// setting.json.example is used so that `npm start` works on a fresh checkout.
+// Without --setting, SVC_SETTING names the file; without either, an installed release
+// (<home>/app/<version>, README "Deploying") uses <home>/setting.json, the file its systemd unit
+// starts it with, and a checkout its setting.json.example so that `npm start` works at once.
 import cluster from 'node:cluster';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 // Only light modules statically: `svc start` (the supervisor) and the API commands load little;
@@ -21,7 +24,8 @@ const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 function usage(): never {
   process.stderr.write([
     'usage: svc start [--setting PATH] | svc validate FILE',
-    '       svc stop | restart | status | install [VERSION] | purge TARGET...   [--api URL | --setting PATH]   (the running node)',
+    '       svc stop | restart | reload | status | install [VERSION] | purge TARGET...   [--api URL | --setting PATH]   (the running node)',
+    '       svc --version',
     '       svc release --key KEY [--out DIR] [--version X.Y.Z]   (a signed package for a release repository)',
     '       svc get QUERY [--setting PATH | --api http://HOST:PORT]   e.g. setting.env, hosting[name=a.com], https',
     '       svc license keygen|sign|verify ...   (svc license alone prints its usage)',
@@ -37,6 +41,13 @@ function settingPathFrom(args: string[]): string {
     return path.resolve(p);
   }
   if (process.env.SVC_SETTING) return path.resolve(process.env.SVC_SETTING);
+  return defaultSettingPath();
+}
+
+/** An installed release's <home>/setting.json when there is one, else the checkout's example. */
+function defaultSettingPath(): string {
+  const installed = path.resolve(projectRoot, '../../setting.json');
+  if (path.basename(path.dirname(projectRoot)) === 'app' && existsSync(installed)) return installed;
   return path.join(projectRoot, 'setting.json.example');
 }
 
@@ -92,7 +103,13 @@ async function validateFile(file: string): Promise<number> {
 `);
   } catch (err) {
     if (!(err instanceof LoadFailure)) throw err;
-    process.stderr.write(`error ${err.code}: ${err.code === 5 ? `linked file not found: ${err.message}` : err.message}\n`);
+    // With the members at fault, one per line at its JSON path, as the schema's issues are.
+    if (err.issues !== undefined) {
+      process.stderr.write(`error ${err.code}: ${err.code === 5 ? 'linked file not found' : 'setting.json content is wrong'}\n`);
+      for (const i of err.issues) process.stderr.write(`${i.path || '(file)'}: ${i.message}\n`);
+    } else {
+      process.stderr.write(`error ${err.code}: ${err.message}\n`);
+    }
     return 1;
   }
   process.stdout.write(`${file}: OK\n`);
@@ -101,6 +118,11 @@ async function validateFile(file: string): Promise<number> {
 
 async function main(): Promise<void> {
   const [command, ...args] = process.argv.slice(2);
+  if (command === '--version' || command === '-V' || command === 'version') {
+    const { PRODUCT_VERSION } = await import('../version.js');
+    process.stdout.write(`svc ${PRODUCT_VERSION} (node ${process.version})\n`);
+    return;
+  }
   if (command !== undefined && (args.includes('--help') || args.includes('-h'))) {
     const { helpFor } = await import('./ops.js');
     const help = helpFor(command);
@@ -121,10 +143,13 @@ async function main(): Promise<void> {
     }
     case 'run-primary': {
       const { Primary } = await import('../primary/primary.js');
-      const primary = new Primary(settingPathFrom(args));
+      const settingPath = settingPathFrom(args);
+      const primary = new Primary(settingPath);
       try {
         await primary.start();
       } catch (err) {
+        // The file named, so that an operator with several setting files knows which port is meant.
+        process.stderr.write(`the node cannot start with ${settingPath}:\n`);
         printIssues(err);
         await primary.supervisor.startFailed(issuesOf(err)?.map((i) => `${i.path}: ${i.message}`).join('; ') ?? (err as Error).message);
         for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGKILL');

@@ -1,11 +1,10 @@
 // The operator's commands of `svc` that act on a running node through its management API
-// (stop, restart, status, install, purge) and `svc release`. Exit codes (README, "Command line"):
+// (stop, restart, reload, status, install, purge) and `svc release`. Exit codes (README, "Command line"):
 // 0 done; 1 the node refused or the operation failed; 2 usage; 3 the node cannot be reached.
-import path from 'node:path';
-import { request } from 'undici';
 import { parseFlags } from '../license/cli.js';
-import { loadSettingFile } from '../setting-check/load.js';
 import { buildRelease } from '../release/build.js';
+import { apiBase, call } from './node-api.js';
+import { printReload, printStatus, printUnserved } from './report.js';
 
 type Out = (s: string) => void;
 
@@ -14,7 +13,8 @@ const EXIT = { ok: 0, failed: 1, usage: 2, unreachable: 3 } as const;
 const HELP: Record<string, string> = {
   stop: 'svc stop [--api URL | --setting PATH]\n  Drains the node (requests in flight finish) and stops it (/command/service/stop; enableRestart).',
   restart: 'svc restart [--api URL | --setting PATH]\n  Replaces every process of the node without dropping a connection; applies env changes (/command/service/restart; enableRestart).',
-  status: 'svc status [--wait SECONDS] [--api URL | --setting PATH]\n  Whether the node answers, its version and State (/monitoring/hwinfo, /monitoring/realtime). Exit 3 when it does not answer\n  (with --wait: not within SECONDS; the systemd unit\'s readiness check).',
+  reload: 'svc reload [--api URL | --setting PATH]\n  The node validates its setting file and applies it (/setting/deploy/local; enableSetting). Exit 0 applied, with the env\n  changes that wait for a restart named; exit 1 refused, each reason at its JSON path (the running setting stays).',
+  status: 'svc status [--wait SECONDS] [--api URL | --setting PATH]\n  Version, processes, workers, uptime, setting generation, license and ports (/monitoring/status). Exit 3 when it does\n  not answer (with --wait: not within SECONDS).',
   install: 'svc install [VERSION] [--api URL | --setting PATH]\n  Installs VERSION (default: the newest) from env.install.repository and restarts into it (/command/install; enableInstall).',
   purge: 'svc purge TARGET... [--api URL | --setting PATH]\n  Invalidates the targets (host/path, directories ending in /, * wildcards) (/command/purge; enablePurge).',
   release: 'svc release --key PRIVATE_KEY [--out DIR] [--version X.Y.Z]\n  Packs the built checkout (npm pack) into the release repository DIR (default ./releases) with its\n  checksum and Ed25519 signature, and lists it in DIR/index.json. --version overrides package.json\'s.',
@@ -37,26 +37,6 @@ export function helpFor(c: string): string | undefined {
   return HELP[c] ?? OTHER_HELP[c];
 }
 
-/** Where the node's API is: --api, else the plain management port of the setting file on loopback. */
-async function apiBase(flags: Record<string, string | true>, defaultSetting: string): Promise<string> {
-  if (typeof flags.api === 'string') return flags.api.replace(/\/$/, '');
-  const file = typeof flags.setting === 'string' ? path.resolve(flags.setting) : defaultSetting;
-  const { setting } = await loadSettingFile(file);
-  return `http://127.0.0.1:${setting.env.management.api.port}`;
-}
-
-async function call(base: string, p: string): Promise<{ status: number; body: Record<string, unknown> } | undefined> {
-  try {
-    const r = await request(`${base}${p}`, { headersTimeout: 600_000, bodyTimeout: 600_000 });
-    const text = await r.body.text();
-    let body: Record<string, unknown> = {};
-    try { body = JSON.parse(text) as Record<string, unknown>; } catch { body = { message: text }; }
-    return { status: r.statusCode, body };
-  } catch {
-    return undefined;
-  }
-}
-
 export async function opsCommand(command: string, args: string[], defaultSetting: string, projectRoot: string, out: Out, err: Out): Promise<number> {
   const { flags, positional } = parseFlags(args);
   if (command === 'release') {
@@ -77,17 +57,12 @@ export async function opsCommand(command: string, args: string[], defaultSetting
     err(`${HELP[command]}\n`);
     return EXIT.usage;
   }
-  let base: string;
-  try {
-    base = await apiBase(flags, defaultSetting);
-  } catch (e) {
-    err(`cannot read the setting to find the node: ${(e as Error).message}\n`);
-    return EXIT.usage;
-  }
+  const base = await apiBase(flags, defaultSetting, err);
   const paths: Record<string, string> = {
     stop: '/command/service/stop',
     restart: '/command/service/restart',
-    status: '/monitoring/hwinfo',
+    reload: '/setting/deploy/local',
+    status: '/monitoring/status',
     install: positional[0] === undefined ? '/command/install' : `/command/install/${encodeURIComponent(positional[0])}`,
     purge: `/command/purge?url=${encodeURIComponent(positional.join('|'))}`,
   };
@@ -100,13 +75,14 @@ export async function opsCommand(command: string, args: string[], defaultSetting
   }
   if (answer === undefined) { err(`the node does not answer at ${base}\n`); return EXIT.unreachable; }
   const { status, body } = answer;
-  if (command === 'status' && status === 200) {
-    const realtime = await call(base, '/monitoring/realtime');
-    const result = body.result as Record<string, unknown> | undefined;
-    // /monitoring/realtime answers `{"Host": {"State": ...}}` (document 1), without the envelope.
-    const state = (realtime?.body.Host as Record<string, unknown> | undefined)?.State as string | undefined;
-    out(`running at ${base}: version ${String(result?.ProductVer ?? body.version)}${state === undefined ? '' : `, State ${state}`}\n`);
+  if (command === 'status' && status === 200 && body.status === 'OK') {
+    printStatus(base, body.result as Record<string, unknown>, out);
     return EXIT.ok;
+  }
+  if (command === 'reload') {
+    const code = printReload(answer, out, err);
+    if (code === EXIT.ok) printUnserved(await call(base, '/get/https'), err);
+    return code;
   }
   const text = String(body.message ?? body.reason ?? JSON.stringify(body.result ?? body));
   if (status === 200 && body.status !== 'fail' && body.status !== 'Fail') {

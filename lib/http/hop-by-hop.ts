@@ -1,7 +1,7 @@
 // Hop-by-hop fields describe one connection, never the message (RFC 9110 7.6.1): a proxy does
 // not forward them, nor any field the Connection header names, and a cache neither stores them
-// nor copies them from a 304. The proxy (lib/pipeline/hop-by-hop.ts, and the Vary key of
-// lib/pipeline/rules.ts), the cache (lib/cache/policy/conditional.ts) and the fleet's purge
+// nor copies them from a 304. The proxy (lib/pipeline/parts/hop-by-hop.ts, and the Vary key of
+// lib/pipeline/parts/rules.ts), the cache (lib/cache/policy/conditional.ts) and the fleet's purge
 // forwarding (lib/primary/fleet/propagation.ts) all read this one list, which lives below all of
 // them so it cannot drift apart again.
 

@@ -117,7 +117,7 @@ export type WorkerMessage =
 
 // Session ids (document 3 `session-id`): the primary owns the node's counter and hands out
 // blocks; a worker asks for the next block while half of its current one is left
-// (lib/pipeline/session-ids.ts), never per request.
+// (lib/pipeline/parts/session-ids.ts), never per request.
 
 /** Worker -> primary: one more block of session ids, please. */
 interface SessionIdRequest { type: 'session-ids-request' }

@@ -9,6 +9,8 @@
 export const HANDOVER_ENV = 'SVC_HANDOVER';
 /** The svc.js the supervisor forks primaries from, as the operator named it (an install switches its `current` link). */
 export const ENTRY_ENV = 'SVC_ENTRY';
+/** When the supervisor (the node, as systemd sees it) started, epoch ms: the uptime `svc status` shows. */
+export const NODE_STARTED_ENV = 'SVC_NODE_STARTED';
 
 export type ToSupervisor =
   /** A worker of this primary (`owner` = pid/worker id) wants the socket of host:port. */

@@ -5,8 +5,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { parseSetting } from '../setting-check/load.js';
-import { SettingError } from '../setting/issues.js';
-import { formatIssue } from '../setting/issues.js';
+import { formatIssue, SettingError, type SettingIssue } from '../setting/issues.js';
 import { isPlainObject } from '../setting/merge.js';
 import type { Setting } from '../setting/types.js';
 import { checkSecrets, type SecretKey } from '../license/secret-box.js';
@@ -20,10 +19,19 @@ import { basehostRefs, certRefs, packagePath, SETTING_FILE, sizeText, sourceOf, 
 export type LoadCode = 1 | 2 | 3 | 4 | 5;
 
 export class LoadFailure extends Error {
-  constructor(readonly code: LoadCode, reason: string) {
+  /**
+   * `issues`: each refused member at its JSON path, when the failure names members (wrong
+   * content, a missing linked file), so that a caller can print them one per line.
+   */
+  constructor(readonly code: LoadCode, reason: string, readonly issues?: SettingIssue[]) {
     super(reason);
     this.name = 'LoadFailure';
   }
+}
+
+/** Code 4 with the issues as the reason, joined as document 1's reason string. */
+function wrongContent(issues: SettingIssue[]): LoadFailure {
+  return new LoadFailure(4, issues.map(formatIssue).join('; '), issues);
 }
 
 export interface Candidate {
@@ -168,11 +176,11 @@ export async function loadCandidate(text: string | undefined, o: LoadOptions): P
     setting = parseSetting(parsed, { baseDir: o.staged ?? o.settingDir });
   } catch (err) {
     if (!(err instanceof SettingError)) throw err;
-    throw new LoadFailure(4, err.issues.map(formatIssue).join('; '));
+    throw wrongContent(err.issues);
   }
   if (o.secrets !== undefined) {
     const bad = checkSecrets(setting, o.secrets.key);
-    if (bad.length > 0) throw new LoadFailure(4, bad.map(formatIssue).join('; '));
+    if (bad.length > 0) throw wrongContent(bad);
   }
   const home = isPlainObject(parsed) && isPlainObject(parsed.env) ? parsed.env.home : undefined;
   if (typeof home === 'string') setting.env.home = path.resolve(o.settingDir, home);
@@ -180,7 +188,7 @@ export async function loadCandidate(text: string | undefined, o: LoadOptions): P
   // A URL source's copy is ours, under the home, wherever the linked directories are.
   await refuseOutside(certs.filter((r) => !isUrlSource(r.written)), o.linkedDirs);
   const fetched = await installUrlSources(certs, o.staged, o.checkFiles);
-  if (fetched.length > 0) throw new LoadFailure(4, fetched.map(formatIssue).join('; '));
+  if (fetched.length > 0) throw wrongContent(fetched);
   if (o.checkFiles) {
     await requirePresent(certs, o.staged);
     await refuseBadCertificates(setting, certs, o.staged);
@@ -199,19 +207,20 @@ async function refuseBadCertificates(setting: Setting, certs: LinkedRef[], stage
     if (src !== undefined) files.set(r.jsonPath, src);
   }
   const issues = certIssues(setting, (i, j) => (src, member) => files.get(`hosting[${i}].https[${j}].${member}`) ?? path.resolve(setting.env.home, src));
-  if (issues.length > 0) throw new LoadFailure(4, issues.map(formatIssue).join('; '));
+  if (issues.length > 0) throw wrongContent(issues);
 }
 
 async function refuseOutside(refs: LinkedRef[], dirs: string[] | undefined): Promise<void> {
   if (dirs === undefined) return;
   const issues = await outsideLinkedDirs(refs, dirs);
-  if (issues.length > 0) throw new LoadFailure(4, issues.join('; '));
+  if (issues.length > 0) throw wrongContent(issues);
 }
 
 async function requirePresent(refs: LinkedRef[], staged: string | undefined): Promise<void> {
   for (const r of refs) {
     const src = await sourceOf(r, staged);
-    if (src === undefined) throw new LoadFailure(5, r.written);
+    // document 1's reason is the file's path; the issue names the member that links it.
+    if (src === undefined) throw new LoadFailure(5, r.written, [{ path: r.jsonPath, message: `linked file not found: ${r.written}` }]);
     // A basehost file must sit where the parser looks for it inside the upload.
     if (staged !== undefined && r.jsonPath.endsWith('.mode.basehost') && !path.isAbsolute(r.written)) {
       const want = path.resolve(staged, r.written);

@@ -85,3 +85,29 @@ export function withoutHosting(s: Setting): Omit<Setting, 'hosting'> {
   const { hosting: _h, ...rest } = s;
   return rest;
 }
+
+/**
+ * The JSON paths under `prefix` whose value differs between `prev` and `next` (objects are
+ * entered, arrays and scalars compare whole), sorted: what an `env` change waits for.
+ */
+export function changedPaths(prev: unknown, next: unknown, prefix: string): string[] {
+  if (sameValue(prev, next)) return [];
+  if (!isPlainObject(prev) || !isPlainObject(next)) return [prefix];
+  const out: string[] = [];
+  for (const k of [...new Set([...Object.keys(prev), ...Object.keys(next)])].sort()) {
+    out.push(...changedPaths(prev[k], next[k], `${prefix}.${k}`));
+  }
+  return out;
+}
+
+/**
+ * `running` with the members of `next` that a reload applies although they are under `env`:
+ * the management API's access rules (allowList, roles, defaultRole). They gate the API alone,
+ * and granting `enableRestart` must not itself wait for a restart (a stop and a start).
+ */
+export function withLiveEnv(running: Setting['env'], next: Setting['env']): Setting['env'] {
+  const { allowList, roles, defaultRole } = next.management.api;
+  const api = { ...running.management.api, roles, defaultRole, ...(allowList === undefined ? {} : { allowList }) };
+  if (allowList === undefined) delete api.allowList;
+  return { ...running, management: { ...running.management, api } };
+}

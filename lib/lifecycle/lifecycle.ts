@@ -13,7 +13,7 @@ import { GlobalLogs } from '../log/global/global-logs.js';
 import { WATCH } from '../log/global/watch-events.js';
 import { settingWarnings } from '../setting-check/warnings.js';
 import { systemLog } from '../log/system-log.js';
-import { hostChanges, sameValue, withoutHosting } from './diff.js';
+import { changedPaths, hostChanges, sameValue, withLiveEnv, withoutHosting } from './diff.js';
 import { HistoryStore, sameContent, toEntry, type HistoryEntry, type HistoryRow } from './history.js';
 import { stageLinked } from './install.js';
 import { linkedFileDirs } from './linked-dirs.js';
@@ -216,8 +216,12 @@ export class SettingLifecycle {
    */
   async commit(c: Candidate, source: string): Promise<Applied> {
     const prev = this.current;
-    const envChanged = !sameValue(c.setting.env, prev.env);
-    const applied: Setting = envChanged ? { ...c.setting, env: prev.env } : c.setting;
+    // env waits for a restart except the API's access rules (withLiveEnv); what waits is said
+    // as such, by JSON path, not reported as applied.
+    const liveEnv = withLiveEnv(prev.env, c.setting.env);
+    const restartPending = changedPaths(liveEnv, c.setting.env, 'env');
+    const envChanged = restartPending.length > 0;
+    const applied: Setting = envChanged ? { ...c.setting, env: liveEnv } : c.setting;
     const changes = hostChanges(prev, applied);
     const changedHosts = applied.meta.setting.deploy === 'shared' ? changes.affected : 'all';
     const staged = await stageLinked(c);
@@ -256,11 +260,14 @@ export class SettingLifecycle {
     await staged.commit();
     await fs.rm(this.journalPath, { force: true });
     if (this.store !== undefined) await (await this.store).prune(applied.meta.history.retention);
-    await this.logChanges(prev, changes, source, { hash, changedHosts, artifact: envChanged });
+    await this.logChanges(prev, changes, source, { hash, changedHosts, artifact: envChanged, restartPending });
+    if (restartPending.length > 0) {
+      await this.events.info(`setting from ${source}: env changes wait for a restart (svc restart): ${restartPending.join(', ')}`, { source, restartPending });
+    }
     // The candidate's, not this.current's: an env change waits for a restart but is warned about now.
     const warnings = await this.warnAtLoad(c.setting, c.raw);
     for (const fn of this.changeListeners) fn(source);
-    return { artifact: envChanged, changedHosts, ...(hash === undefined ? {} : { hash }), ...(warnings.length === 0 ? {} : { warnings }) };
+    return { artifact: envChanged, restartPending, changedHosts, ...(hash === undefined ? {} : { hash }), ...(warnings.length === 0 ? {} : { warnings }) };
   }
 
   /** A package of `raw` with its linked files, and its history row. */

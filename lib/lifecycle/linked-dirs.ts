@@ -7,6 +7,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Env } from '../setting/types.js';
 import type { LinkedRef } from './package.js';
+import type { SettingIssue } from '../setting/issues.js';
 
 /** env.home and env.linkedFileDirs (relative ones against env.home), absolute. */
 export function linkedFileDirs(env: Pick<Env, 'home' | 'linkedFileDirs'>): string[] {
@@ -45,17 +46,17 @@ function inside(dir: string, p: string): boolean {
  * One message per linked file outside `dirs`, starting with the JSON path of its field;
  * empty when every file is inside.
  */
-export async function outsideLinkedDirs(refs: LinkedRef[], dirs: string[]): Promise<string[]> {
+export async function outsideLinkedDirs(refs: LinkedRef[], dirs: string[]): Promise<SettingIssue[]> {
   const allowed = (await Promise.all(dirs.map(resolveReal))).filter((d): d is string => d !== undefined);
   const named = `env.home and env.linkedFileDirs (${dirs.join(', ')})`;
-  const issues: string[] = [];
+  const issues: SettingIssue[] = [];
   for (const r of refs) {
     const real = await resolveReal(r.target);
     if (real !== undefined && allowed.some((d) => inside(d, real))) continue;
     const why = real === undefined ? `${r.target} goes through a symlink that leads nowhere`
       : real === r.target ? `${r.target} is outside ${named}`
       : `${r.target} leads to ${real} through a symlink, outside ${named}`;
-    issues.push(`${r.jsonPath}: ${why}`);
+    issues.push({ path: r.jsonPath, message: why });
   }
   return issues;
 }

@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { GlobalLogs } from '../log/global/global-logs.js';
 import type { Setting } from '../setting/types.js';
 import { loadCandidate, LoadFailure, stageMultipart, type Candidate, type LoadOptions } from './candidate.js';
-import { sameValue } from './diff.js';
+import { changedPaths, withLiveEnv } from './diff.js';
 import type { HistoryStore } from './history.js';
 import { unpack, unpackLimits } from './package.js';
 import { settingWarnings } from '../setting-check/warnings.js';
@@ -17,6 +17,8 @@ import { settingWarnings } from '../setting-check/warnings.js';
 export interface Applied {
   /** True when the env part waits for a restart (artifact()). */
   artifact: boolean;
+  /** The JSON paths under `env` that differ from the running env: applied at the next restart. */
+  restartPending: string[];
   /** Hosts handed to the runtime. */
   changedHosts: string[] | 'all';
   /** The history entry made, when the history is on and the setting was new. */
@@ -80,7 +82,8 @@ async function uploadOnce(lc: Deployer, workDir: string, contentType: string, bo
     const c = await loadCandidate(text, lc.loadOptions(apply || staged !== undefined, staged));
     if (!apply) {
       const warnings = settingWarnings(c.setting, c.raw);
-      return { artifact: !sameValue(c.setting.env, lc.running().env), changedHosts: [], ...(warnings.length === 0 ? {} : { warnings }) };
+      const restartPending = changedPaths(withLiveEnv(lc.running().env, c.setting.env), c.setting.env, 'env');
+      return { artifact: restartPending.length > 0, restartPending, changedHosts: [], ...(warnings.length === 0 ? {} : { warnings }) };
     }
     return await lc.serial(() => lc.commit(c, 'upload'));
   } finally {

@@ -14,6 +14,7 @@ import { LineClock, type XffMode } from './access/fields.js';
 import { svcLine, weblogALine, weblogBLine, type LineContext, type LineFormat } from './access/forms.js';
 import { compileFormat, FormatError } from './access/custom-format.js';
 import { svcBytes } from './access/svc-bytes.js';
+import { refusedRecord, type RefusedRequest } from './access/refused.js';
 import { originLine, probeLine } from './origin/line.js';
 import type { LogShipper } from './ship.js';
 import { ErrorLines } from './global/error-line.js';
@@ -151,6 +152,19 @@ export class HostLogWriter {
       // Longer than a batch's spare room: the string path ships the batch, then this line.
     }
     this.shipper.add('access', name, a.line(tx, c));
+  }
+
+  /**
+   * A request the parser refused, in the access log of `host` (the host its Host field names on
+   * that listener, else the listener's default host: see the worker), when that log is on.
+   */
+  refused(r: RefusedRequest, host: WithLogs | undefined): void {
+    const a = host?.logs?.access;
+    if (a === undefined || (!a.loopback && isLoopback(r.connection.clientAddress))) return;
+    const tx = refusedRecord(r, host as RecordFields['host']);
+    this.ctx.now = r.at;
+    this.ctx.xff = a.xff;
+    this.shipper.add('access', host!.logName ?? host!.name, a.line(tx, this.ctx));
   }
 
   /** Hosts by name for the origin sink (an exchange can end after its transaction). */

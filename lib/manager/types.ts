@@ -57,6 +57,8 @@ export interface RecognizedInvalidation {
 export interface InvalidationCommands {
   /** Parses `url` (a long list a slice at a time); rejects with BAD_TARGET (400) or TARGET_UNKNOWN_HOST (502) for a bad or unknown target. */
   targets(url: string | null): Promise<Target[]>;
+  /** The targets of cache tags on one host (a name or alias) or every host; throws BAD_TARGET (400) or TARGET_UNKNOWN_HOST (502). */
+  tagTargets(tags: readonly string[], vhost: string | undefined): Target[];
   /** Called once per accepted call, before it runs (or is queued). */
   recognized?(call: RecognizedInvalidation): void;
   /** `status`: the HTTP status of the answer (purge.resCodeNoCtrlTarget when nothing matched). */

@@ -3,18 +3,33 @@
 import { MATCHED, subjectOf } from '../rules/conditions.js';
 import type { CompiledAccess } from '../rules/access-control.js';
 import { TCP_DENIED, TCP_NONE } from '../cache/policy/results.js';
-import { ruleInput } from './rule-input.js';
-import { sendError } from './respond.js';
-import type { Transaction } from './transaction.js';
+import { ruleInput } from './parts/rule-input.js';
+import { sendError } from './parts/respond.js';
+import type { Transaction } from './parts/transaction.js';
+import { DONE, type Next } from './parts/runtime-state.js';
+import { hookSelects } from './hook.js';
 
 const PATH = 'functions.network.http.frontEnd.accessControl';
 
 /**
- * True when the stage answered the request (denied or redirected). `deferDeny`: a denial is
- * recorded but not sent (the hook is called first: skipIfMatched.accessControl false); the
- * caller sends it with sendDenied.
+ * Step "access". A denial of a request the host's hook selects waits for the hook
+ * (skipIfMatched.accessControl false): its answer wins, and when it says continue the denial
+ * stands (hook.ts sends it).
  */
-export function checkAccess(tx: Transaction, ac: CompiledAccess, deferDeny = false): boolean {
+export function accessStep(tx: Transaction): Next {
+  const ac = tx.host.rules?.access;
+  if (ac === undefined) return 'pagedesk';
+  const hook = tx.host.hook;
+  const defer = hook !== undefined && !hook.skipAccess && hookSelects(tx, hook);
+  if (!checkAccess(tx, ac, defer)) return 'pagedesk';
+  return defer && tx.access === 2 && !tx.res.headersSent ? 'hook' : DONE;
+}
+
+/**
+ * True when the stage answered the request (denied or redirected). `deferDeny`: a denial is
+ * recorded but not sent (the hook is called first).
+ */
+function checkAccess(tx: Transaction, ac: CompiledAccess, deferDeny = false): boolean {
   const input = ruleInput(tx);
   const entries = ac.entries;
   for (let k = 0; k < entries.length; k++) {
@@ -39,12 +54,6 @@ function deny(tx: Transaction, defer: boolean): true {
   tx.cacheResult = TCP_DENIED;
   if (!defer) sendError(tx.res, 403);
   return true;
-}
-
-/** The 403 of a denial that waited for the hook. */
-export function sendDenied(tx: Transaction): void {
-  tx.cacheResult = TCP_DENIED;
-  sendError(tx.res, 403);
 }
 
 function redirect(tx: Transaction, status: number, location: string): true {

@@ -5,10 +5,12 @@
 // cache stage's: it keeps the unsafe-method invalidation of RFC 9111 4.4.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { NetworkRules } from '../network/rules.js';
-import { ruleInput } from './rule-input.js';
-import { proxyToOrigin } from './proxy.js';
-import type { Transaction } from './transaction.js';
+import { ruleInput } from './parts/rule-input.js';
+import { proxyToOrigin } from './parts/proxy.js';
+import type { Transaction } from './parts/transaction.js';
 import { TCP_MISS } from '../cache/policy/results.js';
+import { DONE, type Next } from './parts/runtime-state.js';
+import { hookSelects } from './hook.js';
 
 const PATH = 'functions.network.http.frontEnd.bypass';
 const NO_CACHE_ENTRY = { noCacheRequest: { enable: true } };
@@ -22,10 +24,22 @@ function asksNoCache(h: IncomingHttpHeaders): boolean {
 }
 
 /**
- * Whether the request was bypassed (then it is on its way to the origin). `before`: runs first
- * and calls its argument to go on (the hook, unless skipIfMatched.bypass).
+ * Step "bypass": a bypassed request goes to the origin, after the hook when the hook selects it
+ * (unless skipIfMatched.bypass); the others go on to the hook step. A sibling's hand-off had the
+ * network rules applied by the worker its client talked to.
  */
-export function bypass(tx: Transaction, net: NetworkRules, before?: (go: () => void) => void): boolean {
+export function bypassStep(tx: Transaction): Next {
+  const net = tx.host.net;
+  if (net === undefined || tx.fromSibling || (net.bypass === undefined && !net.bypassNoCache) || !bypassed(tx, net)) return 'hook';
+  tx.cacheResult = TCP_MISS;
+  const hook = tx.host.hook;
+  if (hook !== undefined && !hook.skipBypass && hookSelects(tx, hook)) return 'hook';
+  proxyToOrigin(tx);
+  return DONE;
+}
+
+/** Whether a bypass entry or the no-cache request applies (recorded in tx.bypass). */
+function bypassed(tx: Transaction, net: NetworkRules): boolean {
   const list = net.bypass;
   if (list !== undefined) {
     const input = ruleInput(tx);
@@ -40,9 +54,5 @@ export function bypass(tx: Transaction, net: NetworkRules, before?: (go: () => v
     tx.bypass = 1;
     tx.trace?.matched(tx.host.name, PATH, NO_CACHE_ENTRY);
   }
-  if (tx.bypass === 0) return false;
-  tx.cacheResult = TCP_MISS;
-  if (before === undefined) proxyToOrigin(tx);
-  else before(() => proxyToOrigin(tx));
-  return true;
+  return tx.bypass !== 0;
 }

@@ -2,34 +2,18 @@
 // that matches, 412, 206 single or multipart ranges, 416, HEAD, and the body from memory (one
 // buffer) or from its file.
 import type { ServerResponse } from 'node:http';
-import { pipeBody } from './pipe-body.js';
-import type { CachedObject, CacheEntryMeta, StoredHeaders } from '../cache/store.js';
-import type { Transaction } from './transaction.js';
-import { multipartContentType, multipartLength, multipartParts, multipartTrailer, type ByteRange } from '../cache/policy/index.js';
-import { conditionalResult, multipartBoundary, rangeOf } from './rules.js';
-import { ageAt, DEBUG_WORKER, fullAnswerHead, viaWith, viewOf } from './stored-view.js';
-import { fallBack } from './fallback.js';
-import { TCP_HIT, TCP_IMS_HIT, TCP_MISS } from '../cache/policy/results.js';
-
-/** Fields a 304 carries from the stored response (RFC 9110 15.4.5). */
-export const NOT_MODIFIED_FIELDS = ['cache-control', 'content-location', 'date', 'etag', 'expires', 'vary', 'last-modified'];
-
-/**
- * Stored fields plus Age, Via and the cache result, ready for writeHead. `fromCache` false: the
- * answer to the request that fetched it, which gets no Age of ours (RFC 9111 5.1: Age implies
- * the response was not generated or validated by the origin for this request).
- */
-export function answerHeaders(meta: CacheEntryMeta, headers: StoredHeaders, now: number, tx: Transaction, drop?: readonly string[],
-  fromCache = true): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  for (const name in headers) out[name] = headers[name]!;
-  if (drop !== undefined) for (const d of drop) delete out[d];
-  if (fromCache) out.age = String(ageAt(viewOf(meta), meta, now));
-  out.via = viaWith(headers.via);
-  out['x-cache'] = tx.cacheResult ?? TCP_MISS;
-  if (DEBUG_WORKER !== undefined) out['x-svc-worker'] = DEBUG_WORKER;
-  return out;
-}
+import { pipeBody } from './parts/pipe-body.js';
+import type { CachedObject } from '../cache/store.js';
+import type { Transaction } from './parts/transaction.js';
+import {
+  evaluateRange, multipartBoundary, multipartContentType, multipartLength, multipartParts, multipartTrailer, type ByteRange, type HeaderMap,
+} from '../cache/policy/index.js';
+import { conditionalResult } from './parts/rules.js';
+import { ageAt, answerHeaders, DEBUG_WORKER, fullAnswerHead, NOT_MODIFIED_FIELDS, viaWith, viewOf } from './parts/stored-view.js';
+import { fallBack } from './parts/fallback.js';
+import { TCP_HIT, TCP_IMS_HIT } from '../cache/policy/results.js';
+import { ttlSeconds } from '../cache/policy/cache-status.js';
+import { hitCacheStatus, noteOf } from './parts/cache-status.js';
 
 /** Fields of an answer the cache generates from a stored object (304, 412, 416). */
 function generatedHeaders(obj: CachedObject, now: number, tx: Transaction, extra: Record<string, string>): Record<string, string | string[]> {
@@ -63,6 +47,8 @@ export function deliverCached(tx: Transaction, obj: CachedObject, now: number, d
   if (tx.host.fallbacks !== undefined && fallBack(tx, obj.status, obj.status, obj.headers, false)) return;
   const req = tx.req;
   const headers = obj.headers;
+  // Cache-Status ttl of the answers below made from fields (writeHead adds the member).
+  if (tx.host.cacheStatus !== undefined) noteOf(tx).ttl = ttlSeconds(obj.staleAt, now);
   const cond = conditionalResult(req.method!, req.headers, obj.status, headers);
   if (cond === 304) {
     tx.cacheResult = tx.cacheResult === TCP_HIT || tx.cacheResult === undefined ? TCP_IMS_HIT : tx.cacheResult;
@@ -72,7 +58,7 @@ export function deliverCached(tx: Transaction, obj: CachedObject, now: number, d
   }
   if (cond === 412) return finishEmpty(tx, 412, generatedHeaders(obj, now, tx, { 'content-length': '0' }));
   const size = obj.size;
-  const range = req.headers.range === undefined ? undefined : rangeOf(req.method!, req.headers, obj.status, headers, size);
+  const range = req.headers.range === undefined ? undefined : evaluateRange(req.method!, req.headers as HeaderMap, { status: obj.status, headers }, size);
   if (range?.type === 'unsatisfiable') {
     return finishEmpty(tx, 416, generatedHeaders(obj, now, tx, { 'content-range': range.contentRange, 'content-length': '0' }));
   }
@@ -81,7 +67,8 @@ export function deliverCached(tx: Transaction, obj: CachedObject, now: number, d
     // The common answer: every field prepared with the stored object.
     const view = viewOf(obj);
     tx.status = obj.status;
-    tx.res.writeHead(obj.status, fullAnswerHead(view, ageAt(view, obj, now), tx.cacheResult ?? 'TCP_MISS'));
+    const cs = hitCacheStatus(tx, view.cacheStatus, ttlSeconds(obj.staleAt, now));
+    tx.res.writeHead(obj.status, fullAnswerHead(view, ageAt(view, obj, now), tx.cacheResult ?? 'TCP_MISS', cs));
     if (head || size === 0) { tx.res.end(); return; }
     sendBody(tx.res, obj, 0, size - 1, tx);
     return;

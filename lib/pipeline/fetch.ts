@@ -1,75 +1,30 @@
 // Stage "fetch" for cacheable requests: one origin fetch per key (coalesced), the answer
 // streamed to every waiting client while it is written to the store. An answer that may not be
 // stored is not shared either: the first client gets it, the others go to the origin themselves.
-import type { IncomingHttpHeaders } from 'node:http';
+import { takeTags } from '../cache/tags.js';
 import type { Readable } from 'node:stream';
-import type { HostRuntime } from './host-runtime.js';
 import { originNote } from '../log/host-logs.js';
 import { MAX_STATUS, OriginError, OriginTrace, statusError, traceAnswered, traceFailed, type OriginBody } from '../origin/index.js';
-import { endToEndResponseHeaders } from './hop-by-hop.js';
-import { pipeBody } from './pipe-body.js';
-import { bodyBroke, discard, originRequestHeaders, proxyToOrigin } from './proxy.js';
-import { sendError } from './respond.js';
-import type { Transaction } from './transaction.js';
+import { endToEndResponseHeaders } from './parts/hop-by-hop.js';
+import { pipeBody } from './parts/pipe-body.js';
+import { bodyBroke, discard, originRequestHeaders, proxyToOrigin } from './parts/proxy.js';
+import { sendError } from './parts/respond.js';
+import type { Transaction } from './parts/transaction.js';
 import type { CacheEntryMeta, CacheKey, StoredHeaders } from '../cache/store.js';
 import type { StoreSink } from '../cache/tiered-sink.js';
-import type { CacheContext } from './context.js';
-import { answerHeaders } from './deliver.js';
-import { forwardInterim } from './interim.js';
-import { modifyOriginResponse } from './modify.js';
-import { matchFallback, routeFallback, type Found } from './fallback.js';
-import type { SharedFetch } from './inflight.js';
-import { entryTimes, fieldsToStore, storableResponse, variantMatches, variantOf, varyOf } from './rules.js';
+import type { CacheContext } from './parts/context.js';
+import { CLIENT_CONDITIONALS, keyString } from './parts/fetch-keys.js';
+import { answerHeaders } from './parts/stored-view.js';
+import { forwardInterim } from './parts/interim.js';
+import { modifyOriginResponse } from './parts/header-edits.js';
+import { varyOfFetched } from './parts/encode.js';
+import { matchFallback, routeFallback, type Found } from './parts/fallback.js';
+import type { SharedFetch } from './parts/inflight.js';
+import { storableResponse, variantMatches } from './parts/rules.js';
+import { newEntryMeta } from './parts/entry-meta.js';
 import { TCP_ERROR, type CacheResult } from '../cache/policy/results.js';
 import { spanValidator } from '../cache/policy/partial.js';
-
-/** Client fields that must not shape the object the cache stores for everyone. */
-export const CLIENT_CONDITIONALS = ['if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'if-range', 'range'];
-
-export function keyString(key: CacheKey): string {
-  return `${key.vhost}\n${key.url}`;
-}
-
-/** The fetch of a refresh: joined only by refreshes of the same stored variant. */
-export function refreshKey(key: CacheKey, variantKey: string, purged: boolean): string {
-  return `${key.vhost}\n${key.url}\n\u0001${purged ? 'P' : 'R'}${variantKey}`;
-}
-
-/** Meta of a new stored object from the origin's answer (`originHeaders`: as received). */
-function newEntryMeta(key: CacheKey, status: number, originHeaders: StoredHeaders, reqHeaders: IncomingHttpHeaders,
-  requestTime: number, cachedAt: number, host: HostRuntime, hookTtl: number | undefined): CacheEntryMeta {
-  const headers = fieldsToStore(originHeaders, cachedAt, host.cachePolicy);
-  const vary = withKeyHeaders(varyOf(headers), host.net?.key?.headers);
-  const times = entryTimes(status, headers, requestTime, cachedAt, host.cachePolicy);
-  if (hookTtl !== undefined && status >= 200 && status < 300) {
-    // The hook's cacheTtl is the freshness lifetime of a 2xx (document 2); the copy is kept past
-    // it as long as the engine would have kept it past its own.
-    const staleAt = cachedAt + hookTtl * 1000;
-    times.deleteAt = staleAt + Math.max(0, times.deleteAt - times.staleAt);
-    times.staleAt = staleAt;
-  }
-  const contentLength = Number(headers['content-length'] ?? -1);
-  return {
-    key, variantKey: variantOf(vary, reqHeaders), vary, status, headers,
-    requestTime, cachedAt, staleAt: times.staleAt, deleteAt: times.deleteAt,
-    size: contentLength >= 0 ? contentLength : 0,
-    // A memory-only host keeps on disk what is at least nonVolatileSize; of a body of unknown
-    // length the store learns it on the way (volatileUpTo).
-    volatile: host.volatile && (host.nonVolatileSize <= 0 || contentLength < 0 || contentLength < host.nonVolatileSize),
-    ...(host.volatile && host.nonVolatileSize > 0 && contentLength < 0 ? { volatileUpTo: host.nonVolatileSize } : {}),
-  };
-}
-
-/**
- * cachingKey.headers key the stored variants as if the origin had named them in Vary (the
- * answer's own Vary is sent unchanged); `*` stays alone, it matches nothing anyway.
- */
-export function withKeyHeaders(vary: string[], keyHeaders: readonly string[] | undefined): string[] {
-  if (keyHeaders === undefined || keyHeaders.length === 0 || vary[0] === '*') return vary;
-  const out = [...vary];
-  for (const h of keyHeaders) if (!out.includes(h)) out.push(h);
-  return out;
-}
+import { noteAlone, noteAnswer, noteOf } from './parts/cache-status.js';
 
 export interface FetchPlan {
   key: CacheKey;
@@ -120,6 +75,7 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
       const meta = joined.meta;
       // Once the answer's Vary is known, only clients selecting the same variant may share it.
       if (meta === undefined || meta.vary.length === 0 || variantMatches(meta, tx.req.headers)) {
+        noteOf(tx).collapsed = true;
         joined.join(tx);
         return;
       }
@@ -130,8 +86,9 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
   if (plan.background !== true) f.join(tx);
   const headers = originRequestHeaders(tx);
   for (const c of CLIENT_CONDITIONALS) delete headers[c];
+  if (!tx.host.useOriginEncoding) headers['accept-encoding'] = 'identity';
   if (plan.conditional !== undefined) Object.assign(headers, plan.conditional);
-  const requestTime = Date.now();
+  const requestTime = ctx.clock.now();
   const trace = tx.origin = new OriginTrace(tx.host.counterSlot);
   if (tx.host.logs !== undefined) trace.note = originNote(tx, tx.postBody === undefined ? 'GET' : 'POST', false, headers);
   // dispatch, not request(): no promise, stream or async resource per fetch (OriginSet.dispatch).
@@ -147,9 +104,10 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
     // traced before the body is given up, which aborts the exchange: a Client-Close).
     if (upstream.statusCode > MAX_STATUS) { onError(statusError(upstream.statusCode)); body.discard(); return; }
     traceAnswered(trace, upstream.statusCode);
-    const cachedAt = Date.now();
+    const cachedAt = ctx.clock.now();
     const resHeaders = endToEndResponseHeaders(upstream.headers);
     if (tx.host.net?.backModify !== undefined) modifyOriginResponse(tx, resHeaders);
+    const tags = takeTags(resHeaders, tx.host.tags);
     if (plan.intercept !== undefined && plan.intercept(upstream.statusCode, resHeaders, f)) {
       body.discard();
       ctx.inflight.finish(f);
@@ -174,22 +132,28 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
     if (!storable) {
       ctx.inflight.finish(f);
       const [first, ...rest] = f.takeWaiting();
-      for (const other of rest) proxyToOrigin(other);
+      for (const other of rest) { noteAlone(other); proxyToOrigin(other); }
       if (first === undefined || first.res.destroyed) { body.discard(); return; }
       first.cacheResult ??= plan.result;
+      noteAnswer(first, upstream.statusCode, false, undefined);
       streamUnstored(first, upstream.statusCode, resHeaders, body.readable(), cachedAt);
       return;
     }
     const meta = newEntryMeta(plan.key, upstream.statusCode, resHeaders, tx.req.headers, requestTime, cachedAt, tx.host, tx.hook?.cacheTtl);
+    if (tags !== undefined) meta.tags = tags;
     const vary = meta.vary;
     const writeHead = (w: Transaction): void => {
       w.cacheResult ??= plan.result;
       w.status = meta.status;
+      noteAnswer(w, meta.status, !f.retired, meta.staleAt);
       // Only the client whose request fetched it gets the fields the cache does not keep.
-      w.res.writeHead(meta.status, answerHeaders(meta, w === tx ? resHeaders : meta.headers, Date.now(), w, undefined, false));
+      const out = answerHeaders(meta, w === tx ? resHeaders : meta.headers, ctx.clock.now(), w, undefined, false);
+      varyOfFetched(w, meta.status, out);
+      w.res.writeHead(meta.status, out);
     };
     // A client whose request selects another variant cannot share this answer: it fetches anew.
     const refused = f.start(meta, writeHead, (w) => vary.length === 0 || variantMatches(meta, w.req.headers));
+    for (const w of refused) noteAlone(w);
     for (const w of refused) fetchAndStore(ctx, w, { key: plan.key, mayStore: plan.mayStore, result: plan.result }, true);
     pipeToStore(ctx, f, meta, body);
   }, onError });

@@ -9,10 +9,10 @@
 import type { Socket } from 'node:net';
 import { TCP_NONE } from '../cache/policy/results.js';
 import { onTraceDone, type OriginTrace } from '../origin/index.js';
-import { workerCounters } from './counters.js';
-import { countDirectories } from './directory-stats.js';
-import { h2Bytes, isH2 } from './h2.js';
-import type { TransactionRecord, TxResponse } from './transaction.js';
+import { workerCounters } from './parts/counters.js';
+import { countDirectories } from './parts/directory-stats.js';
+import { h2Bytes, isH2 } from './parts/h2.js';
+import type { TransactionRecord, TxResponse } from './parts/transaction.js';
 
 export type RecordSink = (tx: TransactionRecord) => void;
 export type OriginSink = (trace: OriginTrace) => void;

@@ -1,8 +1,8 @@
-// Stage "hook" (functions.hook, document 2): for the requests its matchingList selects, the
+// Step "hook" (functions.hook, document 2): for the requests its matchingList selects, the
 // request document is POSTed to the hook and its answer decides what happens next: an answer of
 // its own (response.code other than 100), or the request goes on redefined (header edits, host,
 // cache key and TTL, the origin request, the logged cache result, userData for the access log).
-// A host without a hook never reaches this module; a request the list leaves out costs one match.
+// A host without a hook pays one property test here; a request the list leaves out costs one match.
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import { OriginTrace, traceAnswered, traceFailed, type OriginNote } from '../origin/index.js';
@@ -11,17 +11,19 @@ import { applyEdits } from '../network/header-edit.js';
 import { HookAnswerError, parseHookAnswer, type HookRedefinition } from '../hook/answer.js';
 import type { HookRule } from '../hook/rule.js';
 import { HOOK_TRACE, logHookCall } from './finish.js';
-import type { HostRuntime } from './host-runtime.js';
-import { ruleInput } from './rule-input.js';
-import { sendError } from './respond.js';
-import type { Transaction } from './transaction.js';
-import { Upload } from './upload.js';
-import { TCP_DENY, TCP_ERROR } from '../cache/policy/results.js';
+import type { HostRuntime } from './parts/host-runtime.js';
+import { proxyToOrigin } from './parts/proxy.js';
+import { DONE, routeByName, type Next } from './parts/runtime-state.js';
+import { ruleInput } from './parts/rule-input.js';
+import { sendError } from './parts/respond.js';
+import type { Transaction } from './parts/transaction.js';
+import { Upload } from './parts/upload.js';
+import { TCP_DENIED, TCP_DENY, TCP_ERROR } from '../cache/policy/results.js';
 
 /** The largest hook answer read (a redefinition is a few hundred bytes). */
 const MAX_ANSWER_BYTES = 1 << 20;
 const ALLOW = 'GET, HEAD, POST';
-/** Sent to the hook with the x-ctx-id; a hook calling the runtime back sends it (receive.ts). */
+/** Sent to the hook with the x-ctx-id; a hook calling the runtime back sends it (receive.ts reads it). */
 export const HOOK_CTX_HEADER = 'x-svcx-forwarded-context-id';
 /**
  * Directives the hook's HTTP answer carries (document 2's "the pipe carries a nolog directive"):
@@ -64,11 +66,37 @@ export function hookSelects(tx: Transaction, rule: HookRule): boolean {
   return hit;
 }
 
-/** `route`: a host by name as receive routes it (to check the answer's vhost). `next`: the rest of the way. */
-export function callHook(tx: Transaction, rule: HookRule, route: Route, next: () => void): void {
+/**
+ * Step "hook". Access control sends a denial here first (skipIfMatched.accessControl false: the
+ * hook's own answer wins; when it says continue, the denial stands), bypass a bypassed request
+ * (unless skipIfMatched.bypass: then it goes on to the origin); both asked hookSelects already.
+ * Any other request the hook selects goes on to lookup once the hook let it. A sibling's hand-off
+ * behind the hook carries the redefinition (tx.hook): it is not hooked again.
+ */
+export function hookStep(tx: Transaction): Next {
+  const rule = tx.host.hook;
+  if (tx.access === 2) callHook(tx, rule!, sendDenied);
+  else if (tx.bypass !== 0) callHook(tx, rule!, proxyToOrigin);
+  else if (rule !== undefined && tx.hook === undefined && hookSelects(tx, rule)) callHook(tx, rule, toLookup);
+  else return 'lookup';
+  return DONE;
+}
+
+/** The 403 of a denial that waited for the hook. */
+function sendDenied(tx: Transaction): void {
+  tx.cacheResult = TCP_DENIED;
+  sendError(tx.res, 403);
+}
+
+function toLookup(tx: Transaction): void {
+  tx.runtime.resume(tx, 'lookup');
+}
+
+/** `next`: the rest of the way once the hook let the request go on. */
+function callHook(tx: Transaction, rule: HookRule, next: (tx: Transaction) => void): void {
   tx.hookLinked = 'y';
   const post = tx.method === 'POST' ? tx.host.net?.post : undefined;
-  if (post === undefined) { send(tx, rule, undefined, route, next); return; }
+  if (post === undefined) { send(tx, rule, undefined, next); return; }
   const upload = new Upload(tx, { ...tx.host.upload, bufferUpTo: post.max });
   const taken = post.max === 0 && tx.req.readableEnded ? Promise.resolve(Buffer.alloc(0)) : upload.take();
   taken.then((body) => {
@@ -81,7 +109,7 @@ export function callHook(tx: Transaction, rule: HookRule, route: Route, next: ()
       sendError(tx.res, 413, undefined, true, `413 Content Too Large: a hooked POST body is at most ${post.max} bytes (cachingKey.postMethod.bodyContentLengthMax)\n`);
       return;
     }
-    send(tx, rule, body, route, next);
+    send(tx, rule, body, next);
   }, () => undefined);
 }
 
@@ -169,7 +197,7 @@ class Deadline {
   }
 }
 
-function send(tx: Transaction, rule: HookRule, body: Buffer | undefined, route: Route, next: () => void): void {
+function send(tx: Transaction, rule: HookRule, body: Buffer | undefined, next: (tx: Transaction) => void): void {
   const doc = {
     host: tx.host.name, clientIp: tx.clientAddress, sessionId: tx.sessionId, protocol: tx.protocol,
     message: requestHead(tx.req, tx.urlReceived), body: body === undefined ? null : body.toString('utf8'), param: rule.param,
@@ -195,7 +223,7 @@ function send(tx: Transaction, rule: HookRule, body: Buffer | undefined, route: 
       throw new HookFailure(403, `hook answered ${r.statusCode}`);
     }
     try {
-      return ownAnswer(await readAnswer(r.body), tx.host, route);
+      return ownAnswer(await readAnswer(r.body), tx.host, (name) => routeByName(tx, name));
     } catch (err) {
       if (err instanceof HookAnswerError) throw new HookFailure(510, err.message);
       throw new HookFailure(403, err instanceof OriginError ? `hook too slow: ${err.message}` : `hook answer broken: ${(err as Error).message}`);
@@ -223,7 +251,7 @@ function send(tx: Transaction, rule: HookRule, body: Buffer | undefined, route: 
   });
 }
 
-function apply(tx: Transaction, rule: HookRule, a: HookRedefinition, clientBody: Buffer | undefined, next: () => void): void {
+function apply(tx: Transaction, rule: HookRule, a: HookRedefinition, clientBody: Buffer | undefined, next: (tx: Transaction) => void): void {
   const res = tx.res;
   if (a.end !== undefined) {
     tx.cacheResult = TCP_DENY;
@@ -257,5 +285,5 @@ function apply(tx: Transaction, rule: HookRule, a: HookRedefinition, clientBody:
   const method = o?.method ?? clientMethod;
   tx.postBody = method === 'POST' ? (o?.body ?? clientBody ?? Buffer.alloc(0)) : undefined;
   tx.hook = a;
-  next();
+  next(tx);
 }

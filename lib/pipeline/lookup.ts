@@ -1,36 +1,56 @@
 // The cache stages of a worker for one transaction: lookup (memory, then the shared index),
 // the freshness decision, and then a hit, a refresh, or a coalesced fetch. Methods other than
 // GET and HEAD pass through; when they succeed they invalidate what they name (RFC 9111 4.4).
-import type { HostRuntime } from './host-runtime.js';
-import { proxyToOrigin } from './proxy.js';
-import { sendError } from './respond.js';
-import type { Transaction } from './transaction.js';
+import type { HostRuntime } from './parts/host-runtime.js';
+import { proxyToOrigin } from './parts/proxy.js';
+import { sendError } from './parts/respond.js';
+import type { Transaction } from './parts/transaction.js';
+import { DONE, rerouteOf } from './parts/runtime-state.js';
+import { realClock, type Clock } from './parts/clock.js';
 import type { CachedObject, CacheEntryMeta, CacheKey, StoredHeaders } from '../cache/store.js';
 import type { AccessControl } from '../access/access.js';
-import { purgeByMethod } from './purge-method.js';
-import { servePost } from './post-cache.js';
+import { purgeByMethod } from './parts/purge-method.js';
+import { servePost } from './parts/post-cache.js';
 import { postKeyUrl } from '../cache/key.js';
 import { memoryItems, runInvalidation, type InvalidateKind, type Invalidation } from '../cache/commands/invalidate.js';
 import { editTargetsOf } from '../pagedesk/targets.js';
 import type { Target } from '../cache/commands/targets.js';
 import type { TieredStore } from '../cache/tiered-store.js';
 import { deleteAtAfter } from '../cache/prefix.js';
-import type { CacheContext, Peers } from './context.js';
+import type { CacheContext, Peers } from './parts/context.js';
 import type { PurgeCall } from '../ipc/messages.js';
 import { deliverCached } from './deliver.js';
-import { fetchAndStore, keyString, refreshKey, type FetchPlan } from './fetch.js';
-import { InflightTable, type SharedFetch } from './inflight.js';
-import { servePieces } from './pieces.js';
+import { deliverNegotiated } from './parts/encode.js';
+import { fetchAndStore, type FetchPlan } from './fetch.js';
+import { keyString, refreshKey } from './parts/fetch-keys.js';
+import { InflightTable, type SharedFetch } from './parts/inflight.js';
+import { servePieces } from './parts/pieces.js';
+import { mergeNotModified, revalidationHeaders, variantMatches } from './parts/rules.js';
+import { viewOf } from './parts/stored-view.js';
+import { postAnswerTee } from './parts/post-answer.js';
+import { freshenVariants } from './parts/freshen.js';
+import { spanBase } from '../cache/policy/partial.js';
+import { noteAnswer, noteForward, noteLookup, noteOf } from './parts/cache-status.js';
 import {
-  cacheResultForHit, freshnessDecision, invalidationTargets, mergeNotModified, mustNotServeStale, notModifiedFits, requestControl,
-  revalidationHeaders, staleIfErrorAllows, variantMatches, type RequestControl,
-} from './rules.js';
-import { TCP_CLIENT_REFRESH_MISS, TCP_MISS, TCP_NONE, TCP_REF_FAIL_HIT, TCP_REFRESH_HIT, TCP_REFRESH_MISS } from '../cache/policy/results.js';
+  forbidsStale, freshnessDecision, hitResult, invalidationTargets, notModifiedMatches, requestControl, staleIfErrorAllowed, type HeaderMap,
+  type RequestControl, TCP_CLIENT_REFRESH_MISS, TCP_MISS, TCP_NONE, TCP_REF_FAIL_HIT, TCP_REFRESH_HIT, TCP_REFRESH_MISS,
+} from '../cache/policy/index.js';
+
+/**
+ * Step "lookup": the worker's cache stage (CacheStage.serve, reached through the runtime), which
+ * calls fetch or deliver; finish runs when the response closes. A host with fallbacks gets its
+ * way back into the table (tx.reroute) here, before anything is answered.
+ */
+export function lookupStep(tx: Transaction): typeof DONE {
+  if (tx.host.fallbacks !== undefined && tx.reroute === undefined) tx.reroute = rerouteOf(tx);
+  tx.runtime.serve(tx);
+  return DONE;
+}
 
 /** An asynchronous command waiting in the primary's queue (pre-cache control). */
 export interface PrectrlEntry { vhost: string; kind: InvalidateKind; target: Target; queuedAt: number }
 
-const prectrlId = (e: PrectrlEntry): string => `${e.vhost}\n${e.kind}\n${e.queuedAt}\n${e.target.prefix}`;
+const prectrlId = (e: PrectrlEntry): string => `${e.vhost}\n${e.kind}\n${e.queuedAt}\n${e.target.tag === undefined ? e.target.prefix : `\u0000${e.target.tag}`}`;
 
 const POST_BYPASS = { postMethod: { enable: true } };
 const NO_METAS: CacheEntryMeta[] = [];
@@ -46,6 +66,8 @@ export interface CacheStageOptions {
   peers?: Peers;
   /** Who may send PURGE on the service port (the management allowList and roles). */
   purgeAccess?: () => AccessControl | undefined;
+  /** The time the stages read (default the real one): tests set it instead of waiting. */
+  clock?: Clock;
 }
 
 export class CacheStage {
@@ -53,8 +75,9 @@ export class CacheStage {
 
   constructor(private readonly opts: CacheStageOptions) {
     this.ctx = {
-      store: opts.store, inflight: new InflightTable(opts.maxReplayTotalBytes), maxReplayBytes: opts.maxReplayBytes, noRanges: new Set(),
-      toPieces: (tx, key) => servePieces(this.ctx, tx, key, NO_METAS, requestControl(tx.req.headers)),
+      store: opts.store, clock: opts.clock ?? realClock, inflight: new InflightTable(opts.maxReplayTotalBytes), maxReplayBytes: opts.maxReplayBytes, noRanges: new Set(),
+      toPieces: (tx, key) => servePieces(this.ctx, tx, key, NO_METAS, requestControl(tx.req.headers as HeaderMap)),
+      fetchWhole: (tx, key, mayStore) => fetchAndStore(this.ctx, tx, { key, mayStore, result: TCP_MISS }),
     };
   }
 
@@ -101,6 +124,7 @@ export class CacheStage {
    * (they store nothing) and the writes already ending land, so the invalidation sees them.
    */
   settle(t: Target): Promise<void> {
+    if (t.tag !== undefined) return this.ctx.inflight.retireTagged(t.vhost, t.tag);
     return this.ctx.inflight.retire(t.vhost, t.prefix, t.wildcard);
   }
 
@@ -154,7 +178,8 @@ export class CacheStage {
 
   /** Lookup under the request's cache key (cachingKey applied), then a hit, a refresh or a miss. */
   private readonly lookup = (tx: Transaction, key: CacheKey): void => {
-    const control = requestControl(tx.req.headers);
+    noteLookup(tx, key);
+    const control = requestControl(tx.req.headers as HeaderMap);
     const pending = this.prectrl.size === 0 ? undefined : this.pendingCommand(key.vhost, key.url);
     if (pending !== undefined) { this.serveUnderCommand(tx, key, control, pending); return; }
     // Hot path: a memory hit is answered without a Promise or an index query.
@@ -178,7 +203,7 @@ export class CacheStage {
   };
 
   /** A request for content a queued command names: as if the command had run already. */
-  private serveUnderCommand(tx: Transaction, key: CacheKey, control: RequestControl, { kind, queuedAt }: PrectrlEntry): void {
+  private serveUnderCommand(tx: Transaction, key: CacheKey, control: RequestControl, entry: PrectrlEntry): void {
     this.ctx.store.variants(key).then((variants) => {
       const meta = variants.find((m) => variantMatches(m, tx.req.headers));
       return meta === undefined ? undefined : this.ctx.store.get(key, meta.variantKey);
@@ -186,11 +211,26 @@ export class CacheStage {
       if (obj === undefined) { this.miss(tx, key, control); return; }
       // Cached (or revalidated) since the command was queued: the command is done for this copy,
       // and the queued command will leave it alone too (runInvalidation's `before`).
-      if (obj.cachedAt >= queuedAt) { this.found(tx, key, obj, control); return; }
-      if (kind === 'hardpurge') { this.miss(tx, key, control); return; }
-      if (this.handedOff(tx)) return;
-      this.refresh(tx, key, obj, control, kind === 'purge' ? 1 : 2);
+      if (obj.cachedAt >= entry.queuedAt) { this.found(tx, key, obj, control); return; }
+      this.foundUnderCommand(tx, key, obj, control, entry.kind);
     }, () => this.miss(tx, key, control));
+  }
+
+  private foundUnderCommand(tx: Transaction, key: CacheKey, obj: CachedObject, control: RequestControl, kind: InvalidateKind): void {
+    if (kind === 'hardpurge') { this.miss(tx, key, control); return; }
+    if (this.handedOff(tx)) return;
+    noteForward(tx, kind === 'purge' ? 'uri-miss' : 'stale');
+    this.refresh(tx, key, obj, control, kind === 'purge' ? 1 : 2);
+  }
+
+  /** A queued tag command that names this copy (cached before it was queued), if any. */
+  private taggedCommand(obj: CachedObject): PrectrlEntry | undefined {
+    const tags = obj.tags;
+    if (tags === undefined) return undefined;
+    for (const e of this.prectrl.get(obj.key.vhost) ?? []) {
+      if (e.target.tag !== undefined && obj.cachedAt < e.queuedAt && tags.includes(e.target.tag)) return e;
+    }
+    return undefined;
   }
 
   /**
@@ -208,8 +248,12 @@ export class CacheStage {
     if (this.handedOff(tx)) return;
     // A HEAD that misses goes to the origin as it is; a later GET fills the cache.
     // Hooked, it is fetched as a GET (document 2) and stored under the hook's key.
-    if (tx.req.method === 'HEAD' && tx.hook === undefined) { tx.cacheResult = TCP_MISS; proxyToOrigin(tx); return; }
+    // RFC 9211 2.2: vary-miss when the URL has stored answers, none selected by this request.
+    const fwd = stored.some((m) => spanBase(m.variantKey) === undefined) ? 'vary-miss' : 'uri-miss';
+    if (tx.req.method === 'HEAD' && tx.hook === undefined) { tx.cacheResult = TCP_MISS; noteForward(tx, fwd); proxyToOrigin(tx); return; }
+    // Served from stored spans, or forwarded for what they lack: pieces.ts says which.
     if (this.byPieces(tx, key, control, stored)) { servePieces(this.ctx, tx, key, stored, control); return; }
+    noteForward(tx, fwd);
     fetchAndStore(this.ctx, tx, { key, mayStore: !control.noStore, result: TCP_MISS });
   }
 
@@ -226,11 +270,14 @@ export class CacheStage {
   }
 
   private found(tx: Transaction, key: CacheKey, obj: CachedObject, control: RequestControl): void {
-    const now = Date.now();
-    const decision = freshnessDecision(obj, tx.req.headers, control, now, tx.host.cachePolicy);
+    const queued = this.prectrl.size === 0 ? undefined : this.taggedCommand(obj);
+    if (queued !== undefined) { this.foundUnderCommand(tx, key, obj, control, queued.kind); return; }
+    const now = this.ctx.clock.now();
+    const view = viewOf(obj);
+    const decision = freshnessDecision(obj, tx.req.headers as HeaderMap, control, now, tx.host.cachePolicy, view.cc, view.namedFields);
     if (decision.kind === 'fresh') {
-      tx.cacheResult = cacheResultForHit(obj.status);
-      deliverCached(tx, obj, now, decision.strip);
+      tx.cacheResult = hitResult(obj.status);
+      deliverNegotiated(this.ctx.store, tx, obj, now, decision.strip, deliverCached);
       return;
     }
     if (decision.kind === 'unusable') { // only-if-cached and the copy may not be served
@@ -238,12 +285,13 @@ export class CacheStage {
     }
     if (decision.kind === 'stale-while-revalidate') {
       tx.cacheResult = TCP_REFRESH_HIT;
-      deliverCached(tx, obj, now);
+      deliverNegotiated(this.ctx.store, tx, obj, now, undefined, deliverCached);
       this.refresh(tx, key, obj, control, 0, false, true);
       return;
     }
     // Refresh now: a conditional request when the copy has a validator.
     if (this.handedOff(tx)) return;
+    noteForward(tx, decision.client ? 'request' : obj.invalidated === 1 ? 'uri-miss' : 'stale');
     this.refresh(tx, key, obj, control, obj.invalidated ?? 0, decision.client);
   }
 
@@ -257,14 +305,14 @@ export class CacheStage {
     clientAsked = control.noCache, background = false): void {
     const purged = as === 1;
     const validators = purged ? undefined : revalidationHeaders(obj.headers);
-    const requestTime = Date.now();
+    const requestTime = this.ctx.clock.now();
     const host = tx.host;
     const plan: FetchPlan = {
       key,
       conditional: validators ?? {},
       joinKey: refreshKey(key, obj.variantKey, purged),
       keepStoredOnError: validators !== undefined,
-      unreachableStatus: mustNotServeStale(obj) ? 504 : undefined,
+      unreachableStatus: forbidsStale(viewOf(obj).cc) ? 504 : undefined,
       mayStore: !control.noStore,
       result: clientAsked ? TCP_CLIENT_REFRESH_MISS : TCP_REFRESH_MISS,
       intercept: (status, headers, f) => this.onRefreshAnswer(obj, status, headers, f, purged, requestTime, host, background ? tx : undefined),
@@ -279,14 +327,16 @@ export class CacheStage {
    */
   private onRefreshAnswer(obj: CachedObject, status: number, headers: StoredHeaders, f: SharedFetch,
     purged: boolean, requestTime: number, host: HostRuntime, background: Transaction | undefined): boolean {
-    const now = Date.now();
+    const now = this.ctx.clock.now();
     if (status === 304 && !purged) {
       const waiting = f.takeWaiting();
-      if (!notModifiedFits(obj, headers)) {
+      // The other variants this 304 selects (RFC 9111 4.3.4), whether or not it fits this one.
+      if (!f.retired) void freshenVariants(this.ctx.store, obj, headers, requestTime, now, host).catch(() => undefined);
+      if (!notModifiedMatches(obj.headers, headers)) {
         // RFC 9111 4.3.4: a 304 with another validator is about some other representation; the
         // stored copy cannot be freshened by it, so the clients get a full fetch (coalesced).
         for (const w of waiting) {
-          fetchAndStore(this.ctx, w, { key: obj.key, mayStore: !requestControl(w.req.headers).noStore, result: w.cacheResult ?? TCP_REFRESH_MISS });
+          fetchAndStore(this.ctx, w, { key: obj.key, mayStore: !requestControl(w.req.headers as HeaderMap).noStore, result: w.cacheResult ?? TCP_REFRESH_MISS });
         }
         if (background !== undefined && !f.retired) fetchAndStore(this.ctx, background, { key: obj.key, mayStore: true, result: 'TCP_REFRESH_MISS', background: true });
         return true;
@@ -296,7 +346,8 @@ export class CacheStage {
       const updated: CachedObject = { ...obj, ...patch, openBody: obj.openBody };
       for (const w of waiting) {
         w.cacheResult = TCP_REFRESH_HIT;
-        deliverCached(w, updated, now);
+        noteOf(w).fwdStatus = 304;
+        deliverNegotiated(this.ctx.store, w, updated, now, undefined, deliverCached);
       }
       return true;
     }
@@ -309,9 +360,10 @@ export class CacheStage {
     const rest: Transaction[] = [];
     let served = 0;
     for (const w of waiting) {
-      if (!purged && !staleIfErrorAllows(obj, w.req.headers, status, now)) { rest.push(w); continue; }
+      if (!purged && !staleIfErrorAllowed(w.req.headers as HeaderMap, obj, now, status === -1 ? 'network' : status, viewOf(obj).cc)) { rest.push(w); continue; }
       w.cacheResult = TCP_REF_FAIL_HIT;
-      deliverCached(w, obj, now);
+      if (status > 0) noteAnswer(w, status, false, undefined);
+      deliverNegotiated(this.ctx.store, w, obj, now, undefined, deliverCached);
       served++;
     }
     if (purged && served > 0 && !f.retired) {
@@ -331,6 +383,11 @@ export class CacheStage {
    */
   dropMemory(i: Invalidation): void {
     const memory = this.ctx.store.memory;
+    if (i.tag !== undefined) {
+      for (const o of memory.listTagged(i.vhost, i.tag)) memory.deleteSync(o.key, o.variantKey);
+      void this.ctx.inflight.retireTagged(i.vhost, i.tag);
+      return;
+    }
     if (i.prefix) memory.deleteByPrefix(i.vhost, i.url);
     else memory.deleteSync({ vhost: i.vhost, url: i.url });
     void this.ctx.inflight.retire(i.vhost, i.url, i.prefix);
@@ -356,16 +413,17 @@ export class CacheStage {
     // No cache lookup takes place for these methods (results.ts: TCP_NONE).
     tx.cacheResult = TCP_NONE;
     proxyToOrigin(tx, async (status, headers) => {
-      if (status < 200 || status >= 400) return;
+      if (status < 200 || status >= 400) return undefined;
       const named = invalidationTargets(tx.req.method!, status, tx.url, headers as StoredHeaders, tx.req.headers.host ?? tx.host.name);
-      if (named.length === 0) return;
+      if (named.length === 0) return undefined;
       const rule = tx.host.net?.key;
       const urls = rule === undefined ? named : named.map(rule.url);
       const vhost = tx.host.name;
       // Rows marked and the invalidation logged in one transaction: a copy of these URLs fetched
       // before now that commits later (any worker's writer thread) lands already stale.
+      const at = Date.now();
       try {
-        await this.ctx.store.disk.invalidateUrls(vhost, urls);
+        await this.ctx.store.disk.invalidateUrls(vhost, urls, at);
       } catch {
         // The index is unavailable (busy beyond its timeout): the memory copies still go.
       }
@@ -379,6 +437,8 @@ export class CacheStage {
       }
       for (const i of items) this.dropMemory(i);
       await this.opts.peers?.invalidated(items);
+      // A POST whose answer names its own URI as Content-Location: stored for later GETs.
+      return postAnswerTee(this.ctx, tx, status, headers, at);
     });
   }
 }

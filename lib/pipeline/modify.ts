@@ -1,21 +1,29 @@
-// Stage "modify": the header edits of functions.network.http.frontEnd.modify (the client's
-// request as received, the answer as sent, hits included) and backEnd.modify (the request sent
-// to the origin, the origin's answer before it is stored). Patterns are matched once per
-// request on the front side; the back side matches per origin request.
-import type { OutgoingHttpHeaders } from 'node:http';
+// Step "modify": the front header edits of functions.network.http.frontEnd.modify (the client's
+// request as received; the answer's edits are kept on the transaction and applied as it is sent,
+// hits included: parts/header-edits.ts). Patterns are matched once per request.
 import { applyEdits, type HeaderEdit } from '../network/header-edit.js';
 import type { ModifyRule } from '../network/rules.js';
-import type { Transaction } from './transaction.js';
-import { ruleInput } from './rule-input.js';
+import type { Transaction } from './parts/transaction.js';
+import { ruleInput } from './parts/rule-input.js';
+import type { Next } from './parts/runtime-state.js';
 
 const FRONT_PATH = 'functions.network.http.frontEnd.modify';
-const BACK_PATH = 'functions.network.http.backEnd.modify';
 
 type Fields = Record<string, string | string[] | number | undefined>;
 
 
+/**
+ * Step "modify": the front edits. A sibling's hand-off had them applied by the worker its client
+ * talked to; they apply once, on a request's first pass (not again after a fallback).
+ */
+export function modifyStep(tx: Transaction): Next {
+  const rules = tx.host.net?.frontModify;
+  if (rules !== undefined && !tx.fromSibling && tx.fallback === undefined) modifyFront(tx, rules);
+  return 'bypass';
+}
+
 /** Front edits: the request's fields change in place; the answer's edits wait on the transaction. */
-export function modifyFront(tx: Transaction, rules: readonly ModifyRule[]): void {
+function modifyFront(tx: Transaction, rules: readonly ModifyRule[]): void {
   const input = ruleInput(tx);
   let response: HeaderEdit[] | undefined;
   for (const r of rules) {
@@ -25,54 +33,4 @@ export function modifyFront(tx: Transaction, rules: readonly ModifyRule[]): void
     if (r.responseHeaders.length > 0) (response ??= []).push(...r.responseHeaders);
   }
   tx.responseEdits = response;
-}
-
-/**
- * The fields a writeHead sends, with the transaction's answer edits applied: given as an object
- * or as the flat [name, value, ...] list of the hit path (copied, it is shared), plus what
- * setHeader put on the response before.
- */
-/** What HTTP/1 and HTTP/2 responses share for fields set before writeHead. */
-interface HeaderHolder {
-  hasHeader(name: string): boolean;
-  getHeader(name: string): unknown;
-  removeHeader(name: string): void;
-}
-
-export function editOutgoing(res: HeaderHolder, fields: OutgoingHttpHeaders | readonly unknown[] | undefined, edits: readonly HeaderEdit[]): OutgoingHttpHeaders {
-  let h: Fields;
-  if (fields === undefined) h = {};
-  else if (Array.isArray(fields)) {
-    h = {};
-    for (let i = 0; i + 1 < fields.length; i += 2) h[String(fields[i]).toLowerCase()] = fields[i + 1] as string | string[];
-  } else h = fields as Fields;
-  for (const e of edits) {
-    if (h[e.key] === undefined && res.hasHeader(e.key)) {
-      h[e.key] = res.getHeader(e.key) as string | string[] | number;
-      res.removeHeader(e.key);
-    }
-  }
-  applyEdits(h, edits);
-  return h as OutgoingHttpHeaders;
-}
-
-function backEdits(tx: Transaction, rules: readonly ModifyRule[], side: 'headers' | 'responseHeaders', h: Fields): void {
-  const input = ruleInput(tx);
-  for (const r of rules) {
-    if (r[side].length === 0 || (r.pattern !== undefined && r.pattern.match(input) === undefined)) continue;
-    if (side === 'headers') tx.trace?.matched(tx.host.name, BACK_PATH, r.entry);
-    applyEdits(h, r[side]);
-  }
-}
-
-/** Back edits of the origin request's fields (not for an instant bypass: it goes as sent). */
-export function modifyOriginRequest(tx: Transaction, h: Fields): void {
-  const rules = tx.host.net?.backModify;
-  if (rules !== undefined && tx.bypass !== 2) backEdits(tx, rules, 'headers', h);
-}
-
-/** Back edits of the origin answer's fields, before the cache or the client sees them. */
-export function modifyOriginResponse(tx: Transaction, h: Fields): void {
-  const rules = tx.host.net?.backModify;
-  if (rules !== undefined && tx.bypass !== 2) backEdits(tx, rules, 'responseHeaders', h);
 }

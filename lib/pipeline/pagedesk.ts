@@ -1,6 +1,6 @@
-// Stage "pagedesk" (document 3): a request whose URL carries `/<keyword>/edit...` on a host with
-// pagedesk enabled. Called by receive's serveRouted after the rules, for those hosts only (a
-// host without pagedesk pays one property test). edit/query and templates are answered here;
+// Step "pagedesk" (document 3): a request whose URL carries `/<keyword>/edit...` on a host with
+// pagedesk enabled, after the request rules (steps.ts); a host without pagedesk pays one
+// property test. edit/query and templates are answered here;
 // edit/default and the extractions go on to the cache stages as requests for the edit URL,
 // whose "origin" is the host's PagedeskRuntime (tx.pagedesk): the edit is cached under its own
 // key, the source under its own, and the origin is asked for the source only.
@@ -8,16 +8,28 @@ import { CommandError, commandAt, parseCommand, type ParsedCommand } from '../pa
 import type { PagedeskRuntime } from '../pagedesk/producer.js';
 import { escapeHtml } from '../pagedesk/text.js';
 import { reportError } from '../log/global/report.js';
-import { sendError } from './respond.js';
-import type { Transaction } from './transaction.js';
-import { Upload } from './upload.js';
+import { sendError } from './parts/respond.js';
+import type { Transaction } from './parts/transaction.js';
+import { Upload } from './parts/upload.js';
+import { DONE, type Next } from './parts/runtime-state.js';
 import { TCP_NONE } from '../cache/policy/results.js';
 
 /** edit/query bodies when maxSourceSize is 0 (no limit): still read whole, so bounded. */
 const QUERY_CEILING = 64 * 1024 * 1024;
 
+/**
+ * Step "pagedesk": a command is answered here, or goes on as a request for the edit URL (before
+ * the network rules: a bypassed edit is still an edit, only not cached). A fallback's new URL is
+ * looked at anew.
+ */
+export function pagedeskStep(tx: Transaction): Next {
+  if (tx.pagedesk !== undefined) tx.pagedesk = undefined;
+  const rt = tx.host.pagedesk;
+  return rt !== undefined && servePagedesk(tx, rt) ? DONE : 'modify';
+}
+
 /** Returns true when it answered (or is answering) the request; false: serve it on. */
-export function servePagedesk(tx: Transaction, rt: PagedeskRuntime): boolean {
+function servePagedesk(tx: Transaction, rt: PagedeskRuntime): boolean {
   const at = commandAt(tx.url, rt.keyword);
   if (at < 0) return false;
   let parsed: ParsedCommand;

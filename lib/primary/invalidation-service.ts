@@ -5,10 +5,12 @@
 // A call may name any number of targets (a purge of 100,000 URLs is one POST): they are parsed
 // and run SLICE at a time, each slice a turn of the primary's event loop at most, so the
 // management API and the bus go on answering while a large invalidation runs.
-import { effectiveKind, noTargetStatus, type PurgeSettings } from '../cache/commands/purge-mode.js';
-import { parsePieces, urlPieces, type Target } from '../cache/commands/targets.js';
+import { effectiveKind, type PurgeSettings } from '../cache/commands/purge-mode.js';
+import { addOutcome, invalidate, type InvalidationOutcome, type InvalidationSides } from '../cache/commands/invalidation-path.js';
+import { parsePieces, tagTargets, urlPieces, type Target } from '../cache/commands/targets.js';
 import { codedError } from '../errors/codes.js';
-import { memoryItems, type InvalidateKind, type InvalidateResult } from '../cache/commands/invalidate.js';
+import { splitTags, tagProblem } from '../cache/tags.js';
+import type { InvalidateKind } from '../cache/commands/invalidate.js';
 import { toWire } from '../ipc/wire.js';
 import { VhostTable } from '../routing/vhost-table.js';
 import { resolveHosts } from '../setting/resolve.js';
@@ -27,8 +29,6 @@ const NO_KEY_RULE = { rule: undefined, post: false };
  */
 const SLICE = 1000;
 const nextTurn = (): Promise<void> => new Promise((r) => setImmediate(r));
-
-export interface InvalidationOutcome { kind: InvalidateKind; result: InvalidateResult; /** HTTP status: purge.resCodeNoCtrlTarget when nothing matched. */ status: number }
 
 export class InvalidationService {
   private lastHost: string | undefined;
@@ -118,6 +118,24 @@ export class InvalidationService {
     return withEditTargets(keyTargets(targets, this.keyOf), this.keywordOf);
   }
 
+  /**
+   * The targets of `tags` (each split at spaces and commas) on the host `vhost` names (a name or
+   * an alias), or on every enabled host; throws BAD_TARGET (400) for a bad tag, TARGET_UNKNOWN_HOST (502) for an unknown host.
+   */
+  tagTargets(tags: readonly string[], vhost: string | undefined): Target[] {
+    const split = tags.flatMap((t) => { const s = splitTags(t); return s.length === 0 ? [''] : s; });
+    const problem = tagProblem(split);
+    if (problem !== undefined) throw codedError('BAD_TARGET', problem);
+    let hosts: string[];
+    if (vhost === undefined) hosts = this.setting().hosting.filter((h) => h.enable !== false).map((h) => h.name);
+    else {
+      const name = this.knownHost(vhost.toLowerCase());
+      if (name === undefined) throw codedError('TARGET_UNKNOWN_HOST', vhost);
+      hosts = [name];
+    }
+    return tagTargets([...new Set(split)], hosts);
+  }
+
   /** Fleet hooks (propagation, bus): each API call accepted here, before it runs. */
   recognized?: (call: RecognizedInvalidation) => void;
 
@@ -127,41 +145,30 @@ export class InvalidationService {
   }
 
   /**
-   * Runs a command. `before`: only copies cached before then (a queued command, see
+   * Runs a command through the node's one invalidation path (lib/cache/commands/invalidation-path),
+   * SLICE targets at a time. `before`: only copies cached before then (a queued command, see
    * AsyncInvalidationQueue). A purge does nothing for a host whose every origin address is
    * excluded in every live worker: no worker could fetch the object again.
    */
   async run(kind: InvalidateKind, targets: Target[], sec?: number, before?: number): Promise<InvalidationOutcome> {
-    const total: InvalidateResult = { Count: 0, Size: 0, Time: 0 };
+    let total: InvalidationOutcome = { kind, result: { Count: 0, Size: 0, Time: 0 }, status: 200 };
     for (let i = 0; i < targets.length; i += SLICE) {
       if (i > 0) await nextTurn();
-      const r = await this.runSlice(kind, targets.slice(i, i + SLICE), sec, before);
-      total.Count += r.Count; total.Size += r.Size; total.Time += r.Time;
+      total = addOutcome(total, await invalidate(kind, targets.slice(i, i + SLICE), this.sides(sec, before), this.purgeSettings));
     }
-    return { kind, result: total, status: total.Count === 0 ? noTargetStatus(targets, this.purgeSettings) : 200 };
+    return total;
   }
 
-  /** One slice of a command: settled, run per effective kind, memory copies dropped. */
-  private async runSlice(kind: InvalidateKind, targets: Target[], sec?: number, before?: number): Promise<InvalidateResult> {
-    const groups = new Map<InvalidateKind, Target[]>();
-    for (const t of targets) {
-      const k = this.kindFor(kind, t);
-      const list = groups.get(k);
-      if (list === undefined) groups.set(k, [t]);
-      else list.push(t);
-    }
-    const purged = groups.get('purge');
-    const excluded = purged === undefined ? [] : await this.bridge.excludedEverywhere([...new Set(purged.map((t) => t.vhost))]);
-    // What the workers are fetching now was requested before: it must not land after the index
-    // is changed, and what is already being written must be there when it is.
-    await this.bridge.settle(targets.map(toWire));
-    const total: InvalidateResult = { Count: 0, Size: 0, Time: 0 };
-    for (const [k, list] of groups) {
-      const r = await this.bridge.call('invalidate', { kind: k, targets: list.map(toWire), sec, before, excluded });
-      total.Count += r.Count; total.Size += r.Size; total.Time += r.Time;
-    }
-    await this.bridge.dropMemory(memoryItems(targets));
-    return total;
+  /** The steps as the primary takes them: each over RPC, the index change by one worker. */
+  private sides(sec: number | undefined, before: number | undefined): InvalidationSides {
+    return {
+      settle: (targets) => this.bridge.settle(targets.map(toWire)),
+      apply: async (k, list) => {
+        const excluded = k === 'purge' ? await this.bridge.excludedEverywhere([...new Set(list.map((t) => t.vhost))]) : [];
+        return this.bridge.call('invalidate', { kind: k, targets: list.map(toWire), sec, before, excluded });
+      },
+      dropMemory: (items) => this.bridge.dropMemory(items),
+    };
   }
 
   fileinfo(vhost: string, url: string): Promise<Record<string, unknown>[]> {

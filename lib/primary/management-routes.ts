@@ -1,6 +1,7 @@
 // The route groups the primary adds to the management API, each with the service it needs.
 import { invalidationRoutes } from '../manager/routes/invalidation.js';
 import type { Route } from '../manager/router.js';
+import { ok } from '../manager/envelope.js';
 import type { SettingLifecycle } from '../lifecycle/index.js';
 import type { LicenseService } from '../license/service.js';
 import { asyncRoutes } from '../manager/routes/async.js';
@@ -31,6 +32,13 @@ export interface PrimaryServices {
   service: ServiceControl;
   /** The node's invalidation service, shared with central management's purge feed. */
   invalidation: InvalidationService;
+  /** `/monitoring/status` (status-report.ts). */
+  status(): Record<string, unknown>;
+}
+
+/** `GET /monitoring/status`: what `svc status` prints (ours; gated like the other /monitoring queries). */
+function statusRoute(p: PrimaryServices): Route {
+  return { method: 'GET', path: '/monitoring/status', name: 'status', group: 'query', handler: async (_req, ctx) => ok(ctx.version, 'status', 'query', p.status()) };
 }
 
 export function managementRoutes(p: PrimaryServices): Route[] {
@@ -49,6 +57,6 @@ export function managementRoutes(p: PrimaryServices): Route[] {
   };
   return [
     ...invalidationRoutes(invalidation), ...asyncRoutes(queue, invalidation), ...settingRoutes(p.lifecycle),
-    ...getRoutes(query), ...serviceRoutes(p.service), ...licenseRoutes(p.license, p.state === undefined ? undefined : () => p.state!()),
+    ...getRoutes(query), ...serviceRoutes(p.service), statusRoute(p), ...licenseRoutes(p.license, p.state === undefined ? undefined : () => p.state!()),
   ];
 }

@@ -9,7 +9,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { systemLog } from '../log/system-log.js';
-import { restoreMissingSetting, SettingLifecycle } from '../lifecycle/index.js';
+import { LoadFailure, restoreMissingSetting, SettingLifecycle } from '../lifecycle/index.js';
 import { licensePaths, LicenseService } from '../license/service.js';
 import { LicenseWatch, logStateChange } from './license-watch.js';
 import { loadSettingFile } from '../setting-check/load.js';
@@ -40,6 +40,7 @@ import { SettingAcks } from './setting-acks.js';
 import { dropRemovedHosts } from './removed-hosts.js';
 import { checkSecrets } from '../license/secret-box.js';
 import { HANDOVER_ENV } from '../ipc/supervisor-messages.js';
+import { statusReport } from './status-report.js';
 import { ServiceOps } from './service-ops.js';
 import { Fleet } from './fleet/fleet.js';
 import { fleetOf } from './fleet/wiring.js';
@@ -154,9 +155,10 @@ export class Primary {
     this.stats = new StatsService({
       bus: () => fleet.busFigures(),
       setting: () => this.setting, version: PRODUCT_VERSION,
-      pids: () => [process.pid, ...this.slots.pids()],
+      processes: () => [{ role: 'primary', pid: process.pid }, ...this.slots.roles()],
       disks: () => this.setting.env.cache.disks.map((d) => resolvePath(this.setting, d.path)),
       licenseState: () => this.license.state(),
+      licenseStatus: () => this.license.current().Status,
       crashLooping: () => this.slots.crashLooping(),
       managementAccess: () => this.api?.managementAccess ?? { Allow: 0, Deny: 0 },
       indexPath: () => resolvePath(this.setting, this.setting.env.cache.indexPath),
@@ -191,6 +193,7 @@ export class Primary {
         state: () => this.stats!.state(),
         service: new ServiceOps(this),
         invalidation,
+        status: () => this.status(logPort),
       }).concat(statisticsRoutes(this.stats.source), graphRoutes(this.graphs)),
     });
     if (this.handover) {
@@ -369,13 +372,23 @@ export class Primary {
   async reload(): Promise<boolean> {
     try {
       // A signal comes from the command line (systemctl reload, kill -HUP), not from the API.
-      await this.lifecycle.deployLocal('sighup');
+      const r = await this.lifecycle.deployLocal('sighup');
+      if (r.restartPending.length > 0) systemLog.warn({ restartPending: r.restartPending }, 'env changes wait for a restart');
       return true;
     } catch (err) {
-      const issues = err instanceof SettingError ? err.issues : [{ path: '', message: (err as Error).message }];
+      const issues = err instanceof SettingError || err instanceof LoadFailure ? err.issues ?? [{ path: '', message: err.message }] : [{ path: '', message: (err as Error).message }];
       systemLog.error({ issues }, 'setting refused; the running setting stays');
       return false;
     }
+  }
+
+  /** `/monitoring/status`: `logPort` is the timed logs' listener, once open. */
+  private status(logPort: number | undefined): Record<string, unknown> {
+    return statusReport({
+      version: PRODUCT_VERSION, state: this.stats?.state(), settingPath: this.settingPath, running: this.setting, artifact: this.lifecycle.artifact(),
+      settingGeneration: this.settingGeneration, workers: this.slots.describe(), license: this.license.current(),
+      ports: { api: this.api?.httpPort, apiTls: this.api?.httpsPort, stats: this.stats?.collectorPort, log: logPort },
+    });
   }
 
   /** SIGUSR2: each worker is replaced by a new one that listens before the old one drains. */

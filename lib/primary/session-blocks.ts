@@ -1,5 +1,5 @@
 // The node's session-id counter (document 3 `session-id`), owned by the primary and handed to
-// the workers in blocks (lib/pipeline/session-ids.ts takes them).
+// the workers in blocks (lib/pipeline/parts/session-ids.ts takes them).
 //
 // Ids must not repeat across primary restarts, and nothing is stored: the counter starts at the
 // wall clock in microseconds, Date.now() * 1000. A restarted primary starts above every id its

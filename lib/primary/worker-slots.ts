@@ -142,8 +142,21 @@ export class WorkerSlots {
     return Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && w.isConnected());
   }
 
-  pids(): number[] {
-    return this.slots.flatMap((s) => serving(s)?.worker.process.pid ?? []);
+  /** Each slot's serving worker process, named as its system log lines name it (`worker-<index>`). */
+  roles(): Array<{ role: string; pid: number }> {
+    return this.slots.flatMap((s) => {
+      const pid = serving(s)?.worker.process.pid;
+      return pid === undefined ? [] : [{ role: `worker-${s.index}`, pid }];
+    });
+  }
+
+  /** Each slot's worker for the status report: the serving one, else the newest one starting. */
+  describe(): Array<{ index: number; pid: number | undefined; ready: boolean; startedAt: number }> {
+    return this.slots.map((s) => {
+      const life = serving(s) ?? s.lives.filter((l) => l.phase === 'starting').pop();
+      const pid = life?.worker.isConnected() === true ? life.worker.process.pid : undefined;
+      return { index: s.index, pid, ready: life?.phase === 'ready', startedAt: life?.startedAt ?? 0 };
+    });
   }
 
   /** Three quick deaths in a row: the back-off is under way (see replace). */

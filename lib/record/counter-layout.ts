@@ -1,5 +1,5 @@
 // The layout of the statistics counters: which double of a row counts what, how long a row is,
-// and the gauges sent beside it. The workers count into it (lib/pipeline/counters.ts) and the
+// and the gauges sent beside it. The workers count into it (lib/pipeline/parts/counters.ts) and the
 // primary reads it (lib/stats, lib/graph), so it lives below both and imports nothing of either:
 // a row is COUNTER_FIELDS, then one count per CacheResult, then the two time histograms.
 import { CACHE_RESULT_INDEX, CACHE_RESULTS } from '../cache/policy/results.js';
@@ -85,7 +85,7 @@ export const ORIGIN_HISTOGRAM_AT = CLIENT_HISTOGRAM_AT + BUCKETS;
 /** Doubles per row: the fields, one per cache result (CACHE_RESULTS order), the two histograms. */
 export const STRIDE = ORIGIN_HISTOGRAM_AT + BUCKETS;
 
-/** Joins a host and a statistics directory in the name of a directory row (lib/pipeline/directory-stats.ts). */
+/** Joins a host and a statistics directory in the name of a directory row (lib/pipeline/parts/directory-stats.ts). */
 export const DIRECTORY_SEPARATOR = '\u0000';
 
 /** Where a named field sits in a row (for readers of a snapshot). */

@@ -53,6 +53,9 @@ export function listenKey(l: Listen): string {
 interface PortIndex<H> {
   any: NameIndex<H> | undefined;
   byAddress: Map<string, NameIndex<H>>;
+  /** The first host of the setting on the port: on `*`, and per address. */
+  firstAny: H | undefined;
+  firstByAddress: Map<string, H>;
 }
 
 /**
@@ -95,12 +98,14 @@ export class VhostTable<H extends RoutableHost> {
 
   private index(listen: Listen, names: string[], h: H): void {
     let p = this.byPort.get(listen.port);
-    if (p === undefined) this.byPort.set(listen.port, (p = { any: undefined, byAddress: new Map() }));
+    if (p === undefined) this.byPort.set(listen.port, (p = { any: undefined, byAddress: new Map(), firstAny: undefined, firstByAddress: new Map() }));
     let index: NameIndex<H> | undefined;
     if (listen.host === null) {
       index = (p.any ??= new NameIndex<H>());
+      p.firstAny ??= h;
     } else {
       const addr = plainAddress(listen.host.toLowerCase());
+      if (!p.firstByAddress.has(addr)) p.firstByAddress.set(addr, h);
       index = p.byAddress.get(addr);
       if (index === undefined) p.byAddress.set(addr, (index = new NameIndex<H>()));
     }
@@ -135,6 +140,20 @@ export class VhostTable<H extends RoutableHost> {
       if (addr === plainAddress(l.host.toLowerCase())) return f;
     }
     return undefined;
+  }
+
+  /**
+   * The host a request that names none (or one not served there) belongs to for the logs, as
+   * nginx's default server of a listening socket: the host `name` routes to, else the default
+   * host where it listens, else the first host of the setting on that address and port.
+   */
+  hostOfListen(name: string | undefined, port: number, localAddress: string | undefined): H | undefined {
+    const routed = this.route(name ?? '', port, localAddress);
+    if (routed !== undefined) return routed;
+    const p = this.byPort.get(port);
+    if (p === undefined) return undefined;
+    const onAddress = localAddress === undefined ? undefined : p.firstByAddress.get(plainAddress(localAddress));
+    return onAddress ?? p.firstAny;
   }
 
   host(name: string): H | undefined {

@@ -160,15 +160,33 @@ function connections(w: Writer, src: ViewSource): void {
   w.sample('svc_management_requests_total', { decision: 'deny' }, acl.Deny);
 }
 
+/** The conventional process families, one series per process of the node (lib/stats/processes.ts). */
+function processes(w: Writer, src: ViewSource): void {
+  const list = src.processes?.();
+  if (list === undefined || list.length === 0) return;
+  w.family('process_cpu_seconds_total', 'counter', 'User and system CPU time of each process of the node (role: primary, worker-<n>).');
+  for (const p of list) w.sample('process_cpu_seconds_total', { role: p.role }, p.cpuSeconds);
+  w.family('process_start_time_seconds', 'gauge', 'Start time of each process of the node since the Unix epoch (role: primary, worker-<n>).');
+  for (const p of list) w.sample('process_start_time_seconds', { role: p.role }, p.startTimeSeconds);
+}
+
 function system(w: Writer, src: ViewSource): void {
   const s = src.system();
   const gauge = (name: string, help: string, value: number, labels: Record<string, string> = {}): void => {
     w.family(name, 'gauge', help);
     w.sample(name, labels, value);
   };
+  gauge('svc_build_info', 'The version of the service and of node it runs on; always 1.', 1, { version: src.version, node_version: process.versions.node });
   gauge('svc_uptime_seconds', 'Seconds since the primary started.', Math.floor(((src.now ?? Date.now)() - src.stats.startedAt) / 1000));
-  w.family('svc_state', 'gauge', 'The node State (document 1): 1 for the current one.');
-  for (const st of ['Healthy', 'Inactive', 'Emergency']) w.sample('svc_state', { state: st }, src.state() === st ? 1 : 0);
+  processes(w, src);
+  // Serving only: a license decides no serving (lib/license/service.ts), so a node without one
+  // is Healthy here; document 1's State (Inactive by the license) stays in /monitoring, and the
+  // license has its own family.
+  w.family('svc_state', 'gauge', 'Whether the node serves (Healthy) or cannot serve from its cache or keep its workers up (Emergency): 1 for the current one.');
+  const serving = src.state() === 'Emergency' ? 'Emergency' : 'Healthy';
+  for (const st of ['Healthy', 'Emergency']) w.sample('svc_state', { state: st }, serving === st ? 1 : 0);
+  const license = src.licenseStatus?.();
+  if (license !== undefined) gauge('svc_license_info', 'The installed license\'s status (Available, Expired, Invalid, None); always 1. It changes no serving.', 1, { status: license });
   w.family('svc_system_cpu_ratio', 'gauge', 'Share of the machine CPU time in the last second, by mode.');
   const cpu = s.CPU;
   for (const [mode, v] of Object.entries({ user: cpu.User, kernel: cpu.Kernel, idle: cpu.Idle, nice: cpu.Nice, iowait: cpu.IOWait, irq: cpu.IRQ, softirq: cpu.SoftIRQ, steal: cpu.Steal })) {

@@ -8,6 +8,7 @@ import { cacheResultIndex, fieldIndex, HOST_GAUGE_INDEX, type CounterField, type
 import type { NodeGauges, Series, StatsAggregator } from './aggregate.js';
 import type { SystemFigures } from './system.js';
 import type { HostCensus } from './census.js';
+import type { ProcessFigures } from './processes.js';
 
 export type Interval = 'realtime' | 'min1' | 'min5';
 
@@ -23,6 +24,10 @@ export interface ViewSource {
   system(): SystemFigures;
   /** Management requests the ACL let through and refused since the start. */
   managementAccess(): { Allow: number; Deny: number };
+  /** CPU time and start time of the primary and each worker (/metrics), when known. */
+  processes?(): ProcessFigures[];
+  /** The license's Status (Available, Expired, Invalid, None), when known. */
+  licenseStatus?(): string;
   /** The Redis invalidation bus (ours), undefined when it is off. */
   bus?(): BusFigures | undefined;
   /** What the disk cache index holds for a host (a few seconds old); undefined before the first count. */

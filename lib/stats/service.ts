@@ -10,6 +10,7 @@ import { StatsCollector } from './collector.js';
 import type { StatisticsSource } from './documents.js';
 import { SystemSampler } from './system.js';
 import { Census } from './census.js';
+import { processFigures } from './processes.js';
 import type { BusFigures } from './realtime-view.js';
 
 export type NodeState = 'Healthy' | 'Inactive' | 'Emergency';
@@ -17,12 +18,14 @@ export type NodeState = 'Healthy' | 'Inactive' | 'Emergency';
 export interface StatsServiceDeps {
   setting(): Setting;
   version: string;
-  /** The primary's pid and its live workers'. */
-  pids(): number[];
+  /** The primary and its live workers, by the role the system log names them with. */
+  processes(): Array<{ role: string; pid: number }>;
   /** Absolute cache directories. */
   disks(): string[];
   /** Healthy / Inactive by the license. */
   licenseState(): 'Healthy' | 'Inactive';
+  /** The license's Status (document 1 /get/license: Available, Expired, Invalid, None). */
+  licenseStatus(): string;
   /** True while a worker slot keeps dying at start (a crash loop). */
   crashLooping(): boolean;
   /** Management requests the ACL let through and refused since the start. */
@@ -44,7 +47,7 @@ export class StatsService {
   private readonly perSecond: Array<() => void> = [];
 
   constructor(private readonly deps: StatsServiceDeps) {
-    this.system = new SystemSampler(deps.pids, deps.disks);
+    this.system = new SystemSampler(() => deps.processes().map((p) => p.pid), deps.disks);
     this.census = new Census(deps.indexPath);
     this.source = {
       stats: this.stats,
@@ -54,6 +57,8 @@ export class StatsService {
       hosts: () => deps.setting().hosting.filter((h) => h.enable !== false).map((h) => h.name),
       system: () => this.system.get(),
       managementAccess: () => deps.managementAccess(),
+      processes: () => processFigures(deps.processes()),
+      licenseStatus: () => deps.licenseStatus(),
       bus: () => deps.bus?.(),
       census: (name) => this.census.host(name),
       directoryStats: (name) => {

@@ -2,6 +2,7 @@
 // a second (lib/stats/service.ts samples; readers get the last sample). /proc files are small
 // and in memory: reading them synchronously costs well under a millisecond.
 import { readFileSync, statSync } from 'node:fs';
+import { procTimes } from './processes.js';
 import { monitorEventLoopDelay, type ELDHistogram } from 'node:perf_hooks';
 
 interface DiskFigures {
@@ -37,14 +38,6 @@ const read = (p: string): string => {
 function cpuLine(): number[] {
   const line = read('/proc/stat').split('\n').find((l) => l.startsWith('cpu ')) ?? '';
   return line.trim().split(/\s+/).slice(1, 9).map(Number);
-}
-
-/** utime + stime of a process (jiffies), [0, 0] when it is gone. */
-function procTimes(pid: number): [number, number] {
-  const s = read(`/proc/${pid}/stat`);
-  const rest = s.slice(s.lastIndexOf(')') + 2).split(' ');
-  // Fields after the name: state is field 3; utime 14, stime 15 (1-based in proc(5)).
-  return rest.length > 13 ? [Number(rest[11]), Number(rest[12])] : [0, 0];
 }
 
 function rssBytes(pid: number): number {

@@ -5,11 +5,14 @@
 // running one) without a port ever closing. It forwards the signals an operator sends to the
 // node (systemd's main pid is this process) and exits with the primary's exit code.
 import { fork, type ChildProcess } from 'node:child_process';
-import { systemLog } from '../log/system-log.js';
-import { ENTRY_ENV, HANDOVER_ENV, type FromSupervisor, type ToSupervisor } from '../ipc/supervisor-messages.js';
+import { setLogRole, systemLog } from '../log/system-log.js';
+import { ENTRY_ENV, HANDOVER_ENV, NODE_STARTED_ENV, type FromSupervisor, type ToSupervisor } from '../ipc/supervisor-messages.js';
 import { ListenBroker, type TcpHandle } from './listen-broker.js';
+import { notifySystemd } from './sd-notify.js';
 
-const log = systemLog.child({ role: 'supervisor' });
+// This module is loaded by `svc start` only: its process is the supervisor.
+setLogRole('supervisor');
+const log = systemLog;
 /** How long the new primary of a restart may take until its workers serve. */
 const START_BOUND_MS = 120_000;
 
@@ -24,6 +27,7 @@ export class Supervisor {
   private stopping = false;
   private startTimer: NodeJS.Timeout | undefined;
   private exitCode = 0;
+  private readonly startedAt = Date.now();
 
   /**
    * `entry`: the svc.js to fork, as the operator named it: through the `current` link of an
@@ -38,7 +42,7 @@ export class Supervisor {
   }
 
   private spawn(handover: boolean): ChildProcess {
-    const env = { ...process.env, [HANDOVER_ENV]: handover ? '1' : '', [ENTRY_ENV]: this.entry };
+    const env = { ...process.env, [HANDOVER_ENV]: handover ? '1' : '', [ENTRY_ENV]: this.entry, [NODE_STARTED_ENV]: String(this.startedAt) };
     const child = fork(this.entry, ['run-primary', '--setting', this.settingPath], { env, stdio: 'inherit' });
     child.on('message', (m: ToSupervisor) => this.onMessage(child, m));
     child.once('exit', (code, signal) => this.onExit(child, code, signal));
@@ -84,6 +88,7 @@ export class Supervisor {
         return;
       case 'stop':
         this.stopping = true;
+        notifySystemd(['STOPPING=1', 'STATUS=draining (svc stop)']);
         return;
       case 'serving':
         if (from !== this.next) return;
@@ -99,6 +104,9 @@ export class Supervisor {
         return;
       case 'started':
         log.info({ primary: from.pid }, 'primary started');
+        // The node serves and its management API answers: systemd counts the unit started (or
+        // restarted: a new primary after /command/service/restart says it again, harmlessly).
+        notifySystemd(['--ready', `--status=serving; primary ${from.pid}`]);
         return;
       case 'start-failed':
         if (from === this.next) this.send(this.current, { type: 'restart-failed', reason: m.reason });
@@ -128,6 +136,7 @@ export class Supervisor {
 
   private stop(sig: NodeJS.Signals): void {
     this.stopping = true;
+    notifySystemd(['STOPPING=1', 'STATUS=draining']);
     for (const c of [this.current, this.next, ...this.retiring]) c?.kill(sig);
   }
 

@@ -1,10 +1,10 @@
 // Requests the HTTP parser refuses never reach the pipeline; they get their 4xx/5xx here and the
 // connection is closed, so nothing after a malformed message can be read as a new request
 // (request smuggling through Content-Length / Transfer-Encoding disagreements).
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { rawErrorResponse } from '../pipeline/respond.js';
-import { markConnectionClosing } from '../pipeline/transaction.js';
+import { rawErrorResponse } from '../pipeline/parts/respond.js';
+import { markConnectionClosing } from '../pipeline/parts/transaction.js';
 
 interface ParserError extends Error { code?: string; rawPacket?: Buffer; bytesParsed?: number }
 
@@ -111,12 +111,44 @@ export function spacedRequestLine(chunk: Buffer): boolean {
   return false;
 }
 
+/**
+ * What is known of a refused request, for the access log (the worker routes it to a host's):
+ * `head` the bytes the parser stopped in, from the refused request's start; `req` the request
+ * when its head had been parsed.
+ */
+export interface Refusal { socket: Socket; status: number; answer: string; head: Buffer | undefined; req: IncomingMessage | undefined }
+
+let refusals: ((r: Refusal) => void) | undefined;
+
+/** Where refusals are reported (the worker's access logs); undefined: nowhere. */
+export function setRefusalSink(sink: ((r: Refusal) => void) | undefined): void {
+  refusals = sink;
+}
+
 /** The raw answer for a connection the server gives up on, then the close. */
-export function refuseConnection(socket: Socket, status: number): void {
+export function refuseConnection(socket: Socket, status: number, head?: Buffer, req?: IncomingMessage): void {
   // The parser may still be alive (an HTTP/0.9 line): what it reads from here on is not served.
   markConnectionClosing(socket);
-  socket.end(rawErrorResponse(status));
+  const answer = rawErrorResponse(status);
+  socket.end(answer);
   socket.destroySoon();
+  try {
+    refusals?.({ socket, status, answer, head, req });
+  } catch {
+    // A log line that cannot be made never stands in the way of the refusal.
+  }
+}
+
+/**
+ * The bytes of `raw` from the start of the request the parser stopped in (at `at`): the chunk's
+ * start, or, when requests before it ended in the same chunk (pipelining), after the last blank
+ * line (the end of a head) before that point.
+ */
+function fromFailedLine(raw: Buffer | undefined, at: number | undefined): Buffer | undefined {
+  if (raw === undefined) return undefined;
+  const pos = Math.min(Math.max(at ?? 0, 0), raw.length);
+  const blank = raw.lastIndexOf('\r\n\r\n', Math.max(pos - 1, 0));
+  return raw.subarray(blank < 0 ? 0 : blank + 4);
 }
 
 export function onClientError(err: ParserError, socket: Socket, conn?: ConnectionAnswers): void {
@@ -143,7 +175,7 @@ export function onClientError(err: ParserError, socket: Socket, conn?: Connectio
       socket.destroy();
       return;
     }
-    refuseConnection(socket, status);
+    refuseConnection(socket, status, broken === undefined ? fromFailedLine(err.rawPacket, err.bytesParsed) : undefined, broken?.req);
   };
   if (conn !== undefined) conn.refused = true;
   if (conn === undefined || earlierDone()) {

@@ -4,7 +4,7 @@
 // (clientAccepted, clientClosed: a connection has no host) and into the open total. Per
 // connection, never per request.
 import type { Socket } from 'node:net';
-import { workerCounters } from '../pipeline/counters.js';
+import { workerCounters } from '../pipeline/parts/counters.js';
 import { fieldIndex } from '../record/counter-layout.js';
 
 const COUNTED = Symbol('svc.clientSocketCounted');

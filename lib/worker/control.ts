@@ -7,7 +7,7 @@ import type { RpcOp } from '../ipc/messages.js';
 import type { RpcHandlers } from '../ipc/rpc.js';
 import { codedError } from '../errors/codes.js';
 import { fromWire, type WireTarget } from '../ipc/wire.js';
-import type { HostRuntime } from '../pipeline/host-runtime.js';
+import type { HostRuntime } from '../pipeline/parts/host-runtime.js';
 import type { WorkerCache } from './worker-cache.js';
 
 export interface ControlSource {

@@ -12,7 +12,7 @@ type TxH2Server = Http2Server<typeof IncomingMessage, typeof ServerResponse, typ
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import { TxH2Request, TxH2Response } from '../pipeline/h2.js';
+import { TxH2Request, TxH2Response } from '../pipeline/parts/h2.js';
 
 /** `functions.network.http.frontEnd.http2` (global values), in the units node takes. */
 export interface H2Settings {

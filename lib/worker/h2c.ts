@@ -65,7 +65,7 @@ export class CleartextH2 {
       // HTTP/1 parser would wait for fields a 0.9 client never sends, until the head timeout. So
       // is one with more than one SP between its parts. The plain port sees both in the parser's
       // first read (service-server.ts), which these bytes do not come through.
-      if (!isH2 && (versionlessRequestLine(buf) || spacedRequestLine(buf))) { refuseConnection(socket, 400); return; }
+      if (!isH2 && (versionlessRequestLine(buf) || spacedRequestLine(buf))) { refuseConnection(socket, 400, buf); return; }
       socket.off('error', onError);
       if (buf.length > 0) socket.unshift(buf);
       if (isH2) { this.h2.adopt(socket); return; }

@@ -6,7 +6,7 @@ import { setFlagsFromString } from 'node:v8';
 import { SIBLING_SECRET_ENV, type PrimaryMessage, type WorkerMessage } from '../ipc/messages.js';
 import { serveRpc } from '../ipc/rpc.js';
 import { addRecordSink } from '../pipeline/finish.js';
-import { SessionIds } from '../pipeline/session-ids.js';
+import { SessionIds } from '../pipeline/parts/session-ids.js';
 import { controlHandlers } from './control.js';
 import { SharedSockets } from './listen-handle.js';
 import { PrimaryLink } from './primary-link.js';

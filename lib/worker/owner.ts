@@ -1,5 +1,5 @@
 // Hash balance: the worker that caches a URL (its ring owner, or the balance script's choice).
-import type { RuntimeState } from '../pipeline/receive.js';
+import type { RuntimeState } from '../pipeline/parts/runtime-state.js';
 
 /** The owner of `url` of host `vhost`; `self` in round-robin balance or when no owner is known. */
 export function ownerOf(b: RuntimeState['balance'] | undefined, self: number, vhost: string, url: string): number {

@@ -3,7 +3,7 @@
 // itself in round-robin balance), so the source is one cached object like any other URL.
 import { EditPool } from '../pagedesk/pool.js';
 import { PagedeskRuntime, type SourceFetch } from '../pagedesk/producer.js';
-import type { HostRuntime } from '../pipeline/host-runtime.js';
+import type { HostRuntime } from '../pipeline/parts/host-runtime.js';
 
 export class PagedeskWiring {
   private readonly pool = new EditPool();

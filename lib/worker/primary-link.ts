@@ -5,7 +5,7 @@ import type { Invalidation } from '../cache/commands/invalidate.js';
 import type { Target } from '../cache/commands/targets.js';
 import type { PrimaryMessage, WorkerMessage } from '../ipc/messages.js';
 import { toWire } from '../ipc/wire.js';
-import type { Peers } from '../pipeline/context.js';
+import type { Peers } from '../pipeline/parts/context.js';
 import type { PurgeCall } from '../ipc/messages.js';
 
 /** Past the primary's own bounds (5 s, 30 s): a primary that is gone must not hold a client for ever. */

@@ -6,8 +6,8 @@
 import http, { type IncomingMessage } from 'node:http';
 import net, { type Socket } from 'node:net';
 import { firstBytesSeen, onClientError, refuseConnection, spacedRequestLine, versionlessRequestLine, type ConnectionAnswers } from './client-errors.js';
-import { rawErrorResponse } from '../pipeline/respond.js';
-import { connectionClosing, TxResponse } from '../pipeline/transaction.js';
+import { rawErrorResponse } from '../pipeline/parts/respond.js';
+import { connectionClosing, TxResponse } from '../pipeline/parts/transaction.js';
 import { countClientSocket, markCounted } from './client-sockets.js';
 import type { Listener } from './listen-handle.js';
 
@@ -61,13 +61,13 @@ function watchFirstRead(socket: ParsedSocket, use: SocketUse): boolean {
     // Still unchecked: no request handler ran in this read (an unfinished head, or an Upgrade).
     const unchecked = use.firstLine;
     use.firstLine = false;
-    let refuse = false;
+    let refused: Buffer | undefined;
     if (unchecked && typeof ret === 'number') {
       const chunk = parser.getCurrentBuffer();
-      refuse = spacedRequestLine(chunk) || (parser.incoming === null && versionlessRequestLine(chunk));
+      if (spacedRequestLine(chunk) || (parser.incoming === null && versionlessRequestLine(chunk))) refused = chunk;
     }
     onExecute(ret);
-    if (refuse && socket.writable) refuseConnection(socket, 400);
+    if (refused !== undefined && socket.writable) refuseConnection(socket, 400, refused);
   };
   return true;
 }
@@ -80,8 +80,9 @@ function watchFirstRead(socket: ParsedSocket, use: SocketUse): boolean {
 function firstLineRefused(socket: ParsedSocket, use: SocketUse): boolean {
   use.firstLine = false;
   const parser = socket.parser;
-  if (parser == null || !spacedRequestLine(parser.getCurrentBuffer())) return false;
-  refuseConnection(socket, 400);
+  const chunk = parser?.getCurrentBuffer();
+  if (chunk === undefined || !spacedRequestLine(chunk)) return false;
+  refuseConnection(socket, 400, chunk);
   return true;
 }
 

@@ -7,7 +7,7 @@ import type { StatsDeltasMessage, WorkerGauges } from '../ipc/messages.js';
 import type { HostMemory } from '../cache/memory-store.js';
 import { cacheEvents } from '../cache/events.js';
 import { originSockets } from '../origin/trace.js';
-import { workerCounters, type Counters } from '../pipeline/counters.js';
+import { workerCounters, type Counters } from '../pipeline/parts/counters.js';
 import { fieldIndex, GAUGE_STRIDE, HOST_GAUGE_INDEX, HOST_GAUGE_STRIDE, STRIDE } from '../record/counter-layout.js';
 import { openClientSockets } from './client-sockets.js';
 

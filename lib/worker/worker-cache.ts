@@ -9,8 +9,9 @@ import { resolvePath } from '../setting/resolve.js';
 import { parseSize } from '../setting/size.js';
 import type { Setting } from '../setting/types.js';
 import type { AccessControl } from '../access/access.js';
-import type { Peers } from '../pipeline/context.js';
-import type { Transaction } from '../pipeline/transaction.js';
+import type { Peers } from '../pipeline/parts/context.js';
+import type { Transaction } from '../pipeline/parts/transaction.js';
+import type { Clock } from '../pipeline/parts/clock.js';
 
 export interface WorkerCache {
   store: TieredStore;
@@ -19,7 +20,7 @@ export interface WorkerCache {
 }
 
 export function openCache(setting: Setting, workerIndex: number, handOff: (tx: Transaction) => boolean,
-  purgeAccess: () => AccessControl | undefined, peers: Peers | undefined): WorkerCache {
+  purgeAccess: () => AccessControl | undefined, peers: Peers | undefined, clock: Clock): WorkerCache {
   const c = setting.env.cache;
   const disks = c.disks.map((d) => ({ path: resolvePath(setting, d.path), quota: parseSize(d.quota) }));
   const indexPath = resolvePath(setting, c.indexPath);
@@ -36,7 +37,7 @@ export function openCache(setting: Setting, workerIndex: number, handOff: (tx: T
   // Replay buffers of coalesced fetches: per fetch up to an in-memory object, all together 64 MiB
   // (part of the fixed overhead beyond memorySize the README states).
   const stage = new CacheStage({
-    store, maxReplayBytes: Math.max(memoryObjectMax, 1 << 20), maxReplayTotalBytes: 64 * 1024 * 1024, handOff, peers, purgeAccess,
+    store, maxReplayBytes: Math.max(memoryObjectMax, 1 << 20), maxReplayTotalBytes: 64 * 1024 * 1024, handOff, peers, purgeAccess, clock,
   });
   return { store, stage, close: () => store.close() };
 }

@@ -12,14 +12,17 @@ import { AccessControl } from '../access/access.js';
 import type { ControlSource } from './control.js';
 import { resolveHosts, resolvePath } from '../setting/resolve.js';
 import type { Setting } from '../setting/types.js';
-import { createHandler, type RuntimeState } from '../pipeline/receive.js';
-import { SessionIds } from '../pipeline/session-ids.js';
+import { createHandler, runSteps } from '../pipeline/steps.js';
+import type { RuntimeState } from '../pipeline/parts/runtime-state.js';
+import { realClock, type Clock } from '../pipeline/parts/clock.js';
+import { SessionIds } from '../pipeline/parts/session-ids.js';
 import { addOriginSink, addRecordSink } from '../pipeline/finish.js';
 import { HostLogWriter } from '../log/host-logs.js';
+import { logRefusals } from './refusal-log.js';
 import { LogShipper } from '../log/ship.js';
 import { PagedeskWiring } from './pagedesk-wiring.js';
 import { ownerOf } from './owner.js';
-import { buildHostRuntime, cacheFields, facadeOf, sameOrigin, type HostRuntime } from '../pipeline/host-runtime.js';
+import { buildHostRuntime, cacheFields, facadeOf, sameOrigin, type HostRuntime } from '../pipeline/parts/host-runtime.js';
 import { openGeoIp } from '../rules/geoip.js';
 import type { CountryLookup } from '../rules/conditions.js';
 import { systemLog } from '../log/system-log.js';
@@ -34,12 +37,12 @@ import type { TlsPort } from './tls/sni.js';
 import { tlsKey, tlsStatus } from './tls/status.js';
 import type { TlsHostStatus } from '../ipc/messages.js';
 import { Stapler } from './tls/stapling.js';
-import { sendError } from '../pipeline/respond.js';
-import { Siblings } from '../pipeline/hand-off.js';
-import type { Transaction } from '../pipeline/transaction.js';
+import { sendError } from '../pipeline/parts/respond.js';
+import { Siblings } from '../pipeline/parts/hand-off.js';
+import type { Transaction } from '../pipeline/parts/transaction.js';
 import { bindDirectly, type Listener } from './listen-handle.js';
 import { listenKey, VhostTable, type Listen } from '../routing/vhost-table.js';
-import type { Peers } from '../pipeline/context.js';
+import type { Peers } from '../pipeline/parts/context.js';
 import { OriginOverrides } from './origin-override.js';
 
 /**
@@ -97,10 +100,11 @@ export class RtWorker {
    * `sessionIds`: fed with blocks by the primary; in-process use gets the fallback range only.
    * `peers`: the node's other workers, as invalidations made here reach them.
    * `listener`: where listening sockets come from (the supervisor's, in the node).
+   * `clock`: the time the stages read (a stored copy's age and freshness); tests set it.
    */
   constructor(
     readonly index: number, private readonly siblingSecret = '', readonly sessionIds = new SessionIds(), private readonly peers?: Peers,
-    private readonly listener: Listener = bindDirectly,
+    private readonly listener: Listener = bindDirectly, private readonly clock: Clock = realClock,
   ) {
     this.handle = createHandler(() => this.state!, sessionIds);
   }
@@ -138,7 +142,7 @@ export class RtWorker {
     const basePort = cluster.meta.baseHostingPort;
     this.siblings ??= new Siblings(basePort, this.index, this.siblingSecret);
     // The cache is an `env` setting: opened once, kept across reloads (a restart changes it).
-    this.cache ??= openCache(setting, this.index, (tx) => this.handOff(tx), () => this.purgeAccess, this.peers);
+    this.cache ??= openCache(setting, this.index, (tx) => this.handOff(tx), () => this.purgeAccess, this.peers, this.clock);
     try {
       this.purgeAccess = new AccessControl(setting.env.management.api);
     } catch {
@@ -173,6 +177,7 @@ export class RtWorker {
         siblings: this.siblings,
       },
       serve: this.cache.stage.serve,
+      resume: runSteps,
       traceKeyword: setting.meta.settingTrace.enable ? setting.meta.settingTrace.keyword : undefined,
     };
     const retired = [...this.hosts.values()].filter((h) => nextHosts.get(h.name)?.origin !== h.origin);
@@ -263,7 +268,7 @@ export class RtWorker {
         this.servers.set(key, s);
         this.cleartext(s, l.port, t, h2);
       } catch (err) {
-        failures.push(`${key}: ${(err as Error).message}`);
+        failures.push(`${key} (hosting[].listen): ${(err as Error).message}`);
       }
     }
     // A refused setting is rolled back by the primary: the sockets it would have closed stay
@@ -282,7 +287,7 @@ export class RtWorker {
         await s.listen(this.listener, '127.0.0.1', basePort + this.index);
         this.internal = s;
       } catch (err) {
-        failures.push(`internal 127.0.0.1:${basePort + this.index}: ${(err as Error).message}`);
+        failures.push(`internal 127.0.0.1:${basePort + this.index} (env.management.cluster.meta.baseHostingPort + worker ${this.index}): ${(err as Error).message}`);
       }
     }
     return failures;
@@ -361,7 +366,8 @@ export class RtWorker {
     const shipper = new LogShipper(ship, direct);
     const writer = new HostLogWriter(shipper);
     writer.setHosts(this.hosts.values());
-    this.logs = { writer, shipper, remove: [addRecordSink(writer.record), addOriginSink(writer.origin)] };
+    const remove = [addRecordSink(writer.record), addOriginSink(writer.origin), logRefusals(writer, () => this.state?.table)];
+    this.logs = { writer, shipper, remove };
   }
 
   /** Per TLS host: null when served, else why not (`/get/https`). */

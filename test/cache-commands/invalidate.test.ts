@@ -23,8 +23,12 @@ async function shortLived(s: TieredStore, url: string, now = Date.now()): Promis
   await store(s, metaOf(k(url), '', { headers: { 'content-type': 'text/plain' }, cachedAt: now, staleAt: now + 1000, deleteAt: now + 1000 }), 'body');
 }
 
+// One store for the file (opening one starts its disk writer thread, 1-5 s under the test
+// loader); each behaviour works on URLs of its own. The expireafter test comes first: its sweeps
+// count every expired row of the store.
+const s = open(t);
+
 t.test('expireafter keeps the object past its old deletion time, until the new expiry', async (t) => {
-  const s = open(t);
   const now = Date.now();
   await shortLived(s, '/keep'); await shortLived(s, '/control');
   const r = await runInvalidation(s, 'expireafter', targets(`${V}/keep`), { sec: 3600 });
@@ -39,7 +43,6 @@ t.test('expireafter keeps the object past its old deletion time, until the new e
 });
 
 t.test('hardpurge leaves a body-less tombstone flagged HardPurge that is never served', async (t) => {
-  const s = open(t);
   await store(s, metaOf(k('/h'), '', { size: 0 }), 'x'.repeat(500));
   const before = s.disk.diskStatus()[0]!.used;
   const path = s.disk.listByPrefix(V, '/h')[0]!.path;
@@ -58,7 +61,6 @@ t.test('hardpurge leaves a body-less tombstone flagged HardPurge that is never s
 });
 
 t.test('expire after purge keeps the object purged, so a 304 cannot bring the old copy back', async (t) => {
-  const s = open(t);
   await store(s, metaOf(k('/p')), 'old');
   await runInvalidation(s, 'purge', targets(`${V}/p`));
   t.equal((await runInvalidation(s, 'expire', targets(`${V}/p`))).Count, 1);
@@ -66,14 +68,12 @@ t.test('expire after purge keeps the object purged, so a 304 cannot bring the ol
 });
 
 t.test('an exact target changes that URL only, not the URLs it is a prefix of', async (t) => {
-  const s = open(t);
   for (const u of ['/dir/', '/dir/x', '/dir/y']) await store(s, metaOf(k(u)), u);
   t.equal((await runInvalidation(s, 'purge', targets(`${V}/dir/`))).Count, 1);
   t.same(s.disk.listByPrefix(V, '/dir/').map((r) => [r.key.url, r.invalidated]), [['/dir/', 1], ['/dir/x', 0], ['/dir/y', 0]]);
 });
 
 t.test('a queued command leaves alone copies cached after it was queued', async (t) => {
-  const s = open(t);
   const queuedAt = Date.now();
   await store(s, metaOf(k('/q/old'), '', { cachedAt: queuedAt - 1000 }), 'old');
   await store(s, metaOf(k('/q/new'), '', { cachedAt: queuedAt + 5 }), 'new');
@@ -83,7 +83,6 @@ t.test('a queued command leaves alone copies cached after it was queued', async 
 });
 
 t.test('purge does nothing for a host whose every origin address is excluded', async (t) => {
-  const s = open(t);
   await store(s, metaOf(k('/x')), 'x');
   t.equal((await runInvalidation(s, 'purge', targets(`${V}/x`), { allExcluded: () => true })).Count, 0);
   t.equal(s.disk.listByPrefix(V, '/x')[0]!.invalidated, 0);
@@ -91,7 +90,6 @@ t.test('purge does nothing for a host whose every origin address is excluded', a
 });
 
 t.test('a subtree purge, expire and expireafter over more rows than one page act on exactly the subtree', async (t) => {
-  const s = open(t);
   const now = Date.now();
   // 5,003 objects under /tree/ (more than one 5,000-row page), one of them with two variants,
   // plus neighbours on both sides of the range that must stay untouched.

@@ -1,7 +1,7 @@
 import t from 'tap';
 import {
   evaluateConditional, buildRevalidationHeaders, mergeNotModified, notModifiedMatches, isConditionalRequest,
-  parseEntityTagList,
+  parseEntityTagList, selectedByNotModified,
 } from '../../lib/cache/policy/index.js';
 
 const LM = 'Sun, 06 Nov 1994 08:49:37 GMT';
@@ -100,4 +100,16 @@ t.test('a 304 with a different validator does not refer to the stored response',
   t.ok(notModifiedMatches(stored.headers, { 'last-modified': LM }));
   t.notOk(notModifiedMatches(stored.headers, { 'last-modified': AFTER }));
   t.ok(notModifiedMatches(stored.headers, {}));
+});
+
+t.test('a 304 selects other stored responses by an identical strong validator only (RFC 9111 4.3.4)', async (t) => {
+  const date = 'Sun, 29 Nov 2026 10:00:00 GMT';
+  const lm = 'Sun, 29 Nov 2026 09:00:00 GMT';
+  t.equal(selectedByNotModified({ etag: '"x"' }, { etag: '"x"' }), true);
+  t.equal(selectedByNotModified({ etag: '"y"' }, { etag: '"x"' }), false);
+  t.equal(selectedByNotModified({ etag: 'W/"x"' }, { etag: 'W/"x"' }), false, 'a weak ETag selects only the response asked for');
+  t.equal(selectedByNotModified({ 'last-modified': lm, date }, { 'last-modified': lm }), true, 'a Last-Modified a second or more before Date is strong');
+  t.equal(selectedByNotModified({ 'last-modified': date, date }, { 'last-modified': date }), false, 'one equal to Date is weak');
+  t.equal(selectedByNotModified({ 'last-modified': lm, date, etag: '"x"' }, { 'last-modified': lm }), false, 'the stored ETag is not confirmed by a 304 without one');
+  t.equal(selectedByNotModified({ etag: '"x"' }, {}), false, 'a 304 without validators selects nothing more');
 });

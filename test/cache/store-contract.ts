@@ -40,11 +40,22 @@ export async function store(s: CacheStore, meta: CacheEntryMeta, body: Buffer | 
   await done;
 }
 
+/** Keys of the contract's behaviours: unique in the file. */
+let n = 0;
+
+/**
+ * One store for the whole contract (`makeStore` gets the file's test, so the store lives until the
+ * file ends): opening a disk store starts its writer thread, which costs about a second under the
+ * test loader. Each behaviour gets a key of its own (`fresh`, unique in the file), so none sees
+ * another's entries, also when two contracts run on stores that share a disk.
+ */
 export function runStoreContract(t: Tap, name: string, makeStore: (t: Tap) => Promise<CacheStore>): void {
-  const key: CacheKey = { vhost: 'a.example', url: '/dir/file.txt?x=1' };
+  let shared: Promise<CacheStore> | undefined;
+  const fresh = async (): Promise<{ s: CacheStore; key: CacheKey }> =>
+    ({ s: await (shared ??= makeStore(t)), key: { vhost: `c${++n}.a.example`, url: '/dir/file.txt?x=1' } });
 
   void t.test(`${name}: a stored response reads back with the same status, headers, times and body`, async (t) => {
-    const s = await makeStore(t);
+    const { s, key } = await fresh();
     const meta = metaOf(key, '', { status: 203, invalidated: 0 });
     await store(s, meta, 'hello, cache');
     const got = await s.get(key, '');
@@ -63,7 +74,7 @@ export function runStoreContract(t: Tap, name: string, makeStore: (t: Tap) => Pr
   });
 
   void t.test(`${name}: a miss is undefined and an empty list, not an error`, async (t) => {
-    const s = await makeStore(t);
+    const { s } = await fresh();
     t.equal(await s.get({ vhost: 'none', url: '/x' }, ''), undefined);
     t.same(await s.variants({ vhost: 'none', url: '/x' }), []);
     t.same(s.candidates({ vhost: 'none', url: '/x' }), [], 'a request finds no candidate, synchronously');
@@ -72,7 +83,7 @@ export function runStoreContract(t: Tap, name: string, makeStore: (t: Tap) => Pr
   });
 
   void t.test(`${name}: every variant of a URL is listed, newest first, and each reads back its own body`, async (t) => {
-    const s = await makeStore(t);
+    const { s, key } = await fresh();
     await store(s, metaOf(key, 'gzip', { cachedAt: NOW + 1 }), 'gz');
     await store(s, metaOf(key, 'br', { cachedAt: NOW + 3 }), 'br');
     await store(s, metaOf(key, 'identity', { cachedAt: NOW + 2 }), 'plain');
@@ -87,7 +98,7 @@ export function runStoreContract(t: Tap, name: string, makeStore: (t: Tap) => Pr
   });
 
   void t.test(`${name}: a destroyed write stream leaves no entry`, async (t) => {
-    const s = await makeStore(t);
+    const { s, key } = await fresh();
     const w = s.createWriteStream(metaOf(key, '', { size: 100 }));
     w.on('error', () => undefined);
     await new Promise((r) => w.write(Buffer.alloc(50, 1), r)); // the store has taken the first part
@@ -100,7 +111,7 @@ export function runStoreContract(t: Tap, name: string, makeStore: (t: Tap) => Pr
   });
 
   void t.test(`${name}: an entry is invisible until its stream finishes`, async (t) => {
-    const s = await makeStore(t);
+    const { s, key } = await fresh();
     const w = s.createWriteStream(metaOf(key, '', { size: 6 }));
     const done = finished(w);
     await new Promise((r) => w.write('abc', r)); // the store has taken the first part
@@ -111,7 +122,7 @@ export function runStoreContract(t: Tap, name: string, makeStore: (t: Tap) => Pr
   });
 
   void t.test(`${name}: storing the same key and variant again replaces the entry`, async (t) => {
-    const s = await makeStore(t);
+    const { s, key } = await fresh();
     await store(s, metaOf(key, 'gzip'), 'old body');
     await store(s, metaOf(key, 'gzip', { status: 404, headers: { etag: '"v2"' }, cachedAt: NOW + 10 }), 'new');
     const got = await s.get(key, 'gzip');
@@ -122,7 +133,7 @@ export function runStoreContract(t: Tap, name: string, makeStore: (t: Tap) => Pr
   });
 
   void t.test(`${name}: updateMeta replaces headers and times and keeps the body`, async (t) => {
-    const s = await makeStore(t);
+    const { s, key } = await fresh();
     await store(s, metaOf(key), 'body stays');
     t.equal(await s.updateMeta(key, '', { headers: { etag: '"v9"' }, staleAt: NOW + 999, cachedAt: NOW + 5, invalidated: 1 }), true);
     const got = await s.get(key, '');
@@ -135,7 +146,7 @@ export function runStoreContract(t: Tap, name: string, makeStore: (t: Tap) => Pr
   });
 
   void t.test(`${name}: delete removes one variant or all of them`, async (t) => {
-    const s = await makeStore(t);
+    const { s, key } = await fresh();
     await store(s, metaOf(key, 'gzip'), 'a');
     await store(s, metaOf(key, 'br'), 'b');
     await store(s, metaOf(key, 'identity'), 'c');
@@ -147,7 +158,7 @@ export function runStoreContract(t: Tap, name: string, makeStore: (t: Tap) => Pr
   });
 
   void t.test(`${name}: openBody reads inclusive byte ranges`, async (t) => {
-    const s = await makeStore(t);
+    const { s, key } = await fresh();
     const body = Buffer.from('0123456789abcdefghij');
     await store(s, metaOf(key), body);
     const got = (await s.get(key, ''))!;
@@ -159,7 +170,7 @@ export function runStoreContract(t: Tap, name: string, makeStore: (t: Tap) => Pr
   });
 
   void t.test(`${name}: a binary body of several hundred kilobytes reads back byte for byte`, async (t) => {
-    const s = await makeStore(t);
+    const { s, key } = await fresh();
     const body = Buffer.alloc(300_000);
     for (let i = 0; i < body.length; i++) body[i] = (i * 31) & 0xff;
     await store(s, metaOf(key), body);

@@ -4,33 +4,36 @@ import { TieredStore } from '../../lib/cache/tiered-store.js';
 import { metaOf, readAll, runStoreContract, store } from './store-contract.js';
 import { openDisk, tempDir } from './fixtures/helpers.js';
 
-function makeTiered(t: Parameters<typeof tempDir>[0], memoryObjectMax = 1024 * 1024, dir = tempDir(t)): TieredStore {
-  return new TieredStore({
-    memory: { maxBytes: 4 * 1024 * 1024, maxObjectBytes: 1024 * 1024 },
-    disk: openDisk(t, { disks: [{ path: dir, quota: 50_000_000 }] }),
-    memoryObjectMax,
-  });
+// Opening a disk store starts its writer thread (1-5 s under the test loader): the tiered stores
+// share one disk store, each with a memory tier of its own (a second tiered store on the same
+// disk is another worker), and the behaviours that need no store of their own share one, each on
+// URLs of its own. Only the failing disk has a disk store of its own.
+const disk = openDisk(t, { disks: [{ path: tempDir(t), quota: 50_000_000 }] });
+
+function makeTiered(memoryObjectMax = 1024 * 1024, memory = { maxBytes: 4 * 1024 * 1024, maxObjectBytes: 1024 * 1024 }, onDisk = disk): TieredStore {
+  return new TieredStore({ memory, disk: onDisk, memoryObjectMax });
 }
 
-runStoreContract(t, 'TieredStore', async (t) => makeTiered(t));
+const plain = makeTiered();
+const small = makeTiered(1_000);
+
+runStoreContract(t, 'TieredStore', async () => plain);
 // Objects too big for memory go through the disk path of the tiered store.
-runStoreContract(t, 'TieredStore (disk path)', async (t) => makeTiered(t, 4));
+runStoreContract(t, 'TieredStore (disk path)', async () => makeTiered(4));
 
 const k = (url: string) => ({ vhost: 't.example', url });
 
 t.test('a write lands in memory and on disk, and memory answers without the disk', async (t) => {
-  const s = makeTiered(t);
+  const s = plain;
   await store(s, metaOf(k('/both')), 'twice');
   t.equal(s.memory.peek(k('/both'), '')!.body.toString(), 'twice', 'a synchronous memory hit');
   t.ok(s.disk.getSync(k('/both'), ''), 'the disk has it too');
 });
 
 t.test('a disk hit of a small object is promoted into memory', async (t) => {
-  const dir = tempDir(t);
-  const writer = makeTiered(t, 1024 * 1024, dir);
-  await store(writer, metaOf(k('/promote')), 'from disk');
+  await store(plain, metaOf(k('/promote')), 'from disk');
   // Another worker: same disk, empty memory.
-  const reader = makeTiered(t, 1024 * 1024, dir);
+  const reader = makeTiered();
   t.equal(reader.memory.peek(k('/promote'), ''), undefined, 'not in this worker\'s memory at first');
   const got = await reader.get(k('/promote'), '');
   t.equal(got!.body?.toString(), 'from disk', 'served with its body in memory');
@@ -38,7 +41,7 @@ t.test('a disk hit of a small object is promoted into memory', async (t) => {
 });
 
 t.test('a large object stays on disk only', async (t) => {
-  const s = makeTiered(t, 1_000);
+  const s = small;
   await store(s, metaOf(k('/large')), Buffer.alloc(5_000, 3));
   t.equal(s.memory.peek(k('/large'), ''), undefined);
   const got = await s.get(k('/large'), '');
@@ -47,7 +50,7 @@ t.test('a large object stays on disk only', async (t) => {
 });
 
 t.test('a replacement too large for memory removes the older memory copy', async (t) => {
-  const s = makeTiered(t, 1_000);
+  const s = small;
   await store(s, metaOf(k('/grow')), 'small');
   await store(s, metaOf(k('/grow')), Buffer.alloc(5_000, 4));
   t.equal(s.memory.peek(k('/grow'), ''), undefined);
@@ -55,7 +58,7 @@ t.test('a replacement too large for memory removes the older memory copy', async
 });
 
 t.test('a volatile entry stays in memory only', async (t) => {
-  const s = makeTiered(t);
+  const s = plain;
   await store(s, metaOf(k('/vol'), '', { volatile: true }), 'memory only');
   t.ok(s.memory.peek(k('/vol'), ''));
   t.equal(s.disk.getSync(k('/vol'), ''), undefined);
@@ -63,7 +66,7 @@ t.test('a volatile entry stays in memory only', async (t) => {
 });
 
 t.test('memory stays within its bound however much is written', async (t) => {
-  const s = new TieredStore({ memory: { maxBytes: 50_000, maxObjectBytes: 10_000 }, disk: openDisk(t, { disks: [{ path: tempDir(t), quota: 10_000_000 }] }) });
+  const s = new TieredStore({ memory: { maxBytes: 50_000, maxObjectBytes: 10_000 }, disk });
   for (let i = 0; i < 100; i++) await store(s, metaOf(k(`/n/${i}`)), Buffer.alloc(4_000));
   t.ok(s.memory.stats().bytes <= 50_000, `memory holds ${s.memory.stats().bytes} bytes`);
   t.ok(await s.get(k('/n/0'), ''), 'evicted from memory, still a disk hit');
@@ -71,14 +74,14 @@ t.test('memory stays within its bound however much is written', async (t) => {
 
 t.test('a failing disk does not fail the write: the memory copy is kept', async (t) => {
   const dir = tempDir(t);
-  const s = makeTiered(t, 1024 * 1024, dir);
+  const s = makeTiered(undefined, undefined, openDisk(t, { disks: [{ path: dir, quota: 50_000_000 }] }));
   rmSync(dir, { recursive: true, force: true });
   await store(s, metaOf(k('/nodisk')), 'still served');
   t.equal(s.memory.peek(k('/nodisk'), '')!.body.toString(), 'still served');
 });
 
 t.test('a prefix delete reaches both memory and disk', async (t) => {
-  const s = makeTiered(t);
+  const s = plain;
   for (const u of ['/p/a', '/p/b', '/q']) await store(s, metaOf(k(u)), 'x');
   await store(s, metaOf(k('/p/v'), '', { volatile: true }), 'x');
   t.ok(s.memory.peek(k('/p/a'), '') && s.disk.getSync(k('/p/a'), ''), 'in memory and on disk');

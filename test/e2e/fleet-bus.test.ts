@@ -64,6 +64,15 @@ t.test('a stopped node catches up when it starts again, before it serves the sta
   t.match((await system(c2)).InvalidationBus, { Applied: 2, Pending: 0 });
 });
 
+t.test('a purge by tag received by one node is applied by the others', async (t) => {
+  const first = await get(b, '/tagged/x');
+  t.equal((await get(b, '/tagged/x')).cache, 'TCP_HIT');
+  const r = await call(a.server.apiPort, '/command/purge?tag=seg-tagged&vhost=a.com');
+  t.equal(r.status < 500, true);
+  const after = await pollUntil(() => get(b, '/tagged/x'), (x) => x.cache !== 'TCP_HIT', { timeoutMs: 10_000, intervalMs: 50 });
+  t.not(after.body, first.body, 'node b fetched a fresh copy');
+});
+
 t.test('a node whose Redis is down starts after startTimeout, serves, and says why in the logs', async (t) => {
   const dead = await freePort();
   const d = await node('d', { url: `redis://127.0.0.1:${dead}`, startTimeout: 1 });

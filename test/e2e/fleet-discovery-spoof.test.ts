@@ -59,7 +59,7 @@ t.test('a recorded advertisement replayed from its own address or from 40 others
   t.match(lines.find((l) => l.includes('"from":"127.0.1.1"')), /signed for 127\.0\.0\.2/, 'from another address: signed for another');
 });
 
-t.test('datagrams from 3,000 sources write at most 10 refusal lines a minute, then one line with the count', async (t) => {
+t.test('datagrams from 3,000 sources write at most 10 refusal lines a minute, and one line with the count of the others', async (t) => {
   const junk = Buffer.from('not an advertisement');
   for (let i = 0; i < 3000; i++) {
     await sendFrom(`127.1.${Math.floor(i / 250)}.${(i % 250) + 1}`, '127.0.0.2', junk);
@@ -67,10 +67,12 @@ t.test('datagrams from 3,000 sources write at most 10 refusal lines a minute, th
   await heardAfter(a, '127.0.0.3', Date.now());
   const lines = refusedLines(await infoLog(a));
   t.ok(lines.length >= 1 && lines.length <= 10, `at most 10 lines (${lines.length})`);
-  // The minute of the first refusal ends at most 60 s after the flood began.
-  const summary = await pollUntil(async () => (await infoLog(a)).split('\n').find((l) => l.includes('discovery advertisements refused and not logged')),
-    (l) => l !== undefined, { timeoutMs: 75_000, intervalMs: 500 });
-  t.ok(summary, 'one line with the count when the minute ends');
+  // The count of the rest is written when the minute ends (test/primary/fleet-discovery.test.ts
+  // shows that on the node's timer), and at the latest when the node stops: stopping it here
+  // reads the line now instead of waiting out the minute.
+  t.equal(await a.stop(), 0, 'node a stops cleanly');
+  const summary = (await infoLog(a)).split('\n').find((l) => l.includes('discovery advertisements refused and not logged'));
+  t.ok(summary, 'one line with the count');
   const count = Number(/"count":(\d+)/.exec(summary ?? '')?.[1]);
   t.ok(count >= 2000 && count + lines.length <= 3000, `the count of those not logged (${count}; loopback may drop a few)`);
 });

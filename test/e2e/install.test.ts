@@ -3,6 +3,7 @@
 // while a client keeps requesting, then back; a corrupted or unsigned package is refused and the
 // running version stays; the three messages of document 1.
 import { execFileSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,6 +15,7 @@ import { TestOrigin } from '../helpers/origin.js';
 import { freePort } from '../helpers/ports.js';
 import { operatorRole, projectRoot, startServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
+import { INDEX, sha256Line, sign, tarballName } from '../../lib/release/format.js';
 import { call, svc } from '../lifecycle/fixtures/node.js';
 
 const VERSION = (JSON.parse(await fs.readFile(path.join(projectRoot, 'package.json'), 'utf8')) as { version: string }).version;
@@ -27,13 +29,33 @@ async function release(keyDir: string, repo: string, version: string): Promise<v
   if (r.code !== 0) throw new Error(r.stderr);
 }
 
+/** Lists the package of `from` as `version` in the repository, with its checksum and (if `signed`) its signature. */
+async function publishAs(keyDir: string, repo: string, from: string, version: string, o: { signed: boolean }): Promise<void> {
+  const data = await fs.readFile(path.join(repo, tarballName(from)));
+  const name = tarballName(version);
+  await fs.writeFile(path.join(repo, name), data);
+  await fs.writeFile(path.join(repo, `${name}.sha256`), sha256Line(data, name));
+  if (o.signed) await fs.writeFile(path.join(repo, `${name}.sig`), `${sign(data, crypto.createPrivateKey(await fs.readFile(path.join(keyDir, 'license.key'), 'utf8')))}\n`);
+  await listVersion(repo, version);
+}
+
+async function listVersion(repo: string, version: string): Promise<void> {
+  const index = JSON.parse(await fs.readFile(path.join(repo, INDEX), 'utf8')) as { versions: string[] };
+  await fs.writeFile(path.join(repo, INDEX), JSON.stringify({ versions: [...index.versions, version] }));
+}
+
 t.test('install switches to a version built by svc release and back, refusing corrupted and unsigned packages', async (t) => {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-install-'));
   t.teardown(() => fs.rm(dir, { recursive: true, force: true }));
   const keys = path.join(dir, 'keys');
   const repo = path.join(dir, 'repo');
   t.equal((await svc(['license', 'keygen', '--out', keys])).code, 0);
-  for (const v of [VERSION, NEXT]) await release(keys, repo, v);
+  // The two releases side by side (npm pack takes seconds), NEXT's into a directory of its own, as
+  // two releases write the same index.json; then NEXT joins the repository.
+  const nextRepo = path.join(dir, 'repo-next');
+  await Promise.all([release(keys, repo, VERSION), release(keys, nextRepo, NEXT)]);
+  for (const f of [tarballName(NEXT), `${tarballName(NEXT)}.sha256`, `${tarballName(NEXT)}.sig`]) await fs.copyFile(path.join(nextRepo, f), path.join(repo, f));
+  await listVersion(repo, NEXT);
 
   // The first version installed by hand, as an operator does once: root/<version> and root/current.
   const root = path.join(dir, 'svc');
@@ -89,13 +111,15 @@ t.test('install switches to a version built by svc release and back, refusing co
   t.equal(missing.status, 404);
   t.match(missing.json, { status: 'fail', message: '9.9.9 is not available.' });
 
-  // A package altered after signing, and one without its signature.
-  for (const v of [BAD, UNSIGNED]) await release(keys, repo, v);
+  // A package altered after signing, and one without its signature. Both are refused before
+  // they are unpacked, so NEXT's package listed under their versions serves (an `svc release`
+  // costs seconds of npm pack): checksummed and signed as svc release does, then altered.
+  await publishAs(keys, repo, NEXT, BAD, { signed: true });
+  await publishAs(keys, repo, NEXT, UNSIGNED, { signed: false });
   const bad = path.join(repo, `svc-edge-${BAD}.tgz`);
   const bytes = await fs.readFile(bad);
   bytes[bytes.length >> 1] ^= 0xff;
   await fs.writeFile(bad, bytes);
-  await fs.rm(path.join(repo, `svc-edge-${UNSIGNED}.tgz.sig`));
   const corrupted = await call(api, `/command/install/${BAD}`);
   t.equal(corrupted.status, 500);
   t.match(corrupted.json.message, /does not match its checksum/, 'a corrupted package is refused');

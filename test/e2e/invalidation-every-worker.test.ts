@@ -16,7 +16,8 @@ const origin = await new TestOrigin().start();
 origin.otherwise((req, res) => {
   if (req.method !== 'GET') { version++; res.writeHead(204); res.end(); return; }
   const body = `${req.url} v${version}`;
-  res.writeHead(200, { etag: `"v${version}"`, 'cache-control': 'max-age=600', 'content-length': Buffer.byteLength(body) });
+  // Each object is tagged with its path (Surrogate-Key), for the purges by tag.
+  res.writeHead(200, { etag: `"v${version}"`, 'cache-control': 'max-age=600', 'content-length': Buffer.byteLength(body), 'surrogate-key': `key${req.url}` });
   res.end(body);
 });
 const port = await freePort();
@@ -28,8 +29,8 @@ t.teardown(async () => { await server.stop(); await origin.stop(); });
 
 const workerPorts = [server.basePort, server.basePort + 1];
 
-const send = async (toPort: number, path: string, method: 'GET' | 'POST' | 'PURGE' = 'GET') => {
-  const r = await request(`http://127.0.0.1:${toPort}${path}`, { method, headers: { host: HOST, 'x-svc-sibling': `test:${SECRET}` }, body: method === 'POST' ? 'x' : undefined });
+const send = async (toPort: number, path: string, method: 'GET' | 'POST' | 'PURGE' = 'GET', extra: Record<string, string> = {}) => {
+  const r = await request(`http://127.0.0.1:${toPort}${path}`, { method, headers: { host: HOST, 'x-svc-sibling': `test:${SECRET}`, ...extra }, body: method === 'POST' ? 'x' : undefined });
   return { status: r.statusCode, body: await r.body.text(), cache: String(r.headers['x-cache']) };
 };
 
@@ -76,6 +77,24 @@ t.test('after a purge command is answered by the management API, the next reques
     const r = await request(`http://127.0.0.1:${server.apiPort}/command/purge?url=${HOST}/commanded`);
     await r.body.text();
     return r.statusCode;
+  }, 20);
+  t.same(old, [], 'no worker served the purged copy');
+});
+
+t.test('after a purge by tag is answered by the management API, the next request through every worker gets the new copy (20 rounds)', async (t) => {
+  const old = await rounds('/tagged', async () => {
+    version++;
+    const r = await request(`http://127.0.0.1:${server.apiPort}/command/purge?tag=key/tagged`);
+    await r.body.text();
+    return r.statusCode;
+  }, 20);
+  t.same(old, [], 'no worker served the purged copy');
+});
+
+t.test('after a PURGE naming a tag is answered by one worker, the next request through every worker gets the new copy (20 rounds)', async (t) => {
+  const old = await rounds('/tag-purged', async (round) => {
+    version++;
+    return (await send(workerPorts[round % 2]!, '/elsewhere', 'PURGE', { 'surrogate-key': 'key/tag-purged' })).status;
   }, 20);
   t.same(old, [], 'no worker served the purged copy');
 });

@@ -81,45 +81,46 @@ t.test('encryptpassword answers one stable value per license and plain text, sur
   t.not((await call(api, '/command/encryptpassword?plain=s3cret')).text, first.text, 'another license another value');
 });
 
-t.test('a restart whose new primary cannot start answers fail with the reason, and the running processes go on', async (t) => {
+t.test('the operator role', async (t) => {
+  // One node with the operator role for the two tests below; the second one stops it.
   const origin = await new TestOrigin().start();
   const port = await freePort();
   const hosts = [{ name: 'b.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }];
   const server = await startServer(hosts, { extra: operatorRole });
   t.teardown(async () => { await server.stop(); await origin.stop(); });
-  const [primary] = primaryPids(server);
-  const good = await fs.readFile(server.settingPath, 'utf8');
-  // Edited by hand into something the new primary refuses.
-  await fs.writeFile(server.settingPath, good.replace('"hosting"', '"hosting": 5, "x"'));
-  const r = await call(server.apiPort, '/command/service/restart');
-  t.equal(r.status, 500);
-  t.match(r.json, { method: 'restart', status: 'fail', message: /^restart failed: / });
-  const left = await pollUntil(async () => primaryPids(server), (p) => p.length === 1, { timeoutMs: 10_000, intervalMs: 100 });
-  t.strictSame(left, [primary], 'the same primary runs (the failed one is gone)');
-  t.equal((await fetchHost(port, 'b.com', '/still')).status, 200, 'and serves');
-  await fs.writeFile(server.settingPath, good);
-  t.equal((await call(server.apiPort, '/command/service/restart')).json.status, 'success', 'a restart works again once the file is good');
-});
 
-t.test('restart and stop need enableRestart and take no parameters; stop drains and exits 0 with its log lines', async (t) => {
-  const origin = await new TestOrigin().start();
-  const port = await freePort();
-  const hosts = [{ name: 's.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }];
-  const plain = await startServer(hosts);
-  const denied = await call(plain.apiPort, '/command/service/restart');
-  t.equal(denied.status, 401, 'the initial admin role may not restart');
-  t.equal((await call(plain.apiPort, '/command/stop')).status, 401, 'nor stop');
-  t.equal(await plain.stop(), 0);
+  t.test('a restart whose new primary cannot start answers fail with the reason, and the running processes go on', async (t) => {
+    const [primary] = primaryPids(server);
+    const good = await fs.readFile(server.settingPath, 'utf8');
+    // Edited by hand into something the new primary refuses.
+    await fs.writeFile(server.settingPath, good.replace('"hosting"', '"hosting": 5, "x"'));
+    const r = await call(server.apiPort, '/command/service/restart');
+    t.equal(r.status, 500);
+    t.match(r.json, { method: 'restart', status: 'fail', message: /^restart failed: / });
+    const left = await pollUntil(async () => primaryPids(server), (p) => p.length === 1, { timeoutMs: 10_000, intervalMs: 100 });
+    t.strictSame(left, [primary], 'the same primary runs (the failed one is gone)');
+    t.equal((await fetchHost(port, 'b.com', '/still')).status, 200, 'and serves');
+    await fs.writeFile(server.settingPath, good);
+    t.equal((await call(server.apiPort, '/command/service/restart')).json.status, 'success', 'a restart works again once the file is good');
+  });
 
-  const server = await startServer(hosts, { extra: operatorRole });
-  t.teardown(async () => { await server.stop(); await origin.stop(); });
-  t.equal((await call(server.apiPort, '/command/service/stop?now=1')).status, 400, 'a parameter: bad request');
-  const stop = await call(server.apiPort, '/command/service/stop');
-  t.equal(stop.status, 200);
-  t.match(stop.json, { method: 'stop', status: 'success' });
-  t.equal(await server.exited, 0, 'the node exits 0');
-  const info = await fs.readFile(path.join(server.dir, 'svclog', 'info.log'), 'utf8');
-  t.match(info, /service stop requested/);
-  const watch = await fs.readFile(path.join(server.dir, 'svclog', 'watch.log'), 'utf8');
-  t.match(watch, /00010002 - \{\}\n$/, 'the last watch event is the stop');
+  t.test('restart and stop need enableRestart and take no parameters; stop drains and exits 0 with its log lines', async (t) => {
+    const plain = await startServer([{ name: 's.com', listen: `127.0.0.1:${await freePort()}`, origin: { address: [`127.0.0.1:${origin.port}`] } }]);
+    const denied = await call(plain.apiPort, '/command/service/restart');
+    t.equal(denied.status, 401, 'the initial admin role may not restart');
+    t.equal((await call(plain.apiPort, '/command/stop')).status, 401, 'nor stop');
+    t.equal(await plain.stop(), 0);
+
+    // The restart of the test above has ended once the API answers again.
+    const withParameter = await pollUntil(async () => call(server.apiPort, '/command/service/stop?now=1').catch(() => undefined), (a) => a !== undefined, { timeoutMs: 20_000, intervalMs: 100 });
+    t.equal(withParameter?.status, 400, 'a parameter: bad request');
+    const stop = await call(server.apiPort, '/command/service/stop');
+    t.equal(stop.status, 200);
+    t.match(stop.json, { method: 'stop', status: 'success' });
+    t.equal(await server.exited, 0, 'the node exits 0');
+    const info = await fs.readFile(path.join(server.dir, 'svclog', 'info.log'), 'utf8');
+    t.match(info, /service stop requested/);
+    const watch = await fs.readFile(path.join(server.dir, 'svclog', 'watch.log'), 'utf8');
+    t.match(watch, /00010002 - \{\}\n$/, 'the last watch event is the stop');
+  });
 });

@@ -8,10 +8,12 @@ import { freePort } from '../helpers/ports.js';
 import { operatorRole, startServer } from '../helpers/server.js';
 import { call, infoLog, svc, until } from '../lifecycle/fixtures/node.js';
 
+// One node for the file: the refused setting of the first test leaves it as it was.
+const port = await freePort();
+const server = await startServer([{ name: 'c.com', listen: `127.0.0.1:${port}`, origin: { address: ['127.0.0.1:9'] } }], { extra: operatorRole });
+t.teardown(() => server.stop());
+
 t.test('a cloud dynamic origin address is refused alike by svc validate, /setting/validate and /setting/upload, at its JSON path', async (t) => {
-  const port = await freePort();
-  const server = await startServer([{ name: 'c.com', listen: `127.0.0.1:${port}`, origin: { address: ['127.0.0.1:9'] } }], { extra: operatorRole });
-  t.teardown(() => server.stop());
   const setting = JSON.parse(await fs.readFile(server.settingPath, 'utf8')) as { hosting: Array<{ origin: { address: string[] } }> };
   setting.hosting[0]!.origin.address = ['#cloudA:vm:tag=web#:8080'];
   const body = JSON.stringify(setting);
@@ -33,9 +35,6 @@ t.test('a cloud dynamic origin address is refused alike by svc validate, /settin
 });
 
 t.test('discovery named by the specification\'s fields alone (port, members) is accepted with a warning in svc validate, the validate and upload answers and the info log', async (t) => {
-  const port = await freePort();
-  const server = await startServer([{ name: 'c.com', listen: `127.0.0.1:${port}`, origin: { address: ['127.0.0.1:9'] } }], { extra: operatorRole });
-  t.teardown(() => server.stop());
   const setting = JSON.parse(await fs.readFile(server.settingPath, 'utf8')) as { env: { management: { cluster: Record<string, unknown> } } };
   setting.env.management.cluster.discover = { port: 9900, members: ['10.0.0.2', '10.0.0.3:9900'] };
   const body = JSON.stringify(setting);

@@ -90,6 +90,14 @@ t.test('counts, bytes and hit ratios of a known mix match what was sent, in ever
   const check = spawnSync('promtool', ['check', 'metrics'], { input: metrics });
   t.equal(check.status, 0, `promtool accepts the exposition: ${check.stdout}${check.stderr}`);
   t.equal(`${check.stdout}${check.stderr}`.trim(), '', 'without a warning');
+  // The conventional families, one series per process of the node; the license apart from svc_state.
+  for (const role of ['primary', 'worker-0', 'worker-1']) {
+    t.ok((m('process_cpu_seconds_total', `role="${role}"`) ?? 0) > 0, `process_cpu_seconds_total of ${role}`);
+    t.ok((m('process_start_time_seconds', `role="${role}"`) ?? 0) > Date.now() / 1000 - 600, `process_start_time_seconds of ${role}`);
+  }
+  t.match(metrics, /^svc_build_info\{group="edge-a",version="[^"]+",node_version="[^"]+"\} 1$/m);
+  t.equal(m('svc_license_info', 'status="None"'), 1, 'no license file: status None');
+  t.equal(m('svc_state', 'state="Healthy"'), 1, 'a node without a license serves: Healthy');
 
   // A real Prometheus server scrapes the collector and answers a PromQL query with the count.
   const prom = await startPrometheus(dir, `127.0.0.1:${statsPort}`);

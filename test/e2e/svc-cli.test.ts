@@ -9,7 +9,7 @@ import { pollUntil } from '../helpers/wait.js';
 import { call, svc } from '../lifecycle/fixtures/node.js';
 
 t.test('every command answers --help with its usage and exit 0; a wrong call exits 2', async (t) => {
-  for (const c of ['start', 'stop', 'restart', 'status', 'validate', 'get', 'purge', 'install', 'release', 'license']) {
+  for (const c of ['start', 'stop', 'restart', 'reload', 'status', 'validate', 'get', 'purge', 'install', 'release', 'license']) {
     const r = await svc([c, '--help']);
     t.equal(r.code, 0, `${c} --help`);
     t.match(r.stdout, new RegExp(`^svc ${c}\\b`), `${c}: its usage`);
@@ -22,23 +22,22 @@ t.test('every command answers --help with its usage and exit 0; a wrong call exi
   t.match(down.stderr, /does not answer/);
 });
 
+// One node for the two tests below; the second ends it (restart, then stop).
+const origin = await new TestOrigin().start();
+const port = await freePort();
+const server = await startServer([{ name: 'c.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }], { extra: operatorRole });
+t.teardown(async () => { await server.stop(); await origin.stop(); });
+
 t.test('svc status shows the node\'s State, the one /monitoring/realtime reports', async (t) => {
-  const port = await freePort();
-  const server = await startServer([{ name: 'c.com', listen: `127.0.0.1:${port}`, origin: { address: ['127.0.0.1:9'] } }], { extra: operatorRole });
-  t.teardown(() => server.stop());
   const realtime = await call(server.apiPort, '/monitoring/realtime');
   const state = (realtime.json.Host as { State?: string } | undefined)?.State;
   t.match(state, /^(Healthy|Inactive|Emergency)$/, realtime.text.slice(0, 200));
   const status = await svc(['status', '--api', `http://127.0.0.1:${server.apiPort}`]);
   t.equal(status.code, 0, status.stderr);
-  t.match(status.stdout, new RegExp(`^running at http://127\\.0\\.0\\.1:\\d+: version \\S+, State ${state}\n$`));
+  t.match(status.stdout, new RegExp(`^running at http://127\\.0\\.0\\.1:\\d+: version \\S+, State ${state}\n`));
 });
 
 t.test('status, purge, install, restart and stop act on a running node through its API', async (t) => {
-  const origin = await new TestOrigin().start();
-  const port = await freePort();
-  const server = await startServer([{ name: 'c.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }], { extra: operatorRole });
-  t.teardown(async () => { await server.stop(); await origin.stop(); });
   const api = ['--api', `http://127.0.0.1:${server.apiPort}`];
 
   const status = await svc(['status', '--setting', server.settingPath]);

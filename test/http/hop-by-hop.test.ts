@@ -2,7 +2,7 @@
 // not forward, the cache does not copy from a 304 either (they differed on HTTP2-Settings).
 import t from 'tap';
 import { connectionListed, connectionLists, isHopByHop } from '../../lib/http/hop-by-hop.js';
-import { endToEndResponseHeaders } from '../../lib/pipeline/hop-by-hop.js';
+import { endToEndResponseHeaders } from '../../lib/pipeline/parts/hop-by-hop.js';
 import { mergeNotModified } from '../../lib/cache/policy/index.js';
 
 /** RFC 9110 7.6.1, the older lists' additions (RFC 2616 13.5.1) and the h2c upgrade's field. */

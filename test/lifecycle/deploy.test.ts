@@ -11,7 +11,7 @@ t.test('deploy/local applies the edited file to every host in exclusive mode', a
   t.equal(r.status, 200);
   t.strictSame(r.json, {
     version: VERSION, method: '/setting/deploy/local', status: 'OK',
-    result: { applied: true, artifact: false, changedHosts: 'all' }, reason: null,
+    result: { applied: true, artifact: false, restartPending: [], changedHosts: 'all' }, reason: null,
   });
   t.equal(f.rt.applied.length, 1);
   t.equal(f.rt.applied[0]!.changedHosts, 'all');
@@ -76,6 +76,7 @@ t.test('a change under env is kept as the artifact and the running env stays', a
   const r = await get(f.port, '/setting/deploy/local');
   t.equal(r.json.status, 'OK');
   t.equal((r.json.result as { artifact: boolean }).artifact, true);
+  t.strictSame((r.json.result as { restartPending: string[] }).restartPending, ['env.cache.memorySize'], 'named as waiting for a restart, not as applied');
   const applied = f.rt.applied[0]!.setting;
   t.equal(applied.env.cache.memorySize, f.lc.running().env.cache.memorySize);
   t.not(applied.env.cache.memorySize, '64mb', 'the runtime never sees the new env');
@@ -97,6 +98,7 @@ t.test('a bad local file is refused with Fail and the JSON path, and nothing is 
   t.equal(r.status, 200);
   t.equal(r.json.status, 'Fail');
   t.match(r.json.reason, /hosting\[0\]\.listen/);
+  t.match(r.json.issues, [{ path: 'hosting[0].listen', message: /^must be / }], 'each refused member at its JSON path');
   t.equal(f.rt.applied.length, 0);
   await fs.writeFile(f.settingPath, '{ "meta": ');
   const syntax = await get(f.port, '/setting/deploy/local');

@@ -14,7 +14,7 @@ t.test('a JSON upload is applied and answered with applied and artifact', async 
   const d = doc({ port: f.port, hosting: [host('a.example.com', '10.0.0.3:80')] });
   const r = await postJson(f.port, '/setting/upload', d);
   t.equal(r.status, 200);
-  t.strictSame(r.json, { version: VERSION, method: '/setting/upload', status: 'OK', result: { applied: true, artifact: false }, reason: null, error: 0 });
+  t.strictSame(r.json, { version: VERSION, method: '/setting/upload', status: 'OK', result: { applied: true, artifact: false, restartPending: [] }, reason: null, error: 0 });
   t.strictSame(f.rt.applied[0]!.setting.hosting.map((h) => h.origin?.address), [['10.0.0.3:80']]);
   t.strictSame(JSON.parse(await fs.readFile(f.settingPath, 'utf8')), d, 'setting.json is the uploaded one');
   const imp = await postJson(f.port, '/setting/import', doc({ port: f.port, hosting: [host('z.example.com')] }));
@@ -120,7 +120,7 @@ t.test('validate reports a bad field with its JSON path and applies nothing', as
   t.equal(r.json.method, '/setting/validate');
   t.match(r.json.reason, /meta\.setting\.deploy/);
   const good = await postJson(f.port, '/setting/validate', doc({ port: f.port, hosting: [host('new.example.com')] }));
-  t.strictSame(good.json, { version: VERSION, method: '/setting/validate', status: 'OK', result: { applied: false, artifact: false }, reason: null, error: 0 });
+  t.strictSame(good.json, { version: VERSION, method: '/setting/validate', status: 'OK', result: { applied: false, artifact: false, restartPending: [] }, reason: null, error: 0 });
   t.equal(f.rt.applied.length, 0);
   t.equal(await fs.readFile(f.settingPath, 'utf8'), before, 'setting.json is untouched');
 });
@@ -134,6 +134,7 @@ t.test('validate of a JSON body checks linked files for syntax only; a package m
   const r = await postMultipart(f.port, '/setting/validate', [{ name: 'settingFile', filename: 's.tgz', data: pkg }]);
   t.equal(r.json.error, 5);
   t.equal(r.json.reason, 'cert/a.pem');
+  t.strictSame(r.json.issues, [{ path: 'hosting[0].https[0].cert', message: 'linked file not found: cert/a.pem' }], 'the member that names it');
   const env = await postJson(f.port, '/setting/validate', doc({ port: f.port, env: { cache: { memorySize: '8mb' } } }));
-  t.strictSame(env.json.result, { applied: false, artifact: true }, 'validate tells that the env part would wait for a restart');
+  t.strictSame(env.json.result, { applied: false, artifact: true, restartPending: ['env.cache.memorySize'] }, 'validate tells that the env part would wait for a restart');
 });

@@ -15,7 +15,7 @@ t.test('svc validate checks fields, JSON and linked files, with the upload error
 
   const missing = await svc(['validate', file]);
   t.equal(missing.code, 1);
-  t.equal(missing.stderr, `error 5: linked file not found: cert/a.pem\n`, 'a certificate the setting names is missing');
+  t.equal(missing.stderr, `error 5: linked file not found\nhosting[0].https[0].cert: linked file not found: cert/a.pem\n`, 'a certificate the setting names is missing, named by its JSON path');
 
   await fs.mkdir(path.join(dir, 'cert'));
   await fs.writeFile(path.join(dir, 'cert/a.pem'), CERT);

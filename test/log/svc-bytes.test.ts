@@ -1,10 +1,10 @@
-// The svc line written in place into a batch (svc-bytes.ts) is byte for byte the UTF-8 of the
+// The svc line written in place into a batch (svc-bytes.ts) is byte for byte the
 // string form (forms.ts svcLine): spaces, non-ASCII, surrogates, absent values and odd numbers.
 import t, { type Test } from 'tap';
 import { svcBytes } from '../../lib/log/access/svc-bytes.js';
 import { svcLine, type LineContext } from '../../lib/log/access/forms.js';
 import { LineClock } from '../../lib/log/access/fields.js';
-import type { TransactionRecord } from '../../lib/pipeline/transaction.js';
+import type { TransactionRecord } from '../../lib/pipeline/parts/transaction.js';
 
 type Over = Record<string, unknown>;
 
@@ -33,7 +33,7 @@ t.test('a plain hit writes the same bytes as the string form', async (t) => {
   same(t, record());
 });
 
-t.test('spaces become + and non-ASCII values are written as UTF-8, as the string form writes them', async (t) => {
+t.test('spaces become + and non-ASCII values are escaped (\\xHH), as the string form writes them', async (t) => {
   const auth = `Basic ${Buffer.from('j\u00f6rg m:pw').toString('base64')}`;
   same(t, record({ loggedUrl: '/d\u00e9j\u00e0 vu/x y?q=a b&\u65e5\u672c=1', bypass: 3 }, {
     'user-agent': 'Mozilla/5.0 (X11; Linux) caf\u00e9 \ud83d\ude00 end', referer: 'http://r.example/\u00fc ber', range: 'bytes=0-1, 5-9',
@@ -98,7 +98,9 @@ t.test('Content-Length and Content-Encoding are read from the fields given to wr
     [['Content-Length', 7, 'Content-Encoding', ['deflate']], 'deflate', '7'],
     [{ 'content-length': '5', 'x-cache': 'TCP_HIT' }, '-', '5'],
     [{ 'Content-Encoding': 'gzip', 'CONTENT-LENGTH': 9 }, 'gzip', '9'],
-    [{ 'content-encoding': 'br' }, '-', '-'],
+    [{ 'content-encoding': 'br' }, 'br', '-'],
+    [{ 'content-encoding': 'zstd' }, 'zstd', '-'],
+    [{ 'content-encoding': 'compress' }, '-', '-'],
     [[], '-', '-'],
   ] as const) {
     // The serialized head says otherwise: the fields given to writeHead are what is read.

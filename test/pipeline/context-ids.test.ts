@@ -1,6 +1,6 @@
 // x-ctx-id values are version 4 UUIDs as randomUUID writes them, and never repeat across blocks.
 import t from 'tap';
-import { newContextId } from '../../lib/pipeline/context-ids.js';
+import { newContextId } from '../../lib/pipeline/parts/context-ids.js';
 
 t.test('context ids are distinct lower-case version 4 UUIDs, block after block', async (t) => {
   const seen = new Set<string>();

@@ -4,7 +4,7 @@ import net from 'node:net';
 import type http from 'node:http';
 import t from 'tap';
 import { until } from '../helpers/wait.js';
-import { workerCounters } from '../../lib/pipeline/counters.js';
+import { workerCounters } from '../../lib/pipeline/parts/counters.js';
 import { COUNTER_FIELDS, STRIDE, TIME_BUCKETS_MS, cacheResultIndex, fieldIndex, type CounterField } from '../../lib/record/counter-layout.js';
 import { TCP_ERROR, TCP_HIT, TCP_MISS, TCP_NONE } from '../../lib/cache/policy/results.js';
 import { TestOrigin } from '../helpers/origin.js';

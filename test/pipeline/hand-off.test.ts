@@ -6,10 +6,10 @@ import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { request } from 'undici';
 import { OriginSet } from '../../lib/origin/index.js';
-import type { HostRuntime } from '../../lib/pipeline/host-runtime.js';
-import { SIBLING_HEADER, Siblings } from '../../lib/pipeline/hand-off.js';
-import { CTX_HEADER } from '../../lib/pipeline/sibling-header.js';
-import { TransactionRecord, type Transaction } from '../../lib/pipeline/transaction.js';
+import type { HostRuntime } from '../../lib/pipeline/parts/host-runtime.js';
+import { SIBLING_HEADER, Siblings } from '../../lib/pipeline/parts/hand-off.js';
+import { CTX_HEADER } from '../../lib/pipeline/parts/sibling-header.js';
+import { TransactionRecord, type Transaction } from '../../lib/pipeline/parts/transaction.js';
 import { TestOrigin } from '../helpers/origin.js';
 import { consecutiveFreePorts } from '../helpers/ports.js';
 

@@ -1,6 +1,6 @@
 // In-process: the redefinition a worker hands to the owner of a hooked request's key.
 import t from 'tap';
-import { hookedFrom, hookedValue } from '../../lib/pipeline/hook-hand-off.js';
+import { hookedFrom, hookedValue } from '../../lib/pipeline/parts/hook-hand-off.js';
 import type { HookRedefinition } from '../../lib/hook/answer.js';
 
 const hook: HookRedefinition = {

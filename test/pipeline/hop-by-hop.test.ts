@@ -1,5 +1,5 @@
 import t from 'tap';
-import { endToEndRequestHeaders, endToEndResponseHeaders } from '../../lib/pipeline/hop-by-hop.js';
+import { endToEndRequestHeaders, endToEndResponseHeaders } from '../../lib/pipeline/parts/hop-by-hop.js';
 
 t.test('hop-by-hop fields and the fields Connection names are not forwarded', async (t) => {
   const out = endToEndRequestHeaders({

@@ -2,7 +2,7 @@
 // fetches of a worker together: a fetch over either bound stops taking latecomers (they fetch on
 // their own) and gives its bytes back; a finished fetch gives its bytes back.
 import t from 'tap';
-import { InflightTable } from '../../lib/pipeline/inflight.js';
+import { InflightTable } from '../../lib/pipeline/parts/inflight.js';
 
 const MiB = 1024 * 1024;
 const chunk = Buffer.alloc(256 * 1024);

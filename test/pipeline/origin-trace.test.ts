@@ -4,7 +4,7 @@ import net from 'node:net';
 import type http from 'node:http';
 import t from 'tap';
 import { until } from '../helpers/wait.js';
-import { workerCounters } from '../../lib/pipeline/counters.js';
+import { workerCounters } from '../../lib/pipeline/parts/counters.js';
 import { fieldIndex, STRIDE, type CounterField } from '../../lib/record/counter-layout.js';
 import { TCP_ERROR } from '../../lib/cache/policy/results.js';
 import { TestOrigin } from '../helpers/origin.js';

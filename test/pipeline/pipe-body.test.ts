@@ -1,6 +1,6 @@
 import { PassThrough, Readable, Writable } from 'node:stream';
 import t from 'tap';
-import { pipeBody } from '../../lib/pipeline/pipe-body.js';
+import { pipeBody } from '../../lib/pipeline/parts/pipe-body.js';
 
 const outcome = (src: Readable, dst: Writable): Promise<Error | undefined> => new Promise((resolve) => pipeBody(src, dst, resolve));
 

@@ -1,6 +1,6 @@
 // Session ids: blocks of the primary's node-wide counter, asked for ahead, never per request.
 import t from 'tap';
-import { SessionIds } from '../../lib/pipeline/session-ids.js';
+import { SessionIds } from '../../lib/pipeline/parts/session-ids.js';
 import { SESSION_BLOCK, SessionBlocks } from '../../lib/primary/session-blocks.js';
 
 t.test('the primary hands out blocks that never overlap, starting above the fallback range', async (t) => {

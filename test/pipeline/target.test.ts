@@ -1,5 +1,5 @@
 import t from 'tap';
-import { parseTarget, hostWithoutPort } from '../../lib/pipeline/target.js';
+import { parseTarget, hostWithoutPort } from '../../lib/pipeline/parts/target.js';
 
 t.test('origin-form takes the host from the Host header without its port', async (t) => {
   t.same(parseTarget('/a?b=1', 'Example.COM:8080'), { host: 'example.com', url: '/a?b=1' });

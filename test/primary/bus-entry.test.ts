@@ -20,6 +20,12 @@ t.test('a large invalidation is cut into entries within both bounds, every targe
   t.ok(slices.every((f) => { const e = parseEntry(f) as BusEntry; return e.kind === 'expireafter' && e.sec === 60 && e.node === 'n1'; }), 'each entry reads back whole');
 });
 
+t.test('a tag target crosses the bus as a tag, and one whose tag is no string is not ours', async (t) => {
+  const [fields] = [...entrySlices({ kind: 'purge', node: 'n1', targets: [{ vhost: 'a.com', text: 'tag:p1', tag: 'p1' }, { vhost: 'a.com', text: '/u' }] }, () => undefined)];
+  t.same((parseEntry(fields!) as BusEntry).targets, [{ vhost: 'a.com', text: 'tag:p1', tag: 'p1' }, { vhost: 'a.com', text: '/u' }]);
+  t.equal(parseEntry(['kind', 'purge', 'targets', JSON.stringify([{ vhost: 'a', text: 't', tag: 7 }]), 'node', 'x']), undefined);
+});
+
 t.test('an entry read from the bus over either bound is refused', async (t) => {
   const many = JSON.stringify(Array.from({ length: MAX_ENTRY_TARGETS + 1 }, () => ({ vhost: 'a', text: '/' })));
   t.same(parseEntry(['kind', 'purge', 'targets', many, 'node', 'x']), { refused: `${MAX_ENTRY_TARGETS + 1} targets, over ${MAX_ENTRY_TARGETS}`, node: 'x' });

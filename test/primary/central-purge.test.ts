@@ -25,7 +25,8 @@ t.test('two executors run at most two purges at once and the feedback keeps the 
     feed, executors: 2, productVer: '1.0.0', node: () => node, log: () => undefined, now: () => 0,
     retry: { clock: new ManualClock(0), log: () => undefined, attempts: 1, baseMs: 1, maxMs: 1 },
     sink: { send: async (m) => { sent.push(m); } },
-    purge: async (url) => {
+    purge: async (what) => {
+      const url = 'url' in what ? what.url : '';
       running++; most = Math.max(most, running);
       await new Promise<void>((r) => releases.push(r));
       running--;
@@ -46,6 +47,23 @@ t.test('two executors run at most two purges at once and the feedback keeps the 
   t.same(sent[0]!.parameters.map((p: { url: string }) => p.url), urls);
   t.same(sent[0]!.parameters[0].result, { version: '1.0.0', method: '/command/purge', status: 'OK', result: { count: 1, size: 10, time: 2 } });
   t.same(sent[0]!.parameters[2].result, { version: '1.0.0', method: '/command/purge', status: 'unknown virtual host "bad"', result: { count: 0, size: 0, time: 0 } });
+});
+
+t.test('a feed parameter with tag purges that cache tag, on its vhost when it names one', async (t) => {
+  const feed = new HandFeed();
+  const sent: Record<string, any>[] = [];
+  const asked: unknown[] = [];
+  const sync = new PurgeSync({
+    feed, executors: 1, productVer: '1.0.0', node: () => node, log: () => undefined, now: () => 0,
+    retry: { clock: new ManualClock(0), log: () => undefined, attempts: 1, baseMs: 1, maxMs: 1 },
+    sink: { send: async (m) => { sent.push(m); } },
+    purge: async (what) => { asked.push(what); return { count: 3, size: 30, time: 1 }; },
+  });
+  sync.start();
+  await feed.deliver({ kind: 'message', text: JSON.stringify({ action: { api: '/command/purge' }, parameters: [{ tag: 'p1', vhost: 'a.com' }, { tag: 'p2' }, { tag: 7 }] }) });
+  t.same(asked, [{ tag: 'p1', vhost: 'a.com' }, { tag: 'p2', vhost: undefined }]);
+  t.same(sent[0]!.parameters[0].result.result, { count: 3, size: 30, time: 1 });
+  t.match(sent[0]!.parameters[2].result.status, 'parameters[].tag must be a string');
 });
 
 t.test('a message that is not a purge is answered without purging anything', async (t) => {

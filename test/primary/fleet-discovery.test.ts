@@ -9,7 +9,7 @@ import { REFUSAL_LINES, REFUSAL_WINDOW_MS } from '../../lib/primary/fleet/refusa
 import { Discovery } from '../../lib/primary/fleet/discovery.js';
 import type { Setting } from '../../lib/setting/types.js';
 import { freePort } from '../helpers/ports.js';
-import { waitFor } from '../helpers/wait.js';
+import { pollUntil, waitFor } from '../helpers/wait.js';
 
 const AD = { name: 'edge-a', version: '1.2.3', buildNumber: '0', settingHash: 'abc' };
 
@@ -97,6 +97,28 @@ t.test('forged, unsigned and replayed advertisements are dropped; at most 10 lin
   t.ok(await waitFor(() => refused().length === REFUSAL_LINES + 1), 'a new minute logs again');
   t.match(a.lines.filter(([m]) => m === 'discovery advertisements refused and not logged'),
     [['discovery advertisements refused and not logged', { count: 23, windowSeconds: 60, lastFrom: '127.0.4.30', lastReason: 'not JSON' }]], 'one line with the count of the others');
+});
+
+t.test('when the minute of the refusals ends, the line with the count is written without waiting for another refusal', async (t) => {
+  // The window's end is read off the node's clock: the test moves that clock to 300 ms before
+  // the end, so the node's own timer (real time) writes the count line soon after.
+  const port = await freePort('127.0.0.12');
+  const a = node(t, { listen: '127.0.0.12', port, members: [] }, 'edge-a');
+  await a.d.start();
+  const s = dgram.createSocket('udp4');
+  t.teardown(() => s.close());
+  await new Promise<void>((r) => s.bind(0, '127.0.0.13', () => r()));
+  const refusedCount = (): number => a.lines.filter(([m]) => m === 'discovery advertisement refused').length;
+  const junk = (): Promise<void> => new Promise<void>((r) => s.send(Buffer.from('junk'), port, '127.0.0.12', () => r()));
+  await junk();
+  t.ok(await waitFor(() => refusedCount() === 1), 'the first refusal opens the minute');
+  a.clock.now += REFUSAL_WINDOW_MS - 300;
+  for (let i = 0; i < REFUSAL_LINES + 2; i++) await junk();
+  t.ok(await waitFor(() => refusedCount() === REFUSAL_LINES), `${REFUSAL_LINES} lines, then counted`);
+  const counted = await pollUntil(async () => a.lines.filter(([m]) => m === 'discovery advertisements refused and not logged'), (l) => l.length > 0, { timeoutMs: 5_000 });
+  t.match(counted, [['discovery advertisements refused and not logged', { count: 3, windowSeconds: 60, lastFrom: '127.0.0.13', lastReason: 'not JSON' }]],
+    'one line with the count once the minute is over, with no refusal after it');
+  t.equal(refusedCount(), REFUSAL_LINES, 'and no refusal line since');
 });
 
 t.test('a node bound to 0.0.0.0 signs each unicast advertisement for the address its route leaves from, and is heard', async (t) => {

@@ -72,7 +72,7 @@ t.test('a rolling restart drains the replaced worker, which follows the ring unt
   await slots.roll();
   const second = h.spawned[1]!;
   t.same(slots.live(), [second], 'its replacement serves, the old one no longer counts as live');
-  t.same(slots.pids(), [second.process.pid]);
+  t.same(slots.roles(), [{ role: 'worker-0', pid: second.process.pid }], 'the serving process is the one the metrics name');
   t.match(h.sent.filter((s) => s.m.type === 'drain'), [{ pid: first!.process.pid, m: { type: 'drain', timeoutMs: 5000 } }], 'only the old worker is told to drain');
   h.sent.length = 0;
   slots.broadcastRing();

@@ -93,6 +93,7 @@ t.test('functions get the network, cache, hook, log and pagedesk defaults', asyn
     bypass: { postMethod: { enable: true }, noCacheRequest: { enable: false }, matchingList: [] },
     modify: { matchingList: [] },
     accessControl: { enable: false, default: 'allow', caseSensitive: true, matchingList: [] },
+    answerFields: { requestId: { enable: false, name: 'x-ctx-id' }, nodeName: { enable: false, name: 'x-svc-node', value: null } },
   });
   t.strictSame(f.network.http.backEnd, {
     session: { connectTimeout: 3, receiveTimeout: 10, reuseTimeout: 60, maxConnections: 256 },
@@ -103,6 +104,7 @@ t.test('functions get the network, cache, hook, log and pagedesk defaults', asyn
   t.strictSame(f.network.cache, {
     ttl: { default: 0, negative: 10, negativeServerErrors: false, heuristicFraction: 0.1, heuristicMax: 86400, keep: 3600 },
     honourNoCache: true, honourPrivate: true, storeSetCookie: false,
+    cacheStatus: { enable: true, name: 'svc', key: false },
     cachingKey: {
       caseSensitive: true, queryString: { enable: true, sort: false, ignore: [], keep: [] }, headers: [],
       postMethod: { enable: false, bodySensitive: false, bodyContentLengthMax: 102400 },
@@ -110,6 +112,7 @@ t.test('functions get the network, cache, hook, log and pagedesk defaults', asyn
     compression: { useOriginEncoding: true },
     purge: { purge2expire: 'NONE', resCodeNoCtrlTarget: 200 },
     enablePurgeMethod: false,
+    tags: { enable: true, fields: ['Surrogate-Key', 'Cache-Tag'], strip: true },
     limitMaxRange: 67108864,
     partSize: 4194304,
   });

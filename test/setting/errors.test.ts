@@ -256,3 +256,20 @@ t.test('a balance.luaPath script that does not load is refused with the path of 
   }
   t.equal(parseSetting(withLua('ok.lua'), { baseDir: dir }).env.management.cluster.balance.luaPath, 'ok.lua', 'a working script is accepted');
 });
+
+t.test('a cache tag field that is no HTTP field name, or too many of them, is refused with its path', async (t) => {
+  t.strictSame(paths(withHost({ functions: { network: { cache: { tags: { fields: ['Surrogate Key'] } } } } })), ['hosting[0].functions.network.cache.tags.fields[0]']);
+  t.strictSame(paths({ functions: { network: { cache: { tags: { fields: Array.from({ length: 9 }, (_, i) => `X-Tag-${i}`) } } } } }), ['functions.network.cache.tags.fields']);
+  t.strictSame(paths({ functions: { network: { cache: { tags: { strip: 'no' } } } } }), ['functions.network.cache.tags.strip']);
+});
+
+t.test('a Cache-Status name that is empty, too long or not printable ASCII is refused at its path', async (t) => {
+  const named = (name: unknown) => withHost({ functions: { network: { cache: { cacheStatus: { name } } } } });
+  t.strictSame(issuesOf(named('Edge "A" (eu-1)')), []);
+  t.strictSame(paths(named('')), ['hosting[0].functions.network.cache.cacheStatus.name']);
+  t.strictSame(paths(named('café')), ['hosting[0].functions.network.cache.cacheStatus.name']);
+  t.strictSame(paths(named('a\tb')), ['hosting[0].functions.network.cache.cacheStatus.name']);
+  t.strictSame(paths(named('x'.repeat(129))), ['hosting[0].functions.network.cache.cacheStatus.name']);
+  t.strictSame(paths(withHost({ functions: { network: { cache: { cacheStatus: { enable: 'yes' } } } } })), ['hosting[0].functions.network.cache.cacheStatus.enable']);
+  t.strictSame(paths(withHost({ functions: { network: { cache: { cacheStatus: { keys: true } } } } })), ['hosting[0].functions.network.cache.cacheStatus.keys'], 'an unknown member');
+});

@@ -2,10 +2,10 @@
 // up across workers, across a worker restart, and over the averaging windows (manual ticks
 // stand for the primary's 1-second clock; the wall clock is injected).
 import t from 'tap';
-import { Counters } from '../../lib/pipeline/counters.js';
+import { Counters } from '../../lib/pipeline/parts/counters.js';
 import { cacheResultIndex, fieldIndex, HOST_GAUGE_INDEX } from '../../lib/record/counter-layout.js';
 import type { StatsDeltasMessage } from '../../lib/ipc/messages.js';
-import type { TransactionRecord } from '../../lib/pipeline/transaction.js';
+import type { TransactionRecord } from '../../lib/pipeline/parts/transaction.js';
 import { StatsAggregator } from '../../lib/stats/aggregate.js';
 import { hostDocument, type ViewSource } from '../../lib/stats/realtime-view.js';
 import { metricsText } from '../../lib/stats/prometheus.js';

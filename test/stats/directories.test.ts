@@ -2,10 +2,10 @@
 // them is counted again in its statistics directories, which the document lists in
 // ClientTraffic.Traffic[] after `/` (the whole host); the node's sums count it once.
 import t from 'tap';
-import { Counters } from '../../lib/pipeline/counters.js';
+import { Counters } from '../../lib/pipeline/parts/counters.js';
 import { fieldIndex } from '../../lib/record/counter-layout.js';
-import { countDirectories, directoryStatsOf } from '../../lib/pipeline/directory-stats.js';
-import type { TransactionRecord } from '../../lib/pipeline/transaction.js';
+import { countDirectories, directoryStatsOf } from '../../lib/pipeline/parts/directory-stats.js';
+import type { TransactionRecord } from '../../lib/pipeline/parts/transaction.js';
 import { StatsAggregator } from '../../lib/stats/aggregate.js';
 import { hostDocument, type ViewSource } from '../../lib/stats/realtime-view.js';
 import { StatsReporter } from '../../lib/worker/stats-reporter.js';

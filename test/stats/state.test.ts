@@ -10,8 +10,8 @@ import { hostDocument } from '../../lib/stats/realtime-view.js';
 function service(over: Partial<StatsServiceDeps>): StatsService {
   return new StatsService({
     setting: () => ({ hosting: [], meta: { group: '', labelGroupToMetrics: true } }) as unknown as Setting,
-    version: 't', pids: () => [process.pid], disks: () => [os.tmpdir()],
-    licenseState: () => 'Healthy', crashLooping: () => false, managementAccess: () => ({ Allow: 0, Deny: 0 }), indexPath: () => '/nonexistent/index.db', ...over,
+    version: 't', processes: () => [{ role: 'primary', pid: process.pid }], disks: () => [os.tmpdir()],
+    licenseState: () => 'Healthy', licenseStatus: () => 'Available', crashLooping: () => false, managementAccess: () => ({ Allow: 0, Deny: 0 }), indexPath: () => '/nonexistent/index.db', ...over,
   });
 }
 

@@ -21,11 +21,13 @@ export interface Invalidation {
   /** Exact URL, or a prefix when `prefix` is true (directory and wildcard targets). */
   url: string;
   prefix: boolean;
+  /** Instead of a URL: every copy the origin tagged so (`url` is then ''). */
+  tag?: string;
 }
 
 /** The memory copies a command on these targets concerns (a pattern's whole prefix: a superset). */
 export function memoryItems(targets: readonly Target[]): Invalidation[] {
-  return targets.map((t) => ({ vhost: t.vhost, url: t.prefix, prefix: t.wildcard }));
+  return targets.map((t) => (t.tag === undefined ? { vhost: t.vhost, url: t.prefix, prefix: t.wildcard } : { vhost: t.vhost, url: '', prefix: false, tag: t.tag }));
 }
 
 export interface InvalidateOptions {
@@ -41,6 +43,7 @@ export interface InvalidateOptions {
 }
 
 function selects(t: Target): (url: string) => boolean {
+  if (t.tag !== undefined) return () => true; // the rows are those of the tag already
   if (!t.wildcard) return (url) => url === t.prefix;
   const m = t.match;
   return m === undefined ? () => true : (url) => m.test(url);
@@ -82,19 +85,24 @@ export async function runInvalidation(store: TieredStore, kind: InvalidateKind,
     if (kind === 'purge' && opts.allExcluded?.(t.vhost)) continue;
     const urlMatches = selects(t);
     const { pick, act } = planFor(kind, urlMatches, Date.now(), opts);
-    // A whole subtree (no pattern) is marked by set-based range updates; patterns, exact URLs and
-    // hardpurge (which deletes body files) go row by row.
-    const disk = (t.wildcard && t.match === undefined && kind !== 'hardpurge'
-      ? await store.disk.markRange(t.vhost, t.prefix, kind, { now: Date.now(), before: Math.min(before, Number.MAX_SAFE_INTEGER), at: Date.now() + (opts.sec ?? 86400) * 1000 })
-      : undefined) ?? await store.disk.applyByPrefix(t.vhost, t.prefix, pick, act, !t.wildcard);
+    // A whole subtree (no pattern) and a tag are marked by set-based updates; patterns, exact
+    // URLs and hardpurge (which deletes body files) go row by row.
+    const marks = { now: Date.now(), before: Math.min(before, Number.MAX_SAFE_INTEGER), at: Date.now() + (opts.sec ?? 86400) * 1000 };
+    const disk = t.tag !== undefined
+      ? (kind === 'hardpurge' ? await store.disk.commands.applyByTag(t.vhost, t.tag, pick, act) : await store.disk.commands.markTag(t.vhost, t.tag, kind, marks))
+      : (t.wildcard && t.match === undefined && kind !== 'hardpurge'
+        ? await store.disk.commands.markRange(t.vhost, t.prefix, kind, marks)
+        : undefined) ?? await store.disk.commands.applyByPrefix(t.vhost, t.prefix, pick, act, !t.wildcard);
     const counted = count;
     count += disk.count;
     size += disk.size;
     // Memory copies are dropped (the disk row carries the new state); objects that live only in
     // memory (volatile hosts) are counted here. An exact target is a keyed lookup, not a walk.
-    const inMemory: MemoryObject[] = t.wildcard
-      ? store.memory.listByPrefix(t.vhost, t.prefix)
-      : store.memory.variantsSync({ vhost: t.vhost, url: t.prefix });
+    const inMemory: MemoryObject[] = t.tag !== undefined
+      ? store.memory.listTagged(t.vhost, t.tag)
+      : t.wildcard
+        ? store.memory.listByPrefix(t.vhost, t.prefix)
+        : store.memory.variantsSync({ vhost: t.vhost, url: t.prefix });
     for (const m of inMemory) {
       if (!urlMatches(m.key.url) || m.cachedAt >= before) continue;
       if (m.volatile && (kind !== 'purge' || m.invalidated !== 1)) { count++; size += m.size; }

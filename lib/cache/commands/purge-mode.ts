@@ -10,13 +10,14 @@ export interface PurgeSettings { purge2expire: Purge2Expire; resCodeNoCtrlTarget
 
 /**
  * The command a target really gets. ROOT: a purge of the whole site (`host/` or `host/*`, not a
- * pattern such as `host/*.jpg`) becomes expire; PATTERN: every wildcard purge; ALL: every purge.
+ * pattern such as `host/*.jpg`) becomes expire; PATTERN: every wildcard or tag purge; ALL: every purge.
  */
 export function effectiveKind(kind: InvalidateKind, t: Target, mode: Purge2Expire): InvalidateKind {
   if (kind !== 'purge') return kind;
   switch (mode) {
     case 'ALL': return 'expire';
-    case 'PATTERN': return t.wildcard ? 'expire' : 'purge';
+    // A tag names many objects as a pattern does.
+    case 'PATTERN': return t.wildcard || t.tag !== undefined ? 'expire' : 'purge';
     case 'ROOT': return t.prefix === '/' && t.match === undefined ? 'expire' : 'purge';
     default: return 'purge';
   }

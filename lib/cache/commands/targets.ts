@@ -16,6 +16,18 @@ export interface Target {
   text: string;
   /** Made from another target (a source's pagedesk edits): a node that receives that one makes it again. */
   derived?: true;
+  /**
+   * Every object of `vhost` the origin tagged so (lib/cache/tags.ts), whatever its URL: then
+   * `prefix` is '' and `wildcard` false, and no URL rule (cachingKey, pagedesk edits) applies.
+   */
+  tag?: string;
+}
+
+/** The targets of tags: each tag on each of `vhosts` (one host when the call names it, else all). */
+export function tagTargets(tags: readonly string[], vhosts: readonly string[]): Target[] {
+  const out: Target[] = [];
+  for (const tag of tags) for (const vhost of vhosts) out.push({ vhost, prefix: '', wildcard: false, tag, text: `tag:${tag}` });
+  return out;
 }
 
 /**

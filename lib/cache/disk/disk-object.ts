@@ -37,6 +37,7 @@ export function rowToMeta(r: IndexRow): CacheEntryMeta {
     deleteAt: r.delete_at,
     size: r.size,
     invalidated: r.invalidated,
+    ...(r.tags === '' || r.tags === undefined ? {} : { tags: r.tags.split(' ') }),
   };
 }
 
@@ -53,12 +54,14 @@ export class DiskObject implements CachedObject {
   readonly status: number; readonly headers: CacheEntryMeta['headers'];
   readonly requestTime: number; readonly cachedAt: number; readonly staleAt: number;
   readonly deleteAt: number; readonly size: number; readonly invalidated: number;
+  readonly tags?: readonly string[];
   readonly body = undefined;
   constructor(private readonly row: IndexRow, private readonly store: BodyReads) {
     const m = rowToMeta(row);
     this.key = m.key; this.variantKey = m.variantKey; this.vary = m.vary; this.status = m.status;
     this.headers = m.headers; this.requestTime = m.requestTime; this.cachedAt = m.cachedAt;
     this.staleAt = m.staleAt; this.deleteAt = m.deleteAt; this.size = m.size; this.invalidated = row.invalidated;
+    if (m.tags !== undefined) this.tags = m.tags;
   }
   get path(): string { return this.row.path; }
   openBody(start?: number, end?: number): Readable {

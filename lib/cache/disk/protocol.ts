@@ -115,15 +115,17 @@ export interface WireMeta {
   deleteAt: number;
   size: number;
   invalidated: number;
+  /** The cache tags, space-separated ('' when none; a tag holds no space). */
+  tags: string;
 }
 
 /** How many ops words an OPEN's meta takes (toWire / fromWire). */
-export const WIRE_META_FIELDS = 12;
+export const WIRE_META_FIELDS = 13;
 
 /** Appends a meta's wire form to ops (main thread). */
 export function toWire(ops: unknown[], m: CacheEntryMeta): void {
   ops.push(m.key.vhost, m.key.url, m.variantKey, JSON.stringify(m.vary), m.status, JSON.stringify(m.headers),
-    m.requestTime, m.cachedAt, m.staleAt, m.deleteAt, m.size, m.invalidated ?? 0);
+    m.requestTime, m.cachedAt, m.staleAt, m.deleteAt, m.size, m.invalidated ?? 0, m.tags === undefined ? '' : m.tags.join(' '));
 }
 
 /** Reads a meta's wire form from ops at i (thread). */
@@ -132,7 +134,7 @@ export function fromWire(ops: unknown[], i: number): WireMeta {
     vhost: ops[i] as string, url: ops[i + 1] as string, variant: ops[i + 2] as string, vary: ops[i + 3] as string,
     status: ops[i + 4] as number, headers: ops[i + 5] as string, requestTime: ops[i + 6] as number,
     cachedAt: ops[i + 7] as number, staleAt: ops[i + 8] as number, deleteAt: ops[i + 9] as number,
-    size: ops[i + 10] as number, invalidated: ops[i + 11] as number,
+    size: ops[i + 10] as number, invalidated: ops[i + 11] as number, tags: ops[i + 12] as string,
   };
 }
 

@@ -38,7 +38,7 @@ export function rowFor(o: Obj, path: string, now: number): NewRow {
     status: m.status, headers: m.headers, request_time: Math.round(m.requestTime),
     cached_at: Math.round(m.cachedAt), stale_at: Math.round(m.staleAt), delete_at: Math.round(m.deleteAt),
     created_at: now, updated_at: now, size: o.bytes, disk: o.disk, fid: o.fid, path, last_access: now,
-    invalidated, flags: flagsForInvalidated(0, invalidated), hash_key: o.hash,
+    invalidated, flags: flagsForInvalidated(0, invalidated), hash_key: o.hash, tags: m.tags,
   };
 }
 

@@ -112,6 +112,23 @@ export function notModifiedMatches(storedHeaders: HeaderMap, headersOf304: Heade
 }
 
 /**
+ * RFC 9111 4.3.4: whether a 304 selects this stored response for update, besides the one whose
+ * revalidation it answered: an identical strong validator. A strong ETag; without an ETag in the
+ * 304, the same Last-Modified when it is strong (RFC 9110 8.8.2.2: at least a second before
+ * the stored response's Date) and the stored response has no ETag. A weak validator selects only
+ * the response it was asked for.
+ */
+export function selectedByNotModified(storedHeaders: HeaderMap, headersOf304: HeaderMap): boolean {
+  const newEtag = headerValue(headersOf304, 'etag')?.trim();
+  if (newEtag !== undefined) return !newEtag.startsWith('W/') && headerValue(storedHeaders, 'etag')?.trim() === newEtag;
+  const newLm = parseHttpDate(headerValue(headersOf304, 'last-modified'));
+  if (Number.isNaN(newLm) || headerValue(storedHeaders, 'etag') !== undefined) return false;
+  const lm = parseHttpDate(headerValue(storedHeaders, 'last-modified'));
+  const date = parseHttpDate(headerValue(storedHeaders, 'date'));
+  return lm === newLm && date - lm >= 1000;
+}
+
+/**
  * Freshens stored headers with a 304's (RFC 9111 3.2, 4.3.4): every field of the 304 replaces the
  * stored one, except Content-Length, hop-by-hop fields (lib/http/hop-by-hop.ts) and fields the
  * 304's Connection names.

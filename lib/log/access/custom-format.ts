@@ -5,7 +5,7 @@
 // (`%>s`) are accepted and change nothing (one status per transaction here).
 import { hookField } from '../../hook/answer.js';
 import type { RecordFields } from '../../record/transaction.js';
-import { clientField, dash, fallbackHosts, plus, reqHeader, requestLine, resHeader, stemAndQuery, strftime } from './fields.js';
+import { clientField, escapeLog, fallbackHosts, reqHeader, requestLine, resHeader, stemAndQuery, strftime } from './fields.js';
 import type { LineContext, LineFormat } from './forms.js';
 
 type Part = string | ((tx: RecordFields, c: LineContext) => string);
@@ -28,6 +28,11 @@ function queryValue(tx: RecordFields, key: string): string | undefined {
   return new URLSearchParams(q).get(key) ?? undefined;
 }
 
+// The values of the codes are escaped once, as a whole, where the line is put together (escapeLog):
+// these two only stand in for an absent value and replace spaces.
+const orDash = (v: string | undefined): string => (v === undefined || v === '' ? '-' : v);
+const spaced = (v: string | undefined): string => (v === undefined || v === '' ? '-' : v.replace(/ /g, '+'));
+
 const num = (v: number): string => (v < 0 ? '-' : String(Math.round(v)));
 
 /** One code to its value function; `arg` is the braces' content (undefined when none). */
@@ -42,36 +47,36 @@ function code(letter: string, arg: string | undefined): Part {
     case 'b': return (tx) => String(tx.responseBodyBytes);
     case 'B': return (tx) => (tx.totalMs > 0 ? String(Math.round(tx.responseBodyBytes / (tx.totalMs / 1000))) : '-');
     case 'c': {
-      if (arg === undefined) return (tx) => dash(resHeader(tx, 'content-length'));
+      if (arg === undefined) return (tx) => orDash(resHeader(tx, 'content-length'));
       const name = arg.endsWith('=') ? arg.slice(0, -1) : arg;
-      return (tx) => dash(cookie(tx, name));
+      return (tx) => orDash(cookie(tx, name));
     }
-    case 'C': { const n = need(); return (tx) => dash(cookie(tx, n)); }
+    case 'C': { const n = need(); return (tx) => orDash(cookie(tx, n)); }
     case 'D': return (tx) => num(tx.totalMs);
     case 'R': return (tx) => num(tx.firstByteMs);
     case 'e': return (tx) => String(tx.sessionId);
     case 'E': return (tx) => tx.ctxId;
-    case 'f': return (tx) => { const s = stemAndQuery(tx)[0]; return dash(s.slice(s.lastIndexOf('/') + 1)); };
-    case 'F': return (tx) => dash(tx.hookLinked);
+    case 'f': return (tx) => { const s = stemAndQuery(tx)[0]; return orDash(s.slice(s.lastIndexOf('/') + 1)); };
+    case 'F': return (tx) => orDash(tx.hookLinked);
     case 'L': return fallbackHosts;
-    case 'N': { const n = need(); return (tx) => plus(tx.hook === undefined ? undefined : hookField(tx.hook.fields, n)); }
+    case 'N': { const n = need(); return (tx) => spaced(tx.hook === undefined ? undefined : hookField(tx.hook.fields, n)); }
     case 'g': return (_tx, c) => c.clock.apacheAt(c.now);
-    case 'G': { const n = need().toLowerCase(); return (tx) => plus(reqHeader(tx, n)); }
-    case 'h': return (tx) => dash(reqHeader(tx, 'host'));
+    case 'G': { const n = need().toLowerCase(); return (tx) => spaced(reqHeader(tx, n)); }
+    case 'h': return (tx) => orDash(reqHeader(tx, 'host'));
     case 'H': return (tx) => tx.protocol;
-    case 'i': { const n = need().toLowerCase(); return (tx) => dash(reqHeader(tx, n)); }
+    case 'i': { const n = need().toLowerCase(); return (tx) => orDash(reqHeader(tx, n)); }
     case 'I': return (tx) => String(tx.requestHeadBytes + tx.requestBodyBytes);
     case 'O': return (tx) => String(tx.responseHeadBytes + tx.responseBodyBytes);
-    case 'j': return (tx) => dash(reqHeader(tx, 'range'));
-    case 'k': return (tx) => dash(reqHeader(tx, 'accept-encoding'));
+    case 'j': return (tx) => orDash(reqHeader(tx, 'range'));
+    case 'k': return (tx) => orDash(reqHeader(tx, 'accept-encoding'));
     case 'K': return (tx) => `HTTP/${tx.httpVersion}`;
-    case 'l': { const n = need().toLowerCase(); return (tx) => plus(resHeader(tx, n)); }
-    case 'o': { const n = need().toLowerCase(); return (tx) => dash(resHeader(tx, n)); }
+    case 'l': { const n = need().toLowerCase(); return (tx) => spaced(resHeader(tx, n)); }
+    case 'o': { const n = need().toLowerCase(); return (tx) => orDash(resHeader(tx, n)); }
     case 'm': return (tx) => tx.method;
-    case 'n': return () => dash(arg);
+    case 'n': return () => orDash(arg);
     case 'P': return (tx) => String(tx.serverPort);
-    case 'q': return (tx) => dash(stemAndQuery(tx)[1]);
-    case 'Q': { const n = need(); return (tx) => dash(queryValue(tx, n)); }
+    case 'q': return (tx) => orDash(stemAndQuery(tx)[1]);
+    case 'Q': { const n = need(); return (tx) => orDash(queryValue(tx, n)); }
     case 'r': return (tx) => requestLine(tx);
     case 's': return (tx) => String(tx.status);
     case 'S': return (tx) => String(tx.cacheResult);
@@ -118,9 +123,11 @@ export function compileFormat(format: string): LineFormat {
     let line = '';
     for (let i = 0; i < parts.length; i++) {
       const p = parts[i]!;
-      line += typeof p === 'string' ? p : p(tx, c);
+      // The format's own text as written; every value escaped as nginx does (no line break can
+      // come from a value).
+      line += typeof p === 'string' ? p : escapeLog(p(tx, c));
     }
-    // One line per transaction whatever the values hold.
+    // One line per transaction whatever the format's own text holds.
     return `${line.replace(/[\r\n]/g, ' ')}\n`;
   };
 }

@@ -6,16 +6,46 @@ import type { RecordFields } from '../../record/transaction.js';
 
 export type XffMode = 'all' | 'clientIp' | 'trimClientIp';
 
-/** Absent values are `-` in every form. */
-export function dash(v: string | number | undefined | null): string {
-  if (v === undefined || v === null || v === '') return '-';
-  return typeof v === 'number' ? String(v) : v;
+/** A character escapeLog rewrites: control bytes, DEL, non-ASCII, `"` and `\`. */
+const UNSAFE = /[\x00-\x1f"\\\x7f-\uffff]/;
+const HEX = '0123456789ABCDEF';
+const hex = (b: number): string => `\\x${HEX[b >> 4]}${HEX[b & 15]}`;
+
+/**
+ * A value as nginx writes it into an access log: every byte below 0x20, 0x7F and every byte from
+ * 0x80 on as `\xHH`, `"` and `\` after a backslash, so a line is ASCII, one line, and its quoted
+ * fields end where they seem to. node hands header values and the target over as latin1 (one
+ * character per byte received): a UTF-8 `é` from the client is the two characters 0xC3 0xA9 and
+ * is written `\xC3\xA9`, the bytes the client sent (written as UTF-8 they became `Ã©`). A
+ * character beyond 0xFF (a rewritten URL of ours) is escaped as its UTF-8 bytes.
+ */
+export function escapeLog(v: string): string {
+  if (!UNSAFE.test(v)) return v;
+  let out = '';
+  for (let i = 0; i < v.length; i++) {
+    const c = v.charCodeAt(i);
+    if (c >= 0x20 && c < 0x7f) out += c === 0x22 ? '\\"' : c === 0x5c ? '\\\\' : v[i];
+    else if (c <= 0xff) out += hex(c);
+    else {
+      const cp = v.codePointAt(i)!;
+      if (cp > 0xffff) i++;
+      for (const b of Buffer.from(String.fromCodePoint(cp), 'utf8')) out += hex(b);
+    }
+  }
+  return out;
 }
 
-/** W3C forms: a value never contains a space (document 3: spaces written as `+`). */
+/** Absent values are `-` in every form; the others escaped (escapeLog). */
+export function dash(v: string | number | undefined | null): string {
+  if (v === undefined || v === null || v === '') return '-';
+  return typeof v === 'number' ? String(v) : escapeLog(v);
+}
+
+/** W3C forms: escaped, and a value never contains a space (document 3: spaces written as `+`). */
 export function plus(v: string | undefined | null): string {
   if (v === undefined || v === null || v === '') return '-';
-  return v.includes(' ') ? v.replace(/ /g, '+') : v;
+  const e = escapeLog(v);
+  return e.includes(' ') ? e.replace(/ /g, '+') : e;
 }
 
 export function reqHeader(tx: RecordFields, name: string): string | undefined {
@@ -43,10 +73,14 @@ export function resHeader(tx: RecordFields, name: string): string | undefined {
   if (head === null || head === undefined) return undefined;
   let re = headPatterns.get(name);
   if (re === undefined) {
-    re = new RegExp(`\\r\\n${name.replace(/[^a-z0-9-]/gi, '')}:[ \\t]*([^\\r]*)`, 'i');
+    re = new RegExp(`\\r\\n${name.replace(/[^a-z0-9-]/gi, '')}:[ \\t]*([^\\r]*)`, 'gi');
     headPatterns.set(name, re);
   }
-  return re.exec(head)?.[1];
+  // Every line of the field, joined as one list (stacked codings are not one coding).
+  re.lastIndex = 0;
+  let value: string | undefined;
+  for (let m = re.exec(head); m !== null; m = re.exec(head)) value = value === undefined ? m[1] : `${value}, ${m[1]}`;
+  return value;
 }
 
 /** `name` (lower case) in writeHead's fields: a flat [name, value, ...] list or an object. */
@@ -103,11 +137,17 @@ export function usernameOf(a: string | undefined): string | undefined {
   return c > 0 ? decoded.slice(0, c) : undefined;
 }
 
+/**
+ * Content codings `sc-resinfo` names: document 3's gzip and deflate, and the br and zstd the
+ * server's own compression makes (functions.compression).
+ */
+export const COMPRESSIONS: ReadonlySet<string> = new Set(['gzip', 'deflate', 'br', 'zstd']);
+
 /** `sc-resinfo`: content coding, TLS version and `Bypass` (document 3's order), joined by `+`. */
 export function resInfo(tx: RecordFields): string {
   const parts: string[] = [];
   const ce = resHeader(tx, 'content-encoding');
-  if (ce === 'gzip' || ce === 'deflate') parts.push(ce);
+  if (ce !== undefined && COMPRESSIONS.has(ce)) parts.push(ce);
   if (tx.connection.tls !== undefined) parts.push(tx.connection.tls);
   if (tx.bypass !== 0) parts.push(tx.bypass === 2 ? 'Bypass/instant' : 'Bypass');
   return parts.length === 0 ? '-' : parts.join('+');
@@ -119,9 +159,9 @@ export function fallbackHosts(tx: RecordFields): string {
   return fb === undefined ? '-' : fb.hosts.join('+');
 }
 
-/** The first line of the request, as Apache's `%r`. */
+/** The first line of the request, as Apache's `%r`; `-` for a refused request whose line never arrived whole (refused.ts), as nginx writes it. */
 export function requestLine(tx: RecordFields): string {
-  return `${tx.method} ${tx.urlReceived} HTTP/${tx.httpVersion}`;
+  return tx.method === '-' ? '-' : `${tx.method} ${tx.urlReceived} HTTP/${tx.httpVersion}`;
 }
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];

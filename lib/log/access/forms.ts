@@ -3,7 +3,7 @@
 // `goaccess --log-format=COMBINED` and every combined-log tool) and `weblogB` (the IIS W3C
 // extended format). The `custom` form is custom-format.ts.
 import type { RecordFields } from '../../record/transaction.js';
-import { clientField, dash, fallbackHosts, plus, reqHeader, requestLine, resHeader, resInfo, stemAndQuery, username, type LineClock, type XffMode } from './fields.js';
+import { clientField, dash, escapeLog, fallbackHosts, plus, reqHeader, requestLine, resHeader, resInfo, stemAndQuery, username, type LineClock, type XffMode } from './fields.js';
 
 /** What a form needs besides the record: the xff mode, the line clock and the completion time. */
 export interface LineContext {
@@ -40,19 +40,13 @@ const ms = (v: number): string => (v < 0 ? '-' : String(Math.round(v)));
 
 export const svcLine: LineFormat = (tx, c) => {
   const [stem, query] = stemAndQuery(tx);
-  return `${c.clock.w3cAt(c.now)} ${tx.serverAddress} ${tx.method} ${plus(stem)} ${plus(query)} ${tx.serverPort} ` +
+  return `${c.clock.w3cAt(c.now)} ${escapeLog(tx.serverAddress)} ${escapeLog(tx.method)} ${plus(stem)} ${plus(query)} ${tx.serverPort} ` +
     `${plus(username(tx))} ${plus(clientField(tx, c.xff))} ${plus(reqHeader(tx, 'user-agent'))} ${tx.status} ` +
     `${tx.responseHeadBytes + tx.responseBodyBytes} ${ms(tx.totalMs)} ${plus(reqHeader(tx, 'referer'))} ${resInfo(tx)} ` +
     `${plus(reqHeader(tx, 'range'))} ${tx.cacheResult} ${plus(reqHeader(tx, 'accept-encoding'))} ${tx.sessionId} ` +
-    `${plus(resHeader(tx, 'content-length'))} ${ms(tx.firstByteMs)} ${tx.completed ? 'c' : 'x'} ${fallbackHosts(tx)} ${tx.ctxId} ${dash(tx.hookLinked)} ` +
+    `${plus(resHeader(tx, 'content-length'))} ${ms(tx.firstByteMs)} ${tx.completed ? 'c' : 'x'} ${escapeLog(fallbackHosts(tx))} ${tx.ctxId} ${dash(tx.hookLinked)} ` +
     `${dash(tx.host?.logName)} ${plus(reqHeader(tx, 'host'))}\n`;
 };
-
-/** A value inside double quotes of the combined format: `"` and `\` escaped as Apache does. */
-function quoted(v: string | undefined): string {
-  if (v === undefined || v === '') return '-';
-  return /["\\\x00-\x1f]/.test(v) ? v.replace(/["\\]/g, (m) => `\\${m}`).replace(/[\x00-\x1f]/g, (m) => `\\x${m.charCodeAt(0).toString(16).padStart(2, '0')}`) : v;
-}
 
 /**
  * The client slots of the combined format, `%h %l`: one address in `%h` so every combined-log
@@ -65,20 +59,20 @@ function combinedClient(tx: RecordFields, mode: XffMode): string {
   if (mode === 'clientIp') return `${ip} -`;
   const xff = reqHeader(tx, 'x-forwarded-for')?.replace(/\s+/g, '');
   if (xff === undefined || xff === '') return `${ip} -`;
-  if (mode === 'all') return `${ip} ${xff}`;
+  if (mode === 'all') return `${ip} ${escapeLog(xff)}`;
   const c = xff.indexOf(',');
-  return `${c < 0 ? xff : xff.slice(0, c)} -`;
+  return `${escapeLog(c < 0 ? xff : xff.slice(0, c))} -`;
 }
 
 /** `%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-agent}i"` */
 export const weblogALine: LineFormat = (tx, c) =>
-  `${combinedClient(tx, c.xff)} ${quoted(username(tx))} [${c.clock.apacheAt(c.now)}] "${quoted(requestLine(tx))}" ` +
-  `${tx.status} ${tx.responseBodyBytes} "${quoted(reqHeader(tx, 'referer'))}" "${quoted(reqHeader(tx, 'user-agent'))}"\n`;
+  `${combinedClient(tx, c.xff)} ${dash(username(tx))} [${c.clock.apacheAt(c.now)}] "${dash(requestLine(tx))}" ` +
+  `${tx.status} ${tx.responseBodyBytes} "${dash(reqHeader(tx, 'referer'))}" "${dash(reqHeader(tx, 'user-agent'))}"\n`;
 
 /** IIS W3C extended, its default fields plus the byte counts; sc-win32-status 64 (network name gone) for an aborted answer. */
 export const weblogBLine: LineFormat = (tx, c) => {
   const [stem, query] = stemAndQuery(tx);
-  return `${c.clock.w3cAt(c.now)} ${tx.serverAddress} ${tx.method} ${plus(stem)} ${plus(query)} ${tx.serverPort} ` +
+  return `${c.clock.w3cAt(c.now)} ${escapeLog(tx.serverAddress)} ${escapeLog(tx.method)} ${plus(stem)} ${plus(query)} ${tx.serverPort} ` +
     `${plus(username(tx))} ${plus(clientField(tx, c.xff))} ${plus(reqHeader(tx, 'user-agent'))} ${plus(reqHeader(tx, 'referer'))} ` +
     `${tx.status} 0 ${tx.completed ? 0 : 64} ${tx.responseHeadBytes + tx.responseBodyBytes} ` +
     `${tx.requestHeadBytes + tx.requestBodyBytes} ${ms(tx.totalMs)}\n`;

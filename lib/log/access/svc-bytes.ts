@@ -2,13 +2,14 @@
 // bytes as svcLine's UTF-8 (forms.ts), without building the line as a string first. An access
 // log on for every request must cost next to nothing beside the request (issue 11: hit-1k keeps
 // >= 0.85 of the same build without the log). So: the values are read once, the room they can
-// take (3 bytes per UTF-16 unit at most) is checked once, and then every write is a plain
+// take (4 bytes per UTF-16 unit escaped, 12 for
+// the few values that can hold units beyond 0xFF) is checked once, and then every write is a plain
 // store at a local offset; short ASCII values are copied by a JS loop, which beats a call into
 // Buffer.write per field, and numbers are written as digits. (Module-level `let` offsets, a
 // check per write and request fields looked up by a name in a variable cost about 690 ns a
 // line, measured warm, against about 510 ns now.)
 import type { RecordFields } from '../../record/transaction.js';
-import { clientFieldOf, fallbackHosts, joined, resHeader, usernameOf } from './fields.js';
+import { clientFieldOf, COMPRESSIONS, escapeLog, fallbackHosts, joined, resHeader, usernameOf } from './fields.js';
 import type { LineContext } from './forms.js';
 
 const SPACE = 32, PLUS = 43, DASH = 45, ZERO = 48, NL = 10;
@@ -19,12 +20,24 @@ type Value = string | undefined | null;
 
 const len = (s: Value): number => (s === undefined || s === null ? 0 : s.length);
 
-/** A value as is; UTF-8 from its first non-ASCII unit on, as Buffer.write would. */
+/** A unit escapeLog rewrites (fields.ts): a control byte, DEL, non-ASCII, `"` or `\\`. */
+const unsafe = (c: number): boolean => c < 0x20 || c >= 0x7f || c === 0x22 || c === 0x5c;
+
+/**
+ * An escaped (ASCII) value at `o`; returns where it ends even when the buffer ends first (a value
+ * whose units beyond 0xFF the room check did not count): svcBytes then sees the line did not fit.
+ */
+function escaped(buf: Buffer, o: number, e: string): number {
+  if (o < buf.length) buf.write(e, o, 'latin1');
+  return o + e.length;
+}
+
+/** A value escaped as fields.ts escapeLog does: printable ASCII copied, the rest from the first unsafe unit on escaped. */
 function raw(buf: Buffer, o: number, s: string): number {
   const n = s.length;
   for (let i = 0; i < n; i++) {
     const c = s.charCodeAt(i);
-    if (c >= 0x80) return o + i + buf.write(s.slice(i), o + i);
+    if (unsafe(c)) return escaped(buf, o + i, escapeLog(s.slice(i)));
     buf[o + i] = c;
   }
   return o + n;
@@ -40,8 +53,8 @@ function plus(buf: Buffer, o: number, s: Value): number {
   const n = s.length;
   for (let i = 0; i < n; i++) {
     const c = s.charCodeAt(i);
-    if (c >= 0x80) {
-      const end = o + i + buf.write(s.slice(i).replace(/ /g, '+'), o + i);
+    if (unsafe(c)) {
+      const end = escaped(buf, o + i, escapeLog(s.slice(i)).replace(/ /g, '+'));
       buf[end] = SPACE;
       return end + 1;
     }
@@ -56,7 +69,8 @@ function plus(buf: Buffer, o: number, s: Value): number {
  * method token): one native copy, cheaper than the loop from about 16 characters on.
  */
 function ascii(buf: Buffer, o: number, s: string): number {
-  o += buf.write(s, o, 'latin1');
+  if (o < buf.length) buf.write(s, o, 'latin1');
+  o += s.length;
   buf[o] = SPACE;
   return o + 1;
 }
@@ -100,7 +114,7 @@ function ms(buf: Buffer, o: number, v: number): number {
 /** `sc-resinfo` as fields.ts resInfo() joins it, without the array; then the space. */
 function resInfo(buf: Buffer, o: number, tx: RecordFields, ce: string | undefined): number {
   const start = o;
-  if (ce === 'gzip' || ce === 'deflate') o = raw(buf, o, ce);
+  if (ce !== undefined && COMPRESSIONS.has(ce)) o = raw(buf, o, ce);
   const tls = tx.connection.tls;
   if (tls !== undefined) {
     if (o > start) buf[o++] = PLUS;
@@ -169,7 +183,10 @@ export function svcBytes(tx: RecordFields, c: LineContext, buf: Buffer, at: numb
   const room = date.length + tx.serverAddress.length + tx.method.length + u.length + len(user) + client.length + len(ua) + len(referer) +
     len(ce) + len(range) + cacheResult.length + len(ae) + len(length) + fallback.length + tx.ctxId.length + tx.hookLinked.length + len(logName) +
     len(host) + len(tx.connection.tls);
-  if (at + room * 3 + FIXED_ROOM > buf.length) return -1;
+  // Escaped, a unit takes up to 4 bytes (`\xHH`). Request fields and the user come as latin1
+  // (one unit per byte received); the logged URL (a rewrite's) and the names of the setting can
+  // hold units beyond 0xFF, 12 bytes each (three UTF-8 bytes, escaped).
+  if (at + room * 4 + (u.length + len(logName) + fallback.length) * 8 + FIXED_ROOM > buf.length) return -1;
   let o = ascii(buf, at, date);
   o = field(buf, o, tx.serverAddress);
   o = field(buf, o, tx.method);
@@ -202,6 +219,8 @@ export function svcBytes(tx: RecordFields, c: LineContext, buf: Buffer, at: numb
   if (tx.hookLinked === '') { buf[o++] = DASH; buf[o++] = SPACE; } else o = field(buf, o, tx.hookLinked);
   if (logName === undefined || logName === '') { buf[o++] = DASH; buf[o++] = SPACE; } else o = field(buf, o, logName);
   o = plus(buf, o, host);
+  // Past the end: stores there were dropped; the caller takes the string path.
+  if (o > buf.length) return -1;
   buf[o - 1] = NL;
   return o;
 }

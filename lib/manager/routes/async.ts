@@ -6,21 +6,21 @@ import { fail, HTTP, ok } from '../envelope.js';
 import type { Route } from '../router.js';
 import type { AsyncInvalidations, InvalidationCommands } from '../types.js';
 import { requireRunning } from './rt.js';
-import { urlParam } from './invalidation.js';
+import { callTargets, urlParam } from './invalidation.js';
 
 export function asyncRoutes(queue: AsyncInvalidations, svc: InvalidationCommands): Route[] {
   const enqueue = (kind: InvalidateKind): Route => ({
     method: 'GET', path: `/command/async/${kind}`, name: kind, group: 'query',
     handler: async (req, ctx) => {
       requireRunning(ctx);
-      const url = urlParam(req.rawQuery);
       let targets;
-      try { targets = await svc.targets(url); } catch (err) {
+      let url;
+      try { ({ targets, text: url } = await callTargets(svc, req.rawQuery, urlParam(req.rawQuery))); } catch (err) {
         if (isBadTarget(err)) return fail(err.status, ctx.version, kind, 'query', err.message);
         throw err;
       }
-      svc.recognized?.({ kind, async: true, url: url ?? '', targets, request: { method: req.method, path: req.path, rawQuery: req.rawQuery, headers: req.headers } });
-      if (!await queue.add(kind, url ?? '', targets)) return fail(503, ctx.version, kind, 'query', `asynchronous queue full (${queue.max})`);
+      svc.recognized?.({ kind, async: true, url, targets, request: { method: req.method, path: req.path, rawQuery: req.rawQuery, headers: req.headers } });
+      if (!await queue.add(kind, url, targets)) return fail(503, ctx.version, kind, 'query', `asynchronous queue full (${queue.max})`);
       return ok(ctx.version, kind, 'query', { queued: true, queue: { used: queue.used, max: queue.max } });
     },
   });

@@ -1,6 +1,8 @@
 // `/command` invalidation family (purge, expire, expireafter, hardpurge, POST purge) and
-// `/monitoring/fileinfo` (document 1).
-import { isBadTarget } from '../../cache/commands/targets.js';
+// `/monitoring/fileinfo` (document 1). Beside `url`, the family takes `tag` (repeatable, with
+// an optional `vhost`): every object the origin tagged so (lib/cache/tags.ts).
+import { isBadTarget, type Target } from '../../cache/commands/targets.js';
+import { codedError } from '../../errors/codes.js';
 import type { InvalidateKind } from '../../cache/commands/invalidate.js';
 import { fail, HTTP, jsonReply, ok } from '../envelope.js';
 import type { Route } from '../router.js';
@@ -19,6 +21,44 @@ export function urlParam(query: string | undefined): string | null {
   try { return decodeURIComponent(raw.replace(/\+/g, ' ')); } catch { return raw; }
 }
 
+/**
+ * The `tag` parameters (repeatable) and `vhost` of a call, from the part of the query before
+ * `url=` (url takes the rest, as for `sec`).
+ */
+function tagParams(query: string | undefined): { tags: string[]; vhost: string | undefined } {
+  const rawQuery = query ?? '';
+  const before = rawQuery.startsWith('url=') ? '' : rawQuery.split('&url=')[0] ?? '';
+  const tags: string[] = [];
+  let vhost: string | undefined;
+  for (const part of before.split('&')) {
+    const eq = part.indexOf('=');
+    const name = eq < 0 ? part : part.slice(0, eq);
+    if (name !== 'tag' && name !== 'vhost') continue;
+    const raw = eq < 0 ? '' : part.slice(eq + 1);
+    let value: string;
+    try { value = decodeURIComponent(raw.replace(/\+/g, ' ')); } catch { value = raw; }
+    if (name === 'tag') tags.push(value);
+    else vhost = value;
+  }
+  return { tags, vhost };
+}
+
+/**
+ * The targets of a call: those `url` names and those its `tag` parameters name (each tag on the
+ * host `vhost` names, else on every host); rejects with a BAD_TARGET or TARGET_UNKNOWN_HOST coded error.
+ */
+export async function callTargets(svc: InvalidationCommands, query: string | undefined, url: string | null): Promise<{ targets: Target[]; text: string }> {
+  const { tags, vhost } = tagParams(query);
+  if (tags.length === 0) {
+    if (vhost !== undefined) throw codedError('BAD_TARGET', 'vhost scopes tag: a call with vhost needs tag');
+    return { targets: await svc.targets(url), text: url ?? '' };
+  }
+  const byUrl = url === null ? [] : await svc.targets(url);
+  const byTag = svc.tagTargets(tags, vhost === '' ? undefined : vhost);
+  const text = [url, ...tags.map((t) => `tag:${t}`)].filter((t) => t !== null).join('|');
+  return { targets: [...byUrl, ...byTag], text };
+}
+
 function secParam(query: string | undefined): number | 'bad' {
   const rawQuery = query ?? '';
   const before = rawQuery.split(/(^|&)url=/)[0] ?? '';
@@ -28,18 +68,19 @@ function secParam(query: string | undefined): number | 'bad' {
   return Number.isInteger(n) && n > 0 ? n : 'bad';
 }
 
-async function invalidate(svc: InvalidationCommands, kind: InvalidateKind, url: string | null, ctx: RouteContext, req: ApiRequest,
+async function invalidate(svc: InvalidationCommands, kind: InvalidateKind, query: string | undefined, ctx: RouteContext, req: ApiRequest,
   sec?: number, body?: Buffer): Promise<ApiReply> {
   requireRunning(ctx);
   let targets;
+  let url;
   try {
-    targets = await svc.targets(url);
+    ({ targets, text: url } = await callTargets(svc, query, urlParam(query)));
   } catch (err) {
     // An unknown virtual host in the URL is 502 for the purge family (README): the code's status.
     if (isBadTarget(err)) return fail(err.status, ctx.version, kind, 'query', err.message);
     throw err;
   }
-  svc.recognized?.({ kind, async: false, url: url ?? '', targets, sec, request: { method: req.method, path: req.path, rawQuery: req.rawQuery, headers: req.headers, body } });
+  svc.recognized?.({ kind, async: false, url, targets, sec, request: { method: req.method, path: req.path, rawQuery: req.rawQuery, headers: req.headers, body } });
   const outcome = await svc.run(kind, targets, sec);
   const reply = ok(ctx.version, kind, 'query', outcome.result);
   return { ...reply, status: outcome.status };
@@ -48,7 +89,7 @@ async function invalidate(svc: InvalidationCommands, kind: InvalidateKind, url: 
 export function invalidationRoutes(svc: InvalidationCommands): Route[] {
   const simple = (kind: InvalidateKind): Route => ({
     method: 'GET', path: `/command/${kind}`, name: kind, group: 'query',
-    handler: (req: ApiRequest, ctx) => invalidate(svc, kind, urlParam(req.rawQuery), ctx, req),
+    handler: (req: ApiRequest, ctx) => invalidate(svc, kind, req.rawQuery, ctx, req),
   });
   return [
     simple('purge'), simple('expire'), simple('hardpurge'),
@@ -57,7 +98,7 @@ export function invalidationRoutes(svc: InvalidationCommands): Route[] {
       handler: (req, ctx) => {
         const sec = secParam(req.rawQuery);
         if (sec === 'bad') return Promise.resolve(fail(HTTP.badRequest, ctx.version, 'expireafter', 'query', 'sec must be a positive integer'));
-        return invalidate(svc, 'expireafter', urlParam(req.rawQuery), ctx, req, sec);
+        return invalidate(svc, 'expireafter', req.rawQuery, ctx, req, sec);
       },
     },
     {
@@ -67,7 +108,7 @@ export function invalidationRoutes(svc: InvalidationCommands): Route[] {
         const type = req.headers['content-type'] ?? '';
         if (!type.startsWith('application/x-www-form-urlencoded')) return fail(HTTP.badRequest, ctx.version, 'purge', 'query', 'Content-Type must be application/x-www-form-urlencoded');
         const body = await req.body();
-        return invalidate(svc, 'purge', urlParam(body.toString('utf8')), ctx, req, undefined, body);
+        return invalidate(svc, 'purge', body.toString('utf8'), ctx, req, undefined, body);
       },
     },
     {

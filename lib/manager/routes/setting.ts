@@ -35,17 +35,26 @@ function uploadRoute(path: string, apply: boolean, lc: SettingLifecycle): Route 
       try {
         const r = await lc.upload(req.headers['content-type']!, await req.body(), apply);
         const warnings = r.warnings === undefined ? {} : { warnings: r.warnings };
-        return ok(ctx.version, path, 'upload', { applied: apply, artifact: r.artifact, ...warnings }, { error: 0 });
+        return ok(ctx.version, path, 'upload', { applied: apply, artifact: r.artifact, restartPending: r.restartPending, ...warnings }, { error: 0 });
       } catch (err) {
         if (!(err instanceof LoadFailure)) throw err;
-        return fail(UPLOAD_FAILED, ctx.version, path, 'upload', err.message, { error: err.code });
+        return fail(UPLOAD_FAILED, ctx.version, path, 'upload', err.message, refusal(err));
       }
     },
   };
 }
 
+/**
+ * `restartPending`: the env paths that wait for a restart (applied is true for the rest);
+ * `warnings` as an upload's.
+ */
 function applied(r: Applied): Record<string, unknown> {
-  return { applied: true, artifact: r.artifact, changedHosts: r.changedHosts };
+  return { applied: true, artifact: r.artifact, restartPending: r.restartPending, changedHosts: r.changedHosts, ...(r.warnings === undefined ? {} : { warnings: r.warnings }) };
+}
+
+/** A refusal's members beside document 1's `error` and `reason`: each refused member at its JSON path. */
+function refusal(err: LoadFailure): Record<string, unknown> {
+  return { error: err.code, ...(err.issues === undefined ? {} : { issues: err.issues }) };
 }
 
 function vhostFailure(err: unknown, version: string, method: string): ApiReply {
@@ -95,7 +104,7 @@ export function settingRoutes(lc: SettingLifecycle): Route[] {
           return ok(ctx.version, '/setting/deploy/local', 'deploy', applied(await lc.deployLocal()));
         } catch (err) {
           if (!(err instanceof LoadFailure)) throw err;
-          return fail(200, ctx.version, '/setting/deploy/local', 'deploy', err.message, { error: err.code });
+          return fail(200, ctx.version, '/setting/deploy/local', 'deploy', err.message, refusal(err));
         }
       },
     },

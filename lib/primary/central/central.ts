@@ -14,7 +14,7 @@ import type { InfoLog } from './http.js';
 import { KafkaFeed, KafkaSink, type KafkaConnection } from './kafka.js';
 import { ipList, type NodeInfo } from './message.js';
 import { NodeList, type NodeListOptions } from './nodelist.js';
-import { PurgeSync, type PurgeOutcome } from './purge-sync.js';
+import { PurgeSync, type PurgeOutcome, type PurgeParameter } from './purge-sync.js';
 import { FEEDBACK_RETRY, type Retry } from './retry.js';
 import { SettingSync } from './setting-sync.js';
 import { ApiSink, PollingFeed, type Feed, type PollingInfo, type Sink } from './transport.js';
@@ -26,7 +26,7 @@ interface CentralDeps {
   server: Server;
   lifecycle: SettingLifecycle;
   /** One `/command/purge` target through the API's invalidation service. */
-  purge: (url: string) => Promise<PurgeOutcome>;
+  purge: (what: PurgeParameter) => Promise<PurgeOutcome>;
   origins: Pick<NodeListOptions, 'configured' | 'apply'>;
   licenseId: () => string;
   /** The license's key of `enc:` credentials. */

@@ -1,5 +1,5 @@
 // features.purge: purge messages from the feed (`action.api=/command/purge`, `parameters[]
-// {url}`) run by `workerCount` parallel executors, each through the invalidation service the
+// {url}` or `{tag, vhost?}`: a cache tag on one host or on every host) run by `workerCount` parallel executors, each through the invalidation service the
 // management API uses; then one feedback per message with each target's result.
 import type { InfoLog } from './http.js';
 import { feedback, MessageError, parseFeedMessage, type NodeInfo } from './message.js';
@@ -8,12 +8,14 @@ import type { Feed, FeedItem, Sink } from './transport.js';
 
 export interface PurgeOutcome { count: number; size: number; time: number }
 
+export type PurgeParameter = { url: string } | { tag: string; vhost: string | undefined };
+
 interface PurgeSyncOptions {
   feed: Feed;
   sink: Sink | undefined;
   executors: number;
-  /** One purge target as `/command/purge?url=` takes it; rejects with the reason. */
-  purge: (url: string) => Promise<PurgeOutcome>;
+  /** One purge target as `/command/purge?url=` (or `?tag=&vhost=`) takes it; rejects with the reason. */
+  purge: (what: PurgeParameter) => Promise<PurgeOutcome>;
   productVer: string;
   node: () => NodeInfo;
   log: InfoLog;
@@ -22,6 +24,17 @@ interface PurgeSyncOptions {
 }
 
 const METHOD = '/command/purge';
+
+/** What one parameter names, or why it names nothing. */
+function parameterOf(p: Record<string, unknown>): PurgeParameter | string {
+  if (p.tag !== undefined) {
+    if (typeof p.tag !== 'string') return 'parameters[].tag must be a string';
+    if (p.vhost !== undefined && typeof p.vhost !== 'string') return 'parameters[].vhost must be a string';
+    return { tag: p.tag, vhost: p.vhost };
+  }
+  if (typeof p.url !== 'string' || p.url === '') return 'parameters[].url missing';
+  return { url: p.url };
+}
 
 /** At most `n` jobs at once, the others queued in order. */
 class Executors {
@@ -68,9 +81,10 @@ export class PurgeSync {
       parameters = msg.action.api !== METHOD
         ? msg.parameters.map((p) => ({ ...p, result: fail(`action.api ${msg.action.api} is not ${METHOD}`) }))
         : await Promise.all(msg.parameters.map((p) => this.executors.run(async () => {
-          if (typeof p.url !== 'string' || p.url === '') return { ...p, result: fail('parameters[].url missing') };
+          const what = parameterOf(p);
+          if (typeof what === 'string') return { ...p, result: fail(what) };
           try {
-            const r = await this.o.purge(p.url);
+            const r = await this.o.purge(what);
             return { ...p, result: { version: this.o.productVer, method: METHOD, status: 'OK', result: r } };
           } catch (err) {
             return { ...p, result: fail((err as Error).message) };

@@ -32,8 +32,9 @@ export class CentralLink {
       licenseId: h.licenseId,
       secretKey: h.secretKey,
       log: (message, fields) => void h.lifecycle.events.info(message, fields),
-      purge: async (url) => {
-        const o = await h.invalidation.run('purge', await h.invalidation.targets(url));
+      purge: async (what) => {
+        const targets = 'url' in what ? await h.invalidation.targets(what.url) : h.invalidation.tagTargets([what.tag], what.vhost);
+        const o = await h.invalidation.run('purge', targets);
         return { count: o.result.Count, size: o.result.Size, time: o.result.Time };
       },
       origins: {

@@ -13,7 +13,8 @@ import type { InvalidateKind } from '../../cache/commands/invalidate.js';
 
 export interface BusEntry {
   kind: InvalidateKind;
-  targets: Array<{ vhost: string; text: string }>;
+  /** A target with `tag` is that cache tag on `vhost` (its `text` is only for the logs). */
+  targets: Array<{ vhost: string; text: string; tag?: string }>;
   /** expireafter seconds. */
   sec?: number;
   /** The bus name of the node that appended it. */
@@ -45,7 +46,7 @@ export function* entrySlices(e: BusEntry, tooLarge: (target: BusEntry['targets']
   let parts: string[] = [];
   let bytes = 2; // the brackets
   for (const t of e.targets) {
-    const json = JSON.stringify({ vhost: t.vhost, text: t.text });
+    const json = JSON.stringify(t.tag === undefined ? { vhost: t.vhost, text: t.text } : { vhost: t.vhost, text: t.text, tag: t.tag });
     const size = Buffer.byteLength(json) + 1; // and its comma
     if (size + 2 > MAX_ENTRY_BYTES) { tooLarge(t); continue; }
     if (parts.length === MAX_ENTRY_TARGETS || bytes + size > MAX_ENTRY_BYTES) {
@@ -75,7 +76,7 @@ export function parseEntry(fields: string[]): BusEntry | RefusedEntry | undefine
   if (bytes > MAX_ENTRY_BYTES) return { refused: `targets of ${bytes} bytes, over ${MAX_ENTRY_BYTES}`, node };
   let targets: unknown;
   try { targets = JSON.parse(raw); } catch { return undefined; }
-  if (!Array.isArray(targets) || !targets.every((t) => typeof t?.vhost === 'string' && typeof t?.text === 'string')) return undefined;
+  if (!Array.isArray(targets) || !targets.every((t) => typeof t?.vhost === 'string' && typeof t?.text === 'string' && (t.tag === undefined || typeof t.tag === 'string'))) return undefined;
   if (targets.length > MAX_ENTRY_TARGETS) return { refused: `${targets.length} targets, over ${MAX_ENTRY_TARGETS}`, node };
   const sec = m.get('sec');
   return { kind: kind as InvalidateKind, targets: targets as BusEntry['targets'], node, ...(sec === undefined ? {} : { sec: Number(sec) }) };

@@ -95,7 +95,7 @@ export class Fleet {
     this.propagation.forward({ method: r.method, target: r.rawQuery ? `${r.path}?${r.rawQuery}` : r.path, headers: r.headers, body: r.body });
     // A propagated call was appended by the node that received it first.
     if (r.headers[PROPAGATED_HEADER] === undefined) {
-      this.bus?.append({ kind: call.kind, targets: call.targets.filter((t) => t.derived !== true).map((t) => ({ vhost: t.vhost, text: t.text })), ...(call.sec === undefined ? {} : { sec: call.sec }) });
+      this.bus?.append({ kind: call.kind, targets: call.targets.filter((t) => t.derived !== true).map((t) => ({ vhost: t.vhost, text: t.text, ...(t.tag === undefined ? {} : { tag: t.tag }) })), ...(call.sec === undefined ? {} : { sec: call.sec }) });
     }
   }
 

@@ -32,7 +32,7 @@ export function fleetOf(w: FleetWiring): Fleet {
     setting: w.setting, settingText: w.settingText, apiHost: w.apiHost,
     name: os.hostname(), version: PRODUCT_VERSION,
     apply: async (e) => {
-      const targets = e.targets.flatMap((t) => invalidation.targetOf(t.text, t.vhost));
+      const targets = e.targets.flatMap((t) => (t.tag === undefined ? invalidation.targetOf(t.text, t.vhost) : invalidation.tagTargets([t.tag], t.vhost)));
       await invalidation.run(e.kind, targets, e.sec);
     },
     info: (message, fields) => { systemLog.info(fields, message); info(message, fields); },

@@ -146,6 +146,8 @@ export const FORMAT_MESSAGES: Record<string, string> = {
   'svc-regex': 'must be a valid regular expression',
   'svc-rescode': 'must be a status code, a class such as 5xx, or fail',
   'svc-hostname': 'must be a host name',
+  'svc-field-name': 'must be an HTTP field name (RFC 9110 token: letters, digits and !#$%&\'*+-.^_`|~)',
+  'svc-field-value': 'must be printable ASCII without leading or trailing spaces (an HTTP field value)',
 };
 
 const CHECKS: Record<string, (s: string) => boolean> = {
@@ -163,6 +165,8 @@ const CHECKS: Record<string, (s: string) => boolean> = {
   'svc-rescode': (s) => /^(?:[1-5]xx|[1-5]\d\d|fail)$/i.test(s),
   // Host names may carry a leading wildcard label (`*.example.com`) as aliases do.
   'svc-hostname': (s) => isHostName(s.startsWith('*.') ? s.slice(2) : s) || s === '*',
+  'svc-field-name': (s) => /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(s),
+  'svc-field-value': (s) => /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/.test(s),
 };
 
 for (const [name, check] of Object.entries(CHECKS)) Format.Set(name, check);

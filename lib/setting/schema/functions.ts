@@ -2,11 +2,12 @@
 // `functions`. Document 2 names the hook and a few network fields; the rest of the network
 // block (limits, timeouts, TTLs) is ours, because the server needs them and the spec shows none.
 import { Type } from 'typebox';
-import { Bool, Int, NullStr, Num, Obj, OneOf, Opt, Secs, Section, Str } from './common.js';
+import { Bool, Formatted, Int, NullStr, Num, Obj, OneOf, Opt, Secs, Section, Str } from './common.js';
 import { HostLogSchema } from './log.js';
 import { PagedeskSchema } from './pagedesk.js';
 import { Bypass, CachingKey, Modify } from './network.js';
 import { AccessControlSchema } from './access-control.js';
+import { CompressionSchema } from './compression.js';
 
 const FrontEnd = Section({
   maxUrlLength: Int(8192, { minimum: 256, description: 'bytes of request line target; longer gets 414' }),
@@ -42,6 +43,17 @@ const FrontEnd = Section({
   bypass: Bypass,
   modify: Modify('header edits on the client side: request fields as received, response fields as sent'),
   accessControl: AccessControlSchema,
+  answerFields: Section({
+    requestId: Section({
+      enable: Bool(false, 'every answer of the host carries the request id: the x-ctx-id of its log lines (access, origin, error logs)'),
+      name: Formatted('svc-field-name', { default: 'x-ctx-id', description: 'the response field that carries the request id' }),
+    }),
+    nodeName: Section({
+      enable: Bool(false, 'every answer of the host carries the name of the node that answered'),
+      name: Formatted('svc-field-name', { default: 'x-svc-node', description: 'the response field that carries the node name' }),
+      value: NullStr({ format: 'svc-field-value', description: 'the node name sent; null: the machine\'s host name' }),
+    }),
+  }, 'fields that tie an answer to its log lines and to the node that gave it, for debugging (ours)'),
 }, 'client side of HTTP');
 
 const BackEnd = Section({
@@ -72,13 +84,34 @@ const Cache = Section({
   honourNoCache: Bool(true, 'respect the no-cache response directive of the origin (false: ignore it)'),
   honourPrivate: Bool(true, 'do not store Cache-Control: private responses'),
   storeSetCookie: Bool(false, 'store Set-Cookie with a cached response and send it with every hit (false: only the client whose request fetched it gets it)'),
+  cacheStatus: Section({
+    enable: Bool(true, 'add this cache\'s member to the Cache-Status field (RFC 9211) of every answer of the host: hit, or fwd with the reason and fwd-status, ttl, stored, collapsed; a Cache-Status the origin sent is kept before it'),
+    name: Type.String({
+      default: 'svc',
+      minLength: 1,
+      maxLength: 128,
+      pattern: '^[\\x20-\\x7e]*$',
+      description: 'the name the member starts with (printable ASCII): written as a token when it is one, else as a quoted string',
+    }),
+    key: Bool(false, 'add key="<host><url>", the cache key the request was looked up under (after cachingKey): for debugging, it shows how URLs are normalised'),
+  }, 'the Cache-Status response field (RFC 9211)'),
   cachingKey: CachingKey,
-  compression: Section({ useOriginEncoding: Bool(true, 'keep the Content-Encoding of the origin') }),
+  compression: Section({
+    useOriginEncoding: Bool(true, 'true: the origin gets the client\'s Accept-Encoding and the coding it answers with is kept; false: the origin is asked for identity and one stored copy serves every Accept-Encoding, encoded by the edge (functions.compression)'),
+  }),
   purge: Section({
     purge2expire: OneOf(['NONE', 'ROOT', 'PATTERN', 'ALL'], 'NONE', 'which purges are turned into expire'),
     resCodeNoCtrlTarget: Int(200, { minimum: 100, maximum: 599, description: 'HTTP code of an invalidation that matched nothing' }),
   }),
   enablePurgeMethod: Bool(false, 'accept the PURGE method from clients'),
+  tags: Section({
+    enable: Bool(true, 'keep the cache tags the origin names in `fields` with each stored response, so that a purge by `tag=` finds them'),
+    fields: Type.Array(Type.String({ minLength: 1, maxLength: 64, pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$" }), {
+      default: ['Surrogate-Key', 'Cache-Tag'], maxItems: 8,
+      description: 'origin response fields whose values are cache tags (space- or comma-separated); the same fields of a PURGE request name the tags to purge',
+    }),
+    strip: Bool(true, 'remove `fields` from the answers to clients (false: clients see them too)'),
+  }, 'cache tags (surrogate keys): invalidation of every response the origin tagged'),
   limitMaxRange: Int(64 * 1024 * 1024, {
     minimum: 0,
     description: 'bytes: an object longer than this is fetched from the origin and stored in pieces of partSize by Range requests (fileinfo Fragmented: Y), and a client Range on a miss asks the origin for the pieces it needs; 0: objects are stored whole only and an origin 206 is never stored',
@@ -129,4 +162,5 @@ export const FunctionsSchema = Section({
   operations: Section({ log: HostLogSchema }),
   contents: Section({ pagedesk: PagedeskSchema }),
   statistics: Statistics,
+  compression: CompressionSchema,
 }, 'defaults for every virtual host; a host functions object overrides them member by member');

@@ -9,7 +9,7 @@ import { request } from 'undici';
 import { freePort } from '../../helpers/ports.js';
 import { startServer } from '../../helpers/server.js';
 import { waitFor } from '../../helpers/wait.js';
-import { call } from '../../lifecycle/fixtures/node.js';
+import { call, svc } from '../../lifecycle/fixtures/node.js';
 import { curl, makeCert, presentedCn, tlsNode } from './helpers.js';
 
 interface HttpsItem { name: string; enable: boolean; error?: string }
@@ -36,6 +36,11 @@ t.test('/get/https: a host whose TLS port is taken is not working, with the reas
   await plain.body.text();
   t.equal(plain.statusCode, 200, 'b.test is still served on its plain port');
   t.equal((await presentedCn(n.tlsPort, ['-servername', 'a.test'])).cn, 'a.test', 'a.test is served over TLS');
+
+  // svc reload applies the file and says which part the runtime could not honour.
+  const reload = await svc(['reload', '--setting', n.server.settingPath]);
+  t.equal(reload.code, 0, 'the file itself is applied');
+  t.match(reload.stderr, new RegExp(`not serving: hosting\\[name=b\\.test\\]\\.https: TLS port 127\\.0\\.0\\.1:${taken} cannot be opened: .*EADDRINUSE`));
 
   await new Promise<void>((r) => blocker.close(() => r()));
   n.server.signal('SIGHUP');

@@ -1,0 +1,118 @@
+// Cache-Status (RFC 9211) on every answer of a virtual host: what this cache did with the request,
+// appended to the members an origin-side cache already wrote. The stages note what only they
+// know (why a request went forward, what the origin answered a joined fetch, whether the answer
+// was stored) on the transaction; the member is made where the head is written (TxResponse,
+// TxH2Response: every answer passes there, error answers included), so no answering path can
+// forget it. Only the hit path writes its own (deliver.ts, into the stored view's prepared head),
+// to keep a hit free of field copies. What the stages do not note is read off the record: a
+// bypass, an unsafe method, an origin exchange, a hit result.
+import type { OutgoingHttpHeader, OutgoingHttpHeaders } from 'node:http';
+import { appendCacheStatus, cacheNameItem, cacheStatusMember, ttlSeconds, type CacheStatusFwd, type CacheStatusParams } from '../../cache/policy/cache-status.js';
+import type { CacheKey } from '../../cache/store.js';
+import type { ResolvedHost } from '../../setting/types.js';
+import type { TransactionRecord } from './transaction.js';
+
+/** What the stages learned about the request's way through the cache (undefined members: not known). */
+export interface CacheStatusNote {
+  fwd?: CacheStatusFwd;
+  fwdStatus?: number;
+  stored?: boolean;
+  collapsed?: boolean;
+  ttl?: number;
+  key?: string;
+  /** The answer is another worker's (hash hand-off): its owner wrote our member already. */
+  relayed?: boolean;
+}
+
+/** functions.network.cache.cacheStatus as a worker applies it; undefined when off. */
+export interface CacheStatusRuntime {
+  /** The member's name as written (a token, or a quoted string). */
+  item: string;
+  /** Add `key=` (the cache key) to every member. */
+  key: boolean;
+}
+
+export function cacheStatusRuntime(host: ResolvedHost): CacheStatusRuntime | undefined {
+  const c = host.functions.network.cache.cacheStatus;
+  return c.enable ? { item: cacheNameItem(c.name), key: c.key } : undefined;
+}
+
+export function noteOf(tx: TransactionRecord): CacheStatusNote {
+  return (tx.cacheStatus ??= {});
+}
+
+/** Lookup starts (again, after a fallback routed the request elsewhere): nothing known yet. */
+export function noteLookup(tx: TransactionRecord, key: CacheKey): void {
+  tx.cacheStatus = tx.host?.cacheStatus?.key === true ? { key: `${key.vhost}${key.url}` } : undefined;
+}
+
+/** The request goes forward for this reason. */
+export function noteForward(tx: TransactionRecord, fwd: CacheStatusFwd): void {
+  noteOf(tx).fwd = fwd;
+}
+
+/** An answer from the origin reaches this client: its status, whether it is stored, and when it goes stale. */
+export function noteAnswer(tx: TransactionRecord, status: number, stored: boolean, staleAt: number | undefined): void {
+  const n = noteOf(tx);
+  n.fwdStatus = status;
+  n.stored = stored;
+  if (staleAt !== undefined) n.ttl = ttlSeconds(staleAt, Date.now());
+}
+
+/** A client that had joined a fetch in flight is sent to the origin on its own after all. */
+export function noteAlone(tx: TransactionRecord): void {
+  const n = tx.cacheStatus;
+  if (n?.collapsed === true) n.collapsed = false;
+}
+
+const HITS = new Set(['TCP_HIT', 'TCP_IMS_HIT', 'TCP_NEGATIVE_HIT', 'TCP_REDIRECT_HIT', 'TCP_REFRESH_HIT', 'TCP_REF_FAIL_HIT']);
+
+/** Why the request went forward when no stage said (undefined: it did not go forward). */
+function forwardOf(tx: TransactionRecord): CacheStatusFwd | undefined {
+  if (tx.origin === undefined) return undefined;
+  if (tx.bypass === 1 || tx.bypass === 2 || (tx.bypass === 3 && tx.hook?.cacheKey === null)) return 'bypass';
+  const m = tx.req.method;
+  if (m !== 'GET' && m !== 'HEAD' && tx.postBody === undefined) return 'method';
+  return 'miss';
+}
+
+function paramsOf(tx: TransactionRecord, ttl: number | undefined): CacheStatusParams {
+  const n = tx.cacheStatus;
+  const fwd = n?.fwd ?? (tx.cacheResult !== undefined && HITS.has(tx.cacheResult) ? undefined : forwardOf(tx));
+  // Noted at lookup only when the host asks for it.
+  const p: CacheStatusParams = n?.key !== undefined ? { key: n.key } : {};
+  if (fwd === undefined) {
+    if (tx.cacheResult !== undefined && HITS.has(tx.cacheResult)) { p.hit = true; p.ttl = n?.ttl ?? ttl; }
+    return p;
+  }
+  p.fwd = fwd;
+  const status = n?.fwdStatus ?? tx.origin?.status ?? 0;
+  if (status > 0) p.fwdStatus = status;
+  p.stored = n?.stored;
+  p.collapsed = n?.collapsed;
+  p.ttl = n?.ttl ?? ttl;
+  return p;
+}
+
+/**
+ * The field for a hit's prepared head (stored-view.ts): the stored answer's members (`upstream`)
+ * and ours; an empty list (node writes no field for it) when there is neither.
+ */
+export function hitCacheStatus(tx: TransactionRecord, upstream: string | undefined, ttl: number): string | string[] {
+  const cs = tx.host?.cacheStatus;
+  if (cs === undefined) return upstream ?? NONE;
+  return appendCacheStatus(upstream, cacheStatusMember(cs.item, paramsOf(tx, ttl)));
+}
+const NONE: string[] = [];
+
+/**
+ * The fields of an answer with our member appended (a copy: the caller's object may be a stored
+ * one). A flat list is a hit's prepared head, which has it; a relayed answer has the owner's.
+ */
+export function withCacheStatus<F extends OutgoingHttpHeaders | readonly OutgoingHttpHeader[] | readonly string[] | undefined>(tx: TransactionRecord, fields: F): F | OutgoingHttpHeaders {
+  const cs = tx.host?.cacheStatus;
+  if (cs === undefined || Array.isArray(fields) || tx.cacheStatus?.relayed === true) return fields;
+  const out: OutgoingHttpHeaders = { ...(fields as OutgoingHttpHeaders | undefined) };
+  out['cache-status'] = appendCacheStatus(out['cache-status'], cacheStatusMember(cs.item, paramsOf(tx, undefined)));
+  return out;
+}

@@ -1,0 +1,34 @@
+// The meta of a new stored object, made from the origin's answer: by the fetch step for a GET's
+// answer and by post-answer.ts for a POST answer reused for GETs (one rule for both).
+import type { IncomingHttpHeaders } from 'node:http';
+import type { CacheEntryMeta, CacheKey, StoredHeaders } from '../../cache/store.js';
+import { computeTimes } from '../../cache/policy/freshness.js';
+import type { HostRuntime } from './host-runtime.js';
+import { withKeyHeaders } from './fetch-keys.js';
+import { storedVary } from './encode.js';
+import { fieldsToStore, variantOf, varyOf } from './rules.js';
+
+/** Meta of a new stored object from the origin's answer (`originHeaders`: as received). */
+export function newEntryMeta(key: CacheKey, status: number, originHeaders: StoredHeaders, reqHeaders: IncomingHttpHeaders,
+  requestTime: number, cachedAt: number, host: HostRuntime, hookTtl: number | undefined): CacheEntryMeta {
+  const headers = fieldsToStore(originHeaders, cachedAt, host.cachePolicy);
+  const vary = withKeyHeaders(storedVary(host.useOriginEncoding, varyOf(headers)), host.net?.key?.headers);
+  const times = computeTimes({ status, headers }, { requestTime, cachedAt }, host.cachePolicy);
+  if (hookTtl !== undefined && status >= 200 && status < 300) {
+    // The hook's cacheTtl is the freshness lifetime of a 2xx (document 2); the copy is kept past
+    // it as long as the engine would have kept it past its own.
+    const staleAt = cachedAt + hookTtl * 1000;
+    times.deleteAt = staleAt + Math.max(0, times.deleteAt - times.staleAt);
+    times.staleAt = staleAt;
+  }
+  const contentLength = Number(headers['content-length'] ?? -1);
+  return {
+    key, variantKey: variantOf(vary, reqHeaders), vary, status, headers,
+    requestTime, cachedAt, staleAt: times.staleAt, deleteAt: times.deleteAt,
+    size: contentLength >= 0 ? contentLength : 0,
+    // A memory-only host keeps on disk what is at least nonVolatileSize; of a body of unknown
+    // length the store learns it on the way (volatileUpTo).
+    volatile: host.volatile && (host.nonVolatileSize <= 0 || contentLength < 0 || contentLength < host.nonVolatileSize),
+    ...(host.volatile && host.nonVolatileSize > 0 && contentLength < 0 ? { volatileUpTo: host.nonVolatileSize } : {}),
+  };
+}

@@ -1,0 +1,112 @@
+// What the cache stages derive from a stored object's fields, computed on its first use and kept
+// beside it. A stored object never changes (MemoryStore.updateMeta replaces it, a 304 merge makes
+// a new one), so its parsed Cache-Control, its initial age and the fields of a full answer hold
+// for every hit; per request only what depends on the time (Age) or the request is computed.
+import { fieldsToStrip, initialAge, responseDirectives, type ResponseDirectives } from '../../cache/policy/index.js';
+import type { CacheEntryMeta, StoredHeaders } from '../../cache/store.js';
+import { TCP_MISS } from '../../cache/policy/results.js';
+import type { Transaction } from './transaction.js';
+import { VIA } from './hop-by-hop.js';
+
+/** Opt-in (SVC_DEBUG_HEADERS=1): answers name the worker that sent them, for tracing. */
+export const DEBUG_WORKER = process.env.SVC_DEBUG_HEADERS === '1' ? String(process.env.SVC_WORKER_INDEX ?? '0') : undefined;
+
+export interface StoredView {
+  /** Cache-Control (or CDN-Cache-Control) as this cache applies it. */
+  readonly cc: ResponseDirectives;
+  /** Fields a `no-cache="..."` or `private="..."` names: not served without revalidation. */
+  readonly namedFields: readonly string[];
+  /** corrected_initial_age of RFC 9111 4.2.3, in seconds. */
+  readonly initialAge: number;
+  /**
+   * The fields of a full answer as writeHead takes them (name, value, name, value ...): the
+   * stored fields with Content-Length the body size (none for a 204) and our Via, then Age,
+   * X-Cache and Cache-Status, whose values fullAnswerHead fills in.
+   */
+  readonly head: (string | string[])[];
+  /** The stored answer's own Cache-Status (origin-side caches), which ours is appended to. */
+  readonly cacheStatus: string | undefined;
+}
+
+// Keyed by the object itself: a copy read from disk for one request is collected with its view.
+const views = new WeakMap<CacheEntryMeta, StoredView>();
+
+export function viewOf(entry: CacheEntryMeta): StoredView {
+  let v = views.get(entry);
+  if (v === undefined) {
+    const cc = responseDirectives(entry.headers);
+    const cs = entry.headers['cache-status'];
+    v = {
+      cc, namedFields: fieldsToStrip(cc), initialAge: initialAge(entry), head: fullHeadOf(entry),
+      cacheStatus: cs === undefined ? undefined : Array.isArray(cs) ? cs.join(', ') : cs,
+    };
+    views.set(entry, v);
+  }
+  return v;
+}
+
+/** Age in whole seconds (RFC 9111 4.2.3 current_age) at `now`. */
+export function ageAt(view: StoredView, entry: CacheEntryMeta, now: number): number {
+  return Math.max(0, Math.floor(view.initialAge + Math.max(0, (now - entry.cachedAt) / 1000)));
+}
+
+/** Our Via appended to the one received. */
+export function viaWith(via: string | string[] | undefined): string {
+  return via === undefined ? VIA : `${Array.isArray(via) ? via.join(', ') : via}, ${VIA}`;
+}
+
+function fullHeadOf(entry: CacheEntryMeta): (string | string[])[] {
+  const h = entry.headers;
+  const out: (string | string[])[] = [];
+  const withLength = entry.status !== 204; // RFC 9110 8.6
+  let lengthSeen = false;
+  for (const name in h) {
+    // Ours replace what the origin sent.
+    if (name === 'age' || name === 'via' || name === 'x-cache' || name === 'cache-status' || (name === 'x-svc-worker' && DEBUG_WORKER !== undefined)) continue;
+    if (name === 'content-length') {
+      lengthSeen = true;
+      if (withLength) out.push(name, String(entry.size));
+      continue;
+    }
+    out.push(name, h[name]!);
+  }
+  if (withLength && !lengthSeen) out.push('content-length', String(entry.size));
+  out.push('via', viaWith(h.via));
+  if (DEBUG_WORKER !== undefined) out.push('x-svc-worker', DEBUG_WORKER);
+  out.push('age', '0', 'x-cache', '', 'cache-status', '');
+  return out;
+}
+
+/**
+ * The fields of a full answer with this answer's Age, cache result and Cache-Status (an empty
+ * list: no field). writeHead has turned the fields into the header block before it returns, so
+ * the value slots are simply rewritten for each answer: a hit allocates no field list.
+ */
+export function fullAnswerHead(view: StoredView, age: number, result: string, cacheStatus: string | string[]): (string | string[])[] {
+  const head = view.head;
+  const n = head.length;
+  head[n - 5] = String(age);
+  head[n - 3] = result;
+  head[n - 1] = cacheStatus;
+  return head;
+}
+
+/** Fields a 304 carries from the stored response (RFC 9110 15.4.5). */
+export const NOT_MODIFIED_FIELDS = ['cache-control', 'content-location', 'date', 'etag', 'expires', 'vary', 'last-modified'];
+
+/**
+ * Stored fields plus Age, Via and the cache result, ready for writeHead. `fromCache` false: the
+ * answer to the request that fetched it, which gets no Age of ours (RFC 9111 5.1: Age implies
+ * the response was not generated or validated by the origin for this request).
+ */
+export function answerHeaders(meta: CacheEntryMeta, headers: StoredHeaders, now: number, tx: Transaction, drop?: readonly string[],
+  fromCache = true): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const name in headers) out[name] = headers[name]!;
+  if (drop !== undefined) for (const d of drop) delete out[d];
+  if (fromCache) out.age = String(ageAt(viewOf(meta), meta, now));
+  out.via = viaWith(headers.via);
+  out['x-cache'] = tx.cacheResult ?? TCP_MISS;
+  if (DEBUG_WORKER !== undefined) out['x-svc-worker'] = DEBUG_WORKER;
+  return out;
+}

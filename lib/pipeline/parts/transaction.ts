@@ -1,0 +1,307 @@
+// One client transaction as it moves through the pipeline, and its record: receive creates it,
+// the stages fill in what they learn, finish (finish.ts) completes it exactly once and hands it
+// to the counters and the record sinks. One object per transaction: the record fields live on it
+// (docs/pipeline.md, "The transaction record").
+import { ServerResponse, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http';
+import type { Socket } from 'node:net';
+import type { HostRuntime } from './host-runtime.js';
+import type { CacheResult } from '../../cache/policy/results.js';
+import type { OriginTrace } from '../../origin/index.js';
+import type { Connection, Protocol, RecordFields } from '../../record/transaction.js';
+import { isH2 } from './h2.js';
+import { workerCounters } from './counters.js';
+import { newContextId } from './context-ids.js';
+
+/** Routings one request may take (rewrites and fallbacks together); the next one is a loop. */
+export const MAX_ROUTINGS = 10;
+import type { HeaderEdit } from '../../network/header-edit.js';
+import type { ServiceCode } from '../../network/fallbacks.js';
+import { serviceStatus } from './fallback.js';
+import { editOutgoing } from './header-edits.js';
+import { setAnswerFields } from './answer-fields.js';
+import type { SettingTrace } from './setting-trace.js';
+import type { HookRedefinition } from '../../hook/answer.js';
+import type { PagedeskRuntime } from '../../pagedesk/producer.js';
+import type { RuntimeState } from './runtime-state.js';
+import { withCacheStatus, type CacheStatusNote } from './cache-status.js';
+
+/** A dual-stack (`::`) listener reports IPv4 peers as `::ffff:a.b.c.d`: logged as `a.b.c.d`. */
+function plainAddress(a: string | undefined): string {
+  if (a === undefined) return '';
+  return a.startsWith('::ffff:') && a.includes('.', 7) ? a.slice(7) : a;
+}
+
+interface NamedSocket extends Socket { svcConnection?: Connection; encrypted?: boolean; getProtocol?: () => string | null }
+
+/** node's names of the TLS versions -> document 3's (`sc-resinfo`); TLS 1.3 follows their pattern. */
+const TLS_NAMES: Record<string, string> = { 'TLSv1.3': 'TLS1.3', 'TLSv1.2': 'TLS1.2', 'TLSv1.1': 'TLS1.1', TLSv1: 'TLS1', SSLv3: 'SSL3' };
+
+function tlsOf(socket: NamedSocket): string | undefined {
+  if (socket.encrypted !== true) return undefined;
+  const v = socket.getProtocol?.() ?? null;
+  return v === null ? 'TLS' : TLS_NAMES[v] ?? v;
+}
+
+/**
+ * Read once per connection and kept on it: every request of a keep-alive connection shares it,
+ * and node loses the local name once the socket is closed (a client that aborts).
+ */
+export function connectionOf(socket: NamedSocket): Connection {
+  let c = socket.svcConnection;
+  if (c === undefined) {
+    c = {
+      clientAddress: plainAddress(socket.remoteAddress), clientPort: socket.remotePort ?? 0,
+      serverAddress: plainAddress(socket.localAddress), serverPort: socket.localPort ?? 0, tls: tlsOf(socket),
+    };
+    socket.svcConnection = c;
+  }
+  return c;
+}
+
+export class TransactionRecord implements RecordFields {
+  /** The serving virtual host (its name is `x-vhost`); undefined when none matched (404, 400 ...). */
+  host: HostRuntime | undefined = undefined;
+  /** Node-unique (document 3 `session-id`), from the worker's block of the primary's ids. */
+  readonly sessionId: number;
+  /** Path plus query as the cache and the origin see it (after the target form and rewrites). */
+  url: string;
+  readonly connection: Connection;
+  /**
+   * The counter row whose session gauges count this transaction (0 until routed to a host); -1
+   * when it is not counted (a sibling's hand-off on the internal port). Kept so a later change of
+   * `host` cannot unbalance the gauges.
+   */
+  sessionRow = -1;
+  /** Arrived from a sibling worker (hash balance): already counted and X-Forwarded-For set there. */
+  fromSibling = false;
+  /** Handed to this sibling worker index (hash balance), -1 when served here. */
+  handedTo = -1;
+  /** performance.now() at receive: the times below count from it. */
+  readonly startMono: number;
+  /** ms from receive to writeHead (the status line), -1 when no answer started. */
+  firstByteMs = -1;
+  /** ms from receive to the end of the transaction, -1 until finish. */
+  totalMs = -1;
+  /** The status sent; 0 when no byte of an answer went out. Final once finished. */
+  status = 0;
+  /** The head as parsed: request line, `name: value` lines, CRLFs. */
+  requestHeadBytes = 0;
+  /** Bytes the connection read for this transaction beyond its head (0 for a bodiless request). */
+  requestBodyBytes = 0;
+  /** The serialized response head as written (node's `_header`), up to what went out. */
+  responseHeadBytes = 0;
+  /** Bytes written to the connection after the head (chunked framing and multipart included). */
+  responseBodyBytes = 0;
+  /**
+   * The fields the answering stage gave writeHead (a stored view's shared head array for a hit:
+   * its Age and cache result may already be another request's, its other fields are this
+   * answer's). The logs read single fields here instead of scanning node's serialized head.
+   */
+  responseFields: OutgoingHttpHeaders | OutgoingHttpHeader[] | undefined = undefined;
+  cacheResult: CacheResult | undefined = undefined;
+  /** A stage saw the answer break (origin body, store file): the client got an incomplete body. */
+  aborted = false;
+  /** The whole answer went out (`x-transaction-status` c, else x). Final once finished. */
+  completed = false;
+  /**
+   * The origin exchange this transaction started (its fetch or pass-through), if any. A fetch
+   * other clients joined belongs to the one that started it; it can outlive the transaction (the
+   * object is still stored after the client left): `origin.done` says whether it ended.
+   */
+  origin: OriginTrace | undefined = undefined;
+  /**
+   * Bypassed to the origin: 0 no; by a bypass rule (bypass.ts) 1 `Bypass`, 2 `Bypass/instant`;
+   * 3 a POST under bypass.postMethod (lookup.ts), logged `Bypass` but not counted in UrlBypass.
+   */
+  bypass: 0 | 1 | 2 | 3 = 0;
+  /** Edits of the answer's fields by the front modify rules the request matched (modify.ts). */
+  responseEdits: HeaderEdit[] | undefined = undefined;
+  /** A cacheable POST's body, read whole (post-cache.ts): what its origin request sends. */
+  postBody: Buffer | undefined = undefined;
+  /**
+   * Fallbacks taken (fallback.ts): the status of each answer replaced, the host each routed to
+   * (`x-fallback`, `%L`) and the serviceCode of the last one; undefined when none.
+   */
+  fallback: { statuses: number[]; hosts: string[]; code: ServiceCode } | undefined = undefined;
+  /** The worker's state the steps read (routing, limits, the driver); set at receive. */
+  runtime: RuntimeState | undefined = undefined;
+  /** The service port the request came in on (undefined: the internal sibling port) and its local address. */
+  port: number | undefined = undefined;
+  localAddress: string | undefined = undefined;
+  /** Serves the transaction again from the rule stages (a fallback); set for hosts with fallbacks. */
+  reroute: ((hostName: string | undefined) => void) | undefined = undefined;
+  /** URL rewrites applied (each one a routing; at most MAX_ROUTINGS), counted as URLRewrite. */
+  rewrites = 0;
+  /** Access control: 0 not checked, 1 let through, 2 denied or redirected (ServiceAccess). */
+  access: 0 | 1 | 2 = 0;
+  /** The URL the access log shows when a rewrite said `accessLogUrl: replace`. */
+  logUrl: string | undefined = undefined;
+  /** The host name the rules match against: the request's, or the one a rewrite routed to. */
+  ruleHost = '';
+  /** x-hook / %F: '' the host has no hook, 'y' the hook was called, 'n' matchingList left it out. */
+  hookLinked: '' | 'y' | 'n' = '';
+  /** The hook's redefinition the transaction goes on with (hook.ts); undefined when none. */
+  hook: HookRedefinition | undefined = undefined;
+  /**
+   * A pagedesk edit (pagedesk.ts): what the fetch and pass-through stages ask instead of the
+   * host's origin (the source through the cache, then the edit); undefined otherwise.
+   */
+  pagedesk: PagedeskRuntime | undefined = undefined;
+  /** The setting trace of a request that ends in meta.settingTrace.keyword (setting-trace.ts). */
+  trace: SettingTrace | undefined = undefined;
+  /** What the cache stages noted for the answer's Cache-Status member (cache-status.ts). */
+  cacheStatus: CacheStatusNote | undefined = undefined;
+  private ctx: string | undefined = undefined;
+
+  constructor(readonly req: IncomingMessage, readonly res: ServerResponse, sessionId: number) {
+    this.sessionId = sessionId;
+    this.url = req.url ?? '';
+    this.connection = connectionOf(req.socket as NamedSocket);
+    this.startMono = performance.now();
+  }
+
+  // What the request and its connection already hold is read from them when asked (the hit path
+  // copies nothing a sink may never read).
+  get method(): string { return this.req.method ?? ''; }
+  /** The request target as received. */
+  get urlReceived(): string { return this.req.url ?? ''; }
+  get httpVersion(): string { return this.req.httpVersion; }
+  /**
+   * What the client spoke: HTTP/2 (`%H` = http2), HTTP/1.x over TLS (the TLS ports hand their
+   * sockets to node:http, which keeps the TLSSocket), or plain. Read when asked, like the rest.
+   */
+  get protocol(): Protocol {
+    if (this.req.httpVersionMajor === 2 && isH2(this.req)) return 'http2';
+    return (this.req.socket as { encrypted?: boolean } | null)?.encrypted === true ? 'https' : 'http';
+  }
+  /** The URL as the access log shows it (cs-uri-stem, cs-uri-query). */
+  get loggedUrl(): string { return this.logUrl ?? this.urlReceived; }
+  get clientAddress(): string { return this.connection.clientAddress; }
+  get clientPort(): number { return this.connection.clientPort; }
+  get serverAddress(): string { return this.connection.serverAddress; }
+  get serverPort(): number { return this.connection.serverPort; }
+
+  /**
+   * Wall-clock ms at receive, from the clock now and the monotonic time since (one clock read per
+   * request instead of two; exact unless the wall clock was stepped meanwhile).
+   */
+  get startedAt(): number {
+    return Math.round(Date.now() - (performance.now() - this.startMono));
+  }
+
+  /**
+   * `x-ctx-id`: the UUID of the request chain. Made when first read (a transaction nobody logs
+   * makes none); a sibling hand-off carries it to the owner, which sets it.
+   */
+  get ctxId(): string {
+    return (this.ctx ??= newContextId());
+  }
+
+  set ctxId(id: string) {
+    this.ctx = id;
+  }
+
+  /**
+   * The answer's status line is being written (TxResponse, TxH2Response): the time to first byte,
+   * and the session gauge counts it as sending (ClientActiveSession). Once only, and never after
+   * finish: a stage can still write a head into a transaction that ended (a client that left
+   * before its miss arrived), and finish has already taken it off the gauges then.
+   */
+  answerStarts(): void {
+    if (this.firstByteMs >= 0 || this.totalMs >= 0) return;
+    this.firstByteMs = performance.now() - this.startMono;
+    if (this.sessionRow >= 0) workerCounters.answering(this.sessionRow);
+  }
+
+  /** The record without the live objects (req, res, host runtime): what a sink may keep or write. */
+  toJSON(): TransactionJSON {
+    return {
+      sessionId: this.sessionId, ctxId: this.ctxId, host: this.host?.name ?? null, method: this.method,
+      urlReceived: this.urlReceived, url: this.url, httpVersion: this.httpVersion, protocol: this.protocol,
+      clientAddress: this.clientAddress, clientPort: this.clientPort, serverAddress: this.serverAddress, serverPort: this.serverPort,
+      fromSibling: this.fromSibling, handedTo: this.handedTo, startedAt: this.startedAt, firstByteMs: this.firstByteMs,
+      totalMs: this.totalMs, status: this.status, requestHeadBytes: this.requestHeadBytes, requestBodyBytes: this.requestBodyBytes,
+      responseHeadBytes: this.responseHeadBytes, responseBodyBytes: this.responseBodyBytes, cacheResult: this.cacheResult ?? null,
+      completed: this.completed, origin: this.origin?.toJSON() ?? null,
+    };
+  }
+}
+
+/** The fields of the record a sink may keep as they are (copied at finish). */
+type PlainField = 'sessionId' | 'ctxId' | 'method' | 'urlReceived' | 'url' | 'httpVersion' | 'protocol'
+  | 'clientAddress' | 'clientPort' | 'serverAddress' | 'serverPort' | 'fromSibling' | 'handedTo' | 'startedAt'
+  | 'firstByteMs' | 'totalMs' | 'status' | 'requestHeadBytes' | 'requestBodyBytes' | 'responseHeadBytes'
+  | 'responseBodyBytes' | 'completed';
+
+/** TransactionRecord.toJSON: plain values only, the host by name, the origin trace as its own JSON. */
+export type TransactionJSON = Pick<TransactionRecord, PlainField> & {
+  host: string | null;
+  cacheResult: CacheResult | null;
+  origin: ReturnType<OriginTrace['toJSON']> | null;
+};
+
+/** A transaction routed to a virtual host: what the serving stages see. */
+export interface Transaction extends TransactionRecord {
+  host: HostRuntime;
+  runtime: RuntimeState;
+}
+
+/** Set on a connection once an answer on it was written with `Connection: close`. */
+const CLOSING = Symbol('answer closes the connection');
+type MarkedSocket = Socket & { [CLOSING]?: true };
+
+/**
+ * Whether an answer already written on this connection closes it. node keeps parsing what the
+ * client pipelined behind that answer and hands each request to the listener, though none of
+ * their answers can ever go out: the listener drops them (service-server.ts), so a request the
+ * client sent after a refusal never runs, at the origin or anywhere.
+ */
+export function connectionClosing(socket: Socket): boolean {
+  return (socket as MarkedSocket)[CLOSING] === true;
+}
+
+/** The connection's last answer is written (by writeHead below, or raw by the listener). */
+export function markConnectionClosing(socket: Socket): void {
+  (socket as MarkedSocket)[CLOSING] = true;
+}
+
+/**
+ * The ServerResponse of the service listeners (node:http's `ServerResponse` option): it carries
+ * its transaction, so finish's one shared 'close' listener finds it (no closure per request),
+ * and it stamps the time to first byte when the head is written, whichever stage writes it.
+ */
+export class TxResponse extends ServerResponse {
+  tx: TransactionRecord | undefined = undefined;
+
+  override writeHead(statusCode: number, reason?: string | OutgoingHttpHeaders | OutgoingHttpHeader[],
+    headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
+    this.head(statusCode, reason, headers);
+    // node decides in writeHead whether this answer is the connection's last (`_last`: a
+    // Connection: close it was given or added itself: a refusal, a drain, a client that asked);
+    // every way an answer starts passes here (node's implicit head calls writeHead too).
+    if ((this as unknown as { _last?: boolean })._last === true) markConnectionClosing(this.req.socket);
+    return this;
+  }
+
+  private head(statusCode: number, reason?: string | OutgoingHttpHeaders | OutgoingHttpHeader[],
+    headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
+    const tx = this.tx;
+    tx?.answerStarts();
+    setAnswerFields(this, tx);
+    if (tx?.fallback !== undefined) statusCode = serviceStatus(tx, statusCode);
+    // Every answer of a host carries its Cache-Status member (cache-status.ts).
+    if (tx?.host !== undefined) {
+      if (typeof reason === 'object') reason = withCacheStatus(tx, reason);
+      else headers = withCacheStatus(tx, headers);
+    }
+    const edits = tx?.responseEdits;
+    if (edits !== undefined) {
+      const fields = editOutgoing(this, typeof reason === 'object' ? reason : headers, edits);
+      if (tx !== undefined) tx.responseFields = fields;
+      return super.writeHead(statusCode, typeof reason === 'string' ? reason : undefined, fields);
+    }
+    if (tx !== undefined) tx.responseFields = typeof reason === 'object' ? reason : headers;
+    // node's writeHead sorts (code, reason, headers) from (code, headers) itself.
+    return super.writeHead(statusCode, reason as string | undefined, headers);
+  }
+}
