@@ -27,6 +27,7 @@ import { InflightTable, type SharedFetch } from './parts/inflight.js';
 import { servePieces } from './parts/pieces.js';
 import { mergeNotModified, revalidationHeaders, variantMatches } from './parts/rules.js';
 import { viewOf } from './parts/stored-view.js';
+import { QueuedCommands, type PrectrlEntry } from './parts/queued-commands.js';
 import { postAnswerTee } from './parts/post-answer.js';
 import { freshenVariants } from './parts/freshen.js';
 import { spanBase } from '../cache/policy/partial.js';
@@ -48,9 +49,6 @@ export function lookupStep(tx: Transaction): typeof DONE {
 }
 
 /** An asynchronous command waiting in the primary's queue (pre-cache control). */
-export interface PrectrlEntry { vhost: string; kind: InvalidateKind; target: Target; queuedAt: number }
-
-const prectrlId = (e: PrectrlEntry): string => `${e.vhost}\n${e.kind}\n${e.queuedAt}\n${e.target.tag === undefined ? e.target.prefix : `\u0000${e.target.tag}`}`;
 
 const POST_BYPASS = { postMethod: { enable: true } };
 const NO_METAS: CacheEntryMeta[] = [];
@@ -85,33 +83,13 @@ export class CacheStage {
     return this.ctx.inflight.size;
   }
 
-  private prectrl = new Map<string, PrectrlEntry[]>();
+  private readonly prectrl = new QueuedCommands();
 
-  /**
-   * Pre-cache control: asynchronous commands still waiting in the primary's queue. Content they
-   * name is treated as if they had run (purged: fetched anew, expired: revalidated).
-   */
+  /** The primary's queue of asynchronous commands changed (parts/queued-commands.ts). */
   setPrectrl(entries: PrectrlEntry[]): void {
-    const known = new Set<string>();
-    for (const list of this.prectrl.values()) for (const e of list) known.add(prectrlId(e));
-    const next = new Map<string, PrectrlEntry[]>();
-    for (const e of entries) {
-      next.set(e.vhost, [...(next.get(e.vhost) ?? []), e]);
-      // A fetch under way began before the command: its answer is the content the command
-      // names, so nobody may join it (nor may it land fresh), as with a command that ran.
-      if (!known.has(prectrlId(e))) void this.settle(e.target);
-    }
-    this.prectrl = next;
-  }
-
-  private pendingCommand(vhost: string, url: string): PrectrlEntry | undefined {
-    const list = this.prectrl.get(vhost);
-    if (list === undefined) return undefined;
-    for (const e of list) {
-      const t = e.target;
-      if (t.wildcard ? url.startsWith(t.prefix) && (t.match === undefined || t.match.test(url)) : url === t.prefix) return e;
-    }
-    return undefined;
+    // A fetch under way began before the command: its answer is the content the command
+    // names, so nobody may join it (nor may it land fresh), as with a command that ran.
+    this.prectrl.set(entries, (e) => { void this.settle(e.target); });
   }
 
   /** Waits for every fetch under a URL prefix to be over (a removed host's content goes after). */
@@ -180,7 +158,7 @@ export class CacheStage {
   private readonly lookup = (tx: Transaction, key: CacheKey): void => {
     noteLookup(tx, key);
     const control = requestControl(tx.req.headers as HeaderMap);
-    const pending = this.prectrl.size === 0 ? undefined : this.pendingCommand(key.vhost, key.url);
+    const pending = this.prectrl.size === 0 ? undefined : this.prectrl.naming(key.vhost, key.url);
     if (pending !== undefined) { this.serveUnderCommand(tx, key, control, pending); return; }
     // Hot path: a memory hit is answered without a Promise or an index query.
     const inMemory = this.ctx.store.memory.find(key.vhost, key.url, variantMatches, tx.req.headers);
@@ -223,16 +201,6 @@ export class CacheStage {
     this.refresh(tx, key, obj, control, kind === 'purge' ? 1 : 2);
   }
 
-  /** A queued tag command that names this copy (cached before it was queued), if any. */
-  private taggedCommand(obj: CachedObject): PrectrlEntry | undefined {
-    const tags = obj.tags;
-    if (tags === undefined) return undefined;
-    for (const e of this.prectrl.get(obj.key.vhost) ?? []) {
-      if (e.target.tag !== undefined && obj.cachedAt < e.queuedAt && tags.includes(e.target.tag)) return e;
-    }
-    return undefined;
-  }
-
   /**
    * Hash balance: handed to the URL's owner worker. A cached POST stays here: its body was read
    * already, and the owner would read the URL's key without it. A hooked request goes to the
@@ -270,7 +238,7 @@ export class CacheStage {
   }
 
   private found(tx: Transaction, key: CacheKey, obj: CachedObject, control: RequestControl): void {
-    const queued = this.prectrl.size === 0 ? undefined : this.taggedCommand(obj);
+    const queued = this.prectrl.size === 0 ? undefined : this.prectrl.tagging(obj);
     if (queued !== undefined) { this.foundUnderCommand(tx, key, obj, control, queued.kind); return; }
     const now = this.ctx.clock.now();
     const view = viewOf(obj);
