@@ -120,3 +120,16 @@ t.test('after a restart what a repository received is not sent again, and what i
   t.equal(keys.length, 2);
   t.same(await Promise.all(keys.map(async (k) => (await s3.get('logs', k)).toString())), ['before\n', 'during\n']);
 });
+
+t.test('a repository firing on the minute a time-rolled log ends ships that minute\'s file at once, not at its next time', async (t) => {
+  const f = shipFixture(t);
+  f.configure({ type: 'cloudA-objstore', path: '/{group}/{logtype}/{domain}/ended-{timestamp}.log.gz', compression: { enable: true }, endpoint: endpoint() });
+  f.file.write('last line of the minute\n');
+  await f.file.flush();
+  // The minute ends; the repository's cron fires before the log's own roll timer has run.
+  f.clock.ms += 60_000;
+  await f.scheduler.fire('r');
+  const keys = (await s3.list('logs')).filter((k) => k.includes('/ended-'));
+  t.equal(keys.length, 1, `the file of the minute that ended is shipped (${keys.join(' ')})`);
+  t.equal(gunzipSync(await s3.get('logs', keys[0]!)).toString(), 'last line of the minute\n');
+});

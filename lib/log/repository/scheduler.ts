@@ -22,6 +22,12 @@ import { ShippedSet } from './shipped.js';
  * (lib/log/global/metrics-log.ts). Names are relative to the source's `dir`.
  */
 export interface BackupFiles {
+  /**
+   * A time-rolled log finishes its current file if its period has ended. The repository's cron
+   * fires on the minute, before the log's own roll timer (which runs just after it): without
+   * this, the file of the minute that just ended would wait for the repository's next time.
+   */
+  tick?(): Promise<void>;
   /** Finished files, oldest first. */
   rolled(): Promise<string[]>;
   /** Applies retention again (after an upload released files). */
@@ -193,6 +199,7 @@ export class BackupScheduler {
     let files: string[] = [];
     try {
       await l.shipped.load();
+      await s.file.tick?.();
       const rolled = await s.file.rolled();
       files = rolled.filter((f) => !l.shipped.has(f));
       if (files.length === 0) { l.failures = 0; return; }
