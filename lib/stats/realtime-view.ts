@@ -3,7 +3,7 @@
 // closed second (divisor 1), an average reads a window's sum divided by its seconds, so counts
 // and bytes are per-second values in both. Times are means of the interval in 0.01 ms, ratios in
 // 0.01 %.
-import { CACHE_RESULTS } from '../cache/policy/results.js';
+import { CACHE_RESULTS, HIT_RESULTS } from '../cache/policy/results.js';
 import { cacheResultIndex, fieldIndex, HOST_GAUGE_INDEX, type CounterField, type HostGauge } from '../record/counter-layout.js';
 import type { NodeGauges, Series, StatsAggregator } from './aggregate.js';
 import type { SystemFigures } from './system.js';
@@ -51,7 +51,6 @@ export interface BusFigures {
 
 /** Document 1's cache result list of HttpRequestHitSum (ours adds TCP_DENY: the hook ended it). */
 const HIT_SUM_RESULTS = CACHE_RESULTS;
-const HITS = ['TCP_HIT', 'TCP_IMS_HIT', 'TCP_REFRESH_HIT', 'TCP_REF_FAIL_HIT', 'TCP_NEGATIVE_HIT', 'TCP_REDIRECT_HIT'] as const;
 const CLASSES = ['2xx', '3xx', '4xx', '5xx'] as const;
 
 const round = (v: number, digits = 3): number => {
@@ -113,7 +112,7 @@ function traffic(r: Reading, g: Float64Array): Record<string, number> {
   }
   const requests = r.raw('requests');
   let hits = 0;
-  for (const h of HITS) hits += r.result(h);
+  for (const h of HIT_RESULTS) hits += r.result(h);
   out.RequestHitRatio = requests > 0 ? Math.round((hits / requests) * 10000) : 0;
   // Document 1: (client outbound - origin inbound) / client outbound; negative when the origin
   // sent more than the clients took (clients that left early, objects fetched but not yet asked).
@@ -157,7 +156,7 @@ function trafficEntry(path: string, s: Series, r: Reading): Record<string, unkno
   });
   const requests = r.raw('requests');
   let hits = 0;
-  for (const h of HITS) hits += r.result(h);
+  for (const h of HIT_RESULTS) hits += r.result(h);
   const hitNow: Record<string, number> = {};
   const hitSum: Record<string, number> = {};
   for (const res of HIT_SUM_RESULTS) {
@@ -214,7 +213,7 @@ function virtualHost(src: ViewSource, name: string, g: Float64Array, interval: I
     vh.ClientHttpReqDeniedSum = s.min5.sum[cacheResultIndex('TCP_DENIED')]!;
   }
   let hits = 0;
-  for (const h of HITS) hits += r.result(h);
+  for (const h of HIT_RESULTS) hits += r.result(h);
   return {
     ...vh,
     Disk: diskGroup(census, src.system().Storage.Disk.map((d) => d.Path)),

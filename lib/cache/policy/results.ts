@@ -33,6 +33,15 @@ export const CACHE_RESULTS = [
 
 export type CacheResult = (typeof CACHE_RESULTS)[number];
 
+/** The results where a stored response answered (statistics' hit sums, Cache-Status `hit`). */
+export const HIT_RESULTS = ['TCP_HIT', 'TCP_IMS_HIT', 'TCP_REFRESH_HIT', 'TCP_REF_FAIL_HIT', 'TCP_NEGATIVE_HIT', 'TCP_REDIRECT_HIT'] as const satisfies readonly CacheResult[];
+
+const HIT_SET: ReadonlySet<CacheResult> = new Set(HIT_RESULTS);
+
+export function isHitResult(r: CacheResult | undefined): boolean {
+  return r !== undefined && HIT_SET.has(r);
+}
+
 export const TCP_HIT: CacheResult = 'TCP_HIT';
 export const TCP_IMS_HIT: CacheResult = 'TCP_IMS_HIT';
 export const TCP_REFRESH_HIT: CacheResult = 'TCP_REFRESH_HIT';

@@ -9,6 +9,7 @@
 import type { OutgoingHttpHeader, OutgoingHttpHeaders } from 'node:http';
 import { appendCacheStatus, cacheNameItem, cacheStatusMember, ttlSeconds, type CacheStatusFwd, type CacheStatusParams } from '../../cache/policy/cache-status.js';
 import type { CacheKey } from '../../cache/store.js';
+import { isHitResult } from '../../cache/policy/results.js';
 import type { ResolvedHost } from '../../setting/types.js';
 import type { TransactionRecord } from './transaction.js';
 
@@ -65,8 +66,6 @@ export function noteAlone(tx: TransactionRecord): void {
   if (n?.collapsed === true) n.collapsed = false;
 }
 
-const HITS = new Set(['TCP_HIT', 'TCP_IMS_HIT', 'TCP_NEGATIVE_HIT', 'TCP_REDIRECT_HIT', 'TCP_REFRESH_HIT', 'TCP_REF_FAIL_HIT']);
-
 /** Why the request went forward when no stage said (undefined: it did not go forward). */
 function forwardOf(tx: TransactionRecord): CacheStatusFwd | undefined {
   if (tx.origin === undefined) return undefined;
@@ -78,11 +77,12 @@ function forwardOf(tx: TransactionRecord): CacheStatusFwd | undefined {
 
 function paramsOf(tx: TransactionRecord, ttl: number | undefined): CacheStatusParams {
   const n = tx.cacheStatus;
-  const fwd = n?.fwd ?? (tx.cacheResult !== undefined && HITS.has(tx.cacheResult) ? undefined : forwardOf(tx));
+  const hit = isHitResult(tx.cacheResult);
+  const fwd = n?.fwd ?? (hit ? undefined : forwardOf(tx));
   // Noted at lookup only when the host asks for it.
   const p: CacheStatusParams = n?.key !== undefined ? { key: n.key } : {};
   if (fwd === undefined) {
-    if (tx.cacheResult !== undefined && HITS.has(tx.cacheResult)) { p.hit = true; p.ttl = n?.ttl ?? ttl; }
+    if (hit) { p.hit = true; p.ttl = n?.ttl ?? ttl; }
     return p;
   }
   p.fwd = fwd;

@@ -28,7 +28,12 @@ export interface HostCompression {
   rules: CompressionRules;
   encoder: Encoder;
   maxWaitMs: number;
+  /** The coding chosen for each Accept-Encoding spelling seen (clients send a handful). */
+  choices: Map<string, Coding | 'identity'>;
 }
+
+/** Spellings remembered per host before the memo starts over (a client sending a new one each time). */
+const MAX_CHOICES = 256;
 
 export function compressionOf(c: Functions['compression']): HostCompression | undefined {
   if (!c.enable || c.encodings.length === 0) return undefined;
@@ -36,7 +41,21 @@ export function compressionOf(c: Functions['compression']): HostCompression | un
     rules: { ...typeRules(c.types), codings: c.encodings, minSize: c.minSize, maxSize: c.maxSize },
     encoder: new Encoder({ concurrency: c.queue.concurrency, maxQueued: c.queue.maxQueued, level: c.level }),
     maxWaitMs: c.queue.maxWait,
+    choices: new Map(),
   };
+}
+
+/** chooseEncoding for this host, parsed once per Accept-Encoding spelling. */
+function codingFor(comp: HostCompression, accept: string | string[] | undefined): Coding | 'identity' {
+  if (accept === undefined) return 'identity';
+  const spelling = typeof accept === 'string' ? accept : accept.join(',');
+  let coding = comp.choices.get(spelling);
+  if (coding === undefined) {
+    coding = chooseEncoding(spelling, comp.rules.codings);
+    if (comp.choices.size >= MAX_CHOICES) comp.choices.clear();
+    comp.choices.set(spelling, coding);
+  }
+  return coding;
 }
 
 /** A stored object with other fields (the same body). */
@@ -44,32 +63,28 @@ function withHeaders(obj: CachedObject, headers: StoredHeaders): CachedObject {
   return { ...obj, headers, openBody: (start?: number, end?: number) => obj.openBody(start, end) };
 }
 
-// Keyed by the stored object: its identity answer's fields are prepared once, like its view.
-const identityCopies = new WeakMap<CachedObject, CachedObject>();
+/**
+ * What a stored object's hits need, worked out on its first hit under the host's rules (one
+ * lookup per hit): whether it may be compressed and, if so, its identity answer, whose fields
+ * say Vary: Accept-Encoding (it is one of its representations).
+ */
+interface Decided { rules: CompressionRules; ok: boolean; identity: CachedObject | undefined }
+const decided = new WeakMap<CachedObject, Decided>();
 
-/** The stored object answering with Vary: Accept-Encoding (it is one of its representations). */
-function identityOf(obj: CachedObject): CachedObject {
-  let copy = identityCopies.get(obj);
-  if (copy === undefined) {
-    copy = withHeaders(obj, { ...obj.headers, vary: varyWithAcceptEncoding(obj.headers.vary) });
-    identityCopies.set(obj, copy);
-  }
-  return copy;
+function decide(obj: CachedObject, rules: CompressionRules): Decided {
+  const known = decided.get(obj);
+  if (known !== undefined && known.rules === rules) return known;
+  const d: Decided = { rules, ok: mayEncode(obj, rules, viewOf(obj).cc.noTransform), identity: undefined };
+  decided.set(obj, d);
+  return d;
+}
+
+function identityOf(obj: CachedObject, d: Decided): CachedObject {
+  return d.identity ??= withHeaders(obj, { ...obj.headers, vary: varyWithAcceptEncoding(obj.headers.vary) });
 }
 
 /** The deliver step's answer of a stored object (deliver.ts deliverCached): passed in, a part imports no step. */
 type Deliver = (tx: Transaction, obj: CachedObject, now: number, drop?: readonly string[]) => void;
-
-// Whether a stored object may be compressed, decided on its first hit under the host's rules.
-const decided = new WeakMap<CachedObject, { rules: CompressionRules; ok: boolean }>();
-
-function encodable(obj: CachedObject, rules: CompressionRules): boolean {
-  const known = decided.get(obj);
-  if (known !== undefined && known.rules === rules) return known.ok;
-  const ok = mayEncode(obj, rules, viewOf(obj).cc.noTransform);
-  decided.set(obj, { rules, ok });
-  return ok;
-}
 
 /** An encoded copy made of exactly this stored object. */
 function copyOf(copy: CacheEntryMeta, base: CacheEntryMeta): boolean {
@@ -85,18 +100,17 @@ export function deliverNegotiated(store: TieredStore, tx: Transaction, obj: Cach
   deliverCached: Deliver): void {
   const comp = tx.host.compression;
   const method = tx.req.method;
-  if (comp === undefined || (method !== 'GET' && method !== 'HEAD') || !encodable(obj, comp.rules)) {
-    deliverCached(tx, obj, now, drop);
-    return;
-  }
-  const coding = drop !== undefined || tx.req.headers.range !== undefined ? 'identity' : chooseEncoding(tx.req.headers['accept-encoding'], comp.rules.codings);
-  if (coding === 'identity') { deliverCached(tx, identityOf(obj), now, drop); return; }
+  if (comp === undefined || (method !== 'GET' && method !== 'HEAD')) { deliverCached(tx, obj, now, drop); return; }
+  const d = decide(obj, comp.rules);
+  if (!d.ok) { deliverCached(tx, obj, now, drop); return; }
+  const coding = drop !== undefined || tx.req.headers.range !== undefined ? 'identity' : codingFor(comp, tx.req.headers['accept-encoding']);
+  if (coding === 'identity') { deliverCached(tx, identityOf(obj, d), now, drop); return; }
   // Hot path: the copy in this worker's memory, no Promise.
   const held = store.peek(obj.key, encodedVariantKey(coding, obj.variantKey));
   if (held !== undefined && copyOf(held, obj)) { deliverCached(tx, held, now); return; }
   void encodedCopy(store, comp, obj, coding).then((copy) => {
     if (tx.res.destroyed) return; // the client left meanwhile: finish has run
-    deliverCached(tx, copy ?? identityOf(obj), Date.now());
+    deliverCached(tx, copy ?? identityOf(obj, d), Date.now());
   });
 }
 
