@@ -4,21 +4,46 @@
 // outcome is known at the origin's head, and a client's bytes go out as soon as they arrived
 // (the first byte of a range does not wait for the rest of its piece). Once whole, the piece is
 // stored as a span of the representation (an origin 206 stored as partial content, RFC 9111
-// 3.3); a 206 that turns out to be the whole representation is stored as a complete 200.
+// 3.3), with or without a strong validator (pieces-known.ts says which spans combine); a 206
+// that turns out to be the whole representation is stored as a complete 200.
 import { takeTags } from '../../cache/tags.js';
 import type { CacheEntryMeta, CacheKey, StoredHeaders } from '../../cache/store.js';
 import { parseContentRange, spanValidator, spanVariantKey, type Span } from '../../cache/policy/partial.js';
 import { computeTimes } from '../../cache/policy/freshness.js';
 import { originNote } from '../../log/host-logs.js';
-import { MAX_STATUS, OriginTrace, statusError, traceAnswered, traceFailed, OriginError } from '../../origin/index.js';
+import { MAX_STATUS, OriginTrace, statusError, traceAnswered, traceFailed, OriginError, type OriginBody, type OriginHead } from '../../origin/index.js';
 import type { CacheContext } from './context.js';
-import type { PieceFill, PieceOutcome } from './inflight.js';
+import type { PieceFill, PieceOutcome, SharedFetch } from './inflight.js';
 import { CLIENT_CONDITIONALS, withKeyHeaders } from './fetch-keys.js';
 import { endToEndResponseHeaders } from './hop-by-hop.js';
 import { modifyOriginResponse } from './header-edits.js';
 import { originRequestHeaders } from './proxy.js';
 import { fieldsToStore, storableResponse, variantOf, varyOf } from './rules.js';
 import type { Transaction } from './transaction.js';
+
+/** One piece fetch as its stages share it. */
+interface PieceJob {
+  ctx: CacheContext;
+  tx: Transaction;
+  key: CacheKey;
+  f: SharedFetch;
+  trace: OriginTrace;
+  requestTime: number;
+  resolve: (o: PieceOutcome) => void;
+  /** Resolved (the clients know the outcome). */
+  answered: boolean;
+  /** An invalidation retired the fetch before its store began: nothing is stored. */
+  skipStore: boolean;
+  /** The store began: an invalidation waits for it instead. */
+  ending: boolean;
+  /** Set once a piece is being filled: what an error after the head does to it. */
+  breakOff?: () => void;
+}
+
+/** What the head of a piece's answer says, for filling and storing it. */
+interface PieceHead { outcome: Piece; tags: string[] | undefined; cachedAt: number }
+
+type Piece = Extract<PieceOutcome, { kind: 'piece' }>;
 
 /**
  * `range`: the Range spec sent (`a-b` or `-n`). The inflight key carries it, so two clients
@@ -31,123 +56,143 @@ export function fetchPiece(ctx: CacheContext, tx: Transaction, key: CacheKey, ra
   if (running?.piece !== undefined && !running.retired) return running.piece;
   const f = ctx.inflight.create(ks, 0);
   f.dropReplay(); // nobody joins it as a streaming fetch: clients wait on `piece`
-  const piece = new Promise<PieceOutcome>((resolve) => {
-    const host = tx.host;
-    const headers = originRequestHeaders(tx);
-    for (const c of CLIENT_CONDITIONALS) delete headers[c];
-    headers.range = `bytes=${range}`;
-    const requestTime = ctx.clock.now();
-    const trace = tx.origin = new OriginTrace(host.counterSlot);
-    if (host.logs !== undefined) trace.note = originNote(tx, 'GET', false, headers);
-    let skipStore = false;
-    let ending = false;
-    f.abandonStore = () => {
-      if (ending) return false;
-      skipStore = true;
-      return true;
-    };
-    let answered = false;
-    /** Set once a piece is being filled: what an error after the head does to it. */
-    let breakOff: (() => void) | undefined;
-    /** An answer that is no piece (known at the head, or the origin unreachable): nothing to join. */
-    const done = (o: PieceOutcome): void => {
-      if (answered) return;
-      answered = true;
-      ctx.inflight.finish(f);
-      f.piece = undefined;
-      resolve(o);
-    };
-    const onError = (err: unknown): void => {
-      traceFailed(trace, err);
-      breakOff?.();
-      done({ kind: 'failed', status: err instanceof OriginError ? err.status : 502 });
-    };
-    host.origin.dispatch({ method: 'GET', url: tx.url, headers, body: null, trace }, {
-      onHead: (upstream, body) => {
-        // No HTTP status: the origin failed, as if it had not answered (traced before the body
-        // is given up: giving it up aborts the exchange, which would trace a Client-Close).
-        if (upstream.statusCode > MAX_STATUS) { onError(statusError(upstream.statusCode)); body.discard(); return; }
-        traceAnswered(trace, upstream.statusCode);
-        const cachedAt = ctx.clock.now();
-        const resHeaders = endToEndResponseHeaders(upstream.headers);
-        if (host.net?.backModify !== undefined) modifyOriginResponse(tx, resHeaders);
-        const tags = takeTags(resHeaders, host.tags);
-        const length = Number(resHeaders['content-length'] ?? -1);
-        let span: Span | undefined;
-        if (upstream.statusCode === 200) {
-          // Ranges ignored: an object of at most one piece is taken whole as it is; of a longer one
-          // only the head was read (the caller fetches it whole).
-          if (!(length > 0 && length <= host.pieces!.partSize)) { body.discard(); done({ kind: 'whole' }); return; }
-          span = { start: 0, end: length - 1, total: length };
-        } else if (upstream.statusCode === 206) {
-          const cr = resHeaders['content-range'];
-          span = parseContentRange(Array.isArray(cr) ? undefined : cr);
-        }
-        if (span === undefined || (length >= 0 && length !== span.end - span.start + 1)) {
-          body.discard();
-          done({ kind: 'other', status: upstream.statusCode });
-          return;
-        }
-        const size = span.end - span.start + 1;
-        const buf = Buffer.allocUnsafe(size);
-        const stored = fieldsToStore(resHeaders, cachedAt, host.cachePolicy);
-        const vary = withKeyHeaders(varyOf(stored), host.net?.key?.headers);
-        const base = variantOf(vary, tx.req.headers);
-        const validator = spanValidator(stored);
-        const fill: PieceFill = { got: 0, failed: false, waiting: [] };
-        const outcome: PieceOutcome = { kind: 'piece', span, body: buf, fill, headers: stored, validator, vary, base };
-        // Known from the head: the clients start now and read the buffer as it fills. The fetch
-        // stays joinable (f.piece) until the piece is stored or broke off.
-        answered = true;
-        resolve(outcome);
-        const broke = (): void => {
-          if (fill.failed) return;
-          fill.failed = true;
-          wake(fill);
-          f.piece = undefined;
-          ctx.inflight.finish(f);
-        };
-        breakOff = broke;
-        body.consume({
-          onData: (chunk) => {
-            if (fill.failed) return;
-            // More than its Content-Range announced: the answer is broken.
-            if (fill.got + chunk.length > size) { body.discard(); broke(); return; }
-            chunk.copy(buf, fill.got);
-            fill.got += chunk.length;
-            wake(fill);
-          },
-          onEnd: () => {
-            if (fill.failed) return;
-            if (fill.got !== size) { broke(); return; }
-            // Partial content without a strong validator cannot be combined (RFC 9111 3.4): not kept.
-            const meta = skipStore || f.retired || (validator === undefined && !isWhole(span))
-              ? undefined : spanMeta(key, span, stored, vary, base, requestTime, cachedAt, tx);
-            if (meta === undefined) { f.piece = undefined; ctx.inflight.finish(f); return; }
-            if (tags !== undefined) meta.tags = tags;
-            ending = true;
-            // Stored in the next turn: handing 4 MiB to the disk writer takes milliseconds that
-            // the clients' last bytes need not wait for. Until the memory copy holds the span, a
-            // client that arrives joins this fetch; an invalidation meanwhile finds the fetch
-            // ending and waits for it to settle (see retire).
-            setImmediate(() => {
-              if (f.retired) { f.piece = undefined; ctx.inflight.finish(f); return; }
-              const sink = ctx.store.openSink(meta);
-              // Ended at once (the piece is all there): the memory copy is visible now, the
-              // disk copy follows.
-              sink.write(buf);
-              f.piece = undefined;
-              sink.end(() => ctx.inflight.finish(f));
-            });
-          },
-          onError: () => broke(),
-        });
-      },
-      onError,
-    });
-  });
+  const piece = new Promise<PieceOutcome>((resolve) => startPiece(ctx, tx, key, range, f, resolve));
   f.piece = piece;
   return piece;
+}
+
+function startPiece(ctx: CacheContext, tx: Transaction, key: CacheKey, range: string, f: SharedFetch, resolve: (o: PieceOutcome) => void): void {
+  const host = tx.host;
+  const headers = originRequestHeaders(tx);
+  for (const c of CLIENT_CONDITIONALS) delete headers[c];
+  headers.range = `bytes=${range}`;
+  const trace = tx.origin = new OriginTrace(host.counterSlot);
+  if (host.logs !== undefined) trace.note = originNote(tx, 'GET', false, headers);
+  const job: PieceJob = { ctx, tx, key, f, trace, requestTime: ctx.clock.now(), resolve, answered: false, skipStore: false, ending: false };
+  f.abandonStore = () => {
+    if (job.ending) return false;
+    job.skipStore = true;
+    return true;
+  };
+  host.origin.dispatch({ method: 'GET', url: tx.url, headers, body: null, trace }, {
+    onHead: (upstream, body) => {
+      const h = pieceHead(job, upstream, body);
+      if (h === undefined) return;
+      // Known from the head: the clients start now and read the buffer as it fills. The fetch
+      // stays joinable (f.piece) until the piece is stored or broke off.
+      job.answered = true;
+      resolve(h.outcome);
+      fillPiece(job, h, body);
+    },
+    onError: (err) => failed(job, err),
+  });
+}
+
+/** An answer that is no piece (known at the head, or the origin unreachable): nothing to join. */
+function done(job: PieceJob, o: PieceOutcome): void {
+  if (job.answered) return;
+  job.answered = true;
+  job.ctx.inflight.finish(job.f);
+  job.f.piece = undefined;
+  job.resolve(o);
+}
+
+function failed(job: PieceJob, err: unknown): void {
+  traceFailed(job.trace, err);
+  job.breakOff?.();
+  done(job, { kind: 'failed', status: err instanceof OriginError ? err.status : 502 });
+}
+
+/** The piece an answer's head announces, or undefined when the answer is no piece (settled here). */
+function pieceHead(job: PieceJob, upstream: OriginHead, body: OriginBody): PieceHead | undefined {
+  const { tx } = job;
+  const host = tx.host;
+  // No HTTP status: the origin failed, as if it had not answered (traced before the body is
+  // given up: giving it up aborts the exchange, which would trace a Client-Close).
+  if (upstream.statusCode > MAX_STATUS) { failed(job, statusError(upstream.statusCode)); body.discard(); return undefined; }
+  traceAnswered(job.trace, upstream.statusCode);
+  const cachedAt = job.ctx.clock.now();
+  const resHeaders = endToEndResponseHeaders(upstream.headers);
+  if (host.net?.backModify !== undefined) modifyOriginResponse(tx, resHeaders);
+  const tags = takeTags(resHeaders, host.tags);
+  const length = Number(resHeaders['content-length'] ?? -1);
+  let span: Span | undefined;
+  if (upstream.statusCode === 200) {
+    // Ranges ignored: an object of at most one piece is taken whole as it is; of a longer one
+    // only the head was read (the caller fetches it whole).
+    if (!(length > 0 && length <= host.pieces!.partSize)) { body.discard(); done(job, { kind: 'whole' }); return undefined; }
+    span = { start: 0, end: length - 1, total: length };
+  } else if (upstream.statusCode === 206) {
+    const cr = resHeaders['content-range'];
+    span = parseContentRange(Array.isArray(cr) ? undefined : cr);
+  }
+  if (span === undefined || (length >= 0 && length !== span.end - span.start + 1)) {
+    body.discard();
+    done(job, { kind: 'other', status: upstream.statusCode });
+    return undefined;
+  }
+  const stored = fieldsToStore(resHeaders, cachedAt, host.cachePolicy);
+  const vary = withKeyHeaders(varyOf(stored), host.net?.key?.headers);
+  const fill: PieceFill = { got: 0, failed: false, waiting: [] };
+  const outcome: Piece = {
+    kind: 'piece', span, body: Buffer.allocUnsafe(span.end - span.start + 1), fill, headers: stored, validator: spanValidator(stored), vary, base: variantOf(vary, tx.req.headers),
+  };
+  return { outcome, tags, cachedAt };
+}
+
+/** Fills the piece's buffer as the body arrives, waking its readers; stores it once whole. */
+function fillPiece(job: PieceJob, h: PieceHead, body: OriginBody): void {
+  const { fill, body: buf } = h.outcome;
+  const size = buf.length;
+  const broke = (): void => {
+    if (fill.failed) return;
+    fill.failed = true;
+    wake(fill);
+    job.f.piece = undefined;
+    job.ctx.inflight.finish(job.f);
+  };
+  job.breakOff = broke;
+  body.consume({
+    onData: (chunk) => {
+      if (fill.failed) return;
+      // More than its Content-Range announced: the answer is broken.
+      if (fill.got + chunk.length > size) { body.discard(); broke(); return; }
+      chunk.copy(buf, fill.got);
+      fill.got += chunk.length;
+      wake(fill);
+    },
+    onEnd: () => {
+      if (fill.failed) return;
+      if (fill.got !== size) { broke(); return; }
+      storePiece(job, h);
+    },
+    onError: () => broke(),
+  });
+}
+
+/**
+ * Stores a whole piece as a span (one without a strong validator too: it serves the ranges it
+ * holds, never combined, pieces-known.ts), unless it may not be stored or was retired.
+ */
+function storePiece(job: PieceJob, h: PieceHead): void {
+  const { ctx, f } = job;
+  const o = h.outcome;
+  const meta = job.skipStore || f.retired ? undefined : spanMeta(job.key, o.span, o.headers, o.vary, o.base, job.requestTime, h.cachedAt, job.tx);
+  if (meta === undefined) { f.piece = undefined; ctx.inflight.finish(f); return; }
+  if (h.tags !== undefined) meta.tags = h.tags;
+  job.ending = true;
+  // Stored in the next turn: handing 4 MiB to the disk writer takes milliseconds that the
+  // clients' last bytes need not wait for. Until the memory copy holds the span, a client that
+  // arrives joins this fetch; an invalidation meanwhile finds the fetch ending and waits for it
+  // to settle (see retire).
+  setImmediate(() => {
+    if (f.retired) { f.piece = undefined; ctx.inflight.finish(f); return; }
+    const sink = ctx.store.openSink(meta);
+    // Ended at once (the piece is all there): the memory copy is visible now, the disk copy follows.
+    sink.write(o.body);
+    f.piece = undefined;
+    sink.end(() => ctx.inflight.finish(f));
+  });
 }
 
 /** Wakes the clients waiting for more of a piece (or for its failure). */
@@ -161,7 +206,7 @@ function wake(fill: PieceFill): void {
 /**
  * Resolves when the piece holds more than `have` bytes (true) or broke off first (false).
  */
-export function moreOf(piece: Extract<PieceOutcome, { kind: 'piece' }>, have: number): Promise<boolean> | boolean {
+export function moreOf(piece: Piece, have: number): Promise<boolean> | boolean {
   const fill = piece.fill;
   if (fill.got > have) return true;
   if (fill.failed) return false;

@@ -2,44 +2,60 @@
 // are cut into stretches of stored spans and gaps, each gap is one aligned piece fetched from
 // the origin by Range (piece-fetch.ts, coalesced per piece), and the answer streams stretch after
 // stretch. The first byte of a range in the middle of a huge object therefore waits at most for
-// the bytes before it in its piece (a fetched piece is read as it fills). Spans combine only under one strong validator; a piece that comes back with another
-// one means the origin object changed: the old spans are dropped, and a client whose status line
-// is not out yet is served from the new representation, one whose status line is out is cut.
-import type { ServerResponse } from 'node:http';
+// the bytes before it in its piece (a fetched piece is read as it fills). Spans combine only
+// under one strong validator; a piece that comes back with another one means the origin object
+// changed: the old spans are dropped, and a client whose status line is not out yet is served
+// from the new representation, one whose status line is out is cut.
+//
+// An origin may answer a piece with fewer bytes than asked (RFC 9110 14 lets a client get less
+// than its range): what came is served and stored, and the rest is asked for from where it ended.
+// A span without a strong validator (pieces-known.ts) serves only ranges it holds whole.
 import type { Readable } from 'node:stream';
-import type { CacheEntryMeta, CacheKey, StoredHeaders } from '../../cache/store.js';
-import { parseContentRange, pieceAt, planSegments, spanBase, spanValidator, type Span } from '../../cache/policy/partial.js';
+import type { CacheEntryMeta, CacheKey } from '../../cache/store.js';
+import { pieceAt, planSegments } from '../../cache/policy/partial.js';
 import { TCP_ERROR, TCP_HIT, TCP_MISS } from '../../cache/policy/results.js';
 import type { CacheContext } from './context.js';
-import { answerHeaders, NOT_MODIFIED_FIELDS, viewOf } from './stored-view.js';
 import { keyString } from './fetch-keys.js';
 import type { PieceOutcome } from './inflight.js';
 import { fetchPiece, isWhole, moreOf } from './piece-fetch.js';
+import { dropSpans, firstMissing, fromPiece, holdsRange, isPiece, knownFrom, WEAK, type Known, type Piece } from './pieces-known.js';
+import { writeAll, writeFromPiece, writeHead } from './pieces-write.js';
 import { proxyToOrigin } from './proxy.js';
 import { sendError } from './respond.js';
 import { conditionalResult, variantOf } from './rules.js';
-import { evaluateRange, freshnessDecision, type HeaderMap, type RequestControl } from '../../cache/policy/index.js';
+import { evaluateRange, type HeaderMap, type RequestControl } from '../../cache/policy/index.js';
 import type { Transaction } from './transaction.js';
-import { noteForward, noteOf } from './cache-status.js';
-import { ttlSeconds } from '../../cache/policy/cache-status.js';
-
-/** What the spans at hand say about the representation, and where each span's bytes are. */
-interface Known {
-  total: number;
-  validator: string;
-  /** Fields of the newest span, for the answer. */
-  headers: StoredHeaders;
-  /** The entry Age is computed from (a stand-in when the bytes were fetched just now). */
-  meta: CacheEntryMeta;
-  spans: Span[];
-  /** Per span: the stored entry, or the piece this transaction fetched (filling or filled). */
-  sources: (CacheEntryMeta | Piece)[];
-}
-
-type Piece = Extract<PieceOutcome, { kind: 'piece' }>;
+import { noteForward } from './cache-status.js';
 
 /** Keys of objects whose origin answered a Range with 200 (no ranges): fetched whole from then on. */
 const NO_RANGES_MAX = 10_000;
+
+/**
+ * Origin answers shorter than asked that one client's answer may take: each costs a round trip,
+ * and an origin giving a byte at a time must not keep a client (and the origin) busy for ever.
+ */
+const MAX_SHORT = 4096;
+
+/** One client's answer from spans and pieces, as it goes. */
+interface Answer {
+  ctx: CacheContext;
+  tx: Transaction;
+  key: CacheKey;
+  control: RequestControl;
+  known: Known;
+  /** The spans were fetched for this answer (a miss), not read from the store. */
+  fetched: boolean;
+  /** Served from the piece that showed the object changed: a second change cuts. */
+  seeded: boolean;
+  status: number;
+  start: number;
+  end: number;
+  now: number;
+  /** Origin answers shorter than asked so far. */
+  short: number;
+}
+
+interface Segment { start: number; end: number; span: number }
 
 function noteNoRanges(ctx: CacheContext, key: CacheKey): void {
   if (ctx.noRanges.size >= NO_RANGES_MAX) ctx.noRanges.clear();
@@ -63,161 +79,179 @@ function cut(tx: Transaction): void {
 
 async function run(ctx: CacheContext, tx: Transaction, key: CacheKey, metas: readonly CacheEntryMeta[], control: RequestControl,
   seed: Piece | undefined): Promise<void> {
-  const partSize = tx.host.pieces!.partSize;
+  const found = await knownFor(ctx, tx, key, metas, control, seed);
+  if (found === undefined) return;
+  const a: Answer = { ctx, tx, key, control, ...found, seeded: seed !== undefined, status: 200, start: 0, end: -1, now: ctx.clock.now(), short: 0 };
+  if (answeredWithoutBody(a)) return;
+  const plan = planSegments(a.known.spans, a.start, a.end, tx.host.pieces!.partSize);
+  const gaps = plan.some((s) => s.span < 0);
+  if (gaps && a.known.validator === WEAK) {
+    // Bytes without a strong validator are never combined with others: the origin answers.
+    tx.cacheResult = TCP_MISS;
+    noteForward(tx, 'partial');
+    proxyToOrigin(tx);
+    return;
+  }
+  tx.cacheResult ??= a.fetched || gaps ? TCP_MISS : TCP_HIT;
+  await streamPlan(a, plan);
+}
+
+/**
+ * What is known of the object for this client: the stored spans that combine, else a stored span
+ * without a strong validator that holds the client's range, else the first piece fetched now.
+ * Undefined when the client was served another way.
+ */
+async function knownFor(ctx: CacheContext, tx: Transaction, key: CacheKey, metas: readonly CacheEntryMeta[], control: RequestControl,
+  seed: Piece | undefined): Promise<{ known: Known; fetched: boolean } | undefined> {
+  if (seed !== undefined) return { known: fromPiece(ctx, key, seed), fetched: true };
+  const stored = knownFrom(ctx, tx, key, metas, control);
+  if (stored.strong !== undefined) return { known: stored.strong, fetched: false };
+  const weak = stored.weak.find((k) => holdsRange(tx, k.spans[0]!, k.headers));
+  if (weak !== undefined) return { known: weak, fetched: false };
   const rangeField = tx.req.headers.range;
-  let known = seed === undefined ? knownFrom(ctx, tx, key, metas, control) : fromPiece(ctx, key, seed);
-  let fetched = seed !== undefined;
-  if (known === undefined) {
-    const o = await fetchPiece(ctx, tx, key, firstRange(rangeField, partSize));
-    fetched = true;
-    noteForward(tx, 'uri-miss');
-    if (!usable(o, tx)) { passOn(ctx, tx, key, o, control); return; }
-    known = fromPiece(ctx, key, o);
+  noteForward(tx, 'uri-miss');
+  if (rangeField === undefined && stored.weak.length > 0) {
+    // A whole GET where only spans without a strong validator are stored: fetched whole, as
+    // without them (those spans cannot be completed).
+    tx.cacheResult = TCP_MISS;
+    ctx.fetchWhole(tx, key, !control.noStore);
+    return undefined;
   }
-  const now = ctx.clock.now();
-  // Client conditionals are answered from what the spans say of the object (RFC 9110 13.2.2).
+  const o = await fetchPiece(ctx, tx, key, firstRange(rangeField, tx.host.pieces!.partSize));
+  if (!usable(o, tx)) { passOn(ctx, tx, key, o, control); return undefined; }
+  return { known: fromPiece(ctx, key, o), fetched: true };
+}
+
+/**
+ * Client conditionals are answered from what the spans say of the object (RFC 9110 13.2.2), and
+ * an unsatisfiable range with 416; else sets the status and bytes of the answer (several ranges
+ * are answered with the whole representation: RFC 9110 14.2 lets a server ignore Range).
+ */
+function answeredWithoutBody(a: Answer): boolean {
+  const { tx, known } = a;
   const cond = conditionalResult('GET', tx.req.headers, 200, known.headers);
-  if (cond !== 'proceed') {
-    tx.cacheResult ??= fetched ? TCP_MISS : TCP_HIT;
-    writeHead(tx, known, cond, 0, -1, !fetched, now);
+  const range = cond !== 'proceed' || tx.req.headers.range === undefined ? undefined
+    : evaluateRange('GET', tx.req.headers as HeaderMap, { status: 200, headers: known.headers }, known.total);
+  const empty = cond !== 'proceed' ? cond : range?.type === 'unsatisfiable' ? 416 : undefined;
+  if (empty !== undefined) {
+    tx.cacheResult ??= a.fetched ? TCP_MISS : TCP_HIT;
+    writeHead(tx, known, empty, 0, -1, !a.fetched, a.now);
     tx.res.end();
-    return;
+    return true;
   }
-  const total = known.total;
-  const range = rangeField === undefined ? undefined : evaluateRange('GET', tx.req.headers as HeaderMap, { status: 200, headers: known.headers }, total);
-  if (range?.type === 'unsatisfiable') {
-    tx.cacheResult ??= fetched ? TCP_MISS : TCP_HIT;
-    writeHead(tx, known, 416, 0, -1, !fetched, now);
-    tx.res.end();
-    return;
-  }
-  // Several ranges are answered with the whole representation (RFC 9110 14.2 lets a server
-  // ignore Range); one range with 206.
   const single = range?.type === 'single' ? range.range : undefined;
-  const start = single?.start ?? 0;
-  const end = single?.end ?? total - 1;
-  const plan = planSegments(known.spans, start, end, partSize);
-  tx.cacheResult ??= fetched || plan.some((s) => s.span < 0) ? TCP_MISS : TCP_HIT;
-  const res = tx.res;
-  for (const seg of plan) {
-    let bytes: Buffer | Readable | undefined;
-    let piece: Piece | undefined;
-    const from = seg.span < 0 ? undefined : known.sources[seg.span];
-    if (from !== undefined && isPiece(from)) piece = from;
-    else if (from !== undefined) {
-      const obj = await ctx.store.get(key, from.variantKey);
-      if (obj !== undefined && obj.size === known.spans[seg.span]!.end - known.spans[seg.span]!.start + 1) {
-        const s = known.spans[seg.span]!.start;
-        bytes = obj.body !== undefined ? obj.body.subarray(seg.start - s, seg.end - s + 1) : obj.openBody(seg.start - s, seg.end - s);
-      }
-    }
-    if (bytes === undefined && piece === undefined) {
-      // A gap (or a span evicted meanwhile): the aligned piece that holds it.
-      const p = pieceAt(seg.start, total, partSize);
-      // RFC 9211 2.2: stored partial content did not hold all that was asked.
-      if (tx.cacheStatus?.fwd === undefined) noteForward(tx, 'partial');
-      const o = await fetchPiece(ctx, tx, key, `${p.start}-${p.end}`);
-      if (!usable(o, tx)) {
-        if (!res.headersSent) passOn(ctx, tx, key, o, control);
-        else cut(tx);
-        return;
-      }
-      if ((o.validator ?? '') !== known.validator || o.span.total !== total) {
-        // The origin object changed under the stored spans: they go.
-        dropSpans(ctx, key, known.sources, o);
-        if (res.headersSent || seed !== undefined) { cut(tx); return; }
-        tx.cacheResult = TCP_MISS;
-        await run(ctx, tx, key, [], control, o);
-        return;
-      }
-      if (o.span.start > seg.start || o.span.end < seg.end) { cut(tx); return; }
-      piece = o;
-    }
-    if (piece !== undefined) {
-      // The piece may still be arriving: its first byte of the segment before the status line
-      // (a piece that breaks off before then is a 502), then the bytes as they come.
-      if (!(await moreOf(piece, seg.start - piece.span.start))) {
-        if (!res.headersSent) tx.cacheResult = TCP_ERROR;
-        cut(tx);
-        return;
-      }
-      if (res.destroyed) return;
-      if (!res.headersSent) writeHead(tx, known, single === undefined ? 200 : 206, start, end, !fetched, now);
-      const sent = await writeFromPiece(res, piece, seg.start, seg.end);
-      if (sent === 'broken') { cut(tx); return; }
-      if (sent === 'gone') return;
+  a.status = single === undefined ? 200 : 206;
+  a.start = single?.start ?? 0;
+  a.end = single?.end ?? known.total - 1;
+  return false;
+}
+
+/** The answer's bytes, stretch after stretch; a stretch a short piece did not reach is asked for again. */
+async function streamPlan(a: Answer, plan: Segment[]): Promise<void> {
+  const res = a.tx.res;
+  // Grows only after a short piece, at most MAX_SHORT times (fetchGap).
+  for (let i = 0; i < plan.length; i++) {
+    const seg = plan[i]!;
+    const src = await sourceOf(a, seg);
+    if (src === undefined) return;
+    if (isBytes(src)) {
+      if (res.destroyed) { if (!Buffer.isBuffer(src)) src.destroy(); return; }
+      head(a);
+      if (!(await writeAll(res, src))) return;
       continue;
     }
-    if (res.destroyed) { if (!Buffer.isBuffer(bytes)) bytes!.destroy(); return; }
-    if (!res.headersSent) writeHead(tx, known, single === undefined ? 200 : 206, start, end, !fetched, now);
-    if (!(await writeAll(res, bytes!))) return;
+    const stop = Math.min(seg.end, src.span.end);
+    if (stop < seg.end) plan.splice(i + 1, 0, { start: stop + 1, end: seg.end, span: -1 });
+    if (!(await sendPiece(a, src, seg.start, stop))) return;
   }
-  if (!res.headersSent) writeHead(tx, known, single === undefined ? 200 : 206, start, end, !fetched, now);
+  head(a);
   res.end();
 }
 
-function isPiece(s: CacheEntryMeta | Piece): s is Piece {
-  return (s as Piece).kind === 'piece';
+function isBytes(src: Buffer | Readable | Piece): src is Buffer | Readable {
+  return Buffer.isBuffer(src) || !('kind' in src);
 }
 
-/** Bytes `from`..`to` (of the representation) of a piece, each stretch as soon as it arrived. */
-async function writeFromPiece(res: ServerResponse, piece: Piece, from: number, to: number): Promise<'done' | 'gone' | 'broken'> {
-  let pos = from - piece.span.start;
-  const stop = to - piece.span.start + 1;
-  while (pos < stop) {
-    if (piece.fill.got <= pos && !(await moreOf(piece, pos))) return 'broken';
-    const upTo = Math.min(piece.fill.got, stop);
-    if (!(await writeAll(res, piece.body.subarray(pos, upTo)))) return 'gone';
-    pos = upTo;
+function head(a: Answer): void {
+  if (!a.tx.res.headersSent) writeHead(a.tx, a.known, a.status, a.start, a.end, !a.fetched, a.now);
+}
+
+/** Bytes `from`..`to` of a piece, which may still be arriving; false when the answer ended. */
+async function sendPiece(a: Answer, piece: Piece, from: number, to: number): Promise<boolean> {
+  const { tx } = a;
+  // The piece's first byte of the stretch before the status line (a piece that breaks off
+  // before then is a 502), then the bytes as they come.
+  if (!(await moreOf(piece, from - piece.span.start))) {
+    if (!tx.res.headersSent) tx.cacheResult = TCP_ERROR;
+    cut(tx);
+    return false;
   }
-  return 'done';
+  if (tx.res.destroyed) return false;
+  head(a);
+  const sent = await writeFromPiece(tx.res, piece, from, to);
+  if (sent === 'broken') cut(tx);
+  return sent === 'done';
 }
 
-/** The spans usable for this request: its variant, fresh, under the newest span's validator. */
-function knownFrom(ctx: CacheContext, tx: Transaction, key: CacheKey, metas: readonly CacheEntryMeta[], control: RequestControl): Known | undefined {
-  const now = ctx.clock.now();
-  let k: Known | undefined;
-  const others: CacheEntryMeta[] = [];
-  // The newest span names the representation (the list is in no promised order).
-  const ordered = [...metas].sort((a, b) => b.cachedAt - a.cachedAt);
-  for (const m of ordered) {
-    const base = spanBase(m.variantKey);
-    if (base === undefined || m.status !== 206 || base !== variantOf(m.vary, tx.req.headers)) continue;
-    const cr = m.headers['content-range'];
-    const span = parseContentRange(Array.isArray(cr) ? undefined : cr);
-    const validator = spanValidator(m.headers);
-    if (span === undefined || validator === undefined) continue;
-    const view = viewOf(m);
-    if (freshnessDecision(m, tx.req.headers as HeaderMap, control, now, tx.host.cachePolicy, view.cc, view.namedFields).kind !== 'fresh') continue;
-    k ??= { total: span.total, validator, headers: m.headers, meta: m, spans: [], sources: [] };
-    if (validator !== k.validator || span.total !== k.total) { others.push(m); continue; }
-    k.spans.push(span);
-    k.sources.push(m);
+/** Where the bytes of a stretch come from: a stored span, a piece of this answer, or a fetch. */
+async function sourceOf(a: Answer, seg: Segment): Promise<Buffer | Readable | Piece | undefined> {
+  const from = seg.span < 0 ? undefined : a.known.sources[seg.span];
+  if (from !== undefined && isPiece(from)) return from;
+  if (from !== undefined) {
+    const span = a.known.spans[seg.span]!;
+    const obj = await a.ctx.store.get(a.key, from.variantKey);
+    if (obj !== undefined && obj.size === span.end - span.start + 1) {
+      return obj.body !== undefined ? obj.body.subarray(seg.start - span.start, seg.end - span.start + 1) : obj.openBody(seg.start - span.start, seg.end - span.start);
+    }
   }
-  if (others.length > 0) dropSpans(ctx, key, others, undefined);
-  return k;
+  // A gap (or a span evicted meanwhile).
+  return fetchGap(a, seg);
 }
 
-/** Bytes of this client's variant that can be combined with others (or need not be). */
+/**
+ * The piece holding the first byte of a gap, fetched from the origin from the first byte its
+ * aligned piece lacks. A piece answered short of that byte is kept and the rest asked for (at
+ * most MAX_SHORT short answers per client answer). Undefined when the answer ended.
+ */
+async function fetchGap(a: Answer, seg: Segment): Promise<Piece | undefined> {
+  const { ctx, tx, known } = a;
+  // RFC 9211 2.2: stored partial content did not hold all that was asked.
+  if (tx.cacheStatus?.fwd === undefined) noteForward(tx, 'partial');
+  const p = pieceAt(seg.start, known.total, tx.host.pieces!.partSize);
+  for (;;) {
+    const from = firstMissing(known.spans, p.start, seg.start);
+    const o = await fetchPiece(ctx, tx, a.key, `${from}-${p.end}`);
+    if (o.kind !== 'piece' || o.base !== variantOf(o.vary, tx.req.headers)) {
+      if (!tx.res.headersSent) passOn(ctx, tx, a.key, o, a.control);
+      else cut(tx);
+      return undefined;
+    }
+    // Another validator or length: the object changed. Bytes without a strong validator are
+    // never combined, not even with others of their kind.
+    if (o.validator === undefined || o.validator !== known.validator || o.span.total !== known.total) { await changed(a, o); return undefined; }
+    // Not what was asked (starting later), or short again once too often: the answer breaks off.
+    if (o.span.start > from || (o.span.end < p.end && ++a.short > MAX_SHORT)) { cut(tx); return undefined; }
+    if (o.span.end >= seg.start) return o;
+    known.spans.push(o.span);
+    known.sources.push(o);
+  }
+}
+
+/** The origin object changed under the stored spans: they go, and the client gets the new one if it can. */
+async function changed(a: Answer, o: Piece): Promise<void> {
+  dropSpans(a.ctx, a.key, a.known.sources, o);
+  if (a.tx.res.headersSent || a.seeded) { cut(a.tx); return; }
+  a.tx.cacheResult = TCP_MISS;
+  await run(a.ctx, a.tx, a.key, [], a.control, o);
+}
+
+/**
+ * Bytes of this client's variant that can be combined with others, or need not be: the whole
+ * representation, or (without a strong validator) a span that holds the client's range.
+ */
 function usable(o: PieceOutcome, tx: Transaction): o is Piece {
-  return o.kind === 'piece' && o.base === variantOf(o.vary, tx.req.headers) && (o.validator !== undefined || isWhole(o.span));
-}
-
-function fromPiece(ctx: CacheContext, key: CacheKey, o: Piece): Known {
-  const now = ctx.clock.now();
-  const meta: CacheEntryMeta = {
-    key, variantKey: o.base, vary: o.vary, status: 200, headers: o.headers, requestTime: now, cachedAt: now, staleAt: now, deleteAt: now, size: o.span.total,
-  };
-  return { total: o.span.total, validator: o.validator ?? '', headers: o.headers, meta, spans: [o.span], sources: [o] };
-}
-
-/** Spans of another representation are deleted (not the one `keep` just stored over its key). */
-function dropSpans(ctx: CacheContext, key: CacheKey, sources: readonly (CacheEntryMeta | Piece)[], keep: Piece | undefined): void {
-  for (const s of sources) {
-    if (isPiece(s)) continue;
-    if (keep !== undefined && spanBase(s.variantKey) !== undefined && s.variantKey.startsWith(`\u0001${keep.span.start}\u0001`)) continue;
-    void ctx.store.delete(key, s.variantKey).catch(() => 0);
-  }
+  if (o.kind !== 'piece' || o.base !== variantOf(o.vary, tx.req.headers)) return false;
+  return o.validator !== undefined || isWhole(o.span) || holdsRange(tx, o.span, o.headers);
 }
 
 /** The first piece of an object nothing is known about: where the client's range starts. */
@@ -248,49 +282,8 @@ function passOn(ctx: CacheContext, tx: Transaction, key: CacheKey, o: PieceOutco
     ctx.fetchWhole(tx, key, !control.noStore);
     return;
   }
-  // Another status (416, 404, 5xx), another variant, or content without a strong validator:
-  // the client's own request goes to the origin and its answer to the client.
+  // Another status (416, 404, 5xx), another variant, or content without a strong validator
+  // that does not hold the client's range: the client's own request goes to the origin and its
+  // answer to the client.
   proxyToOrigin(tx);
-}
-
-function writeHead(tx: Transaction, k: Known, status: number, start: number, end: number, fromCache: boolean, now: number): void {
-  const fields: StoredHeaders = { ...k.headers };
-  delete fields['content-range'];
-  const out = answerHeaders(k.meta, fields, now, tx, undefined, fromCache);
-  // Cache-Status ttl of an answer from stored spans: the newest span's.
-  if (fromCache && tx.host.cacheStatus !== undefined) noteOf(tx).ttl = ttlSeconds(k.meta.staleAt, now);
-  if (status === 304) {
-    // Only the fields a 304 carries (deliver.ts), besides ours.
-    for (const name of Object.keys(fields)) if (!NOT_MODIFIED_FIELDS.includes(name)) delete out[name];
-  } else if (status === 412 || status === 416) {
-    if (status === 416) out['content-range'] = `bytes */${k.total}`;
-    out['content-length'] = '0';
-  } else {
-    out['content-length'] = String(end - start + 1);
-    if (status === 206) out['content-range'] = `bytes ${start}-${end}/${k.total}`;
-  }
-  tx.status = status;
-  tx.res.writeHead(status, out);
-}
-
-/** Writes with back-pressure; false when the client went away. */
-async function writeAll(res: ServerResponse, bytes: Buffer | Readable): Promise<boolean> {
-  const wait = (): Promise<void> => new Promise((ok) => {
-    const done = (): void => { res.off('drain', done); res.off('close', done); ok(); };
-    res.on('drain', done);
-    res.on('close', done);
-  });
-  if (Buffer.isBuffer(bytes)) {
-    if (!res.write(bytes)) await wait();
-    return !res.destroyed;
-  }
-  try {
-    for await (const chunk of bytes) {
-      if (res.destroyed) { bytes.destroy(); return false; }
-      if (!res.write(chunk as Buffer)) await wait();
-    }
-  } catch {
-    throw new Error('stored span unreadable');
-  }
-  return !res.destroyed;
 }

@@ -1,5 +1,7 @@
 // RFC 9110 9.3.2 (HEAD), 14 (Range, 206, multipart/byteranges, 416) and 13.1.5 (If-Range),
-// answered from a cached full object without asking the origin again.
+// answered from a cached full object without asking the origin again; and, with the default
+// settings, partial answers of the origin (206) stored, reused for the ranges they hold and
+// completed into the whole object under one strong validator (RFC 9111 3.3, 3.4).
 import t from 'tap';
 import { cacheBench, reply } from './fixtures/bench.js';
 
@@ -93,4 +95,97 @@ t.test('If-Range with the current ETag applies the Range; with an old ETag the a
   t.equal(old.body, BODY);
   t.equal(old.headers['content-range'], undefined);
   t.equal(origin.count('/if-range'), 1);
+});
+
+/**
+ * An origin object of `total` bytes that answers each Range with at most `cap` bytes from where
+ * the range starts (206, as origins that bound the length of a range answer do); the Range
+ * fields it saw are listed.
+ */
+function capped(path: string, total: number, cap: number, fields: Record<string, string>): { ranges: string[]; body: (v?: string) => Buffer; set: (f: Record<string, string>, v: string) => void } {
+  let version = 'a';
+  let headers = fields;
+  const ranges: string[] = [];
+  const body = (v = version): Buffer => Buffer.from(Array.from({ length: total }, (_, i) => `${v}${i % 10}`[i % 2]).join(''));
+  origin.on(path, (q, res) => {
+    const m = /^bytes=(\d+)-(\d*)$/.exec(String(q.headers.range ?? ''));
+    const all = body();
+    if (m === null) { res.writeHead(200, { ...headers, 'content-length': total }); res.end(all); return; }
+    ranges.push(String(q.headers.range));
+    const start = Number(m[1]);
+    const end = Math.min(m[2] === '' ? total - 1 : Number(m[2]), total - 1, start + cap - 1);
+    res.writeHead(206, { ...headers, 'content-range': `bytes ${start}-${end}/${total}`, 'content-length': end - start + 1 });
+    res.end(all.subarray(start, end + 1));
+  });
+  return { ranges, body, set: (f, v) => { headers = f; version = v; } };
+}
+
+const STRONG = { 'cache-control': 'max-age=600', etag: '"p1"', 'accept-ranges': 'bytes' };
+
+t.test('a stored partial answer serves later ranges it holds, is completed by the rest, and a full GET is then a hit from the stored parts', async (t) => {
+  const o = capped('/parts', 300, 100, STRONG);
+  const all = o.body();
+  const first = await get('/parts', { range: 'bytes=0-99' });
+  t.equal(first.status, 206);
+  t.equal(first.headers['content-range'], 'bytes 0-99/300');
+  t.ok(first.raw.equals(all.subarray(0, 100)));
+  const same = await get('/parts', { range: 'bytes=0-99' });
+  t.equal(same.headers['x-cache'], 'TCP_HIT', 'the same range again: from the stored part');
+  t.ok(same.raw.equals(all.subarray(0, 100)));
+  const inside = await get('/parts', { range: 'bytes=10-50' });
+  t.equal(inside.status, 206);
+  t.equal(inside.headers['x-cache'], 'TCP_HIT', 'a range inside the stored part');
+  t.equal(inside.headers['content-range'], 'bytes 10-50/300');
+  t.ok(inside.raw.equals(all.subarray(10, 51)));
+  t.same(o.ranges, [`bytes=0-${4 * 1024 * 1024 - 1}`], 'one origin request so far');
+  const rest = await get('/parts', { range: 'bytes=100-' });
+  t.equal(rest.status, 206);
+  t.equal(rest.headers['content-range'], 'bytes 100-299/300');
+  t.ok(rest.raw.equals(all.subarray(100)), 'the rest, as the origin gave it in two short answers');
+  t.same(o.ranges.slice(1), ['bytes=100-299', 'bytes=200-299'], 'only the bytes not stored were asked for');
+  const whole = await get('/parts');
+  t.equal(whole.status, 200);
+  t.equal(whole.headers['x-cache'], 'TCP_HIT', 'the whole object, assembled from the three stored parts');
+  t.equal(whole.headers['content-length'], '300');
+  t.ok(whole.raw.equals(all));
+  t.equal(o.ranges.length, 3, 'no origin request for the full GET');
+  t.equal(origin.count('/parts'), 3);
+});
+
+t.test('a stored partial answer is replaced, not combined, when the rest comes with another ETag', async (t) => {
+  const o = capped('/parts-changed', 200, 100, STRONG);
+  await get('/parts-changed', { range: 'bytes=0-99' });
+  o.set({ ...STRONG, etag: '"p2"' }, 'b');
+  const changed = o.body('b');
+  const rest = await get('/parts-changed', { range: 'bytes=100-' });
+  t.equal(rest.status, 206);
+  t.equal(rest.headers.etag, '"p2"', 'the new representation');
+  t.ok(rest.raw.equals(changed.subarray(100)));
+  const whole = await get('/parts-changed');
+  t.equal(whole.headers.etag, '"p2"');
+  t.ok(whole.raw.equals(changed), 'the old part was dropped and fetched again');
+});
+
+t.test('a partial answer without a strong validator serves only ranges inside it and is never combined', async (t) => {
+  const o = capped('/parts-weak', 300, 100, { 'cache-control': 'max-age=600', etag: 'W/"w1"', 'accept-ranges': 'bytes' });
+  const all = o.body();
+  const first = await get('/parts-weak', { range: 'bytes=0-99' });
+  t.equal(first.status, 206);
+  t.ok(first.raw.equals(all.subarray(0, 100)));
+  t.equal(origin.count('/parts-weak'), 1, 'one origin request: the answer held the range');
+  const inside = await get('/parts-weak', { range: 'bytes=10-50' });
+  t.equal(inside.headers['x-cache'], 'TCP_HIT', 'a range inside the stored part');
+  t.ok(inside.raw.equals(all.subarray(10, 51)));
+  t.equal(origin.count('/parts-weak'), 1);
+  const across = await get('/parts-weak', { range: 'bytes=50-149' });
+  t.equal(across.status, 206);
+  t.not(across.headers['x-cache'], 'TCP_HIT', 'a range beyond the stored part is not completed from it');
+  t.equal(across.headers['content-range'], 'bytes 50-149/300');
+  t.ok(across.raw.equals(all.subarray(50, 150)));
+  const whole = await get('/parts-weak');
+  t.equal(whole.status, 200);
+  t.equal(whole.headers['x-cache'], 'TCP_MISS');
+  t.ok(whole.raw.equals(all), 'a full GET is fetched whole');
+  t.equal(whole.headers['content-length'], '300');
+  t.equal(origin.seen.filter((s) => s.url === '/parts-weak').at(-1)!.headers.range, undefined, 'without Range');
 });
