@@ -4,28 +4,41 @@ import { codedError } from '../../errors/codes.js';
 import type { InvalidateKind } from '../../cache/commands/invalidate.js';
 import { fail, HTTP, ok } from '../envelope.js';
 import type { Route } from '../router.js';
-import type { AsyncInvalidations, InvalidationCommands } from '../types.js';
+import type { ApiReply, ApiRequest, AsyncInvalidations, InvalidationCommands, RouteContext } from '../types.js';
 import { requireRunning } from './rt.js';
-import { callTargets, urlParam } from './invalidation.js';
+import { callTargets, formRefusal, urlParam } from './invalidation.js';
 
 export function asyncRoutes(queue: AsyncInvalidations, svc: InvalidationCommands): Route[] {
+  /** Queues `kind` for the targets of `query` (a GET's query or a POST's form body). */
+  const queueCall = async (kind: InvalidateKind, query: string | undefined, req: ApiRequest, ctx: RouteContext, body?: Buffer): Promise<ApiReply> => {
+    requireRunning(ctx);
+    let targets;
+    let url;
+    try { ({ targets, text: url } = await callTargets(svc, query, urlParam(query))); } catch (err) {
+      if (isBadTarget(err)) return fail(err.status, ctx.version, kind, 'query', err.message);
+      throw err;
+    }
+    svc.recognized?.({ kind, async: true, url, targets, request: { method: req.method, path: req.path, rawQuery: req.rawQuery, headers: req.headers, body } });
+    if (!await queue.add(kind, url, targets)) return fail(503, ctx.version, kind, 'query', `asynchronous queue full (${queue.max})`);
+    return ok(ctx.version, kind, 'query', { queued: true, queue: { used: queue.used, max: queue.max } });
+  };
   const enqueue = (kind: InvalidateKind): Route => ({
     method: 'GET', path: `/command/async/${kind}`, name: kind, group: 'query',
+    handler: (req, ctx) => queueCall(kind, req.rawQuery, req, ctx),
+  });
+  // A form body as POST /command/purge takes: a list of targets longer than a request line may be.
+  const enqueueForm = (kind: InvalidateKind): Route => ({
+    method: 'POST', path: `/command/async/${kind}`, name: kind, group: 'query',
     handler: async (req, ctx) => {
-      requireRunning(ctx);
-      let targets;
-      let url;
-      try { ({ targets, text: url } = await callTargets(svc, req.rawQuery, urlParam(req.rawQuery))); } catch (err) {
-        if (isBadTarget(err)) return fail(err.status, ctx.version, kind, 'query', err.message);
-        throw err;
-      }
-      svc.recognized?.({ kind, async: true, url, targets, request: { method: req.method, path: req.path, rawQuery: req.rawQuery, headers: req.headers } });
-      if (!await queue.add(kind, url, targets)) return fail(503, ctx.version, kind, 'query', `asynchronous queue full (${queue.max})`);
-      return ok(ctx.version, kind, 'query', { queued: true, queue: { used: queue.used, max: queue.max } });
+      const refused = formRefusal(req);
+      if (refused !== undefined) return fail(HTTP.badRequest, ctx.version, kind, 'query', refused);
+      const body = await req.body();
+      return queueCall(kind, body.toString('utf8'), req, ctx, body);
     },
   });
   return [
     enqueue('purge'), enqueue('expire'), enqueue('hardpurge'),
+    enqueueForm('purge'), enqueueForm('expire'), enqueueForm('hardpurge'),
     {
       method: 'GET', path: '/command/async/asynctrl/reset', name: 'asynctrl/reset', group: 'query',
       handler: async (_req, ctx) => ok(ctx.version, 'asynctrl/reset', 'query', { cleared: await queue.reset() }),

@@ -86,6 +86,13 @@ async function invalidate(svc: InvalidationCommands, kind: InvalidateKind, query
   return { ...reply, status: outcome.status };
 }
 
+/** Why a POST of targets is refused (a declared length and a form body are required), if it is. */
+export function formRefusal(req: ApiRequest): string | undefined {
+  if (req.headers['content-length'] === undefined) return 'Content-Length required';
+  const type = req.headers['content-type'] ?? '';
+  return type.startsWith('application/x-www-form-urlencoded') ? undefined : 'Content-Type must be application/x-www-form-urlencoded';
+}
+
 export function invalidationRoutes(svc: InvalidationCommands): Route[] {
   const simple = (kind: InvalidateKind): Route => ({
     method: 'GET', path: `/command/${kind}`, name: kind, group: 'query',
@@ -104,9 +111,8 @@ export function invalidationRoutes(svc: InvalidationCommands): Route[] {
     {
       method: 'POST', path: '/command/purge', name: 'purge', group: 'query',
       handler: async (req, ctx) => {
-        if (req.headers['content-length'] === undefined) return fail(HTTP.badRequest, ctx.version, 'purge', 'query', 'Content-Length required');
-        const type = req.headers['content-type'] ?? '';
-        if (!type.startsWith('application/x-www-form-urlencoded')) return fail(HTTP.badRequest, ctx.version, 'purge', 'query', 'Content-Type must be application/x-www-form-urlencoded');
+        const refused = formRefusal(req);
+        if (refused !== undefined) return fail(HTTP.badRequest, ctx.version, 'purge', 'query', refused);
         const body = await req.body();
         return invalidate(svc, 'purge', body.toString('utf8'), ctx, req, undefined, body);
       },

@@ -1,0 +1,99 @@
+// Black-box: an asynchronous purge (`POST /command/async/purge`, a form body: 100,000 targets do
+// not fit a request line) of 100,000 targets. The command is queued, published to the workers as
+// pre-cache control and then run (1000 targets per slice); the management API answers
+// throughout (never silent for 5 s), the worker takes the list without stalling, and both ends
+// of the list are purged.
+//
+// Latency is judged as in fleet-bus-large.test.ts, beside an idle control process polled at the
+// same moments; the 100 ms bound is a todo (see below).
+import { spawn } from 'node:child_process';
+import t from 'tap';
+import { request } from 'undici';
+import { TestOrigin } from '../helpers/origin.js';
+import { freePort } from '../helpers/ports.js';
+import { startServer } from '../helpers/server.js';
+import { pollUntil, within } from '../helpers/wait.js';
+import { call, fetchHost } from '../lifecycle/fixtures/node.js';
+
+const origin = await new TestOrigin().start();
+let version = 0;
+origin.otherwise((req, res) => {
+  const body = `${req.url} v${++version}`;
+  res.writeHead(200, { 'cache-control': 'max-age=600', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+});
+const port = await freePort();
+const server = await startServer([{ name: 'a.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }]);
+t.teardown(async () => { await server.stop(); await origin.stop(); });
+const get = (path: string): Promise<{ status: number; cache: string; body: string }> => fetchHost(port, 'a.com', path);
+
+/** Milliseconds an answer of `url` takes; Infinity when there is none within 5 s. */
+async function latency(url: string): Promise<number> {
+  const started = performance.now();
+  try {
+    const r = await request(url, { signal: AbortSignal.timeout(5000) });
+    await r.body.text();
+  } catch {
+    return Infinity;
+  }
+  return performance.now() - started;
+}
+
+/** A trivial HTTP server in a process of its own: how long the machine keeps an idle process waiting. */
+async function startControl(): Promise<{ url: string }> {
+  const proc = spawn(process.execPath, ['-e', "require('http').createServer((q, s) => s.end('ok')).listen(0, '127.0.0.1', function () { console.log(this.address().port); })"],
+    { stdio: ['ignore', 'pipe', 'inherit'] });
+  t.teardown(() => proc.kill());
+  const p = await within(new Promise<string>((r) => proc.stdout!.once('data', (d: Buffer) => r(d.toString().trim()))), 10_000, 'a control server');
+  return { url: `http://127.0.0.1:${p}/` };
+}
+const control = await startControl();
+
+const queueUsed = async (): Promise<number> =>
+  ((await call(server.apiPort, '/monitoring/asynctrl/actives')).json as { result: { queue: { used: number } } }).result.queue.used;
+
+t.test('an asynchronous purge of 100,000 targets is queued, run and applied while the management API goes on answering', async (t) => {
+  const TARGETS = 100_000;
+  const first = await get('/big/0');
+  const last = await get(`/big/${TARGETS - 1}`);
+  t.equal((await get('/big/0')).cache, 'TCP_HIT');
+  t.equal((await get(`/big/${TARGETS - 1}`)).cache, 'TCP_HIT');
+  const url = ['a.com/big/0', ...Array.from({ length: TARGETS - 1 }, (_, i) => `/big/${i + 1}`)].join('|');
+  let answered = false;
+  const queued = call(server.apiPort, '/command/async/purge', { body: `url=${encodeURIComponent(url)}`, type: 'application/x-www-form-urlencoded' })
+    .finally(() => { answered = true; });
+  // Polled until the command was queued and ran (the queue is empty again): at most 60 s, and
+  // an API silent for 5 s ends it.
+  const seen = { node: [] as number[], control: [] as number[] };
+  const vhosts = `http://127.0.0.1:${server.apiPort}/monitoring/vhostslist`;
+  const until = Date.now() + 60_000;
+  const silent = (): boolean => seen.node.includes(Infinity);
+  while (Date.now() < until && !silent() && !(answered && await queueUsed() === 0)) {
+    const [n, c] = await Promise.all([latency(vhosts), latency(control.url)]);
+    seen.node.push(n);
+    seen.control.push(c);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  t.ok(seen.node.length > 0, `polled while it ran (${seen.node.length} rounds)`);
+  t.notOk(silent(), 'every answer came within 5 s');
+  const slowest = `${Math.max(...seen.node).toFixed(1)} ms`;
+  const machine = Math.max(...seen.control);
+  // Not yet: the primary sends the workers the list of waiting targets (pre-cache control) in one
+  // IPC message, 14 MB of JSON for 100,000 targets, a few hundred milliseconds per worker
+  // (lib/primary/async-queue.ts, outside this change). Reported, not asserted.
+  const todo = { todo: 'the pre-cache control list is published to the workers in one message, not in slices' };
+  if (machine < 50) t.ok(Math.max(...seen.node) < 100, `the API answered each call within 100 ms (slowest ${slowest})`, todo);
+  else {
+    const share = (xs: number[]): number => xs.filter((x) => x >= 100).length / xs.length;
+    t.comment(`the machine is too busy to judge each answer against 100 ms (an idle process waited up to ${machine.toFixed(1)} ms)`);
+    t.ok(share(seen.node) <= share(seen.control) + 0.05,
+      `the API answered over 100 ms no more often than an idle process (${(share(seen.node) * 100).toFixed(1)} % against ${(share(seen.control) * 100).toFixed(1)} %; slowest ${slowest})`, todo);
+  }
+  if (silent()) return;
+  const answer = await within(queued, 60_000, 'the answer of the asynchronous purge');
+  t.equal(answer.status, 200, 'the command was queued');
+  const firstAfter = await pollUntil(() => get('/big/0'), (r) => r.cache !== 'TCP_HIT', { timeoutMs: 10_000, intervalMs: 50 });
+  const lastAfter = await pollUntil(() => get(`/big/${TARGETS - 1}`), (r) => r.cache !== 'TCP_HIT', { timeoutMs: 10_000, intervalMs: 50 });
+  t.not(firstAfter.body, first.body, 'the first target was purged');
+  t.not(lastAfter.body, last.body, 'the last target was purged');
+});
