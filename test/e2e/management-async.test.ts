@@ -110,3 +110,23 @@ t.test('vhosts= limits the overview to the hosts named', async (t) => {
   t.same(both.vhosts.map((v: { name: string; prectrl: { used: number } }) => [v.name, v.prectrl.used]), [['q.com', 1], ['q2.com', 0]]);
   await api('/command/async/asynctrl/reset');
 });
+
+t.test('POST /command/async/expire queues the targets of its form body; without a form body it is refused 400 and queues nothing', async (t) => {
+  await api('/command/async/asynctrl/reset');
+  const post = async (body: string, type?: string) => {
+    const r = await request(`http://127.0.0.1:${server.apiPort}/command/async/expire`, {
+      method: 'POST', body, headers: type === undefined ? {} : { 'content-type': type },
+    });
+    return { status: r.statusCode, json: await r.body.json() as Record<string, any> };
+  };
+  const bad = await post('url=q.com/form/1', 'application/json');
+  t.equal(bad.status, 400);
+  t.match(bad.json, { method: 'expire', status: 'fail', reason: /x-www-form-urlencoded/ });
+  t.equal((await api('/monitoring/asynctrl/actives')).json.result.queue.used, 0, 'nothing queued');
+  const good = await post(`url=${encodeURIComponent('q.com/form/1|/form/2')}`, 'application/x-www-form-urlencoded');
+  t.equal(good.status, 200);
+  t.match(good.json.result, { queued: true, queue: { used: 1 } });
+  const list = (await api('/monitoring/asynctrl/actives?detail=true')).json.result.vhosts[0].prectrl.list;
+  t.match(list, [{ command: 'expire', url: 'q.com/form/1|/form/2' }]);
+  await api('/command/async/asynctrl/reset');
+});

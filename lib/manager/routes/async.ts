@@ -8,23 +8,25 @@ import type { ApiReply, ApiRequest, AsyncInvalidations, InvalidationCommands, Ro
 import { requireRunning } from './rt.js';
 import { callTargets, formRefusal, urlParam } from './invalidation.js';
 
+/** Queues `kind` for the targets of `query` (a GET's query or a POST's form body). */
+async function queueCall(queue: AsyncInvalidations, svc: InvalidationCommands, kind: InvalidateKind, query: string | undefined,
+  req: ApiRequest, ctx: RouteContext, body?: Buffer): Promise<ApiReply> {
+  requireRunning(ctx);
+  let targets;
+  let url;
+  try { ({ targets, text: url } = await callTargets(svc, query, urlParam(query))); } catch (err) {
+    if (isBadTarget(err)) return fail(err.status, ctx.version, kind, 'query', err.message);
+    throw err;
+  }
+  svc.recognized?.({ kind, async: true, url, targets, request: { method: req.method, path: req.path, rawQuery: req.rawQuery, headers: req.headers, body } });
+  if (!await queue.add(kind, url, targets)) return fail(503, ctx.version, kind, 'query', `asynchronous queue full (${queue.max})`);
+  return ok(ctx.version, kind, 'query', { queued: true, queue: { used: queue.used, max: queue.max } });
+}
+
 export function asyncRoutes(queue: AsyncInvalidations, svc: InvalidationCommands): Route[] {
-  /** Queues `kind` for the targets of `query` (a GET's query or a POST's form body). */
-  const queueCall = async (kind: InvalidateKind, query: string | undefined, req: ApiRequest, ctx: RouteContext, body?: Buffer): Promise<ApiReply> => {
-    requireRunning(ctx);
-    let targets;
-    let url;
-    try { ({ targets, text: url } = await callTargets(svc, query, urlParam(query))); } catch (err) {
-      if (isBadTarget(err)) return fail(err.status, ctx.version, kind, 'query', err.message);
-      throw err;
-    }
-    svc.recognized?.({ kind, async: true, url, targets, request: { method: req.method, path: req.path, rawQuery: req.rawQuery, headers: req.headers, body } });
-    if (!await queue.add(kind, url, targets)) return fail(503, ctx.version, kind, 'query', `asynchronous queue full (${queue.max})`);
-    return ok(ctx.version, kind, 'query', { queued: true, queue: { used: queue.used, max: queue.max } });
-  };
   const enqueue = (kind: InvalidateKind): Route => ({
     method: 'GET', path: `/command/async/${kind}`, name: kind, group: 'query',
-    handler: (req, ctx) => queueCall(kind, req.rawQuery, req, ctx),
+    handler: (req, ctx) => queueCall(queue, svc, kind, req.rawQuery, req, ctx),
   });
   // A form body as POST /command/purge takes: a list of targets longer than a request line may be.
   const enqueueForm = (kind: InvalidateKind): Route => ({
@@ -33,7 +35,7 @@ export function asyncRoutes(queue: AsyncInvalidations, svc: InvalidationCommands
       const refused = formRefusal(req);
       if (refused !== undefined) return fail(HTTP.badRequest, ctx.version, kind, 'query', refused);
       const body = await req.body();
-      return queueCall(kind, body.toString('utf8'), req, ctx, body);
+      return queueCall(queue, svc, kind, body.toString('utf8'), req, ctx, body);
     },
   });
   return [
