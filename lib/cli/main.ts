@@ -116,6 +116,46 @@ async function validateFile(file: string): Promise<number> {
   return 0;
 }
 
+/** `svc start`: the supervisor holds the sockets and starts the primary (run-primary) under it. */
+async function startSupervisor(args: string[]): Promise<void> {
+  const { Supervisor } = await import('../supervisor/supervisor.js');
+  const { randomBytes } = await import('node:crypto');
+  // One sibling secret for every primary generation: during a restart old and new workers
+  // hand requests to each other's internal ports.
+  process.env[SIBLING_SECRET_ENV] ||= randomBytes(32).toString('base64url');
+  new Supervisor(process.argv[1]!, settingPathFrom(args)).start();
+}
+
+/** The primary process, forked by the supervisor; a start that fails tells the supervisor why. */
+async function runPrimary(args: string[]): Promise<void> {
+  const { Primary } = await import('../primary/primary.js');
+  const settingPath = settingPathFrom(args);
+  const primary = new Primary(settingPath);
+  try {
+    await primary.start();
+  } catch (err) {
+    // The file named, so that an operator with several setting files knows which port is meant.
+    process.stderr.write(`the node cannot start with ${settingPath}:\n`);
+    printIssues(err);
+    await primary.supervisor.startFailed(issuesOf(err)?.map((i) => `${i.path}: ${i.message}`).join('; ') ?? (err as Error).message);
+    for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGKILL');
+    process.exit(1);
+  }
+}
+
+/** `svc get QUERY`: on a setting file or, with --api, a running node; resolves to the exit code. */
+async function getQuery(args: string[]): Promise<number> {
+  const { parseFlags } = await import('../license/cli.js');
+  const { getCommand } = await import('../query/cli.js');
+  const { flags, positional } = parseFlags(args);
+  const query = positional[0];
+  if (query === undefined || positional.length > 1 || flags.setting === true || flags.api === true) usage();
+  if (flags.setting !== undefined && flags.api !== undefined) usage();
+  const api = typeof flags.api === 'string' ? flags.api : undefined;
+  const settingPath = typeof flags.setting === 'string' ? path.resolve(flags.setting) : settingPathFrom(args);
+  return getCommand(query, { settingPath, ...(api === undefined ? {} : { api }) }, write(process.stdout), write(process.stderr));
+}
+
 async function main(): Promise<void> {
   const [command, ...args] = process.argv.slice(2);
   if (command === '--version' || command === '-V' || command === 'version') {
@@ -131,32 +171,12 @@ async function main(): Promise<void> {
     return;
   }
   switch (command) {
-    case 'start': {
-      // The supervisor holds the sockets and starts the primary (run-primary) under it.
-      const { Supervisor } = await import('../supervisor/supervisor.js');
-      const { randomBytes } = await import('node:crypto');
-      // One sibling secret for every primary generation: during a restart old and new workers
-      // hand requests to each other's internal ports.
-      process.env[SIBLING_SECRET_ENV] ||= randomBytes(32).toString('base64url');
-      new Supervisor(process.argv[1]!, settingPathFrom(args)).start();
+    case 'start':
+      await startSupervisor(args);
       return;
-    }
-    case 'run-primary': {
-      const { Primary } = await import('../primary/primary.js');
-      const settingPath = settingPathFrom(args);
-      const primary = new Primary(settingPath);
-      try {
-        await primary.start();
-      } catch (err) {
-        // The file named, so that an operator with several setting files knows which port is meant.
-        process.stderr.write(`the node cannot start with ${settingPath}:\n`);
-        printIssues(err);
-        await primary.supervisor.startFailed(issuesOf(err)?.map((i) => `${i.path}: ${i.message}`).join('; ') ?? (err as Error).message);
-        for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGKILL');
-        process.exit(1);
-      }
+    case 'run-primary':
+      await runPrimary(args);
       return;
-    }
     case 'validate': {
       const file = args[0];
       if (file === undefined) usage();
@@ -164,19 +184,9 @@ async function main(): Promise<void> {
       return;
     }
     // get and license load their modules on demand, so start and validate run exactly as before.
-    case 'get': {
-      const { parseFlags } = await import('../license/cli.js');
-      const { getCommand } = await import('../query/cli.js');
-      const { flags, positional } = parseFlags(args);
-      const query = positional[0];
-      if (query === undefined || positional.length > 1 || flags.setting === true || flags.api === true) usage();
-      if (flags.setting !== undefined && flags.api !== undefined) usage();
-      const api = typeof flags.api === 'string' ? flags.api : undefined;
-      const settingPath = typeof flags.setting === 'string' ? path.resolve(flags.setting) : settingPathFrom(args);
-      const code = await getCommand(query, { settingPath, ...(api === undefined ? {} : { api }) }, write(process.stdout), write(process.stderr));
-      process.exitCode = code;
+    case 'get':
+      process.exitCode = await getQuery(args);
       return;
-    }
     case 'license': {
       const { licenseCommand } = await import('../license/cli.js');
       process.exitCode = await licenseCommand(args, write(process.stdout), write(process.stderr));

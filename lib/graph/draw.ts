@@ -145,6 +145,11 @@ function drawLegend(ctx: SKRSContext2D, legend: Legend, x0: number, bottom: numb
   });
 }
 
+type Area = ReturnType<typeof plotArea>;
+
+/** Where a step (`xOf`), a time (`xOfT`) and a value (`yOf`) are drawn in the plot. */
+interface Scale { span: number; xOf(k: number): number; xOfT(t: number): number; yOf(v: number): number }
+
 export function drawGraph(job: DrawJob): Buffer {
   ensureFonts();
   const canvas = createCanvas(job.width, job.height);
@@ -169,10 +174,21 @@ export function drawGraph(job: DrawJob): Buffer {
   const axis = valueAxis(min, max, 5, job.unit === 'B');
   const n = job.lines[0]?.values.length ?? 0;
   const span = n * job.step;
-  const xOfT = (t: number): number => area.x + ((t - job.start) / span) * area.w;
-  const xOf = (k: number): number => area.x + ((k + 0.5) / n) * area.w;
-  const yOf = (v: number): number => area.y + area.h - ((v - axis.lo) / (axis.hi - axis.lo)) * area.h;
+  const scale: Scale = {
+    span,
+    xOfT: (t) => area.x + ((t - job.start) / span) * area.w,
+    xOf: (k) => area.x + ((k + 0.5) / n) * area.w,
+    yOf: (v) => area.y + area.h - ((v - axis.lo) / (axis.hi - axis.lo)) * area.h,
+  };
+  drawAxes(ctx, job, area, scale, axis.ticks);
+  drawPlot(ctx, job, area, scale, max === -Infinity);
+  drawLegend(ctx, legend, legendX, job.height - (small ? 7 : 9), small);
+  return canvas.encodeSync('png');
+}
 
+/** The plot's background, the value ticks with their grid lines, the time ticks, the unit caption. */
+function drawAxes(ctx: SKRSContext2D, job: DrawJob, area: Area, scale: Scale, valueTicks: number[]): void {
+  const small = job.width < 300;
   ctx.fillStyle = PLOT_BACKGROUND;
   ctx.fillRect(area.x, area.y, area.w, area.h);
   ctx.strokeStyle = GRID;
@@ -181,15 +197,15 @@ export function drawGraph(job: DrawJob): Buffer {
   ctx.fillStyle = TEXT;
   ctx.textAlign = 'right';
   ctx.textBaseline = 'middle';
-  for (const v of axis.ticks) {
-    const y = Math.round(yOf(v)) + 0.5;
+  for (const v of valueTicks) {
+    const y = Math.round(scale.yOf(v)) + 0.5;
     ctx.beginPath(); ctx.moveTo(area.x, y); ctx.lineTo(area.x + area.w, y); ctx.stroke();
     ctx.fillText(formatValue(v, job.unit, small), area.x - 3, y);
   }
   ctx.textAlign = 'center';
   ctx.textBaseline = 'top';
-  for (const tick of timeTicks(job.type, job.start, job.start + span)) {
-    const x = Math.round(xOfT(tick.t)) + 0.5;
+  for (const tick of timeTicks(job.type, job.start, job.start + scale.span)) {
+    const x = Math.round(scale.xOfT(tick.t)) + 0.5;
     ctx.beginPath(); ctx.moveTo(x, area.y); ctx.lineTo(x, area.y + area.h + (tick.label === '' ? 2 : 4)); ctx.stroke();
     // A label that would leave the picture is left out (its tick stays).
     const half = ctx.measureText(tick.label).width / 2;
@@ -202,23 +218,23 @@ export function drawGraph(job: DrawJob): Buffer {
   ctx.textBaseline = 'middle';
   ctx.fillText(UNIT_CAPTION[job.unit], 0, 0);
   ctx.restore();
+}
 
+/** The lines (Peak under the others, Main on top) clipped to the plot, or `no data yet`; its frame. */
+function drawPlot(ctx: SKRSContext2D, job: DrawJob, area: Area, scale: Scale, empty: boolean): void {
   ctx.save();
   ctx.beginPath();
   ctx.rect(area.x, area.y, area.w, area.h);
   ctx.clip();
-  const lw = small ? 1 : 1.5;
-  if (job.peak) drawSeries(ctx, job.peak.values, xOf, yOf, job.peak.color, lw);
-  for (let i = job.lines.length - 1; i >= 0; i--) drawSeries(ctx, job.lines[i]!.values, xOf, yOf, job.lines[i]!.color, lw);
+  const lw = job.width < 300 ? 1 : 1.5;
+  if (job.peak) drawSeries(ctx, job.peak.values, scale.xOf, scale.yOf, job.peak.color, lw);
+  for (let i = job.lines.length - 1; i >= 0; i--) drawSeries(ctx, job.lines[i]!.values, scale.xOf, scale.yOf, job.lines[i]!.color, lw);
   ctx.restore();
-  if (max === -Infinity) {
+  if (empty) {
     ctx.fillStyle = '#909090';
     ctx.textBaseline = 'middle';
     ctx.fillText('no data yet', area.x + area.w / 2, area.y + area.h / 2);
   }
   ctx.strokeStyle = '#808080';
   ctx.strokeRect(area.x + 0.5, area.y + 0.5, area.w - 1, area.h - 1);
-
-  drawLegend(ctx, legend, legendX, job.height - (small ? 7 : 9), small);
-  return canvas.encodeSync('png');
 }

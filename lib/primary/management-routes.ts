@@ -1,4 +1,5 @@
-// The route groups the primary adds to the management API, each with the service it needs.
+// The management API of the node: the route groups the primary adds to it, each with the
+// service it needs.
 import { invalidationRoutes } from '../manager/routes/invalidation.js';
 import type { Route } from '../manager/router.js';
 import { ok } from '../manager/envelope.js';
@@ -14,8 +15,14 @@ import type { InvalidationService } from './invalidation-service.js';
 import type { WorkerBridge } from './rt-bridge.js';
 import type { Setting } from '../setting/types.js';
 import type { RecognizedInvalidation } from '../manager/types.js';
+import { ManagementApi } from '../manager/index.js';
+import { statisticsRoutes } from '../manager/routes/statistics.js';
+import { graphRoutes } from '../manager/routes/graph.js';
+import type { StatsService } from '../stats/service.js';
+import type { GraphService } from '../graph/service.js';
+import { PRODUCT_VERSION } from '../version.js';
 
-export { PRODUCT_VERSION } from '../version.js';
+export { PRODUCT_VERSION };
 
 export interface PrimaryServices {
   bridge: WorkerBridge;
@@ -41,7 +48,15 @@ function statusRoute(p: PrimaryServices): Route {
   return { method: 'GET', path: '/monitoring/status', name: 'status', group: 'query', handler: async (_req, ctx) => ok(ctx.version, 'status', 'query', p.status()) };
 }
 
-export function managementRoutes(p: PrimaryServices): Route[] {
+/** The management API with every route group, the statistics documents and `/graph` included. */
+export function managementApiOf(p: PrimaryServices & { stats: StatsService; graphs: GraphService }): ManagementApi {
+  return new ManagementApi({
+    getSetting: p.current, version: PRODUCT_VERSION, rt: p.bridge,
+    extraRoutes: managementRoutes(p).concat(statisticsRoutes(p.stats.source), graphRoutes(p.graphs)),
+  });
+}
+
+function managementRoutes(p: PrimaryServices): Route[] {
   const invalidation = p.invalidation;
   if (p.recognized !== undefined) invalidation.recognized = (call) => p.recognized!(call);
   const queue = new AsyncInvalidationQueue(invalidation, () => {

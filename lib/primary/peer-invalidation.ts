@@ -5,7 +5,7 @@
 // and no request ever asks whether something was invalidated.
 import type { Worker } from 'node:cluster';
 import type { Invalidation } from '../cache/commands/invalidate.js';
-import type { RpcArgs, RpcOp } from '../ipc/messages.js';
+import type { RpcArgs, RpcOp, WorkerMessage } from '../ipc/messages.js';
 import type { RpcClient } from '../ipc/rpc.js';
 import type { WireTarget } from '../ipc/wire.js';
 import { systemLog } from '../log/system-log.js';
@@ -54,4 +54,12 @@ export async function dropMemoryEverywhere(rpc: RpcClient, workers: WorkerList, 
 export async function settleEverywhere(rpc: RpcClient, workers: WorkerList, targets: WireTarget[], except?: Worker): Promise<void> {
   const silent = await askEach(rpc, workers().filter((w) => w !== except), 'settle', { targets }, SETTLE_BOUND_MS);
   logSilent(`writes not settled within ${SETTLE_BOUND_MS} ms`, silent, { targets: targets.map((t) => `${t.vhost}${t.prefix}`) });
+}
+
+/** The other workers' part of a worker's invalidation; the worker answers its client after `done`. */
+export function peerPart(rpc: RpcClient, workers: WorkerList, from: Worker, m: Extract<WorkerMessage, { type: 'invalidated' | 'settle-all' }>): void {
+  const work = m.type === 'invalidated'
+    ? dropMemoryEverywhere(rpc, workers, m.items, from)
+    : settleEverywhere(rpc, workers, m.targets, from);
+  void work.then(() => { if (from.isConnected()) from.send({ type: 'done', id: m.id }); });
 }

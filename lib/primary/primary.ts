@@ -1,8 +1,10 @@
 // The primary process (started by the supervisor, lib/supervisor): validates the setting before
 // anything starts, forks the RT workers and relays their listening sockets from the supervisor,
-// routes their messages (their slots, ring and replacement are worker-slots.ts), reloads on
-// SIGHUP, rolls the workers on SIGUSR2, only logs SIGUSR1, drains everything
-// on SIGTERM, and hands the node over to a new primary on a restart (service-ops.ts).
+// routes their messages (their slots, ring and replacement are worker-slots.ts), delivers each
+// setting to them (setting-delivery.ts), reloads on SIGHUP, rolls the workers on SIGUSR2, only
+// logs SIGUSR1, drains everything on SIGTERM, and hands the node over to a new primary on a
+// restart (service-ops.ts). The services it starts are wired in their own modules (fleet/wiring.ts,
+// statistics-wiring.ts, management-routes.ts); this file keeps the order of the start.
 import cluster, { type Worker } from 'node:cluster';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
@@ -19,24 +21,23 @@ import { checkStartCertificates } from './start-certificates.js';
 import type { Setting } from '../setting/types.js';
 import { ManagementApi } from '../manager/index.js';
 import { SIBLING_SECRET_ENV, type PrimaryMessage, type WorkerMessage } from '../ipc/messages.js';
-import { managementRoutes, PRODUCT_VERSION } from './management-routes.js';
+import { managementApiOf, PRODUCT_VERSION } from './management-routes.js';
 import { RpcClient } from '../ipc/rpc.js';
 import { WorkerBridge } from './rt-bridge.js';
 import { SessionBlocks } from './session-blocks.js';
 import { TicketKeys } from './ticket-keys.js';
-import { StatsService } from '../stats/service.js';
-import { statisticsRoutes } from '../manager/routes/statistics.js';
-import { graphRoutes } from '../manager/routes/graph.js';
-import { GraphService } from '../graph/service.js';
+import type { StatsService } from '../stats/service.js';
+import type { GraphService } from '../graph/service.js';
+import { statisticsOf } from './statistics-wiring.js';
 import { GlobalLogs } from '../log/global/global-logs.js';
 import { reportError } from '../log/global/report.js';
 import { NodeLogs } from './node-logs.js';
 import { LogFileAnnouncer } from './log-files.js';
 import { WORKER_V8_FLAGS } from '../runtime-args.js';
 import { BackupScheduler } from '../log/repository/scheduler.js';
-import { dropMemoryEverywhere, settleEverywhere } from './peer-invalidation.js';
+import { peerPart } from './peer-invalidation.js';
 import { SupervisorLink } from './supervisor-link.js';
-import { SettingAcks } from './setting-acks.js';
+import { SettingDelivery } from './setting-delivery.js';
 import { dropRemovedHosts } from './removed-hosts.js';
 import { checkSecrets } from '../license/secret-box.js';
 import { HANDOVER_ENV } from '../ipc/supervisor-messages.js';
@@ -50,14 +51,14 @@ import { CentralLink } from './central/wiring.js';
 import { readLogPipe, WORKER_STDIO } from '../log/pipe.js';
 import { WorkerSlots, workerCount, type Slot } from './worker-slots.js';
 
+/** A setting file as loaded: the setting, its text and its directory. */
+type LoadedSetting = Awaited<ReturnType<typeof loadSettingFile>>;
 
 export class Primary {
   private setting!: Setting;
   private baseDir!: string;
-  /** Generation counter of the settings sent to the workers (each delivery gets a new one). */
-  private generation = 0;
-  /** The generation `setting` was delivered under: a worker that reports another gets it again. */
-  private settingGeneration = 0;
+  /** Generations, confirmations and rollback of the settings sent to the workers. */
+  private readonly delivery = new SettingDelivery((w, m) => this.send(w, m), () => this.baseDir);
   private shuttingDown = false;
   private readonly slots = new WorkerSlots({
     spawn: (slot) => this.fork(slot),
@@ -73,7 +74,6 @@ export class Primary {
   lifecycle!: SettingLifecycle;
   license!: LicenseService;
   private licenseWatch: LicenseWatch | undefined;
-  private readonly acks = new SettingAcks();
   /**
    * Proves a request on a worker's sibling port comes from another worker of this start (any
    * local process can reach those loopback ports). New at every start; replacement workers get
@@ -115,7 +115,61 @@ export class Primary {
     // Log rotation set-ups often send it; info.log and watch.log are opened for each line and
     // the system log is stdout, so there is nothing to reopen: it is only logged.
     process.on('SIGUSR1', () => systemLog.info('SIGUSR1 received; nothing to do'));
-    // Recovery before the load: a setting.json lost in a crash comes back from the history.
+    const { loaded, logs } = await this.loadSetting();
+    await this.openLifecycle(loaded, logs);
+    // The cache directories exist before the first statistics sample: a disk the workers have
+    // not created yet is not an unreachable one (State would read Emergency at start).
+    for (const d of this.setting.env.cache.disks) await fs.mkdir(resolvePath(this.setting, d.path), { recursive: true }).catch(() => undefined);
+    const fleet = this.fleet = fleetOf({
+      setting: () => this.setting, settingText: () => this.lifecycle.runningRaw() ?? '', apiHost: () => this.api?.httpHost,
+      lifecycle: this.lifecycle, bridge: this.bridge, rpc: this.rpc,
+      cacheWorkers: () => this.gate.workers(this.liveWorkers()),
+      connectedWorkers: () => this.connectedWorkers(),
+    });
+    this.gate.hold(fleet.start(this.gate.cacheReady).catch((err: Error) => systemLog.error({ err: err.message }, 'fleet start failed')));
+    const { stats, graphs } = statisticsOf({
+      bus: () => fleet.busFigures(), setting: () => this.setting, license: () => this.license,
+      processes: () => [{ role: 'primary', pid: process.pid }, ...this.slots.roles()],
+      crashLooping: () => this.slots.crashLooping(),
+      managementAccess: () => this.api?.managementAccess ?? { Allow: 0, Deny: 0 },
+    });
+    this.stats = stats;
+    this.graphs = graphs;
+    // Before the workers: their first deltas have somewhere to go, and a collector address
+    // that cannot be bound stops the start like the API's would.
+    stats.start();
+    this.tickets.start();
+    // The collector's port and the log listener's are the old primary's until it hands them over.
+    let logPort: number | undefined;
+    if (!this.handover) logPort = await this.startTimedLogs(logs);
+    const n = await this.startWorkers();
+    const invalidation = new InvalidationService(this.bridge, () => this.setting);
+    const api = this.api = managementApiOf({
+      bridge: this.bridge, current: () => this.setting, lifecycle: this.lifecycle, license: this.license,
+      discover: () => fleet.nodes(), recognized: (call) => fleet.recognized(call), state: () => stats.state(),
+      service: new ServiceOps(this), invalidation, status: () => this.status(logPort), stats, graphs,
+    });
+    if (this.handover) {
+      await this.supervisor.serving();
+      await this.lifecycle.start();
+      logPort = await this.startTimedLogs(logs);
+    }
+    await api.start();
+    this.central = new CentralLink({
+      setting: () => this.setting, lifecycle: this.lifecycle, invalidation, workers: () => this.connectedWorkers(),
+      licenseId: () => this.license.current().SerialNumber, secretKey: () => this.license.secretKey(), productVer: PRODUCT_VERSION,
+    });
+    this.central.central.start();
+    process.on('SIGTERM', () => void this.shutdown('SIGTERM'));
+    process.on('SIGINT', () => void this.shutdown('SIGINT'));
+    process.on('SIGHUP', () => void this.reload());
+    process.on('SIGUSR2', () => void this.rollingRestart());
+    this.supervisor.started();
+    systemLog.info({ workers: n, api: api.httpPort ?? null, apiHost: api.httpHost ?? null, apiTls: api.httpsPort ?? null, stats: stats.collectorPort ?? null, logPort: logPort ?? null }, 'started');
+  }
+
+  /** The setting file (a setting.json lost in a crash comes back from the history first) and the node's logs. */
+  private async loadSetting(): Promise<{ loaded: LoadedSetting; logs: NodeLogs }> {
     const restored = await restoreMissingSetting(this.settingPath);
     if (restored !== undefined) systemLog.warn({ setting: this.settingPath, hash: restored }, 'setting file was missing; restored from the history');
     const loaded = await loadSettingFile(this.settingPath);
@@ -126,8 +180,15 @@ export class Primary {
     this.logs = logs;
     if (restored !== undefined) reportError({ code: '1004', detail: `hash ${restored}` });
     logs.configure(this.setting);
-    // The license never stops the start: a missing, invalid or expired one makes the State Inactive.
-    // Its key is the one the setting's `enc:` secrets must decrypt under.
+    return { loaded, logs };
+  }
+
+  /**
+   * The license, then the setting lifecycle. The license never stops the start: a missing,
+   * invalid or expired one makes the State Inactive. Its key is the one the setting's `enc:`
+   * secrets must decrypt under.
+   */
+  private async openLifecycle(loaded: LoadedSetting, logs: NodeLogs): Promise<void> {
     this.license = await LicenseService.open(licensePaths(this.setting));
     const secrets = checkSecrets(this.setting, this.license.secretKey());
     if (secrets.length > 0) throw new SettingError(secrets);
@@ -141,41 +202,10 @@ export class Primary {
     if (!this.handover) await this.lifecycle.start();
     this.licenseWatch = new LicenseWatch(this.license, (c) => void logStateChange(c, (m, f) => this.lifecycle.events.info(m, f)));
     this.licenseWatch.start();
-    // The cache directories exist before the first statistics sample: a disk the workers have
-    // not created yet is not an unreachable one (State would read Emergency at start).
-    for (const d of this.setting.env.cache.disks) await fs.mkdir(resolvePath(this.setting, d.path), { recursive: true }).catch(() => undefined);
-    this.fleet = fleetOf({
-      setting: () => this.setting, settingText: () => this.lifecycle.runningRaw() ?? '', apiHost: () => this.api?.httpHost,
-      lifecycle: this.lifecycle, bridge: this.bridge, rpc: this.rpc,
-      cacheWorkers: () => this.gate.workers(this.liveWorkers()),
-      connectedWorkers: () => this.connectedWorkers(),
-    });
-    const fleet = this.fleet;
-    this.gate.hold(fleet.start(this.gate.cacheReady).catch((err: Error) => systemLog.error({ err: err.message }, 'fleet start failed')));
-    this.stats = new StatsService({
-      bus: () => fleet.busFigures(),
-      setting: () => this.setting, version: PRODUCT_VERSION,
-      processes: () => [{ role: 'primary', pid: process.pid }, ...this.slots.roles()],
-      disks: () => this.setting.env.cache.disks.map((d) => resolvePath(this.setting, d.path)),
-      licenseState: () => this.license.state(),
-      licenseStatus: () => this.license.current().Status,
-      crashLooping: () => this.slots.crashLooping(),
-      managementAccess: () => this.api?.managementAccess ?? { Allow: 0, Deny: 0 },
-      indexPath: () => resolvePath(this.setting, this.setting.env.cache.indexPath),
-    });
-    this.graphs = new GraphService({
-      file: path.join(resolvePath(this.setting, 'state'), 'graph-history.sqlite'), source: this.stats.source,
-      warn: (why) => systemLog.warn(why),
-    });
-    const graphs = this.graphs;
-    this.stats.onSecond(() => graphs.second());
-    // Before the workers: their first deltas have somewhere to go, and a collector address
-    // that cannot be bound stops the start like the API's would.
-    this.stats.start();
-    this.tickets.start();
-    // The collector's port and the log listener's are the old primary's until it hands them over.
-    let logPort: number | undefined;
-    if (!this.handover) logPort = await this.startTimedLogs(logs);
+  }
+
+  /** Forks the setting's number of workers; resolves to that number once they listen. */
+  private async startWorkers(): Promise<number> {
     const here = path.dirname(fileURLToPath(import.meta.url));
     // SVC_WORKER_NODE_ARGS passes node flags to the workers only (e.g. `--cpu-prof` to profile).
     const extraArgs = (process.env.SVC_WORKER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
@@ -183,36 +213,7 @@ export class Primary {
     const n = workerCount(this.setting);
     systemLog.info({ workers: n, setting: this.settingPath }, 'starting');
     await this.slots.start(n);
-    const invalidation = new InvalidationService(this.bridge, () => this.setting);
-    this.api = new ManagementApi({
-      getSetting: () => this.setting, version: PRODUCT_VERSION, rt: this.bridge,
-      extraRoutes: managementRoutes({
-        bridge: this.bridge, current: () => this.setting, lifecycle: this.lifecycle, license: this.license,
-        discover: () => fleet.nodes(),
-        recognized: (call) => fleet.recognized(call),
-        state: () => this.stats!.state(),
-        service: new ServiceOps(this),
-        invalidation,
-        status: () => this.status(logPort),
-      }).concat(statisticsRoutes(this.stats.source), graphRoutes(this.graphs)),
-    });
-    if (this.handover) {
-      await this.supervisor.serving();
-      await this.lifecycle.start();
-      logPort = await this.startTimedLogs(logs);
-    }
-    await this.api.start();
-    this.central = new CentralLink({
-      setting: () => this.setting, lifecycle: this.lifecycle, invalidation, workers: () => this.connectedWorkers(),
-      licenseId: () => this.license.current().SerialNumber, secretKey: () => this.license.secretKey(), productVer: PRODUCT_VERSION,
-    });
-    this.central.central.start();
-    process.on('SIGTERM', () => void this.shutdown('SIGTERM'));
-    process.on('SIGINT', () => void this.shutdown('SIGINT'));
-    process.on('SIGHUP', () => void this.reload());
-    process.on('SIGUSR2', () => void this.rollingRestart());
-    this.supervisor.started();
-    systemLog.info({ workers: n, api: this.api.httpPort ?? null, apiHost: this.api.httpHost ?? null, apiTls: this.api.httpsPort ?? null, stats: this.stats.collectorPort ?? null, logPort: logPort ?? null }, 'started');
+    return n;
   }
 
   /** Starts the worker of a slot and resolves when it listens (rejects if it fails at start). */
@@ -232,7 +233,7 @@ export class Primary {
           this.send(worker, { type: 'session-ids', ...this.sessionBlocks.take() });
           return;
         }
-        if (m.type === 'invalidated' || m.type === 'settle-all') { this.peerPart(worker, m); return; }
+        if (m.type === 'invalidated' || m.type === 'settle-all') { peerPart(this.rpc, () => this.connectedWorkers(), worker, m); return; }
         if (m.type === 'listen-request') { this.gate.listen(worker, () => this.supervisor.relayListen(worker, m)); return; }
         if (m.type === 'purge-recognized') { this.fleet?.purgeRecognized(m); return; }
         if (m.type === 'log-files-switched') { this.logFiles.switched(worker, m.generation); return; }
@@ -243,20 +244,20 @@ export class Primary {
           this.send(worker, { type: 'tls-ticket-keys', keys: this.tickets.current() });
           this.logFiles.greet(worker);
           this.central?.send(worker);
-          this.sendSetting(worker, this.setting, this.settingGeneration, 'all');
+          this.delivery.sendRunning(worker, this.setting);
         } else if (m.type === 'ready' && settled) {
-          this.acks.ack(m.generation, worker);
+          this.delivery.acks.ack(m.generation, worker);
         } else if (m.type === 'ready' && !settled) {
           settled = true;
           this.gate.ready();
           this.slots.becameReady(slot, worker);
           // A setting committed while this worker started reaches it now.
-          if (m.generation !== this.settingGeneration) this.sendSetting(worker, this.setting, this.settingGeneration, 'all');
+          if (m.generation !== this.delivery.running) this.delivery.sendRunning(worker, this.setting);
           resolve(worker);
         } else if (m.type === 'listen-error' || m.type === 'apply-error') {
           systemLog.error({ worker: slot.index, detail: m }, 'worker could not apply the setting');
           const reason = m.type === 'apply-error' ? m.message : `cannot listen: ${m.errors.join('; ')}`;
-          this.acks.refuse(m.generation, reason);
+          this.delivery.acks.refuse(m.generation, reason);
           if (!settled) { settled = true; reject(new Error(reason)); }
         }
       });
@@ -264,7 +265,7 @@ export class Primary {
         this.supervisor.workerGone(worker);
         if (!settled) { settled = true; reject(new Error(`worker ${slot.index} exited during start (${signal ?? code})`)); }
         // A reload waiting for this worker's answer stops waiting for it.
-        this.acks.gone(worker);
+        this.delivery.acks.gone(worker);
         this.logFiles.switched(worker, Infinity);
         this.stats?.workerGone(worker.id);
         this.slots.exited(slot, worker, code, signal);
@@ -281,15 +282,6 @@ export class Primary {
     return this.slots.connected();
   }
 
-  /** The other workers' part of a worker's invalidation; the worker answers its client after `done`. */
-  private peerPart(from: Worker, m: Extract<WorkerMessage, { type: 'invalidated' | 'settle-all' }>): void {
-    const workers = (): Worker[] => this.connectedWorkers();
-    const work = m.type === 'invalidated'
-      ? dropMemoryEverywhere(this.rpc, workers, m.items, from)
-      : settleEverywhere(this.rpc, workers, m.targets, from);
-    void work.then(() => this.send(from, { type: 'done', id: m.id }));
-  }
-
   current(): Setting {
     return this.setting;
   }
@@ -302,10 +294,6 @@ export class Primary {
     return (this.setting.env.management.cluster.meta.drainTimeout ?? 30) * 1000;
   }
 
-  private sendSetting(worker: Worker, setting: Setting, generation: number, changedHosts: string[] | 'all'): void {
-    this.send(worker, { type: 'setting', setting, baseDir: this.baseDir, generation, changedHosts });
-  }
-
   /**
    * Hands a validated setting (its env already the running one) to every worker and commits it
    * only when each confirmed it: then it becomes the running setting (the management API takes
@@ -316,44 +304,17 @@ export class Primary {
   async applyToWorkers(setting: Setting, changedHosts: string[] | 'all' = 'all'): Promise<void> {
     const previous = this.setting;
     const workers = this.liveWorkers();
-    let generation = this.settingGeneration;
-    if (workers.length > 0) {
-      try {
-        generation = await this.deliver(workers, setting, changedHosts);
-      } catch (err) {
-        systemLog.error({ err: (err as Error).message }, 'setting refused by the workers; rolling back');
-        try {
-          const back = await this.deliver(this.liveWorkers(), previous, changedHosts);
-          this.settingGeneration = back;
-        } catch (e) {
-          // A worker that cannot take the running setting back is replaced with it.
-          systemLog.error({ err: (e as Error).message }, 'rollback failed; restarting the workers');
-          void this.rollingRestart();
-        }
-        throw err;
-      }
-    }
+    await this.delivery.replace(workers, setting, previous, changedHosts, () => this.liveWorkers(), () => void this.rollingRestart());
     this.setting = setting;
-    this.settingGeneration = generation;
     this.api?.applySetting(setting);
     this.stats?.settingApplied(setting);
     this.graphs?.retain(setting.hosting.filter((h) => h.enable !== false).map((h) => h.name));
     this.logs?.configure(setting);
     this.backups.configure(setting, this.logs!.backupSources(setting));
     // Workers that became ready while the others applied got the previous setting.
-    for (const w of this.liveWorkers()) if (!workers.includes(w)) this.sendSetting(w, setting, generation, 'all');
+    for (const w of this.liveWorkers()) if (!workers.includes(w)) this.delivery.sendRunning(w, setting);
     await dropRemovedHosts(this.rpc, this.liveWorkers(), previous, setting);
-    systemLog.info({ generation }, 'setting reloaded');
-  }
-
-  /** Sends a setting to the workers; resolves to its generation when every one applied it. */
-  private async deliver(workers: Worker[], setting: Setting, changedHosts: string[] | 'all'): Promise<number> {
-    const generation = ++this.generation;
-    if (workers.length === 0) return generation;
-    const done = this.acks.wait(generation, workers);
-    for (const w of workers) this.sendSetting(w, setting, generation, changedHosts);
-    await done;
-    return generation;
+    systemLog.info({ generation: this.delivery.running }, 'setting reloaded');
   }
 
   /**
@@ -386,7 +347,7 @@ export class Primary {
   private status(logPort: number | undefined): Record<string, unknown> {
     return statusReport({
       version: PRODUCT_VERSION, state: this.stats?.state(), settingPath: this.settingPath, running: this.setting, artifact: this.lifecycle.artifact(),
-      settingGeneration: this.settingGeneration, workers: this.slots.describe(), license: this.license.current(),
+      settingGeneration: this.delivery.running, workers: this.slots.describe(), license: this.license.current(),
       ports: { api: this.api?.httpPort, apiTls: this.api?.httpsPort, stats: this.stats?.collectorPort, log: logPort },
     });
   }

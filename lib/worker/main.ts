@@ -33,18 +33,10 @@ export function runWorker(): void {
   // first request already has a node id.
   const sockets = new SharedSockets(send);
   const worker = new RtWorker(index, process.env[SIBLING_SECRET_ENV] ?? '', new SessionIds(() => send({ type: 'session-ids-request' })), link, sockets.listen);
-  // Tests only: every finished record as a JSON line in <dir>/records-<pid>.jsonl, so black-box
-  // tests see what the records of a real cluster hold (session ids across workers, hand-offs).
-  const recordDir = process.env.SVC_TEST_RECORD_DIR;
-  if (recordDir !== undefined && recordDir !== '') {
-    const file = path.join(recordDir, `records-${process.pid}.jsonl`);
-    addRecordSink((tx) => appendFileSync(file, `${JSON.stringify({ worker: index, ...tx.toJSON() })}\n`));
-  }
+  recordsForTests(index);
   const logPipe = new LogPipe();
   const logFiles = new DirectFiles(send);
   worker.attachLogs(logPipe.write, logFiles.write);
-  let applying: Promise<void> = Promise.resolve();
-  let ready = false;
   const stats = new StatsReporter((m, done) => { if (process.connected) process.send!(m, undefined, {}, () => done?.()); else done?.(); }, worker.statsProbe());
   stats.start();
   const rpc = serveRpc({
@@ -52,57 +44,8 @@ export function runWorker(): void {
     'drop-hosts': ({ names, diskToo }: { names: string[]; diskToo: boolean }) => worker.dropHosts(names, diskToo),
     'tls-status': () => worker.tlsStatus(),
   }, send);
-  process.on('message', (m: PrimaryMessage, handle: unknown) => {
-    switch (m.type) {
-      case 'listen-handle':
-        sockets.onMessage(m, handle);
-        break;
-      case 'setting':
-        applying = applying.then(() => worker.apply(m.setting, m.baseDir, m.changedHosts)).then(
-          (failures) => {
-            if (failures.length === 0) {
-              ready = true;
-              send({ type: 'ready', generation: m.generation });
-              return;
-            }
-            send({ type: 'listen-error', generation: m.generation, errors: failures });
-            if (!ready) setTimeout(() => process.exit(1), 50);
-          },
-          (err: Error) => {
-            send({ type: 'apply-error', generation: m.generation, message: err.message });
-            // A worker that never got going is no use half-built: exit, the primary starts another.
-            if (!ready) setTimeout(() => process.exit(1), 50);
-          },
-        );
-        break;
-      case 'origin-address':
-        applying = applying.then(() => worker.setOriginAddresses(m.hosts)).catch((err: Error) => systemLog.error({ err: err.message }, 'run-time origin addresses not applied'));
-        break;
-      case 'log-files':
-        logFiles.update(m.files, m.generation);
-        break;
-      case 'tls-ticket-keys':
-        worker.setTicketKeys(Buffer.from(m.keys, 'base64'));
-        break;
-      case 'ring':
-        worker.setRing(m.members);
-        break;
-      case 'session-ids':
-        worker.sessionIds.addBlock(m.start, m.count);
-        break;
-      case 'rpc':
-        rpc(m);
-        break;
-      case 'done':
-        link.onMessage(m);
-        break;
-      case 'drain':
-        // The last second's counts and the last log lines go to the primary before the exit, so
-        // a drained worker's transactions are all in the node's statistics and logs.
-        void applying.then(() => worker.drain(m.timeoutMs)).finally(() => void Promise.all([stats.flush(), logPipe.settled(), logFiles.settled()]).finally(() => process.exit(0)));
-        break;
-    }
-  });
+  const wired: Wired = { worker, send, link, sockets, logPipe, logFiles, stats, rpc, applying: Promise.resolve(), ready: false };
+  process.on('message', (m: PrimaryMessage, handle: unknown) => onMessage(wired, m, handle));
   send({ type: 'hello' });
   // The primary's SIGTERM reaches the whole process group; the worker waits for its 'drain'.
   process.on('SIGTERM', () => undefined);
@@ -111,4 +54,89 @@ export function runWorker(): void {
   // A signal sent to the whole group must not open the inspector (SIGUSR1) or kill (SIGUSR2).
   process.on('SIGUSR1', () => undefined);
   process.on('SIGUSR2', () => undefined);
+}
+
+/**
+ * Tests only: every finished record as a JSON line in <dir>/records-<pid>.jsonl, so black-box
+ * tests see what the records of a real cluster hold (session ids across workers, hand-offs).
+ */
+function recordsForTests(index: number): void {
+  const recordDir = process.env.SVC_TEST_RECORD_DIR;
+  if (recordDir === undefined || recordDir === '') return;
+  const file = path.join(recordDir, `records-${process.pid}.jsonl`);
+  addRecordSink((tx) => appendFileSync(file, `${JSON.stringify({ worker: index, ...tx.toJSON() })}\n`));
+}
+
+/** What the primary's messages act on. */
+interface Wired {
+  worker: RtWorker;
+  send(m: WorkerMessage): void;
+  link: PrimaryLink;
+  sockets: SharedSockets;
+  logPipe: LogPipe;
+  logFiles: DirectFiles;
+  stats: StatsReporter;
+  rpc: ReturnType<typeof serveRpc>;
+  /** Settings and run-time origin addresses apply one after the other; a drain waits for them. */
+  applying: Promise<void>;
+  /** A setting was applied once: a later failure leaves the worker serving the one before. */
+  ready: boolean;
+}
+
+function onMessage(w: Wired, m: PrimaryMessage, handle: unknown): void {
+  const { worker } = w;
+  switch (m.type) {
+    case 'listen-handle':
+      w.sockets.onMessage(m, handle);
+      break;
+    case 'setting':
+      applySetting(w, m);
+      break;
+    case 'origin-address':
+      w.applying = w.applying.then(() => worker.setOriginAddresses(m.hosts)).catch((err: Error) => systemLog.error({ err: err.message }, 'run-time origin addresses not applied'));
+      break;
+    case 'log-files':
+      w.logFiles.update(m.files, m.generation);
+      break;
+    case 'tls-ticket-keys':
+      worker.setTicketKeys(Buffer.from(m.keys, 'base64'));
+      break;
+    case 'ring':
+      worker.setRing(m.members);
+      break;
+    case 'session-ids':
+      worker.sessionIds.addBlock(m.start, m.count);
+      break;
+    case 'rpc':
+      w.rpc(m);
+      break;
+    case 'done':
+      w.link.onMessage(m);
+      break;
+    case 'drain':
+      // The last second's counts and the last log lines go to the primary before the exit, so
+      // a drained worker's transactions are all in the node's statistics and logs.
+      void w.applying.then(() => worker.drain(m.timeoutMs)).finally(() => void Promise.all([w.stats.flush(), w.logPipe.settled(), w.logFiles.settled()]).finally(() => process.exit(0)));
+      break;
+  }
+}
+
+/** Applies a setting after those before it and tells the primary how it went. */
+function applySetting(w: Wired, m: Extract<PrimaryMessage, { type: 'setting' }>): void {
+  w.applying = w.applying.then(() => w.worker.apply(m.setting, m.baseDir, m.changedHosts)).then(
+    (failures) => {
+      if (failures.length === 0) {
+        w.ready = true;
+        w.send({ type: 'ready', generation: m.generation });
+        return;
+      }
+      w.send({ type: 'listen-error', generation: m.generation, errors: failures });
+      if (!w.ready) setTimeout(() => process.exit(1), 50);
+    },
+    (err: Error) => {
+      w.send({ type: 'apply-error', generation: m.generation, message: err.message });
+      // A worker that never got going is no use half-built: exit, the primary starts another.
+      if (!w.ready) setTimeout(() => process.exit(1), 50);
+    },
+  );
 }

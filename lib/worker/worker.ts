@@ -1,17 +1,15 @@
 // An RT worker process: receives the validated setting from the primary over IPC, builds its
-// virtual hosts, opens every listening socket (a duplicate of the socket the supervisor holds,
-// which the sibling workers, and the next primary's workers during a restart, accept on too: the
-// kernel spreads connections and no primary is on the data path) plus its own internal port, and
-// drains on request.
-import { randomBytes } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+// virtual hosts, opens every listening socket (listeners.ts; a duplicate of the socket the
+// supervisor holds, which the sibling workers, and the next primary's workers during a restart,
+// accept on too: the kernel spreads connections and no primary is on the data path) plus its own
+// internal port, and drains on request.
 import { HashRing } from '../balance/ring.js';
 import { urlIgnoreHashKey } from '../balance/hash-key.js';
 import { loadLuaHash, type LuaHash } from '../balance/lua-hash.js';
 import { AccessControl } from '../access/access.js';
 import type { ControlSource } from './control.js';
 import { resolveHosts, resolvePath } from '../setting/resolve.js';
-import type { Setting } from '../setting/types.js';
+import type { ResolvedHost, Setting } from '../setting/types.js';
 import { createHandler, runSteps } from '../pipeline/steps.js';
 import type { RuntimeState } from '../pipeline/parts/runtime-state.js';
 import { realClock, type Clock } from '../pipeline/parts/clock.js';
@@ -28,20 +26,14 @@ import type { CountryLookup } from '../rules/conditions.js';
 import { systemLog } from '../log/system-log.js';
 import { openCache, type WorkerCache } from './worker-cache.js';
 import type { WorkerProbe } from './stats-reporter.js';
-import { ServiceServer, type ServerTimeouts } from './service-server.js';
-import { TlsServiceServer } from './tls-server.js';
-import type { H2Settings } from './h2-server.js';
-import { CleartextH2 } from './h2c.js';
 import { tlsPlan } from './tls/plan.js';
-import type { TlsPort } from './tls/sni.js';
-import { tlsKey, tlsStatus } from './tls/status.js';
 import type { TlsHostStatus } from '../ipc/messages.js';
 import { Stapler } from './tls/stapling.js';
-import { sendError } from '../pipeline/parts/respond.js';
 import { Siblings } from '../pipeline/parts/hand-off.js';
 import type { Transaction } from '../pipeline/parts/transaction.js';
 import { bindDirectly, type Listener } from './listen-handle.js';
-import { listenKey, VhostTable, type Listen } from '../routing/vhost-table.js';
+import { VhostTable } from '../routing/vhost-table.js';
+import { Listeners, serverOptions } from './listeners.js';
 import type { Peers } from '../pipeline/parts/context.js';
 import { OriginOverrides } from './origin-override.js';
 
@@ -70,18 +62,10 @@ function clientsOf(h: HostRuntime): HostRuntime['origin'][] {
 
 export class RtWorker {
   private state: RuntimeState | undefined;
-  /** Listening sockets by listenKey (plain) or `tls ` + listenKey. */
-  private readonly servers = new Map<string, ServiceServer | TlsServiceServer>();
-  private internal: ServiceServer | undefined;
-  /** HTTP/2 cleartext (h2c) of the plain service ports that ever had it on. */
-  private readonly h2c = new Map<ServiceServer, CleartextH2>();
   private hosts = new Map<string, HostRuntime>();
-  /** The TLS sockets of the running setting, and the errors of those that could not be opened. */
-  private tlsPorts: TlsPort[] = [];
-  private readonly tlsFailed = new Map<string, string>();
-  /** Session ticket keys: the primary's (shared by every worker) once they arrive. */
-  private ticketKeys: Buffer = randomBytes(48);
   private readonly stapler = new Stapler();
+  /** The listening sockets (listeners.ts). */
+  private readonly listeners: Listeners;
   private readonly retiring = new Set<HostRuntime['origin']>();
   private siblings: Siblings | undefined;
   private cache: WorkerCache | undefined;
@@ -104,9 +88,10 @@ export class RtWorker {
    */
   constructor(
     readonly index: number, private readonly siblingSecret = '', readonly sessionIds = new SessionIds(), private readonly peers?: Peers,
-    private readonly listener: Listener = bindDirectly, private readonly clock: Clock = realClock,
+    listener: Listener = bindDirectly, private readonly clock: Clock = realClock,
   ) {
     this.handle = createHandler(() => this.state!, sessionIds);
+    this.listeners = new Listeners(index, this.handle, (req) => this.siblings?.trusts(req) === true, listener, this.stapler);
   }
 
   /**
@@ -118,11 +103,38 @@ export class RtWorker {
   async apply(setting: Setting, baseDir: string, changedHosts: string[] | 'all' = 'all'): Promise<string[]> {
     const resolved = this.overrides.applyTo(resolveHosts(setting, { baseDir }));
     this.last = { setting, baseDir };
-    const cluster = setting.env.management.cluster;
-    const frontEnd = setting.functions.network.http.frontEnd;
-    const rebuild = changedHosts === 'all' ? undefined : new Set(changedHosts);
     // Before the hosts: whether their origin exchanges are watched depends on the global logs.
     this.logs?.writer.configureGlobal(setting.env.log);
+    const nextHosts = this.nextHosts(setting, resolved, changedHosts);
+    const basePort = setting.env.management.cluster.meta.baseHostingPort;
+    this.siblings ??= new Siblings(basePort, this.index, this.siblingSecret);
+    // The cache is an `env` setting: opened once, kept across reloads (a restart changes it).
+    this.cache ??= openCache(setting, this.index, (tx) => this.handOff(tx), () => this.purgeAccess, this.peers, this.clock);
+    try {
+      this.purgeAccess = new AccessControl(setting.env.management.api);
+    } catch {
+      this.purgeAccess = undefined;
+    }
+    // Certificates are read and checked before anything switches: a bad one refuses the setting.
+    const tls = tlsPlan(setting, resolved);
+    const table = new VhostTable([...nextHosts.values()], setting.meta.defaultHosting, (h) => tls.listens.get(h.name) ?? []);
+    this.state = this.runtimeState(setting, table, this.cache);
+    const retired = [...this.hosts.values()].filter((h) => nextHosts.get(h.name)?.origin !== h.origin);
+    this.hosts = nextHosts;
+    this.logs?.writer.setHosts(nextHosts.values());
+    this.stapler.track(tls.staples);
+    const { timeouts, h2 } = serverOptions(setting.functions.network.http.frontEnd);
+    const failures = await this.listeners.open(table.listens(), tls.ports, basePort, timeouts, h2);
+    this.retire(retired);
+    return failures;
+  }
+
+  /**
+   * The runtimes of the enabled hosts: a host not to rebuild whose origin is the same keeps its
+   * runtime (its origin pool and health state) with the new rest of its setting.
+   */
+  private nextHosts(setting: Setting, resolved: ResolvedHost[], changedHosts: string[] | 'all'): Map<string, HostRuntime> {
+    const rebuild = changedHosts === 'all' ? undefined : new Set(changedHosts);
     const nextHosts = new Map<string, HostRuntime>();
     const geo = geoIpOf(setting);
     for (const h of resolved) {
@@ -139,33 +151,14 @@ export class RtWorker {
       const f = h.setting.mode.facadeHost;
       h.facade = f === null ? undefined : facadeOf(h, nextHosts.get(f));
     }
-    const basePort = cluster.meta.baseHostingPort;
-    this.siblings ??= new Siblings(basePort, this.index, this.siblingSecret);
-    // The cache is an `env` setting: opened once, kept across reloads (a restart changes it).
-    this.cache ??= openCache(setting, this.index, (tx) => this.handOff(tx), () => this.purgeAccess, this.peers, this.clock);
-    try {
-      this.purgeAccess = new AccessControl(setting.env.management.api);
-    } catch {
-      this.purgeAccess = undefined;
-    }
-    // Certificates are read and checked before anything switches: a bad one refuses the setting.
-    const tls = tlsPlan(setting, resolved);
-    const table = new VhostTable([...nextHosts.values()], setting.meta.defaultHosting, (h) => tls.listens.get(h.name) ?? []);
-    const h2 = frontEnd.http2;
-    const h2Settings: H2Settings = {
-      enable: h2.enable, cleartext: h2.cleartext, maxConcurrentStreams: h2.maxConcurrentStreams, maxHeaderListSize: h2.maxHeaderListSize,
-      initialWindowSize: h2.initialWindowSize, settingsTimeoutMs: h2.settingsTimeout * 1000, idleMs: frontEnd.keepAliveTimeout * 1000,
-      maxHeaderCount: frontEnd.maxHeaderCount,
-    };
-    const timeouts: ServerTimeouts = {
-      keepAliveMs: frontEnd.keepAliveTimeout * 1000,
-      headersMs: frontEnd.headersTimeout * 1000,
-      requestMs: frontEnd.requestTimeout * 1000,
-      // The parser's limit covers the request line too; the handler applies the two limits apart
-      // (414 for the URL, 431 for the fields).
-      maxHeaderSize: frontEnd.maxHeaderSize + frontEnd.maxUrlLength + 1024,
-    };
-    this.state = {
+    return nextHosts;
+  }
+
+  /** What the steps read of the setting for every request (RuntimeState). */
+  private runtimeState(setting: Setting, table: RuntimeState['table'], cache: WorkerCache): RuntimeState {
+    const cluster = setting.env.management.cluster;
+    const frontEnd = setting.functions.network.http.frontEnd;
+    return {
       table,
       limits: { maxUrlLength: frontEnd.maxUrlLength, maxHeaderSize: frontEnd.maxHeaderSize, maxHeaderCount: frontEnd.maxHeaderCount },
       balance: {
@@ -174,27 +167,26 @@ export class RtWorker {
         hashKey: urlIgnoreHashKey(cluster.balance.urlIgnoreList ?? [], [setting.functions.contents?.pagedesk?.meta?.keyword ?? 'pagedesk']),
         luaHash: this.luaHashFor(setting),
         selfIndex: this.index,
-        siblings: this.siblings,
+        siblings: this.siblings!,
       },
-      serve: this.cache.stage.serve,
+      serve: cache.stage.serve,
       resume: runSteps,
       traceKeyword: setting.meta.settingTrace.enable ? setting.meta.settingTrace.keyword : undefined,
     };
-    const retired = [...this.hosts.values()].filter((h) => nextHosts.get(h.name)?.origin !== h.origin);
-    this.hosts = nextHosts;
-    this.logs?.writer.setHosts(nextHosts.values());
-    this.stapler.track(tls.staples);
-    const failures = await this.openListeners(table.listens(), tls.ports, basePort, timeouts, h2Settings);
-    // Origin clients of removed or rebuilt hosts close once requests routed before the switch
-    // had time to reach them: a request that was still looking up the cache would otherwise
-    // find its origin pool closed (502).
+  }
+
+  /**
+   * Origin clients of removed or rebuilt hosts close once requests routed before the switch had
+   * time to reach them: a request that was still looking up the cache would otherwise find its
+   * origin pool closed (502).
+   */
+  private retire(retired: HostRuntime[]): void {
     for (const h of retired) {
       for (const o of clientsOf(h)) {
         this.retiring.add(o);
         setTimeout(() => { this.retiring.delete(o); void o.close().catch(() => undefined); }, RETIRE_GRACE_MS).unref();
       }
     }
-    return failures;
   }
 
   /** Run-time origin addresses (features.nodelist): the hosts whose addresses changed get a new origin client. */
@@ -217,91 +209,6 @@ export class RtWorker {
       n += await cache.store.deleteByPrefix(name, '', { diskToo });
     }
     return n;
-  }
-
-  private serverFor(port: number | undefined, t: ServerTimeouts): ServiceServer {
-    if (port !== undefined) return new ServiceServer((req: IncomingMessage, res: ServerResponse) => this.handle(req, res, port), t);
-    // The internal (sibling) port: any local process can connect to it, and what arrives there
-    // is trusted as a sibling's hand-off (its X-Forwarded-For, no further hand-off). Only a
-    // request with this start's secret is one of ours.
-    return new ServiceServer((req: IncomingMessage, res: ServerResponse) => {
-      if (this.siblings?.trusts(req) !== true) { sendError(res, 403, undefined, true); return; }
-      this.handle(req, res, undefined);
-    }, t, false);
-  }
-
-  private async openListeners(listens: Listen[], tlsPorts: TlsPort[], basePort: number, t: ServerTimeouts, h2: H2Settings): Promise<string[]> {
-    const wanted = new Map<string, Listen | TlsPort>(listens.map((l) => [listenKey(l), l]));
-    for (const p of tlsPorts) wanted.set(tlsKey(p), p);
-    const failures: string[] = [];
-    this.tlsPorts = tlsPorts;
-    this.tlsFailed.clear();
-    for (const [key, l] of wanted) {
-      const running = this.servers.get(key);
-      if (running instanceof TlsServiceServer) {
-        // New certificates and options for the next handshakes; open connections go on.
-        running.update(l as TlsPort, t, h2);
-        retime(running.http1, t);
-        continue;
-      }
-      if (running !== undefined) {
-        retime(running, t);
-        this.cleartext(running, (l as Listen).port, t, h2);
-        continue;
-      }
-      if ('options' in l) {
-        const port = l.listen.port;
-        const s = new TlsServiceServer((req: IncomingMessage, res: ServerResponse) => this.handle(req, res, port), t, l, h2, this.ticketKeys, this.stapler);
-        try {
-          await s.listen(this.listener, l.listen.host, port);
-          this.servers.set(key, s);
-        } catch (err) {
-          // Not a refusal of the setting: the plain service goes on, /get/https says why this
-          // host's HTTPS does not work (tlsStatus), and the next reload tries the port again.
-          this.tlsFailed.set(key, (err as Error).message);
-        }
-        continue;
-      }
-      const s = this.serverFor(l.port, t);
-      try {
-        await s.listen(this.listener, l.host, l.port);
-        this.servers.set(key, s);
-        this.cleartext(s, l.port, t, h2);
-      } catch (err) {
-        failures.push(`${key} (hosting[].listen): ${(err as Error).message}`);
-      }
-    }
-    // A refused setting is rolled back by the primary: the sockets it would have closed stay
-    // open meanwhile, so their ports never refuse a connection.
-    for (const [key, s] of this.servers) {
-      if (failures.length === 0 && !wanted.has(key)) {
-        this.servers.delete(key);
-        void s.drain(30_000);
-        if (s instanceof ServiceServer) void this.h2c.get(s)?.drain(30_000);
-      }
-    }
-    if (this.internal !== undefined) retime(this.internal, t);
-    if (this.internal === undefined) {
-      const s = this.serverFor(undefined, t);
-      try {
-        await s.listen(this.listener, '127.0.0.1', basePort + this.index);
-        this.internal = s;
-      } catch (err) {
-        failures.push(`internal 127.0.0.1:${basePort + this.index} (env.management.cluster.meta.baseHostingPort + worker ${this.index}): ${(err as Error).message}`);
-      }
-    }
-    return failures;
-  }
-
-  /** frontEnd.http2.cleartext on a plain port: created the first time it is on, switched by reloads. */
-  private cleartext(s: ServiceServer, port: number, t: ServerTimeouts, h2: H2Settings): void {
-    let c = this.h2c.get(s);
-    if (c === undefined) {
-      if (!h2.cleartext) return;
-      c = new CleartextH2(s.server, (req: IncomingMessage, res: ServerResponse) => this.handle(req, res, port), h2);
-      this.h2c.set(s, c);
-    }
-    c.update(h2, t.headersMs);
   }
 
   /**
@@ -336,12 +243,7 @@ export class RtWorker {
       origin: (host) => this.hosts.get(host)?.origin.sessions(),
       memory: (host) => this.cache?.store.memory.hostUsage(host),
       filesOpen: (host) => this.cache?.store.disk.filesOpen(host) ?? 0,
-      busyConnections: () => {
-        let n = 0;
-        for (const s of this.servers.values()) n += s.busy;
-        for (const c of this.h2c.values()) n += c.h2.busy;
-        return n;
-      },
+      busyConnections: () => this.listeners.busy(),
       waitingWrites: () => this.cache?.store.disk.waitingWrites ?? 0,
       disks: () => this.cache?.store.disk.statuses() ?? [],
     };
@@ -372,12 +274,11 @@ export class RtWorker {
 
   /** Per TLS host: null when served, else why not (`/get/https`). */
   tlsStatus(): TlsHostStatus {
-    return tlsStatus(this.tlsPorts, this.tlsFailed);
+    return this.listeners.tlsStatus();
   }
 
   setTicketKeys(keys: Buffer): void {
-    this.ticketKeys = keys;
-    for (const s of this.servers.values()) if (s instanceof TlsServiceServer) s.setTicketKeys(keys);
+    this.listeners.setTicketKeys(keys);
   }
 
   setRing(members: number[]): void {
@@ -385,9 +286,7 @@ export class RtWorker {
   }
 
   async drain(timeoutMs: number): Promise<void> {
-    const all: Array<{ drain(ms: number): Promise<void> }> = [...this.servers.values(), ...this.h2c.values()];
-    if (this.internal) all.push(this.internal);
-    await Promise.all(all.map((s) => s.drain(timeoutMs)));
+    await this.listeners.drain(timeoutMs);
     await this.siblings?.close();
     await this.pagedesk.close();
     await Promise.all([...this.hosts.values()].flatMap(clientsOf).concat([...this.retiring]).map((o) => o.close().catch(() => undefined)));
@@ -397,16 +296,4 @@ export class RtWorker {
     this.logs?.shipper.flush();
     for (const r of this.logs?.remove ?? []) r();
   }
-}
-
-/**
- * A listening socket kept across a reload takes the new frontEnd limits: node:http reads these
- * server members for every new connection, request and keep-alive wait, so they apply at once.
- * (The check interval of slow heads, set at creation, stays.)
- */
-function retime(s: ServiceServer, t: ServerTimeouts): void {
-  s.server.headersTimeout = t.headersMs;
-  s.server.requestTimeout = t.requestMs;
-  s.server.keepAliveTimeout = t.keepAliveMs;
-  (s.server as { maxHeaderSize?: number }).maxHeaderSize = t.maxHeaderSize;
 }

@@ -6,27 +6,27 @@
 // renamed to its final name at its end; a body that arrived whole written straight under its
 // final name), and only then the index row, committed in a transaction (writer-index.ts). A
 // process killed at any point leaves at most a temp file (cleaned at the next open) or a final
-// file no row names, never a row pointing at a partial body.
-import { closeSync, mkdirSync, openSync, renameSync } from 'node:fs';
+// file no row names, never a row pointing at a partial body. Which disk a file goes to, and the
+// disks' health, are writer-disks.ts's.
+import { closeSync, mkdirSync, renameSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { fidSource, finalPath, tempPath } from '../disk-files.js';
+import { fidSource } from '../disk-files.js';
 import { fromWire, Op, STREAM_BYTES, WIRE_META_FIELDS, type MetaOp, type OpsMessage, type Reply, type WireMeta, type WriterInit } from './protocol.js';
 import { IndexWriter, type Ready } from './writer-index.js';
-import { isIoError, keyHash, unlinkQuiet, writeAll, type Obj } from './writer-io.js';
+import { keyHash, unlinkQuiet, writeAll, type Obj } from './writer-io.js';
+import { WriterDisks } from './writer-disks.js';
 
 /** Body bytes a streaming object gathers before they are written to its temp file. */
 const FLUSH_BYTES = 256 * 1024;
 /** Completed rows that are committed at once instead of waiting for the batch window. */
 const COMMIT_NOW_ROWS = 512;
 
-
-interface DiskState { path: string; quota: number; status: 'Normal' | 'Invalid'; errors: number }
-
 type Send = (reply: Reply) => void;
 
 export class WriterCore {
   private readonly rows: IndexWriter;
-  private readonly disks: DiskState[];
+  /** The disks, their status and errors, and where an object's file goes (writer-disks.ts). */
+  private readonly disks: WriterDisks;
   private readonly objs = new Map<number, Obj>();
   private ready: Ready[] = [];
   private readonly nextFid = fidSource();
@@ -39,7 +39,6 @@ export class WriterCore {
   /** Gathered bytes of all objects not yet written; capped so streams cannot stall the bound. */
   private held = 0;
   private readonly holdLimit: number;
-  private diskChanges: [number, 'Normal' | 'Invalid'][] = [];
   private commitTimer: NodeJS.Timeout | undefined;
   private replyScheduled = false;
   private readonly refreshTimer: NodeJS.Timeout;
@@ -51,13 +50,13 @@ export class WriterCore {
   private ringReported = 0;
 
   /** `report` hears disk errors (3001) and disks taken out of service (3002), for the error log. */
-  constructor(private readonly init: WriterInit, private readonly send: Send, private readonly report?: (code: '3001' | '3002', detail: string) => void) {
-    this.disks = init.disks.map((d) => ({ ...d, errors: 0 }));
-    this.rows = new IndexWriter(init, (disk) => this.disks[disk]!.quota);
+  constructor(private readonly init: WriterInit, private readonly send: Send, report?: (code: '3001' | '3002', detail: string) => void) {
+    this.disks = new WriterDisks(init, () => this.rows.index, report);
+    this.rows = new IndexWriter(init, (disk) => this.disks.quota(disk));
     this.ring = init.ring;
     this.reportEvery = Math.max(64 * 1024, Math.min(1 << 20, Math.floor(init.maxInFlightBytes / 8)));
     this.holdLimit = Math.max(FLUSH_BYTES, Math.floor(init.maxInFlightBytes / 4));
-    this.refreshTimer = setInterval(() => this.refreshDisks(), init.refreshMs).unref();
+    this.refreshTimer = setInterval(() => this.disks.refresh(), init.refreshMs).unref();
   }
 
   receive(msg: OpsMessage): void {
@@ -122,15 +121,15 @@ export class WriterCore {
   private open(id: number, meta: WireMeta): void {
     const hash = keyHash(meta);
     const o: Obj = {
-      id, meta, hash, fid: this.nextFid(), candidates: this.pickDisks(hash), disk: -1, tmp: '', fd: -1,
+      id, meta, hash, fid: this.nextFid(), candidates: this.disks.pick(hash), disk: -1, tmp: '', fd: -1,
       pending: [], pendingBytes: 0, bytes: 0, tooBig: false, ended: false,
     };
     this.objs.set(id, o);
     if (o.candidates.length === 0) { this.fail(o, Object.assign(new Error('no usable cache disk'), { code: 'ENOCACHEDISK' })); return; }
     // A body announced as large streams to disk anyway: create its temp file now, while its
     // bytes are still arriving (the main thread posts such an OPEN at once).
-    if (meta.size >= STREAM_BYTES && meta.size <= this.maxObjectBytes(o.candidates[0]!)) {
-      try { this.createFile(o); } catch (err) { this.fail(o, err); }
+    if (meta.size >= STREAM_BYTES && meta.size <= this.disks.maxObjectBytes(o.candidates[0]!)) {
+      try { this.disks.createTemp(o); } catch (err) { this.fail(o, err); }
     }
   }
 
@@ -139,7 +138,7 @@ export class WriterCore {
     o.pending.push(buf);
     o.pendingBytes += buf.length;
     this.held += buf.length;
-    if (o.bytes > this.maxObjectBytes(o.disk >= 0 ? o.disk : o.candidates[0]!)) this.markTooBig(o);
+    if (o.bytes > this.disks.maxObjectBytes(o.disk >= 0 ? o.disk : o.candidates[0]!)) this.markTooBig(o);
   }
 
   /** Not kept: stop spending disk on it; at its end the variant it would replace is dropped. */
@@ -160,13 +159,14 @@ export class WriterCore {
         return;
       }
       if (o.fd < 0 && o.disk < 0) {
-        const whole = this.writeWhole(o);
+        const whole = this.disks.writeWhole(o);
+        this.release(o);
         this.objs.delete(o.id);
         this.ready.push({ obj: o, path: whole });
         return;
       }
       this.writePending(o, true);
-      const path = finalPath(this.disks[o.disk]!.path, o.fid);
+      const path = this.disks.finalPath(o);
       try {
         renameSync(o.tmp, path);
       } catch (err) {
@@ -176,11 +176,11 @@ export class WriterCore {
         renameSync(o.tmp, path);
       }
       o.tmp = '';
-      this.disks[o.disk]!.errors = 0;
+      this.disks.succeeded(o.disk);
       this.objs.delete(o.id);
       this.ready.push({ obj: o, path });
     } catch (err) {
-      if (o.disk >= 0) this.ioError(o.disk, err);
+      if (o.disk >= 0) this.disks.ioError(o.disk, err);
       this.fail(o, err);
     }
   }
@@ -192,7 +192,7 @@ export class WriterCore {
   private leaveRing(o: Obj): void {
     const ring = this.ring;
     if (o.fd >= 0) {
-      try { this.writePending(o); } catch (err) { this.ioError(o.disk, err); this.fail(o, err); }
+      try { this.writePending(o); } catch (err) { this.disks.ioError(o.disk, err); this.fail(o, err); }
       return;
     }
     const p = o.pending;
@@ -201,67 +201,10 @@ export class WriterCore {
 
   /** Appends the gathered chunks to the temp file (creating it first); `last` closes it. */
   private writePending(o: Obj, last = false): void {
-    if (o.fd < 0 && o.disk < 0) this.createFile(o);
+    if (o.fd < 0 && o.disk < 0) this.disks.createTemp(o);
     if (o.pending.length > 0) writeAll(o.fd, o.pending);
     this.release(o);
     if (last) { const fd = o.fd; o.fd = -1; closeSync(fd); }
-  }
-
-  /**
-   * Creates the temp file on the first candidate disk that takes it; a disk that fails here is
-   * skipped for this object, so writes move to the other disks even before the failing one
-   * reaches its error limit.
-   */
-  private createFile(o: Obj): void {
-    for (const idx of o.candidates) {
-      if (this.disks[idx]!.status !== 'Normal') continue;
-      const tmp = tempPath(this.disks[idx]!.path, o.fid);
-      try {
-        o.fd = openSync(tmp, 'wx');
-        o.tmp = tmp;
-        o.disk = idx;
-        return;
-      } catch (err) {
-        if (!isIoError(err)) throw err;
-        this.ioError(idx, err);
-      }
-    }
-    throw Object.assign(new Error('no usable cache disk'), { code: 'ENOCACHEDISK' });
-  }
-
-  /**
-   * A body that arrived whole goes straight to its final name: open, one write, close, no
-   * rename. That is as crash-safe as the temp file: no reader finds a body file before its row
-   * commits, so a process killed mid-write leaves a file no row names, just like one killed
-   * between a rename and the commit. Returns the path; disks that fail are skipped (createFile).
-   */
-  private writeWhole(o: Obj): string {
-    for (const idx of o.candidates) {
-      if (this.disks[idx]!.status !== 'Normal') continue;
-      const path = finalPath(this.disks[idx]!.path, o.fid);
-      let fd = -1;
-      try {
-        try {
-          fd = openSync(path, 'wx');
-        } catch (err) {
-          if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-          // The fan-out directory was removed under us (operator cleanup): recreate it once.
-          mkdirSync(dirname(path), { recursive: true });
-          fd = openSync(path, 'wx');
-        }
-        if (o.pending.length > 0) writeAll(fd, o.pending);
-        closeSync(fd);
-        o.disk = idx;
-        this.disks[idx]!.errors = 0;
-        this.release(o);
-        return path;
-      } catch (err) {
-        if (fd >= 0) { try { closeSync(fd); } catch { /* already failing */ } unlinkQuiet(path); }
-        if (!isIoError(err)) throw err;
-        this.ioError(idx, err);
-      }
-    }
-    throw Object.assign(new Error('no usable cache disk'), { code: 'ENOCACHEDISK' });
   }
 
   private abort(id: number): void {
@@ -354,7 +297,8 @@ export class WriterCore {
     if (this.err.length > 0) { r.err = this.err; this.err = []; }
     if (this.freed > 0) { r.freed = this.freed; this.freed = 0; }
     if (this.acks.length > 0) { r.acked = this.acks; this.acks = []; }
-    if (this.diskChanges.length > 0) { r.disks = this.diskChanges; this.diskChanges = []; }
+    const disks = this.disks.takeChanges();
+    if (disks !== undefined) r.disks = disks;
     const evicted = this.rows.takeEvicted();
     if (evicted.length > 0) r.evicted = evicted;
     if (this.ringDone !== this.ringReported) { r.ring = this.ringReported = this.ringDone; }
@@ -370,40 +314,5 @@ export class WriterCore {
     clearInterval(this.refreshTimer);
     this.rows.index.close();
     this.reply({ closed: true });
-  }
-
-  private pickDisks(hash: string): number[] {
-    const ok = this.disks.flatMap((d, i) => (d.status === 'Normal' ? [i] : []));
-    if (ok.length < 2) return ok;
-    // A stable start per object spreads objects over the disks; the rest are fallbacks.
-    const start = parseInt(hash.slice(0, 8), 16) % ok.length;
-    return [...ok.slice(start), ...ok.slice(0, start)];
-  }
-
-  private maxObjectBytes(idx: number): number {
-    return Math.min(this.init.maxObjectBytes ?? Infinity, this.disks[idx]?.quota ?? 0);
-  }
-
-  private ioError(idx: number, err: unknown): void {
-    const d = this.disks[idx];
-    if (d === undefined || d.status === 'Invalid') return;
-    this.report?.('3001', `${d.path}: ${(err as Error).message}`);
-    if (++d.errors < this.init.maxConsecutiveErrors) return;
-    d.status = 'Invalid';
-    this.report?.('3002', `${d.path} after ${d.errors} consecutive errors`);
-    this.diskChanges.push([idx, 'Invalid']);
-    try { this.rows.index.setDiskStatus(idx, 'Invalid'); } catch { /* the local state still holds */ }
-  }
-
-  /** Statuses other processes changed (a disk they marked Invalid). */
-  private refreshDisks(): void {
-    try {
-      for (const row of this.rows.index.disks()) {
-        const d = this.disks[row.idx];
-        if (d !== undefined) d.status = row.status;
-      }
-    } catch {
-      // Busy or closing: the next period reads them again.
-    }
   }
 }

@@ -160,13 +160,15 @@ function countUp(): boolean {
 
 /**
  * Writes the svc line of `tx` into `buf` from `at`; returns where it ends, or -1 when it may not
- * fit (the caller then takes the string path, which ships the batch first).
+ * fit (the caller then takes the string path, which ships the batch first). Each request field
+ * is read by its literal name: a load the engine caches per site, where a name in a variable
+ * makes every lookup a generic one. One function on purpose: the values are read once and the
+ * room checked once for the whole line; split, the values would travel as a dozen arguments
+ * (or an object per line) to the writing half.
  */
 export function svcBytes(tx: RecordFields, c: LineContext, buf: Buffer, at: number): number {
   const date = c.clock.w3cAt(c.now);
   const u = tx.loggedUrl;
-  // Each field by its literal name: a load the engine caches per site, where a name in a
-  // variable makes every lookup a generic one.
   const h = tx.req.headers;
   const user = usernameOf(joined(h.authorization));
   const client = clientFieldOf(tx.clientAddress, joined(h['x-forwarded-for']), c.xff);

@@ -89,96 +89,131 @@ function vhostRoute(method: Route['method'], name: string, run: (req: ApiRequest
   };
 }
 
+// The routes in the order they were always listed (routes of one path are tried in it); each is
+// built by a function of its own below.
 export function settingRoutes(lc: SettingLifecycle): Route[] {
+  return [
+    deployLocalRoute(lc),
+    uploadRoute('/setting/upload', true, lc),
+    uploadRoute('/setting/import', true, lc),
+    uploadRoute('/setting/validate', false, lc),
+    runningFileRoute(lc),
+    downloadRoute(lc),
+    deployBackupRoute(lc),
+    historyRoute(lc),
+    restoreRoute(lc),
+    ...vhostRoutes(lc),
+  ];
+}
+
+function deployLocalRoute(lc: SettingLifecycle): Route {
+  return {
+    method: 'GET',
+    path: '/setting/deploy/local',
+    name: '/setting/deploy/local',
+    group: 'deploy',
+    handler: async (_req, ctx) => {
+      try {
+        return ok(ctx.version, '/setting/deploy/local', 'deploy', applied(await lc.deployLocal()));
+      } catch (err) {
+        if (!(err instanceof LoadFailure)) throw err;
+        return fail(200, ctx.version, '/setting/deploy/local', 'deploy', err.message, refusal(err));
+      }
+    },
+  };
+}
+
+/** The running setting file as it was deployed, byte for byte. */
+function runningFileRoute(lc: SettingLifecycle): Route {
+  return {
+    method: 'GET',
+    path: '/setting/setting.json',
+    name: '/setting/setting.json',
+    group: 'query',
+    handler: async (_req, ctx) => {
+      const text = lc.runningRaw();
+      if (text === undefined) return fail(404, ctx.version, '/setting/setting.json', 'query', 'no setting loaded yet');
+      return { status: 200, headers: { 'content-type': 'application/json; charset=utf-8' }, body: Buffer.from(text) };
+    },
+  };
+}
+
+/** The package of the running setting from the backup history. */
+function downloadRoute(lc: SettingLifecycle): Route {
+  return {
+    method: 'GET',
+    path: '/setting/download',
+    name: '/setting/download',
+    group: 'query',
+    handler: async (_req, ctx) => {
+      const p = await lc.loadedPackage();
+      const m = '/setting/download';
+      if (p.kind === 'disabled') return fail(406, ctx.version, m, 'query', 'setting backup is disabled (meta.history.retention.count is 0)');
+      if (p.kind === 'none') return fail(500, ctx.version, m, 'query', 'no setting backup history');
+      if (p.kind === 'missing') return fail(404, ctx.version, m, 'query', 'the backup record exists but its package file is missing');
+      return {
+        status: 200,
+        headers: { 'content-type': 'application/x-compressed', 'content-disposition': `attachment; filename="${p.file}"` },
+        body: p.data,
+      };
+    },
+  };
+}
+
+function deployBackupRoute(lc: SettingLifecycle): Route {
+  return {
+    method: 'GET',
+    path: '/setting/deploy/backup',
+    name: '/setting/deploy/backup',
+    group: 'deploy',
+    handler: async (_req, ctx) => {
+      try {
+        return ok(ctx.version, '/setting/deploy/backup', 'deploy', await lc.backup());
+      } catch (err) {
+        return fail(200, ctx.version, '/setting/deploy/backup', 'deploy', (err as Error).message);
+      }
+    },
+  };
+}
+
+function historyRoute(lc: SettingLifecycle): Route {
+  return {
+    method: 'GET',
+    path: '/setting/history',
+    name: '/setting/history',
+    group: 'query',
+    // Document 1 shows this answer without the envelope.
+    handler: async () => jsonReply(200, { history: await lc.historyEntries() }),
+  };
+}
+
+function restoreRoute(lc: SettingLifecycle): Route {
+  return {
+    method: 'GET',
+    path: '/setting/restore/',
+    prefix: true,
+    name: '/setting/restore',
+    group: 'deploy',
+    handler: async (req, ctx) => {
+      const r = await lc.restore(req.params.rest ?? '');
+      return jsonReply(200, {
+        version: ctx.version,
+        method: '/setting/restore',
+        status: r.code === 0 ? STATUS.deploy.ok : STATUS.deploy.fail,
+        result: r.code,
+        reason: r.reason,
+        ...(r.applied === undefined ? {} : { artifact: r.applied.artifact }),
+      });
+    },
+  };
+}
+
+/** `/setting/vhosts/*`: without a host name (the exact paths) only create has a meaning. */
+function vhostRoutes(lc: SettingLifecycle): Route[] {
   const missingName = async (): Promise<never> => {
     throw new VhostError(400, 'virtual host name missing');
   };
   return [
-    {
-      method: 'GET',
-      path: '/setting/deploy/local',
-      name: '/setting/deploy/local',
-      group: 'deploy',
-      handler: async (_req, ctx) => {
-        try {
-          return ok(ctx.version, '/setting/deploy/local', 'deploy', applied(await lc.deployLocal()));
-        } catch (err) {
-          if (!(err instanceof LoadFailure)) throw err;
-          return fail(200, ctx.version, '/setting/deploy/local', 'deploy', err.message, refusal(err));
-        }
-      },
-    },
-    uploadRoute('/setting/upload', true, lc),
-    uploadRoute('/setting/import', true, lc),
-    uploadRoute('/setting/validate', false, lc),
-    {
-      method: 'GET',
-      path: '/setting/setting.json',
-      name: '/setting/setting.json',
-      group: 'query',
-      handler: async (_req, ctx) => {
-        const text = lc.runningRaw();
-        if (text === undefined) return fail(404, ctx.version, '/setting/setting.json', 'query', 'no setting loaded yet');
-        return { status: 200, headers: { 'content-type': 'application/json; charset=utf-8' }, body: Buffer.from(text) };
-      },
-    },
-    {
-      method: 'GET',
-      path: '/setting/download',
-      name: '/setting/download',
-      group: 'query',
-      handler: async (_req, ctx) => {
-        const p = await lc.loadedPackage();
-        const m = '/setting/download';
-        if (p.kind === 'disabled') return fail(406, ctx.version, m, 'query', 'setting backup is disabled (meta.history.retention.count is 0)');
-        if (p.kind === 'none') return fail(500, ctx.version, m, 'query', 'no setting backup history');
-        if (p.kind === 'missing') return fail(404, ctx.version, m, 'query', 'the backup record exists but its package file is missing');
-        return {
-          status: 200,
-          headers: { 'content-type': 'application/x-compressed', 'content-disposition': `attachment; filename="${p.file}"` },
-          body: p.data,
-        };
-      },
-    },
-    {
-      method: 'GET',
-      path: '/setting/deploy/backup',
-      name: '/setting/deploy/backup',
-      group: 'deploy',
-      handler: async (_req, ctx) => {
-        try {
-          return ok(ctx.version, '/setting/deploy/backup', 'deploy', await lc.backup());
-        } catch (err) {
-          return fail(200, ctx.version, '/setting/deploy/backup', 'deploy', (err as Error).message);
-        }
-      },
-    },
-    {
-      method: 'GET',
-      path: '/setting/history',
-      name: '/setting/history',
-      group: 'query',
-      // Document 1 shows this answer without the envelope.
-      handler: async () => jsonReply(200, { history: await lc.historyEntries() }),
-    },
-    {
-      method: 'GET',
-      path: '/setting/restore/',
-      prefix: true,
-      name: '/setting/restore',
-      group: 'deploy',
-      handler: async (req, ctx) => {
-        const r = await lc.restore(req.params.rest ?? '');
-        return jsonReply(200, {
-          version: ctx.version,
-          method: '/setting/restore',
-          status: r.code === 0 ? STATUS.deploy.ok : STATUS.deploy.fail,
-          result: r.code,
-          reason: r.reason,
-          ...(r.applied === undefined ? {} : { artifact: r.applied.artifact }),
-        });
-      },
-    },
     vhostRoute('POST', '/setting/vhosts/create', async (req) => {
       await createVhost(lc, await jsonBody(req));
       return 'created';
