@@ -1,8 +1,8 @@
 // What the steps of a worker read besides the transaction: the routing table, the limits, the
 // balance, the cache stage's entry and the driver to resume the table with. Built by
 // the worker for each setting (lib/worker/worker.ts) and put on each transaction at receive, so
-// a step that parks a transaction (the hook) can resume the table later without a closure over
-// it, and a step routes by name without a router built per request.
+// a step that waits (the hook, a disk read, an origin fetch) can resume the table later without a
+// closure over it, and a step routes by name without a router built per request.
 import type { HashRing } from '../../balance/ring.js';
 import type { HashKeyFunction } from '../../balance/hash-key.js';
 import type { LuaHash } from '../../balance/lua-hash.js';
@@ -24,20 +24,30 @@ interface Balance {
   siblings: Siblings;
 }
 
-/** The steps the driver runs (steps.ts); lookup's successors run inside the cache stage. */
-export type DrivenStep = 'receive' | 'rewrite' | 'access' | 'pagedesk' | 'modify' | 'bypass' | 'hook' | 'lookup';
+/** The steps of the table (steps.ts `STEPS`), every one run by the driver. */
+export type DrivenStep = 'receive' | 'rewrite' | 'access' | 'pagedesk' | 'modify' | 'bypass' | 'hook' | 'lookup' | 'fetch' | 'deliver' | 'finish';
 
-/** What a step returns: the step that runs next, or DONE (answered, handed on, or parked until a step resumes it). */
+/** A step's return when nothing more runs for the transaction before finish: answered, handed on, passed through. */
 export const DONE = 'done';
-export type Next = DrivenStep | typeof DONE;
+/**
+ * A step's return when it waits (the hook's call, a disk read, a POST body, an origin fetch):
+ * what it waits on enters the driver again (RuntimeState.resume) at the step that runs next, or
+ * answers the transaction itself (a fetch streaming its new answer to every client waiting).
+ */
+export const SUSPENDED = 'suspended';
+/** What a step returns: the step that runs next, DONE, or SUSPENDED. */
+export type Next = DrivenStep | typeof DONE | typeof SUSPENDED;
 
 export interface RuntimeState {
   table: VhostTable<HostRuntime>;
   limits: Limits;
   balance: Balance;
-  /** The cache stage's entry (lookup.ts: then fetch, deliver), or plain proxying. */
-  serve: (tx: Transaction) => void;
-  /** The table's driver (steps.ts `runSteps`): a parked transaction goes on from `step`. */
+  /**
+   * The lookup step's cache stage (lookup.ts CacheStage.serve): what it decided is on the
+   * transaction (the stored copy, the fetch plan) and it returns the step that runs next.
+   */
+  serve: (tx: Transaction) => Next;
+  /** The table's driver (steps.ts `runSteps`): a waiting transaction goes on from `step`. */
   resume: (tx: Transaction, step: DrivenStep) => void;
   /** meta.settingTrace.keyword when the trace is enabled. */
   traceKeyword: string | undefined;

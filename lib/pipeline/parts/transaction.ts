@@ -24,6 +24,9 @@ import type { HookRedefinition } from '../../hook/answer.js';
 import type { PagedeskRuntime } from '../../pagedesk/producer.js';
 import type { RuntimeState } from './runtime-state.js';
 import { withCacheStatus, type CacheStatusNote } from './cache-status.js';
+import type { CachedObject } from '../../cache/store.js';
+import type { CacheContext } from './context.js';
+import type { Plan } from './fetch-plan.js';
 
 /** A dual-stack (`::`) listener reports IPv4 peers as `::ffff:a.b.c.d`: logged as `a.b.c.d`. */
 function plainAddress(a: string | undefined): string {
@@ -151,6 +154,18 @@ export class TransactionRecord implements RecordFields {
   trace: SettingTrace | undefined = undefined;
   /** What the cache stages noted for the answer's Cache-Status member (cache-status.ts). */
   cacheStatus: CacheStatusNote | undefined = undefined;
+  // What the lookup step decided, carried to the step it named (fetch-plan.ts): fields, so that a
+  // hit allocates nothing to hand its copy to deliver.
+  /** The worker's cache stages (lookup.ts sets them): what the fetch and deliver steps work with. */
+  cache: CacheContext | undefined = undefined;
+  /** The stored copy the deliver step answers from, taken by it. */
+  stored: CachedObject | undefined = undefined;
+  /** The time the copy was judged at (its Age counts to it). */
+  storedNow = 0;
+  /** Fields of the stored copy a no-cache="..." forbids in this answer. */
+  storedDrop: readonly string[] | undefined = undefined;
+  /** What the fetch step fetches, taken by it. */
+  plan: Plan | undefined = undefined;
   private ctx: string | undefined = undefined;
 
   constructor(readonly req: IncomingMessage, readonly res: ServerResponse, sessionId: number) {
