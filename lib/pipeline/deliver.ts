@@ -16,6 +16,7 @@ import { ttlSeconds } from '../cache/policy/cache-status.js';
 import { hitCacheStatus, noteOf } from './parts/cache-status.js';
 import { deliverNegotiated } from './parts/encode.js';
 import { DONE } from './parts/runtime-state.js';
+import { cacheOf } from './parts/context.js';
 
 /**
  * Step "deliver": answers from the stored copy lookup found (or a refresh freshened, or the
@@ -25,7 +26,7 @@ import { DONE } from './parts/runtime-state.js';
 export function deliverStep(tx: Transaction): typeof DONE {
   const obj = tx.stored!;
   tx.stored = undefined;
-  deliverNegotiated(tx.cache!.store, tx, obj, tx.storedNow, tx.storedDrop, deliverCached);
+  deliverNegotiated(cacheOf(tx).store, tx, obj, tx.storedNow, tx.storedDrop, deliverCached);
   return DONE;
 }
 

@@ -13,7 +13,7 @@ import { sendError } from './parts/respond.js';
 import type { Transaction } from './parts/transaction.js';
 import type { CacheEntryMeta, StoredHeaders } from '../cache/store.js';
 import type { StoreSink } from '../cache/tiered-sink.js';
-import type { CacheContext } from './parts/context.js';
+import { cacheOf, type CacheContext } from './parts/context.js';
 import { CLIENT_CONDITIONALS, keyString } from './parts/fetch-keys.js';
 import { answerHeaders } from './parts/stored-view.js';
 import { forwardInterim } from './parts/interim.js';
@@ -26,7 +26,7 @@ import { newEntryMeta } from './parts/entry-meta.js';
 import { TCP_ERROR } from '../cache/policy/results.js';
 import { spanValidator } from '../cache/policy/partial.js';
 import { noteAlone, noteAnswer, noteOf } from './parts/cache-status.js';
-import { resumeToFetch, type FetchPlan } from './parts/fetch-plan.js';
+import { resumeToFetch, takePlan, type FetchPlan } from './parts/fetch-plan.js';
 import { servePieces } from './parts/pieces.js';
 import { DONE, SUSPENDED, type Next } from './parts/runtime-state.js';
 
@@ -38,9 +38,8 @@ import { DONE, SUSPENDED, type Next } from './parts/runtime-state.js';
  * A GET for stored spans is served by pieces (pieces.ts), which fetches what they lack.
  */
 export function fetchStep(tx: Transaction): Next {
-  const plan = tx.plan!;
-  tx.plan = undefined;
-  const ctx = tx.cache!;
+  const plan = takePlan(tx);
+  const ctx = cacheOf(tx);
   if (plan.pieces !== undefined) { servePieces(ctx, tx, plan.key, plan.pieces, plan.control); return SUSPENDED; }
   fetchAndStore(ctx, tx, plan);
   // A background refresh's client is answered from its copy, unless it was already (a refresh

@@ -18,7 +18,7 @@ import type { Target } from '../cache/commands/targets.js';
 import type { TieredStore } from '../cache/tiered-store.js';
 import type { CacheContext, Peers } from './parts/context.js';
 import type { PurgeCall } from '../ipc/messages.js';
-import { resumeToFetch, type Plan } from './parts/fetch-plan.js';
+import { planFetch, resumeToFetch } from './parts/fetch-plan.js';
 import { keyString } from './parts/fetch-keys.js';
 import { InflightTable } from './parts/inflight.js';
 import { servePieces } from './parts/pieces.js';
@@ -202,13 +202,9 @@ export class CacheStage {
     if (kind === 'hardpurge') return this.miss(tx, key, control);
     if (this.handedOff(tx)) return DONE;
     noteForward(tx, kind === 'purge' ? 'uri-miss' : 'stale');
-    return this.toFetch(tx, refreshPlan(this.ctx, tx, key, obj, control, kind === 'purge' ? 1 : 2, control.noCache, false));
+    return planFetch(tx, refreshPlan(this.ctx, tx, key, obj, control, kind === 'purge' ? 1 : 2, control.noCache, false));
   }
 
-  private toFetch(tx: Transaction, plan: Plan): 'fetch' {
-    tx.plan = plan;
-    return 'fetch';
-  }
 
   /**
    * Hash balance: handed to the URL's owner worker. A cached POST stays here: its body was read
@@ -229,9 +225,9 @@ export class CacheStage {
     const fwd = stored.some((m) => spanBase(m.variantKey) === undefined) ? 'vary-miss' : 'uri-miss';
     if (tx.req.method === 'HEAD' && tx.hook === undefined) { tx.cacheResult = TCP_MISS; noteForward(tx, fwd); proxyToOrigin(tx); return DONE; }
     // Served from stored spans, or forwarded for what they lack: pieces.ts says which.
-    if (this.byPieces(tx, key, control, stored)) return this.toFetch(tx, { key, pieces: stored, control });
+    if (this.byPieces(tx, key, control, stored)) return planFetch(tx, { key, pieces: stored, control });
     noteForward(tx, fwd);
-    return this.toFetch(tx, { key, mayStore: !control.noStore, result: TCP_MISS });
+    return planFetch(tx, { key, mayStore: !control.noStore, result: TCP_MISS });
   }
 
   /**
@@ -263,12 +259,12 @@ export class CacheStage {
       // The refresh starts in the background (fetch), then the client gets the copy (deliver).
       tx.cacheResult = TCP_REFRESH_HIT;
       toDeliver(tx, obj, now, undefined);
-      return this.toFetch(tx, refreshPlan(this.ctx, tx, key, obj, control, 0, false, true));
+      return planFetch(tx, refreshPlan(this.ctx, tx, key, obj, control, 0, false, true));
     }
     // Refresh now: a conditional request when the copy has a validator.
     if (this.handedOff(tx)) return DONE;
     noteForward(tx, decision.client ? 'request' : obj.invalidated === 1 ? 'uri-miss' : 'stale');
-    return this.toFetch(tx, refreshPlan(this.ctx, tx, key, obj, control, obj.invalidated ?? 0, decision.client, false));
+    return planFetch(tx, refreshPlan(this.ctx, tx, key, obj, control, obj.invalidated ?? 0, decision.client, false));
   }
 
   /**

@@ -26,7 +26,8 @@ import { finishStep } from './finish.js';
 import { sendError } from './parts/respond.js';
 import { SessionIds } from './parts/session-ids.js';
 import { workerCounters } from './parts/counters.js';
-import { TransactionRecord, type Transaction, type TxResponse } from './parts/transaction.js';
+import { TransactionRecord, type Transaction } from './parts/transaction.js';
+import type { TxResponse } from './parts/tx-response.js';
 import { DONE, SUSPENDED, type DrivenStep, type Next, type RuntimeState } from './parts/runtime-state.js';
 
 /**

@@ -58,6 +58,19 @@ interface PiecesPlan {
 /** The fetch step's work for the transaction. */
 export type Plan = FetchPlan | PiecesPlan;
 
+/** Lookup's plan for the fetch step (tx.plan, untyped on the record: transaction.ts says why). */
+export function planFetch(tx: Transaction, plan: Plan): 'fetch' {
+  tx.plan = plan;
+  return 'fetch';
+}
+
+/** The fetch step takes the plan it runs. */
+export function takePlan(tx: Transaction): Plan {
+  const plan = tx.plan as Plan;
+  tx.plan = undefined;
+  return plan;
+}
+
 /**
  * A client waiting on a fetch is answered from a stored copy (a refresh's 304, a stale copy when
  * the origin fails): the driver runs the deliver step for it.
@@ -71,6 +84,5 @@ export function resumeToDeliver(tx: Transaction, obj: CachedObject, now: number)
 
 /** A client waiting on a fetch that cannot answer it needs a fetch of its own: the driver runs the fetch step again. */
 export function resumeToFetch(tx: Transaction, plan: FetchPlan): void {
-  tx.plan = plan;
-  tx.runtime.resume(tx, 'fetch');
+  tx.runtime.resume(tx, planFetch(tx, plan));
 }
