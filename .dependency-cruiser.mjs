@@ -89,16 +89,8 @@ export default {
     },
     forbid('no-cycles',
       'no import circle inside a folder either: the shared part moves to a file both import',
-      { path: '^lib/([^/]+)/', pathNot: '^lib/pipeline/' },
+      { path: '^lib/([^/]+)/' },
       { circular: true, viaOnly: { path: '^lib/$1/' } }),
-    // lib/pipeline/parts/transaction.ts is still a hub: the record's type names the host runtime, the
-    // setting trace and the hook's answer, whose modules read the record back. The step table of
-    // issue 25 takes it apart; until then circles through it are the one known exception, and
-    // any other circle in lib/pipeline fails like everywhere else.
-    forbid('no-cycles',
-      'no import circle inside lib/pipeline that does not run through the transaction hub (transaction.ts)',
-      { path: '^lib/pipeline/' },
-      { circular: true, viaOnly: { pathNot: '^lib/pipeline/parts/transaction\\.ts$' } }),
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

@@ -1,6 +1,6 @@
-// Stage "deliver" for stored objects: status and fields with Age, 304 for a client conditional
+// Step "deliver" for stored objects: status and fields with Age, 304 for a client conditional
 // that matches, 412, 206 single or multipart ranges, 416, HEAD, and the body from memory (one
-// buffer) or from its file.
+// buffer) or from its file; in the client's content coding when the host compresses (encode.ts).
 import type { ServerResponse } from 'node:http';
 import { pipeBody } from './parts/pipe-body.js';
 import type { CachedObject } from '../cache/store.js';
@@ -14,6 +14,21 @@ import { fallBack } from './parts/fallback.js';
 import { TCP_HIT, TCP_IMS_HIT } from '../cache/policy/results.js';
 import { ttlSeconds } from '../cache/policy/cache-status.js';
 import { hitCacheStatus, noteOf } from './parts/cache-status.js';
+import { deliverNegotiated } from './parts/encode.js';
+import { DONE } from './parts/runtime-state.js';
+import { cacheOf } from './parts/context.js';
+
+/**
+ * Step "deliver": answers from the stored copy lookup found (or a refresh freshened, or the
+ * origin's failure left to serve: tx.stored), the last step before finish. Hot path: a memory
+ * hit comes here from lookup through the driver with nothing allocated for the way.
+ */
+export function deliverStep(tx: Transaction): typeof DONE {
+  const obj = tx.stored!;
+  tx.stored = undefined;
+  deliverNegotiated(cacheOf(tx).store, tx, obj, tx.storedNow, tx.storedDrop, deliverCached);
+  return DONE;
+}
 
 /** Fields of an answer the cache generates from a stored object (304, 412, 416). */
 function generatedHeaders(obj: CachedObject, now: number, tx: Transaction, extra: Record<string, string>): Record<string, string | string[]> {
@@ -42,7 +57,7 @@ function finishEmpty(tx: Transaction, status: number, headers: Record<string, st
 }
 
 /** Answers a transaction from a stored object; `drop` names fields a no-cache="..." forbids. */
-export function deliverCached(tx: Transaction, obj: CachedObject, now: number, drop?: readonly string[]): void {
+function deliverCached(tx: Transaction, obj: CachedObject, now: number, drop?: readonly string[]): void {
   // The frontend fallbacks see cached answers too (a negatively cached 404 ...).
   if (tx.host.fallbacks !== undefined && fallBack(tx, obj.status, obj.status, obj.headers, false)) return;
   const req = tx.req;

@@ -1,18 +1,19 @@
-// Stage "fetch" for cacheable requests: one origin fetch per key (coalesced), the answer
+// Step "fetch" for cacheable requests: one origin fetch per key (coalesced), the answer
 // streamed to every waiting client while it is written to the store. An answer that may not be
 // stored is not shared either: the first client gets it, the others go to the origin themselves.
+// Clients a stored copy answers instead (a refresh) go on to deliver through the driver.
 import { takeTags } from '../cache/tags.js';
 import type { Readable } from 'node:stream';
 import { originNote } from '../log/host-logs.js';
-import { MAX_STATUS, OriginError, OriginTrace, statusError, traceAnswered, traceFailed, type OriginBody } from '../origin/index.js';
+import { MAX_STATUS, OriginError, OriginTrace, statusError, traceAnswered, traceFailed, type OriginBody, type OriginHead } from '../origin/index.js';
 import { endToEndResponseHeaders } from './parts/hop-by-hop.js';
 import { pipeBody } from './parts/pipe-body.js';
 import { bodyBroke, discard, originRequestHeaders, proxyToOrigin } from './parts/proxy.js';
 import { sendError } from './parts/respond.js';
 import type { Transaction } from './parts/transaction.js';
-import type { CacheEntryMeta, CacheKey, StoredHeaders } from '../cache/store.js';
+import type { CacheEntryMeta, StoredHeaders } from '../cache/store.js';
 import type { StoreSink } from '../cache/tiered-sink.js';
-import type { CacheContext } from './parts/context.js';
+import { cacheOf, type CacheContext } from './parts/context.js';
 import { CLIENT_CONDITIONALS, keyString } from './parts/fetch-keys.js';
 import { answerHeaders } from './parts/stored-view.js';
 import { forwardInterim } from './parts/interim.js';
@@ -22,67 +23,43 @@ import { matchFallback, routeFallback, type Found } from './parts/fallback.js';
 import type { SharedFetch } from './parts/inflight.js';
 import { storableResponse, variantMatches } from './parts/rules.js';
 import { newEntryMeta } from './parts/entry-meta.js';
-import { TCP_ERROR, type CacheResult } from '../cache/policy/results.js';
+import { TCP_ERROR } from '../cache/policy/results.js';
 import { spanValidator } from '../cache/policy/partial.js';
 import { noteAlone, noteAnswer, noteOf } from './parts/cache-status.js';
+import { resumeToFetch, takePlan, type FetchPlan } from './parts/fetch-plan.js';
+import { servePieces } from './parts/pieces.js';
+import { DONE, SUSPENDED, type Next } from './parts/runtime-state.js';
 
-export interface FetchPlan {
-  key: CacheKey;
-  /** Validators of a stored copy for a conditional refresh. */
-  conditional?: Record<string, string>;
-  /**
-   * Where the fetch is registered for others to join (default: the URL). A refresh registers
-   * under its stored variant (refreshKey): only refreshes of that variant may join it, since a
-   * 304 or a stale fallback answers them all with that variant.
-   */
-  joinKey?: string;
-  /** A stored copy with a validator is being refreshed: an origin 5xx must not replace it. */
-  keepStoredOnError?: boolean;
-  /** Status for the waiting clients when the origin cannot be reached (default: the error's). */
-  unreachableStatus?: number;
-  /** False when the client's own request forbids storing (request no-store). */
-  mayStore: boolean;
-  /** Result recorded for clients served by a new full answer. */
-  result: CacheResult;
-  /**
-   * Sees the origin's answer first (status -1: the origin failed). Returns true when it served
-   * the waiting clients itself (a 304 refresh, stale content on error); it may serve some and
-   * leave the others waiting, then returns false.
-   */
-  intercept?: (status: number, headers: StoredHeaders, f: SharedFetch) => boolean;
-  /**
-   * A refresh in the background (stale-while-revalidate): `tx`, answered already, only shapes
-   * the origin request and selects the variant; it does not wait for this fetch. None is started
-   * while one is in flight under the join key.
-   */
-  background?: boolean;
+/**
+ * Step "fetch": what lookup planned (tx.plan). A whole fetch is started or joined and the client
+ * waits on it (SUSPENDED): a new answer is streamed to every client waiting, one a stored copy
+ * answers (a refresh's 304, a stale copy on error) enters deliver through the driver. A
+ * background refresh (stale-while-revalidate) starts and the client goes on to deliver its copy.
+ * A GET for stored spans is served by pieces (pieces.ts), which fetches what they lack.
+ */
+export function fetchStep(tx: Transaction): Next {
+  const plan = takePlan(tx);
+  const ctx = cacheOf(tx);
+  if (plan.pieces !== undefined) { servePieces(ctx, tx, plan.key, plan.pieces, plan.control); return SUSPENDED; }
+  fetchAndStore(ctx, tx, plan);
+  // A background refresh's client is answered from its copy, unless it was already (a refresh
+  // whose 304 did not fit the copy fetches again in the background).
+  if (plan.background === true) return tx.stored === undefined ? DONE : 'deliver';
+  return SUSPENDED;
 }
 
 /**
- * `alone`: this client may not share a fetch in flight (it selects another Vary variant than
- * the one being fetched); its fetch is not offered to others either.
+ * One origin fetch per join key: joins the one in flight when it may, else starts it, the
+ * answer streamed to every waiting client while it is written to the store.
  */
-export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPlan, alone = false): void {
+function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPlan): void {
   // Known now, so a client that leaves before the answer is recorded with it too. Its own result
   // if it has one (a client refresh joining a plain refresh stays a client refresh).
   tx.cacheResult ??= plan.result;
   const ks = plan.joinKey ?? keyString(plan.key);
-  if (plan.background === true) {
-    if (ctx.inflight.get(ks) !== undefined) return;
-  } else if (!alone) {
-    const joined = ctx.inflight.get(ks);
-    if (joined !== undefined) {
-      const meta = joined.meta;
-      // Once the answer's Vary is known, only clients selecting the same variant may share it.
-      if (meta === undefined || meta.vary.length === 0 || variantMatches(meta, tx.req.headers)) {
-        noteOf(tx).collapsed = true;
-        joined.join(tx);
-        return;
-      }
-      alone = true;
-    }
-  }
-  const f = alone ? ctx.inflight.detached(ks, ctx.maxReplayBytes) : ctx.inflight.create(ks, ctx.maxReplayBytes);
+  const share = shareOf(ctx, tx, plan, ks);
+  if (share === 'joined') return;
+  const f = share === 'alone' ? ctx.inflight.detached(ks, ctx.maxReplayBytes) : ctx.inflight.create(ks, ctx.maxReplayBytes);
   if (plan.background !== true) f.join(tx);
   const headers = originRequestHeaders(tx);
   for (const c of CLIENT_CONDITIONALS) delete headers[c];
@@ -98,65 +75,108 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
     for (const w of f.waiting) forwardInterim(w, status, fields);
   };
   const onError = (err: unknown): void => fetchFailed(ctx, f, tx, plan, trace, err);
-  // A pagedesk edit's origin is the edit of the source (lib/pagedesk/producer.ts).
-  (tx.pagedesk ?? tx.host.origin).dispatch({ method: postBody === null ? 'GET' : 'POST', url: tx.url, headers, body: postBody, trace, onInformational }, { onHead: (upstream, body) => {
+  const onHead = (upstream: OriginHead, body: OriginBody): void => {
     // No HTTP status: the origin failed, as if it had not answered (stale-if-error, fallbacks;
     // traced before the body is given up, which aborts the exchange: a Client-Close).
     if (upstream.statusCode > MAX_STATUS) { onError(statusError(upstream.statusCode)); body.discard(); return; }
     traceAnswered(trace, upstream.statusCode);
-    const cachedAt = ctx.clock.now();
-    const resHeaders = endToEndResponseHeaders(upstream.headers);
-    if (tx.host.net?.backModify !== undefined) modifyOriginResponse(tx, resHeaders);
-    const tags = takeTags(resHeaders, tx.host.tags);
-    if (plan.intercept !== undefined && plan.intercept(upstream.statusCode, resHeaders, f)) {
-      body.discard();
-      ctx.inflight.finish(f);
-      return;
-    }
-    const found = fallbackOf(f, tx, plan, upstream.statusCode, resHeaders);
-    if (found !== undefined) {
-      body.discard();
-      routeWaiting(ctx, f, tx, found, upstream.statusCode, upstream.statusCode, resHeaders);
-      return;
-    }
-    if (tooLargeWhole(ctx, tx, plan, upstream.statusCode, resHeaders)) {
-      // Stored in pieces instead (pieces.ts): this whole answer is given up at its head.
-      body.discard();
-      ctx.inflight.finish(f);
-      for (const w of f.takeWaiting()) ctx.toPieces(w, plan.key);
-      return;
-    }
-    // An error answer does not replace a stored copy that can still be revalidated later.
-    const keepStored = plan.keepStoredOnError === true && upstream.statusCode >= 500;
-    const storable = plan.mayStore && !keepStored && storableResponse('GET', tx.req.headers, upstream.statusCode, resHeaders, tx.host.cachePolicy);
-    if (!storable) {
-      ctx.inflight.finish(f);
-      const [first, ...rest] = f.takeWaiting();
-      for (const other of rest) { noteAlone(other); proxyToOrigin(other); }
-      if (first === undefined || first.res.destroyed) { body.discard(); return; }
-      first.cacheResult ??= plan.result;
-      noteAnswer(first, upstream.statusCode, false, undefined);
-      streamUnstored(first, upstream.statusCode, resHeaders, body.readable(), cachedAt);
-      return;
-    }
-    const meta = newEntryMeta(plan.key, upstream.statusCode, resHeaders, tx.req.headers, requestTime, cachedAt, tx.host, tx.hook?.cacheTtl);
-    if (tags !== undefined) meta.tags = tags;
-    const vary = meta.vary;
-    const writeHead = (w: Transaction): void => {
-      w.cacheResult ??= plan.result;
-      w.status = meta.status;
-      noteAnswer(w, meta.status, !f.retired, meta.staleAt);
-      // Only the client whose request fetched it gets the fields the cache does not keep.
-      const out = answerHeaders(meta, w === tx ? resHeaders : meta.headers, ctx.clock.now(), w, undefined, false);
-      varyOfFetched(w, meta.status, out);
-      w.res.writeHead(meta.status, out);
-    };
-    // A client whose request selects another variant cannot share this answer: it fetches anew.
-    const refused = f.start(meta, writeHead, (w) => vary.length === 0 || variantMatches(meta, w.req.headers));
-    for (const w of refused) noteAlone(w);
-    for (const w of refused) fetchAndStore(ctx, w, { key: plan.key, mayStore: plan.mayStore, result: plan.result }, true);
-    pipeToStore(ctx, f, meta, body);
-  }, onError });
+    onAnswer(ctx, f, tx, plan, requestTime, upstream, body);
+  };
+  // A pagedesk edit's origin is the edit of the source (lib/pagedesk/producer.ts).
+  (tx.pagedesk ?? tx.host.origin).dispatch({ method: postBody === null ? 'GET' : 'POST', url: tx.url, headers, body: postBody, trace, onInformational }, { onHead, onError });
+}
+
+/**
+ * How the fetch goes on: 'joined' a fetch in flight (or, for a background refresh, one runs
+ * already: nothing to start), 'shared' a new one others may join, 'alone' a new one of this
+ * client's own (it selects another Vary variant than the one in flight).
+ */
+function shareOf(ctx: CacheContext, tx: Transaction, plan: FetchPlan, ks: string): 'joined' | 'shared' | 'alone' {
+  if (plan.background === true) return ctx.inflight.get(ks) === undefined ? 'shared' : 'joined';
+  if (plan.alone === true) return 'alone';
+  const joined = ctx.inflight.get(ks);
+  if (joined === undefined) return 'shared';
+  const meta = joined.meta;
+  // Once the answer's Vary is known, only clients selecting the same variant may share it.
+  if (meta !== undefined && meta.vary.length > 0 && !variantMatches(meta, tx.req.headers)) return 'alone';
+  noteOf(tx).collapsed = true;
+  joined.join(tx);
+  return 'joined';
+}
+
+/**
+ * The origin's answer (an HTTP status): a refresh's intercept, a fallback or pieces may take the
+ * waiting clients; else it is stored and shared, or only streamed to the first client.
+ */
+function onAnswer(ctx: CacheContext, f: SharedFetch, tx: Transaction, plan: FetchPlan, requestTime: number, upstream: OriginHead, body: OriginBody): void {
+  const status = upstream.statusCode;
+  const cachedAt = ctx.clock.now();
+  const resHeaders = endToEndResponseHeaders(upstream.headers);
+  if (tx.host.net?.backModify !== undefined) modifyOriginResponse(tx, resHeaders);
+  const tags = takeTags(resHeaders, tx.host.tags);
+  if (takenElsewhere(ctx, f, tx, plan, status, resHeaders, body)) return;
+  // An error answer does not replace a stored copy that can still be revalidated later.
+  const keepStored = plan.keepStoredOnError === true && status >= 500;
+  const storable = plan.mayStore && !keepStored && storableResponse('GET', tx.req.headers, status, resHeaders, tx.host.cachePolicy);
+  if (!storable) {
+    ctx.inflight.finish(f);
+    const [first, ...rest] = f.takeWaiting();
+    for (const other of rest) { noteAlone(other); proxyToOrigin(other); }
+    if (first === undefined || first.res.destroyed) { body.discard(); return; }
+    first.cacheResult ??= plan.result;
+    noteAnswer(first, status, false, undefined);
+    streamUnstored(first, status, resHeaders, body.readable(), cachedAt);
+    return;
+  }
+  const meta = newEntryMeta(plan.key, status, resHeaders, tx.req.headers, requestTime, cachedAt, tx.host, tx.hook?.cacheTtl);
+  if (tags !== undefined) meta.tags = tags;
+  startShared(ctx, f, tx, plan, meta, resHeaders);
+  pipeToStore(ctx, f, meta, body);
+}
+
+/**
+ * Answers that do not go to the clients as they are: a refresh's intercept served them (a 304,
+ * a stale copy), a fallback routes them, or the object is too large to store whole (pieces).
+ * True when it took them (the body is given up first).
+ */
+function takenElsewhere(ctx: CacheContext, f: SharedFetch, tx: Transaction, plan: FetchPlan, status: number, fields: StoredHeaders, body: OriginBody): boolean {
+  if (plan.intercept !== undefined && plan.intercept(status, fields, f)) {
+    body.discard();
+    ctx.inflight.finish(f);
+    return true;
+  }
+  const found = fallbackOf(f, tx, plan, status, fields);
+  if (found !== undefined) {
+    body.discard();
+    routeWaiting(ctx, f, tx, found, status, status, fields);
+    return true;
+  }
+  if (!tooLargeWhole(ctx, tx, plan, status, fields)) return false;
+  // Stored in pieces instead (pieces.ts): this whole answer is given up at its head.
+  body.discard();
+  ctx.inflight.finish(f);
+  for (const w of f.takeWaiting()) ctx.toPieces(w, plan.key);
+  return true;
+}
+
+/**
+ * The answer is stored and shared: its readers get the head as the cache keeps it (the client
+ * whose request fetched it also the fields the cache does not keep). A client whose request
+ * selects another variant cannot share it: it enters the fetch step again for a fetch of its own.
+ */
+function startShared(ctx: CacheContext, f: SharedFetch, tx: Transaction, plan: FetchPlan, meta: CacheEntryMeta, resHeaders: StoredHeaders): void {
+  const vary = meta.vary;
+  const writeHead = (w: Transaction): void => {
+    w.cacheResult ??= plan.result;
+    w.status = meta.status;
+    noteAnswer(w, meta.status, !f.retired, meta.staleAt);
+    const out = answerHeaders(meta, w === tx ? resHeaders : meta.headers, ctx.clock.now(), w, undefined, false);
+    varyOfFetched(w, meta.status, out);
+    w.res.writeHead(meta.status, out);
+  };
+  const refused = f.start(meta, writeHead, (w) => vary.length === 0 || variantMatches(meta, w.req.headers));
+  for (const w of refused) noteAlone(w);
+  for (const w of refused) resumeToFetch(w, { key: plan.key, mayStore: plan.mayStore, result: plan.result, alone: true });
 }
 
 const NO_FIELDS: StoredHeaders = {};

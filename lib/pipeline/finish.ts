@@ -1,18 +1,16 @@
-// Stage "finish": every transaction ends here exactly once, whatever ended it (the answer went
-// out, the client went away before or during it, receive refused it, a sibling served it). The
-// record is completed (status, bytes, times, completed), the worker's counters updated, and the
-// record handed to the sinks (access log, tests).
-//
-// The hook is one listener function shared by all transactions: the response's 'close', which
-// node emits once after 'finish' and once when the connection dies under an unfinished response.
-// The transaction is found on the response (TxResponse.tx): no closure per request.
+// Step "finish", the last of the table: every transaction ends here exactly once, whatever ended
+// it (the answer went out, the client went away before or during it, receive refused it, a
+// sibling served it). The record is completed (status, bytes, times, completed), the worker's
+// counters updated, and the record handed to the sinks (access log, tests). The driver enters it
+// when the response closes (steps.ts `track`).
 import type { Socket } from 'node:net';
 import { TCP_NONE } from '../cache/policy/results.js';
 import { onTraceDone, type OriginTrace } from '../origin/index.js';
 import { workerCounters } from './parts/counters.js';
 import { countDirectories } from './parts/directory-stats.js';
 import { h2Bytes, isH2 } from './parts/h2.js';
-import type { TransactionRecord, TxResponse } from './parts/transaction.js';
+import type { TransactionRecord } from './parts/transaction.js';
+import { DONE } from './parts/runtime-state.js';
 
 export type RecordSink = (tx: TransactionRecord) => void;
 export type OriginSink = (trace: OriginTrace) => void;
@@ -46,52 +44,17 @@ export function addRecordSink(sink: RecordSink): () => void {
 interface ConnectionMarks extends Socket {
   svcReadMark?: number;
   svcWriteMark?: number;
-  /** Pipelined transactions whose responses wait behind another one on this connection. */
-  svcQueued?: TransactionRecord[];
   /** Bytes handed to the kernel (net.Socket internal; bytesWritten also counts the unsent buffer). */
   _bytesDispatched?: number;
-  _httpMessage?: TxResponse | null;
 }
 
-/** Makes finish run for the transaction when it ends. Called by receive, first thing. */
-export function track(tx: TransactionRecord): void {
-  const res = tx.res as TxResponse;
-  res.tx = tx;
-  res.on('close', onResponseClose);
-  // A pipelined request's response waits unassigned behind the one on the wire, and node never
-  // emits its 'close' when the connection dies first: the connection's own 'close' ends it.
-  if (res.socket === null) queueOnConnection(tx);
-}
-
-function onResponseClose(this: TxResponse): void {
-  const tx = this.tx;
-  if (tx !== undefined) finish(tx);
-}
-
-function queueOnConnection(tx: TransactionRecord): void {
-  const socket = tx.req.socket as ConnectionMarks;
-  let queue = socket.svcQueued;
-  if (queue === undefined) {
-    queue = socket.svcQueued = [];
-    socket.on('close', onConnectionClose);
-  }
-  // Those answered since: a long pipelined connection does not grow the list.
-  while (queue.length > 0 && queue[0]!.totalMs >= 0) queue.shift();
-  queue.push(tx);
-}
-
-function onConnectionClose(this: ConnectionMarks): void {
-  // The response on the wire first, so the bytes the connection wrote are counted as its own.
-  const current = this._httpMessage?.tx;
-  if (current !== undefined) finish(current);
-  const queue = this.svcQueued ?? [];
-  this.svcQueued = undefined;
-  for (const tx of queue) finish(tx);
-}
-
-/** Ends a transaction: completes the record, counts it, gives it to the sinks. Runs once. */
-function finish(tx: TransactionRecord): void {
-  if (tx.totalMs >= 0) return;
+/**
+ * Step "finish", the table's last: completes the record, counts it, gives it to the sinks.
+ * Entered through the driver when the transaction's response closes (steps.ts `track`), however
+ * the transaction ended; runs once.
+ */
+export function finishStep(tx: TransactionRecord): typeof DONE {
+  if (tx.totalMs >= 0) return DONE;
   tx.totalMs = performance.now() - tx.startMono;
   const res = tx.res;
   const req = tx.req;
@@ -118,6 +81,7 @@ function finish(tx: TransactionRecord): void {
       // A broken sink must not break the transaction's end or the other sinks.
     }
   }
+  return DONE;
 }
 
 /**

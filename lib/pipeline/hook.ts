@@ -13,7 +13,7 @@ import type { HookRule } from '../hook/rule.js';
 import { HOOK_TRACE, logHookCall } from './finish.js';
 import type { HostRuntime } from './parts/host-runtime.js';
 import { proxyToOrigin } from './parts/proxy.js';
-import { DONE, routeByName, type Next } from './parts/runtime-state.js';
+import { routeByName, SUSPENDED, type Next } from './parts/runtime-state.js';
 import { ruleInput } from './parts/rule-input.js';
 import { sendError } from './parts/respond.js';
 import type { Transaction } from './parts/transaction.js';
@@ -79,7 +79,7 @@ export function hookStep(tx: Transaction): Next {
   else if (tx.bypass !== 0) callHook(tx, rule!, proxyToOrigin);
   else if (rule !== undefined && tx.hook === undefined && hookSelects(tx, rule)) callHook(tx, rule, toLookup);
   else return 'lookup';
-  return DONE;
+  return SUSPENDED;
 }
 
 /** The 403 of a denial that waited for the hook. */

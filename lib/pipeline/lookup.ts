@@ -1,54 +1,55 @@
-// The cache stages of a worker for one transaction: lookup (memory, then the shared index),
-// the freshness decision, and then a hit, a refresh, or a coalesced fetch. Methods other than
-// GET and HEAD pass through; when they succeed they invalidate what they name (RFC 9111 4.4).
-import type { HostRuntime } from './parts/host-runtime.js';
+// Step "lookup", the cache stage of a worker: the stored copies (memory, then the shared index),
+// the freshness decision, and what follows as data on the transaction for the driver: a hit goes
+// to deliver (tx.stored), a miss or a refresh to fetch (tx.plan). Methods other than GET and HEAD
+// pass through; when they succeed they invalidate what they name (RFC 9111 4.4,
+// parts/unsafe-invalidation.ts).
 import { proxyToOrigin } from './parts/proxy.js';
 import { sendError } from './parts/respond.js';
 import type { Transaction } from './parts/transaction.js';
-import { DONE, rerouteOf } from './parts/runtime-state.js';
+import { DONE, rerouteOf, SUSPENDED, type Next } from './parts/runtime-state.js';
 import { realClock, type Clock } from './parts/clock.js';
-import type { CachedObject, CacheEntryMeta, CacheKey, StoredHeaders } from '../cache/store.js';
+import type { CachedObject, CacheEntryMeta, CacheKey } from '../cache/store.js';
 import type { AccessControl } from '../access/access.js';
 import { purgeByMethod } from './parts/purge-method.js';
 import { servePost } from './parts/post-cache.js';
 import { postKeyUrl } from '../cache/key.js';
-import { memoryItems, runInvalidation, type InvalidateKind, type Invalidation } from '../cache/commands/invalidate.js';
-import { editTargetsOf } from '../pagedesk/targets.js';
+import type { InvalidateKind, Invalidation } from '../cache/commands/invalidate.js';
 import type { Target } from '../cache/commands/targets.js';
 import type { TieredStore } from '../cache/tiered-store.js';
-import { deleteAtAfter } from '../cache/prefix.js';
 import type { CacheContext, Peers } from './parts/context.js';
 import type { PurgeCall } from '../ipc/messages.js';
-import { deliverCached } from './deliver.js';
-import { deliverNegotiated } from './parts/encode.js';
-import { fetchAndStore, type FetchPlan } from './fetch.js';
-import { keyString, refreshKey } from './parts/fetch-keys.js';
-import { InflightTable, type SharedFetch } from './parts/inflight.js';
+import { planFetch, resumeToFetch } from './parts/fetch-plan.js';
+import { keyString } from './parts/fetch-keys.js';
+import { InflightTable } from './parts/inflight.js';
 import { servePieces } from './parts/pieces.js';
-import { mergeNotModified, revalidationHeaders, variantMatches } from './parts/rules.js';
+import { variantMatches } from './parts/rules.js';
 import { viewOf } from './parts/stored-view.js';
 import { QueuedCommands, type PrectrlEntry } from './parts/queued-commands.js';
-import { postAnswerTee } from './parts/post-answer.js';
-import { freshenVariants } from './parts/freshen.js';
+import { refreshPlan } from './parts/refresh.js';
+import { invalidateAfterUnsafe, type UnsafeSides } from './parts/unsafe-invalidation.js';
 import { spanBase } from '../cache/policy/partial.js';
-import { noteAnswer, noteForward, noteLookup, noteOf } from './parts/cache-status.js';
+import { noteForward, noteLookup } from './parts/cache-status.js';
 import {
-  forbidsStale, freshnessDecision, hitResult, invalidationTargets, notModifiedMatches, requestControl, staleIfErrorAllowed, type HeaderMap,
-  type RequestControl, TCP_CLIENT_REFRESH_MISS, TCP_MISS, TCP_NONE, TCP_REF_FAIL_HIT, TCP_REFRESH_HIT, TCP_REFRESH_MISS,
+  freshnessDecision, hitResult, requestControl, type HeaderMap, type RequestControl, TCP_MISS, TCP_NONE, TCP_REFRESH_HIT,
 } from '../cache/policy/index.js';
 
 /**
- * Step "lookup": the worker's cache stage (CacheStage.serve, reached through the runtime), which
- * calls fetch or deliver; finish runs when the response closes. A host with fallbacks gets its
- * way back into the table (tx.reroute) here, before anything is answered.
+ * Step "lookup": the worker's cache stage (CacheStage.serve, reached through the runtime). It
+ * returns 'deliver' (a usable stored copy: tx.stored), 'fetch' (a miss or a refresh: tx.plan),
+ * DONE (answered, handed to the URL's owner, passed through), or SUSPENDED (reading the disk
+ * index, a POST body, a queued command's copy: the driver resumes at the step it decides then).
+ * A host with fallbacks gets its way back into the table (tx.reroute) here, before anything is
+ * answered.
  */
-export function lookupStep(tx: Transaction): typeof DONE {
+export function lookupStep(tx: Transaction): Next {
   if (tx.host.fallbacks !== undefined && tx.reroute === undefined) tx.reroute = rerouteOf(tx);
-  tx.runtime.serve(tx);
-  return DONE;
+  return tx.runtime.serve(tx);
 }
 
-/** An asynchronous command waiting in the primary's queue (pre-cache control). */
+/** A decision taken after a wait: the driver runs the step it names. */
+function resumeAt(tx: Transaction, next: Next): void {
+  if (next !== DONE && next !== SUSPENDED) tx.runtime.resume(tx, next);
+}
 
 const POST_BYPASS = { postMethod: { enable: true } };
 const NO_METAS: CacheEntryMeta[] = [];
@@ -75,8 +76,9 @@ export class CacheStage {
     this.ctx = {
       store: opts.store, clock: opts.clock ?? realClock, inflight: new InflightTable(opts.maxReplayTotalBytes), maxReplayBytes: opts.maxReplayBytes, noRanges: new Set(),
       toPieces: (tx, key) => servePieces(this.ctx, tx, key, NO_METAS, requestControl(tx.req.headers as HeaderMap)),
-      fetchWhole: (tx, key, mayStore) => fetchAndStore(this.ctx, tx, { key, mayStore, result: TCP_MISS }),
+      fetchWhole: (tx, key, mayStore) => resumeToFetch(tx, { key, mayStore, result: TCP_MISS }),
     };
+    this.unsafeSides = { dropHere: (i) => this.dropMemory(i), peers: opts.peers };
   }
 
   get inflightCount(): number {
@@ -111,74 +113,76 @@ export class CacheStage {
     return this.ctx.inflight.peek(keyString({ vhost, url })) !== undefined;
   }
 
-  serve = (tx: Transaction): void => {
+  serve = (tx: Transaction): Next => {
     const method = tx.req.method;
-    if (tx.url === '*') { proxyToOrigin(tx); return; }
+    tx.cache = this.ctx;
+    if (tx.url === '*') { proxyToOrigin(tx); return DONE; }
     if (method === 'PURGE') {
       void purgeByMethod(tx, this.ctx.store, this.opts.purgeAccess?.(), this.purgeSides).catch(() => sendError(tx.res, 500));
-      return;
+      return DONE;
     }
     const net = tx.host.net;
     // A fallback's pass serves the URL it routed to: the hook's key named the first one.
-    if (tx.hook !== undefined && tx.fallback === undefined) { this.serveHooked(tx); return; }
+    if (tx.hook !== undefined && tx.fallback === undefined) return this.serveHooked(tx);
     if (method !== 'GET' && method !== 'HEAD') {
-      if (method === 'POST' && net?.post !== undefined) { servePost(tx, net, net.post, this.lookup); return; }
+      if (method === 'POST' && net?.post !== undefined) { servePost(tx, net, net.post, this.lookupAfterBody); return SUSPENDED; }
       if (method === 'POST' && tx.host.setting.functions.network.http.frontEnd.bypass.postMethod.enable) {
         // Bypass by method: logged Bypass; UrlBypass counts only URL and no-cache bypasses.
         tx.bypass = 3;
         tx.trace?.matched(tx.host.name, 'functions.network.http.frontEnd.bypass', POST_BYPASS);
       }
-      this.passUnsafe(tx);
-      return;
+      return this.passUnsafe(tx);
     }
-    this.lookup(tx, { vhost: tx.host.name, url: net?.key === undefined ? tx.url : net.key.url(tx.url) });
+    return this.lookup(tx, { vhost: tx.host.name, url: net?.key === undefined ? tx.url : net.key.url(tx.url) });
   };
+
+  /** A cached POST's body was read (post-cache.ts): looked up under its key, then the driver goes on. */
+  private readonly lookupAfterBody = (tx: Transaction, key: CacheKey): void => { resumeAt(tx, this.lookup(tx, key)); };
 
   /**
    * After the hook (hook.ts): its cacheKey is the only key (null: no cache), and what the origin
    * is asked (tx.url, tx.postBody) is its originRequest. Without a cacheKey the engine's key.
    */
-  private serveHooked(tx: Transaction): void {
+  private serveHooked(tx: Transaction): Next {
     const key = tx.hook!.cacheKey;
     if (key === null) {
       // Logged Bypass like a POST under bypass.postMethod; not a URL bypass (UrlBypass).
       tx.bypass = 3;
       tx.cacheResult = TCP_MISS;
       proxyToOrigin(tx);
-      return;
+      return DONE;
     }
-    if (key !== undefined) { this.lookup(tx, { vhost: tx.host.name, url: key }); return; }
+    if (key !== undefined) return this.lookup(tx, { vhost: tx.host.name, url: key });
     const net = tx.host.net;
     const url = net?.key === undefined ? tx.url : net.key.url(tx.url);
     const post = tx.postBody === undefined ? undefined : net?.post;
-    this.lookup(tx, { vhost: tx.host.name, url: post === undefined ? url : postKeyUrl(url, post.bodySensitive ? tx.postBody : undefined) });
+    return this.lookup(tx, { vhost: tx.host.name, url: post === undefined ? url : postKeyUrl(url, post.bodySensitive ? tx.postBody : undefined) });
   }
 
   /** Lookup under the request's cache key (cachingKey applied), then a hit, a refresh or a miss. */
-  private readonly lookup = (tx: Transaction, key: CacheKey): void => {
+  private lookup(tx: Transaction, key: CacheKey): Next {
     noteLookup(tx, key);
     const control = requestControl(tx.req.headers as HeaderMap);
     const pending = this.prectrl.size === 0 ? undefined : this.prectrl.naming(key.vhost, key.url);
-    if (pending !== undefined) { this.serveUnderCommand(tx, key, control, pending); return; }
-    // Hot path: a memory hit is answered without a Promise or an index query.
+    if (pending !== undefined) { this.serveUnderCommand(tx, key, control, pending); return SUSPENDED; }
+    // Hot path: a memory hit goes to deliver without a Promise or an index query.
     const inMemory = this.ctx.store.memory.find(key.vhost, key.url, variantMatches, tx.req.headers);
-    if (inMemory !== undefined) { this.found(tx, key, inMemory, control); return; }
+    if (inMemory !== undefined) return this.found(tx, key, inMemory, control);
     // A URL the disk directory has never seen is a miss at once: no Promise, no index query.
     let all: CacheEntryMeta[];
     try {
       all = this.ctx.store.candidates(key);
     } catch {
-      this.miss(tx, key, control);
-      return;
+      return this.miss(tx, key, control);
     }
     let meta: CacheEntryMeta | undefined;
     for (const m of all) if (variantMatches(m, tx.req.headers)) { meta = m; break; }
-    if (meta === undefined) { this.miss(tx, key, control, all); return; }
+    if (meta === undefined) return this.miss(tx, key, control, all);
     this.ctx.store.get(key, meta.variantKey).then((obj) => {
-      if (obj === undefined) this.miss(tx, key, control, all);
-      else this.found(tx, key, obj, control);
-    }, () => this.miss(tx, key, control));
-  };
+      resumeAt(tx, obj === undefined ? this.miss(tx, key, control, all) : this.found(tx, key, obj, control));
+    }, () => resumeAt(tx, this.miss(tx, key, control)));
+    return SUSPENDED;
+  }
 
   /** A request for content a queued command names: as if the command had run already. */
   private serveUnderCommand(tx: Transaction, key: CacheKey, control: RequestControl, entry: PrectrlEntry): void {
@@ -186,20 +190,21 @@ export class CacheStage {
       const meta = variants.find((m) => variantMatches(m, tx.req.headers));
       return meta === undefined ? undefined : this.ctx.store.get(key, meta.variantKey);
     }).then((obj) => {
-      if (obj === undefined) { this.miss(tx, key, control); return; }
+      if (obj === undefined) return this.miss(tx, key, control);
       // Cached (or revalidated) since the command was queued: the command is done for this copy,
       // and the queued command will leave it alone too (runInvalidation's `before`).
-      if (obj.cachedAt >= entry.queuedAt) { this.found(tx, key, obj, control); return; }
-      this.foundUnderCommand(tx, key, obj, control, entry.kind);
-    }, () => this.miss(tx, key, control));
+      if (obj.cachedAt >= entry.queuedAt) return this.found(tx, key, obj, control);
+      return this.foundUnderCommand(tx, key, obj, control, entry.kind);
+    }, () => this.miss(tx, key, control)).then((next) => resumeAt(tx, next));
   }
 
-  private foundUnderCommand(tx: Transaction, key: CacheKey, obj: CachedObject, control: RequestControl, kind: InvalidateKind): void {
-    if (kind === 'hardpurge') { this.miss(tx, key, control); return; }
-    if (this.handedOff(tx)) return;
+  private foundUnderCommand(tx: Transaction, key: CacheKey, obj: CachedObject, control: RequestControl, kind: InvalidateKind): Next {
+    if (kind === 'hardpurge') return this.miss(tx, key, control);
+    if (this.handedOff(tx)) return DONE;
     noteForward(tx, kind === 'purge' ? 'uri-miss' : 'stale');
-    this.refresh(tx, key, obj, control, kind === 'purge' ? 1 : 2);
+    return planFetch(tx, refreshPlan(this.ctx, tx, key, obj, control, kind === 'purge' ? 1 : 2, control.noCache, false));
   }
+
 
   /**
    * Hash balance: handed to the URL's owner worker. A cached POST stays here: its body was read
@@ -211,18 +216,18 @@ export class CacheStage {
   }
 
   /** `stored`: the URL's entries (spans of a partially stored object among them). */
-  private miss(tx: Transaction, key: CacheKey, control: RequestControl, stored: readonly CacheEntryMeta[] = NO_METAS): void {
-    if (control.onlyIfCached) { tx.cacheResult = TCP_MISS; tx.status = 504; sendError(tx.res, 504); return; }
-    if (this.handedOff(tx)) return;
+  private miss(tx: Transaction, key: CacheKey, control: RequestControl, stored: readonly CacheEntryMeta[] = NO_METAS): Next {
+    if (control.onlyIfCached) { tx.cacheResult = TCP_MISS; tx.status = 504; sendError(tx.res, 504); return DONE; }
+    if (this.handedOff(tx)) return DONE;
     // A HEAD that misses goes to the origin as it is; a later GET fills the cache.
     // Hooked, it is fetched as a GET (document 2) and stored under the hook's key.
     // RFC 9211 2.2: vary-miss when the URL has stored answers, none selected by this request.
     const fwd = stored.some((m) => spanBase(m.variantKey) === undefined) ? 'vary-miss' : 'uri-miss';
-    if (tx.req.method === 'HEAD' && tx.hook === undefined) { tx.cacheResult = TCP_MISS; noteForward(tx, fwd); proxyToOrigin(tx); return; }
+    if (tx.req.method === 'HEAD' && tx.hook === undefined) { tx.cacheResult = TCP_MISS; noteForward(tx, fwd); proxyToOrigin(tx); return DONE; }
     // Served from stored spans, or forwarded for what they lack: pieces.ts says which.
-    if (this.byPieces(tx, key, control, stored)) { servePieces(this.ctx, tx, key, stored, control); return; }
+    if (this.byPieces(tx, key, control, stored)) return planFetch(tx, { key, pieces: stored, control });
     noteForward(tx, fwd);
-    fetchAndStore(this.ctx, tx, { key, mayStore: !control.noStore, result: TCP_MISS });
+    return planFetch(tx, { key, mayStore: !control.noStore, result: TCP_MISS });
   }
 
   /**
@@ -237,111 +242,29 @@ export class CacheStage {
     return !this.ctx.noRanges.has(keyString(key));
   }
 
-  private found(tx: Transaction, key: CacheKey, obj: CachedObject, control: RequestControl): void {
+  private found(tx: Transaction, key: CacheKey, obj: CachedObject, control: RequestControl): Next {
     const queued = this.prectrl.size === 0 ? undefined : this.prectrl.tagging(obj);
-    if (queued !== undefined) { this.foundUnderCommand(tx, key, obj, control, queued.kind); return; }
+    if (queued !== undefined) return this.foundUnderCommand(tx, key, obj, control, queued.kind);
     const now = this.ctx.clock.now();
     const view = viewOf(obj);
     const decision = freshnessDecision(obj, tx.req.headers as HeaderMap, control, now, tx.host.cachePolicy, view.cc, view.namedFields);
     if (decision.kind === 'fresh') {
       tx.cacheResult = hitResult(obj.status);
-      deliverNegotiated(this.ctx.store, tx, obj, now, decision.strip, deliverCached);
-      return;
+      return toDeliver(tx, obj, now, decision.strip);
     }
     if (decision.kind === 'unusable') { // only-if-cached and the copy may not be served
-      tx.cacheResult = TCP_MISS; tx.status = 504; sendError(tx.res, 504); return;
+      tx.cacheResult = TCP_MISS; tx.status = 504; sendError(tx.res, 504); return DONE;
     }
     if (decision.kind === 'stale-while-revalidate') {
+      // The refresh starts in the background (fetch), then the client gets the copy (deliver).
       tx.cacheResult = TCP_REFRESH_HIT;
-      deliverNegotiated(this.ctx.store, tx, obj, now, undefined, deliverCached);
-      this.refresh(tx, key, obj, control, 0, false, true);
-      return;
+      toDeliver(tx, obj, now, undefined);
+      return planFetch(tx, refreshPlan(this.ctx, tx, key, obj, control, 0, false, true));
     }
     // Refresh now: a conditional request when the copy has a validator.
-    if (this.handedOff(tx)) return;
+    if (this.handedOff(tx)) return DONE;
     noteForward(tx, decision.client ? 'request' : obj.invalidated === 1 ? 'uri-miss' : 'stale');
-    this.refresh(tx, key, obj, control, obj.invalidated ?? 0, decision.client);
-  }
-
-  /**
-   * Revalidates or re-fetches a stale (or purged, or client-refreshed) copy for this client.
-   * Concurrent refreshes of one stored variant share one origin request (refreshKey); misses
-   * of other variants never join it. `background`: stale-while-revalidate, `tx` is answered
-   * already; the refresh is a fetch in flight like the others (an invalidation retires it).
-   */
-  private refresh(tx: Transaction, key: CacheKey, obj: CachedObject, control: RequestControl, as: number = obj.invalidated ?? 0,
-    clientAsked = control.noCache, background = false): void {
-    const purged = as === 1;
-    const validators = purged ? undefined : revalidationHeaders(obj.headers);
-    const requestTime = this.ctx.clock.now();
-    const host = tx.host;
-    const plan: FetchPlan = {
-      key,
-      conditional: validators ?? {},
-      joinKey: refreshKey(key, obj.variantKey, purged),
-      keepStoredOnError: validators !== undefined,
-      unreachableStatus: forbidsStale(viewOf(obj).cc) ? 504 : undefined,
-      mayStore: !control.noStore,
-      result: clientAsked ? TCP_CLIENT_REFRESH_MISS : TCP_REFRESH_MISS,
-      intercept: (status, headers, f) => this.onRefreshAnswer(obj, status, headers, f, purged, requestTime, host, background ? tx : undefined),
-      background,
-    };
-    fetchAndStore(this.ctx, tx, plan);
-  }
-
-  /**
-   * `background`: the transaction a background refresh was made for. A refresh retired by an
-   * invalidation still answers its clients but changes nothing stored: it was asked before.
-   */
-  private onRefreshAnswer(obj: CachedObject, status: number, headers: StoredHeaders, f: SharedFetch,
-    purged: boolean, requestTime: number, host: HostRuntime, background: Transaction | undefined): boolean {
-    const now = this.ctx.clock.now();
-    if (status === 304 && !purged) {
-      const waiting = f.takeWaiting();
-      // The other variants this 304 selects (RFC 9111 4.3.4), whether or not it fits this one.
-      if (!f.retired) void freshenVariants(this.ctx.store, obj, headers, requestTime, now, host).catch(() => undefined);
-      if (!notModifiedMatches(obj.headers, headers)) {
-        // RFC 9111 4.3.4: a 304 with another validator is about some other representation; the
-        // stored copy cannot be freshened by it, so the clients get a full fetch (coalesced).
-        for (const w of waiting) {
-          fetchAndStore(this.ctx, w, { key: obj.key, mayStore: !requestControl(w.req.headers as HeaderMap).noStore, result: w.cacheResult ?? TCP_REFRESH_MISS });
-        }
-        if (background !== undefined && !f.retired) fetchAndStore(this.ctx, background, { key: obj.key, mayStore: true, result: 'TCP_REFRESH_MISS', background: true });
-        return true;
-      }
-      const patch = mergeNotModified(obj, headers, requestTime, now, host.cachePolicy);
-      if (!f.retired) void this.ctx.store.updateMeta(obj.key, obj.variantKey, patch).catch(() => false);
-      const updated: CachedObject = { ...obj, ...patch, openBody: obj.openBody };
-      for (const w of waiting) {
-        w.cacheResult = TCP_REFRESH_HIT;
-        noteOf(w).fwdStatus = 304;
-        deliverNegotiated(this.ctx.store, w, updated, now, undefined, deliverCached);
-      }
-      return true;
-    }
-    const failed = status === -1 || status >= 500;
-    if (!failed) return false;
-    // The origin cannot deliver: the old copy is served to those who may have it (a purged copy
-    // is restored, to be refreshed again after the connect timeout; stale-if-error is per
-    // request); the others get the origin's answer or error.
-    const waiting = f.takeWaiting();
-    const rest: Transaction[] = [];
-    let served = 0;
-    for (const w of waiting) {
-      if (!purged && !staleIfErrorAllowed(w.req.headers as HeaderMap, obj, now, status === -1 ? 'network' : status, viewOf(obj).cc)) { rest.push(w); continue; }
-      w.cacheResult = TCP_REF_FAIL_HIT;
-      if (status > 0) noteAnswer(w, status, false, undefined);
-      deliverNegotiated(this.ctx.store, w, obj, now, undefined, deliverCached);
-      served++;
-    }
-    if (purged && served > 0 && !f.retired) {
-      // The restored copy must outlive its new expiry: its old deleteAt may have passed.
-      const staleAt = now + host.connectTimeoutMs;
-      void this.ctx.store.updateMeta(obj.key, obj.variantKey, { invalidated: 0, staleAt, deleteAt: deleteAtAfter(obj, staleAt) }).catch(() => false);
-    }
-    if (rest.length === 0) return true;
-    f.waiting = rest;
-    return false;
+    return planFetch(tx, refreshPlan(this.ctx, tx, key, obj, control, obj.invalidated ?? 0, decision.client, false));
   }
 
   /**
@@ -370,43 +293,26 @@ export class CacheStage {
     recognized: (call: PurgeCall): void => { this.opts.peers?.purgeRecognized(call); },
   };
 
+  /** Who drops the memory copies an unsafe method invalidates: this worker, then the others. */
+  private readonly unsafeSides: UnsafeSides;
+
   /**
    * Unsafe methods pass through; a success invalidates the target and the Location /
    * Content-Location URIs (RFC 9111 4.4) before the client sees the answer, so its next request,
-   * through whichever worker, cannot get the old copy: every worker has dropped its memory copies
-   * by then. Invalidated means stale: the next use revalidates (a conditional request), it does
-   * not throw the copy away.
+   * through whichever worker, cannot get the old copy (unsafe-invalidation.ts).
    */
-  private passUnsafe(tx: Transaction): void {
+  private passUnsafe(tx: Transaction): typeof DONE {
     // No cache lookup takes place for these methods (results.ts: TCP_NONE).
     tx.cacheResult = TCP_NONE;
-    proxyToOrigin(tx, async (status, headers) => {
-      if (status < 200 || status >= 400) return undefined;
-      const named = invalidationTargets(tx.req.method!, status, tx.url, headers as StoredHeaders, tx.req.headers.host ?? tx.host.name);
-      if (named.length === 0) return undefined;
-      const rule = tx.host.net?.key;
-      const urls = rule === undefined ? named : named.map(rule.url);
-      const vhost = tx.host.name;
-      // Rows marked and the invalidation logged in one transaction: a copy of these URLs fetched
-      // before now that commits later (any worker's writer thread) lands already stale.
-      const at = Date.now();
-      try {
-        await this.ctx.store.disk.invalidateUrls(vhost, urls, at);
-      } catch {
-        // The index is unavailable (busy beyond its timeout): the memory copies still go.
-      }
-      const items: Invalidation[] = urls.map((url) => ({ vhost, url, prefix: false }));
-      // The source's pagedesk edits go stale with it (they revalidate through the source).
-      const keyword = tx.host.pagedesk?.keyword;
-      if (keyword !== undefined) {
-        const edits = editTargetsOf(vhost, urls, keyword);
-        await runInvalidation(this.ctx.store, 'expire', edits).catch(() => undefined);
-        items.push(...memoryItems(edits));
-      }
-      for (const i of items) this.dropMemory(i);
-      await this.opts.peers?.invalidated(items);
-      // A POST whose answer names its own URI as Content-Location: stored for later GETs.
-      return postAnswerTee(this.ctx, tx, status, headers, at);
-    });
+    proxyToOrigin(tx, (status, headers) => invalidateAfterUnsafe(this.ctx, tx, status, headers, this.unsafeSides));
+    return DONE;
   }
+}
+
+/** A usable stored copy: the deliver step answers from it. */
+function toDeliver(tx: Transaction, obj: CachedObject, now: number, drop: readonly string[] | undefined): 'deliver' {
+  tx.stored = obj;
+  tx.storedNow = now;
+  tx.storedDrop = drop;
+  return 'deliver';
 }

@@ -4,7 +4,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { rawErrorResponse } from '../pipeline/parts/respond.js';
-import { markConnectionClosing } from '../pipeline/parts/transaction.js';
+import { markConnectionClosing } from '../pipeline/parts/tx-response.js';
 
 interface ParserError extends Error { code?: string; rawPacket?: Buffer; bytesParsed?: number }
 

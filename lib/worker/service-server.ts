@@ -7,7 +7,7 @@ import http, { type IncomingMessage } from 'node:http';
 import net, { type Socket } from 'node:net';
 import { firstBytesSeen, onClientError, refuseConnection, spacedRequestLine, versionlessRequestLine, type ConnectionAnswers } from './client-errors.js';
 import { rawErrorResponse } from '../pipeline/parts/respond.js';
-import { connectionClosing, TxResponse } from '../pipeline/parts/transaction.js';
+import { connectionClosing, TxResponse } from '../pipeline/parts/tx-response.js';
 import { countClientSocket, markCounted } from './client-sockets.js';
 import type { Listener } from './listen-handle.js';
 

@@ -12,26 +12,9 @@ import type { CacheKey } from '../../cache/store.js';
 import { isHitResult } from '../../cache/policy/results.js';
 import type { ResolvedHost } from '../../setting/types.js';
 import type { TransactionRecord } from './transaction.js';
+import type { CacheStatusNote, CacheStatusRuntime } from './shapes.js';
 
-/** What the stages learned about the request's way through the cache (undefined members: not known). */
-export interface CacheStatusNote {
-  fwd?: CacheStatusFwd;
-  fwdStatus?: number;
-  stored?: boolean;
-  collapsed?: boolean;
-  ttl?: number;
-  key?: string;
-  /** The answer is another worker's (hash hand-off): its owner wrote our member already. */
-  relayed?: boolean;
-}
 
-/** functions.network.cache.cacheStatus as a worker applies it; undefined when off. */
-export interface CacheStatusRuntime {
-  /** The member's name as written (a token, or a quoted string). */
-  item: string;
-  /** Add `key=` (the cache key) to every member. */
-  key: boolean;
-}
 
 export function cacheStatusRuntime(host: ResolvedHost): CacheStatusRuntime | undefined {
   const c = host.functions.network.cache.cacheStatus;

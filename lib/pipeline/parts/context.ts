@@ -9,6 +9,14 @@ import type { InflightTable } from './inflight.js';
 import type { Transaction } from './transaction.js';
 import type { Clock } from './clock.js';
 
+/**
+ * The cache stages lookup put on the transaction (tx.cache): the one place the record's untyped
+ * slot is read as what it is (transaction.ts says why it is not typed there).
+ */
+export function cacheOf(tx: Transaction): CacheContext {
+  return tx.cache as CacheContext;
+}
+
 export interface CacheContext {
   store: TieredStore;
   /** Where the cache stages read the time: a stored copy's age, its freshness, its times. */

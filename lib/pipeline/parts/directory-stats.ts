@@ -4,15 +4,9 @@
 // of the node's sums). Only such hosts pay for it: a lookup of the directory's row per level.
 import { DIRECTORY_SEPARATOR } from '../../record/counter-layout.js';
 import type { Counters } from './counters.js';
-import type { TransactionRecord } from './transaction.js';
+import type { Counted } from './counters.js';
+import type { DirectoryStats } from './shapes.js';
 
-export interface DirectoryStats {
-  depth: number;
-  accum: boolean;
-  max: number;
-  /** Directory -> counter row, filled as directories are met (at most `max`). */
-  slots: Map<string, number>;
-}
 
 export function directoryStatsOf(c: { enable: boolean; depth: number; accum: boolean; maxDirectories: number }): DirectoryStats | undefined {
   return c.enable ? { depth: c.depth, accum: c.accum, max: c.maxDirectories, slots: new Map() } : undefined;
@@ -32,7 +26,7 @@ function rowOf(d: DirectoryStats, counters: Counters, host: string, dir: string)
  * the path (the last segment is a file name, not a directory); every level with accum, else the
  * deepest only. A path with no directory (`/x.jpg`) counts in `/` only, which is the host's row.
  */
-export function countDirectories(d: DirectoryStats, counters: Counters, host: string, tx: TransactionRecord): void {
+export function countDirectories(d: DirectoryStats, counters: Counters, host: string, tx: Counted): void {
   const url = tx.url;
   const q = url.indexOf('?');
   const end = q < 0 ? url.length : q;

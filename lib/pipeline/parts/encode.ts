@@ -22,15 +22,8 @@ import { Encoder } from '../../cache/encoder.js';
 import type { Functions } from '../../setting/types.js';
 import type { Transaction } from './transaction.js';
 import { viewOf } from './stored-view.js';
+import type { HostCompression } from './shapes.js';
 
-/** functions.compression of a host as its runtime holds it; undefined when off. */
-export interface HostCompression {
-  rules: CompressionRules;
-  encoder: Encoder;
-  maxWaitMs: number;
-  /** The coding chosen for each Accept-Encoding spelling seen (clients send a handful). */
-  choices: Map<string, Coding | 'identity'>;
-}
 
 /** Spellings remembered per host before the memo starts over (a client sending a new one each time). */
 const MAX_CHOICES = 256;

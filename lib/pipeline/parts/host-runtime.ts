@@ -1,26 +1,28 @@
 // A virtual host as the worker runs it: its resolved setting plus the live objects built from it
 // (the origin client). Built once per setting load, never per request.
-import { tagFieldsOf, type TagFields } from '../../cache/tags.js';
+import { tagFieldsOf } from '../../cache/tags.js';
 import type { CachePolicyOptions } from '../../cache/policy/index.js';
 import { OriginSet } from '../../origin/index.js';
 import type { ResolvedHost } from '../../setting/types.js';
-import { uploadLimits, type UploadLimits } from './upload.js';
-import type { Listen, RoutableHost } from '../../routing/vhost-table.js';
+import { uploadLimits } from './upload.js';
 import { workerCounters } from './counters.js';
-import { directoryStatsOf, type DirectoryStats } from './directory-stats.js';
-import { hostLogsOf, type HostLogs } from '../../log/host-logs.js';
+import { directoryStatsOf } from './directory-stats.js';
+import { hostLogsOf } from '../../log/host-logs.js';
 import { reportError } from '../../log/global/report.js';
 import type { DnsRecord } from '../../origin/dns.js';
 import type { ProbeRecord } from '../../origin/index.js';
 import { systemLog } from '../../log/system-log.js';
-import { compileNetwork, type NetworkRules } from '../../network/rules.js';
-import { compileFallbacks, type FallbackRule } from '../../network/fallbacks.js';
-import { compileHostRules, type HostRules } from '../../rules/host-rules.js';
+import { compileNetwork } from '../../network/rules.js';
+import { compileFallbacks } from '../../network/fallbacks.js';
+import { compileHostRules } from '../../rules/host-rules.js';
 import type { CountryLookup } from '../../rules/conditions.js';
-import { compileHook, type HookRule } from '../../hook/rule.js';
-import type { PagedeskRuntime } from '../../pagedesk/producer.js';
-import { compressionOf, type HostCompression } from './encode.js';
-import { cacheStatusRuntime, type CacheStatusRuntime } from './cache-status.js';
+import { compileHook } from '../../hook/rule.js';
+import { compressionOf } from './encode.js';
+import { cacheStatusRuntime } from './cache-status.js';
+import type { HostRuntime } from './shapes.js';
+
+/** The shape lives in a leaf (shapes.ts) the transaction record names; its readers import it here too. */
+export type { HostRuntime } from './shapes.js';
 
 /** This host's runtime as a facade of `target` (mode.facadeHost): its statistics and logs kept. */
 export function facadeOf(own: HostRuntime, target: HostRuntime | undefined): HostRuntime | undefined {
@@ -29,62 +31,6 @@ export function facadeOf(own: HostRuntime, target: HostRuntime | undefined): Hos
   };
 }
 
-export interface HostRuntime extends RoutableHost {
-  name: string;
-  /** The host whose logs and x-vhost the transactions show: `name`, or the facade's name. */
-  logName: string;
-  enable: boolean;
-  aliases: string[];
-  listen: Listen | null;
-  forwardedFor: boolean;
-  origin: OriginSet;
-  setting: ResolvedHost;
-  /** The operator's caching knobs of this host (functions.network.cache). */
-  cachePolicy: CachePolicyOptions;
-  /** Cache-Status on the host's answers (functions.network.cache.cacheStatus); undefined when off. */
-  cacheStatus: CacheStatusRuntime | undefined;
-  volatile: boolean;
-  nonVolatileSize: number;
-  /**
-   * Partial storage (functions.network.cache.limitMaxRange, partSize): Range misses and objects
-   * above limitMaxRange are fetched and stored in pieces. Undefined when limitMaxRange is 0.
-   */
-  pieces: { limitMaxRange: number; partSize: number } | undefined;
-  /** Cache tags (functions.network.cache.tags); undefined when off. */
-  tags?: TagFields | undefined;
-  /** A purged copy restored after an origin failure is refreshed again after this long. */
-  connectTimeoutMs: number;
-  /** How request bodies are taken in before they go on (bufferBodyUpTo, bodyMinRate). */
-  upload: UploadLimits;
-  /** This host's row in the worker's counters (kept by name across reloads). */
-  counterSlot: number;
-  /** What the host logs (access, origin); undefined when it logs nothing. */
-  logs: HostLogs | undefined;
-  /** Directory statistics (functions.statistics.directory); undefined when off. */
-  directoryStats: DirectoryStats | undefined;
-  /** Bypass, header edits and cache key rules; undefined when the host has none (the usual case). */
-  net: NetworkRules | undefined;
-  /** hosting[].fallbacks compiled; undefined when off or empty. */
-  fallbacks: FallbackRule[] | undefined;
-  /** urlRewrites and access control compiled; undefined when the host has neither. */
-  rules: HostRules | undefined;
-  /** functions.hook compiled, with its client; undefined when the host has no hook (the usual case). */
-  hook: HookRule | undefined;
-  /**
-   * mode.facadeHost: the named host's runtime with this host's counter row and logs, which
-   * receive serves in its place. Set by the worker once every host of a load is built.
-   */
-  facade?: HostRuntime | undefined;
-  /**
-   * functions.network.cache.compression.useOriginEncoding: the origin's coding is kept (true), or
-   * the origin is asked for identity and its answer stored once for every Accept-Encoding (false).
-   */
-  useOriginEncoding: boolean;
-  /** functions.compression compiled, with the host's compression queue; undefined when off. */
-  compression: HostCompression | undefined;
-  /** functions.contents.pagedesk when enabled (set by the worker, which owns the edit threads). */
-  pagedesk?: PagedeskRuntime | undefined;
-}
 
 function cachePolicyOf(host: ResolvedHost): CachePolicyOptions {
   const c = host.functions.network.cache;

@@ -4,7 +4,16 @@
 // that matched. The rule stages record matches with `tx.trace?.matched(vhost, path, entry)`.
 // Only a traced request pays anything here: the answer is caught on its own response object.
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import type { TransactionRecord } from './transaction.js';
+import type { RecordFields } from '../../record/transaction.js';
+
+/**
+ * What the trace reads and sets of the transaction: its record, the URL it serves, the trace. A
+ * shape of its own: the transaction names SettingTrace, so this module does not name it back.
+ */
+interface Traced extends Omit<RecordFields, 'url'> {
+  url: string;
+  trace: SettingTrace | undefined;
+}
 
 interface TraceSetting { path: string; matchingList: unknown[] }
 interface TraceItem { vhost: string; setting: TraceSetting[] | null }
@@ -36,7 +45,7 @@ export class SettingTrace {
  * When the URL's path ends in `/<keyword>`: takes the keyword off tx.url, starts the trace and
  * catches the answer. The path and query are otherwise kept (`/a/_trace_?x` serves `/a?x`).
  */
-export function startTrace(tx: TransactionRecord, keyword: string): void {
+export function startTrace(tx: Traced, keyword: string): void {
   const url = tx.url;
   const q = url.indexOf('?');
   const path = q < 0 ? url : url.slice(0, q);
@@ -75,7 +84,7 @@ function fieldsOf(res: ServerResponse, f: unknown): Field[] {
  * Replaces the response's head and body writes for this one response: what the stages write is
  * noted (code, fields) and dropped, and the end sends the 422 trace instead.
  */
-function catchAnswer(tx: TransactionRecord, trace: SettingTrace): void {
+function catchAnswer(tx: Traced, trace: SettingTrace): void {
   const res = tx.res as ServerResponse;
   const realWriteHead = res.writeHead;
   const realEnd = res.end;
@@ -108,7 +117,7 @@ function catchAnswer(tx: TransactionRecord, trace: SettingTrace): void {
   };
 }
 
-function traceBody(tx: TransactionRecord, trace: SettingTrace, head: Head): Record<string, unknown> {
+function traceBody(tx: Traced, trace: SettingTrace, head: Head): Record<string, unknown> {
   if (tx.host !== undefined) trace.visit(tx.host.name);
   return {
     sessionId: tx.sessionId,

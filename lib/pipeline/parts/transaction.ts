@@ -1,29 +1,34 @@
 // One client transaction as it moves through the pipeline, and its record: receive creates it,
 // the stages fill in what they learn, finish (finish.ts) completes it exactly once and hands it
 // to the counters and the record sinks. One object per transaction: the record fields live on it
-// (docs/pipeline.md, "The transaction record").
-import { ServerResponse, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http';
+// (docs/pipeline.md, "The transaction record"). With it, the worker's state the steps read
+// (RuntimeState), whose driver takes the transaction back: the two name each other, so they live
+// here. Every module of the pipeline reads this one, so it imports none that reads it back: the
+// shapes it names are leaves (shapes.ts, step-names.ts, setting-trace.ts, counters.ts), and the
+// answer's head is written by tx-response.ts.
+import type { IncomingMessage, OutgoingHttpHeader, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { Http2ServerRequest } from 'node:http2';
 import type { Socket } from 'node:net';
-import type { HostRuntime } from './host-runtime.js';
 import type { CacheResult } from '../../cache/policy/results.js';
+import type { CachedObject } from '../../cache/store.js';
 import type { OriginTrace } from '../../origin/index.js';
 import type { Connection, Protocol, RecordFields } from '../../record/transaction.js';
-import { isH2 } from './h2.js';
+import type { HeaderEdit } from '../../network/header-edit.js';
+import type { ServiceCode } from '../../network/fallbacks.js';
+import type { HookRedefinition } from '../../hook/answer.js';
+import type { PagedeskRuntime } from '../../pagedesk/producer.js';
+import type { HashRing } from '../../balance/ring.js';
+import type { HashKeyFunction } from '../../balance/hash-key.js';
+import type { LuaHash } from '../../balance/lua-hash.js';
+import type { VhostTable } from '../../routing/vhost-table.js';
 import { workerCounters } from './counters.js';
 import { newContextId } from './context-ids.js';
+import type { SettingTrace } from './setting-trace.js';
+import type { CacheStatusNote, HostRuntime } from './shapes.js';
+import type { DrivenStep, Next } from './step-names.js';
 
 /** Routings one request may take (rewrites and fallbacks together); the next one is a loop. */
 export const MAX_ROUTINGS = 10;
-import type { HeaderEdit } from '../../network/header-edit.js';
-import type { ServiceCode } from '../../network/fallbacks.js';
-import { serviceStatus } from './fallback.js';
-import { editOutgoing } from './header-edits.js';
-import { setAnswerFields } from './answer-fields.js';
-import type { SettingTrace } from './setting-trace.js';
-import type { HookRedefinition } from '../../hook/answer.js';
-import type { PagedeskRuntime } from '../../pagedesk/producer.js';
-import type { RuntimeState } from './runtime-state.js';
-import { withCacheStatus, type CacheStatusNote } from './cache-status.js';
 
 /** A dual-stack (`::`) listener reports IPv4 peers as `::ffff:a.b.c.d`: logged as `a.b.c.d`. */
 function plainAddress(a: string | undefined): string {
@@ -151,6 +156,22 @@ export class TransactionRecord implements RecordFields {
   trace: SettingTrace | undefined = undefined;
   /** What the cache stages noted for the answer's Cache-Status member (cache-status.ts). */
   cacheStatus: CacheStatusNote | undefined = undefined;
+  // What the lookup step decided, carried to the step it named (fetch-plan.ts): fields, so that a
+  // hit allocates nothing to hand its copy to deliver.
+  /**
+   * The worker's cache stages (lookup.ts sets them): what the fetch and deliver steps work with.
+   * Read and written as a CacheContext through context.ts (`cacheOf`) only: their shapes name the
+   * transaction, so the record does not name them.
+   */
+  cache: object | undefined = undefined;
+  /** The stored copy the deliver step answers from, taken by it. */
+  stored: CachedObject | undefined = undefined;
+  /** The time the copy was judged at (its Age counts to it). */
+  storedNow = 0;
+  /** Fields of the stored copy a no-cache="..." forbids in this answer. */
+  storedDrop: readonly string[] | undefined = undefined;
+  /** What the fetch step fetches, taken by it: a Plan, read and written through fetch-plan.ts only (as `cache`). */
+  plan: object | undefined = undefined;
   private ctx: string | undefined = undefined;
 
   constructor(readonly req: IncomingMessage, readonly res: ServerResponse, sessionId: number) {
@@ -171,7 +192,8 @@ export class TransactionRecord implements RecordFields {
    * sockets to node:http, which keeps the TLSSocket), or plain. Read when asked, like the rest.
    */
   get protocol(): Protocol {
-    if (this.req.httpVersionMajor === 2 && isH2(this.req)) return 'http2';
+    // h2.ts isH2, written out: h2.ts reads this module, so this one does not import it.
+    if (this.req.httpVersionMajor === 2 && this.req instanceof Http2ServerRequest) return 'http2';
     return (this.req.socket as { encrypted?: boolean } | null)?.encrypted === true ? 'https' : 'http';
   }
   /** The URL as the access log shows it (cs-uri-stem, cs-uri-query). */
@@ -246,62 +268,35 @@ export interface Transaction extends TransactionRecord {
   runtime: RuntimeState;
 }
 
-/** Set on a connection once an answer on it was written with `Connection: close`. */
-const CLOSING = Symbol('answer closes the connection');
-type MarkedSocket = Socket & { [CLOSING]?: true };
+/** The request limits of frontEnd the receive step checks. */
+export interface Limits { maxUrlLength: number; maxHeaderSize: number; maxHeaderCount: number }
 
-/**
- * Whether an answer already written on this connection closes it. node keeps parsing what the
- * client pipelined behind that answer and hands each request to the listener, though none of
- * their answers can ever go out: the listener drops them (service-server.ts), so a request the
- * client sent after a refusal never runs, at the origin or anywhere.
- */
-export function connectionClosing(socket: Socket): boolean {
-  return (socket as MarkedSocket)[CLOSING] === true;
-}
-
-/** The connection's last answer is written (by writeHead below, or raw by the listener). */
-export function markConnectionClosing(socket: Socket): void {
-  (socket as MarkedSocket)[CLOSING] = true;
+interface Balance {
+  mode: 'rr' | 'hash';
+  ring: HashRing;
+  hashKey: HashKeyFunction;
+  /** balance.luaPath's hash(key): the ring point of a key, -1 when the script failed on it. */
+  luaHash: LuaHash | undefined;
+  selfIndex: number;
+  /** The sibling port's client (hand-off.ts Siblings): hands a transaction to the URL's owner worker. */
+  siblings: { forward(tx: Transaction, owner: number): void };
 }
 
 /**
- * The ServerResponse of the service listeners (node:http's `ServerResponse` option): it carries
- * its transaction, so finish's one shared 'close' listener finds it (no closure per request),
- * and it stamps the time to first byte when the head is written, whichever stage writes it.
+ * What the steps of a worker read besides the transaction: the routing table, the limits, the
+ * balance, the cache stage's entry and the driver to resume the table with (runtime-state.ts).
  */
-export class TxResponse extends ServerResponse {
-  tx: TransactionRecord | undefined = undefined;
-
-  override writeHead(statusCode: number, reason?: string | OutgoingHttpHeaders | OutgoingHttpHeader[],
-    headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
-    this.head(statusCode, reason, headers);
-    // node decides in writeHead whether this answer is the connection's last (`_last`: a
-    // Connection: close it was given or added itself: a refusal, a drain, a client that asked);
-    // every way an answer starts passes here (node's implicit head calls writeHead too).
-    if ((this as unknown as { _last?: boolean })._last === true) markConnectionClosing(this.req.socket);
-    return this;
-  }
-
-  private head(statusCode: number, reason?: string | OutgoingHttpHeaders | OutgoingHttpHeader[],
-    headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
-    const tx = this.tx;
-    tx?.answerStarts();
-    setAnswerFields(this, tx);
-    if (tx?.fallback !== undefined) statusCode = serviceStatus(tx, statusCode);
-    // Every answer of a host carries its Cache-Status member (cache-status.ts).
-    if (tx?.host !== undefined) {
-      if (typeof reason === 'object') reason = withCacheStatus(tx, reason);
-      else headers = withCacheStatus(tx, headers);
-    }
-    const edits = tx?.responseEdits;
-    if (edits !== undefined) {
-      const fields = editOutgoing(this, typeof reason === 'object' ? reason : headers, edits);
-      if (tx !== undefined) tx.responseFields = fields;
-      return super.writeHead(statusCode, typeof reason === 'string' ? reason : undefined, fields);
-    }
-    if (tx !== undefined) tx.responseFields = typeof reason === 'object' ? reason : headers;
-    // node's writeHead sorts (code, reason, headers) from (code, headers) itself.
-    return super.writeHead(statusCode, reason as string | undefined, headers);
-  }
+export interface RuntimeState {
+  table: VhostTable<HostRuntime>;
+  limits: Limits;
+  balance: Balance;
+  /**
+   * The lookup step's cache stage (lookup.ts CacheStage.serve): what it decided is on the
+   * transaction (the stored copy, the fetch plan) and it returns the step that runs next.
+   */
+  serve: (tx: Transaction) => Next;
+  /** The table's driver (steps.ts `runSteps`): a waiting transaction goes on from `step`. */
+  resume: (tx: Transaction, step: DrivenStep) => void;
+  /** meta.settingTrace.keyword when the trace is enabled. */
+  traceKeyword: string | undefined;
 }

@@ -11,15 +11,7 @@ import type { Readable } from 'node:stream';
 import { h2BodyBytesIn, isH2 } from './h2.js';
 import { sendError } from './respond.js';
 import type { Transaction } from './transaction.js';
-
-/** Per host, from functions.network.http.frontEnd; built with the host, not per request. */
-export interface UploadLimits {
-  /** Bodies up to this many bytes are read whole first; of a larger one, this much. 0: none. */
-  bufferUpTo: number;
-  /** Bytes a period must bring while we wait for the body; 0: no minimum. */
-  minBytesPerPeriod: number;
-  periodMs: number;
-}
+import type { UploadLimits } from './shapes.js';
 
 /**
  * The body is read whole (a Buffer, which can also be sent again to a second address), or it
