@@ -202,7 +202,7 @@ export class TransactionRecord implements RecordFields {
   }
 
   /**
-   * The answer's status line is being written (TxResponse, TxH2Response): the time to first byte,
+   * The answer's status line is being written (TxResponse, H2Response): the time to first byte,
    * and the session gauge counts it as sending (ClientActiveSession). Once only, and never after
    * finish: a stage can still write a head into a transaction that ended (a client that left
    * before its miss arrived), and finish has already taken it off the gauges then.
