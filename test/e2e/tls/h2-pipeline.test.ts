@@ -72,7 +72,7 @@ function request(s: http2.ClientHttp2Session, headers: http2.OutgoingHttpHeaders
   });
 }
 
-function records(): Array<{ urlReceived: string; status: number; completed: boolean; protocol: string }> {
+function records(): Array<{ urlReceived: string; status: number; completed: boolean; protocol: string; requestBodyBytes: number }> {
   return fs.readdirSync(recordDir).flatMap((f) => fs.readFileSync(path.join(recordDir, f), 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l)));
 }
 
@@ -151,6 +151,19 @@ t.test('Expect: 100-continue over HTTP/2 gets a 100 before the answer; any other
   t.same(n.origin.seen.find((q) => q.url === '/upload-expect')?.body, body, 'the origin got the body whole');
   const other = await request(s, { ':path': '/upload-expect', ':method': 'POST', expect: 'something-else' }, { body });
   t.equal(other.status, 417);
+});
+
+t.test('a request body larger than bufferBodyUpTo streams from the HTTP/2 stream to the origin whole, counted in the record', async (t) => {
+  const s = await connect();
+  t.teardown(() => s.close());
+  const up = big.subarray(0, 300 * 1024);
+  const r = await request(s, { ':path': '/upload-large', ':method': 'POST', 'content-type': 'application/octet-stream' }, { body: up });
+  t.equal(r.status, 200);
+  const seen = n.origin.seen.find((q) => q.url === '/upload-large');
+  t.equal(seen?.body.length, up.length);
+  t.equal(sha(seen?.body ?? Buffer.alloc(0)), sha(up), 'the bytes the client sent');
+  await waitFor(() => records().some((x) => x.urlReceived === '/upload-large'));
+  t.equal(records().find((x) => x.urlReceived === '/upload-large')?.requestBodyBytes, up.length);
 });
 
 t.test('HEAD over HTTP/2 gets the head and no body', async (t) => {
