@@ -313,7 +313,10 @@ export class H2Response extends EventEmitter {
 /** Whether writeHead's fields have this (lower-case) name. */
 function hasField(fields: OutgoingHttpHeaders | readonly OutgoingHttpHeader[], name: string): boolean {
   if (!Array.isArray(fields)) return (fields as OutgoingHttpHeaders)[name] !== undefined;
-  for (let i = 0; i < fields.length; i += 2) if (String(fields[i]).toLowerCase() === name) return true;
+  for (let i = 0; i < fields.length; i += 2) {
+    const n = fields[i];
+    if (n === name || (typeof n === 'string' && n.length === name.length && n.toLowerCase() === name)) return true;
+  }
   return false;
 }
 
