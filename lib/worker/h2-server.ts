@@ -2,17 +2,19 @@
 // hands it each connection whose ALPN chose `h2`, and a plain port with h2c on hands it the
 // connections that open with the HTTP/2 preface. node:http2 runs the protocol (nghttp2: framing,
 // HPACK, flow control, and the known floods: rapid reset, CONTINUATION, SETTINGS and PING floods,
-// invalid frames, each answered with GOAWAY and the session closed); its compatibility layer
-// turns each stream into a request/response pair for the same handler as HTTP/1 (pipeline h2.ts).
-// What node leaves to us: the protocol limits from the setting, a SETTINGS acknowledgement
-// timeout, idle connections, and drain (GOAWAY, then the open streams finish).
-import http2, { type Http2Server, type ServerHttp2Session } from 'node:http2';
-
-type TxH2Server = Http2Server<typeof IncomingMessage, typeof ServerResponse, typeof TxH2Request, typeof TxH2Response>;
+// invalid frames, each answered with GOAWAY and the session closed). Its stream API hands us each
+// stream; the pipeline's own request/response pair on it (pipeline parts/h2-stream.ts) goes to
+// the same handler as HTTP/1. node's compatibility layer is not used: it costs a Readable, a
+// header map, a trailers round trip and a dozen listeners per stream, measured at about 40% of
+// the worker's CPU per h2 hit of 1 KiB. What node leaves to us: the protocol limits from the
+// setting, a SETTINGS acknowledgement timeout, idle connections, drain (GOAWAY, then the open
+// streams finish), and what its compatibility layer did for Expect (100-continue answered,
+// anything else 417).
+import http2, { type Http2Server, type IncomingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import { TxH2Request, TxH2Response } from '../pipeline/parts/h2.js';
+import { H2Request, H2Response, type StreamOwner } from '../pipeline/parts/h2-stream.js';
 
 /** `functions.network.http.frontEnd.http2` (global values), in the units node takes. */
 export interface H2Settings {
@@ -30,9 +32,6 @@ export interface H2Settings {
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
-/** What the service keeps on each of its sessions: open streams and idle time passed meanwhile. */
-interface SessionUse { open: number; idle: boolean }
-
 /**
  * Rapid reset (CVE-2023-44487): nghttp2 counts the streams a client resets in a token bucket
  * (node's `streamResetBurst` / `streamResetRate`, 1000 and 33 a second by default) and, once it
@@ -47,11 +46,68 @@ const RESET_BUDGET_MAX = 500;
 // (destroy() takes the code only beside an error: alone, node sends NO_ERROR.)
 const { NGHTTP2_SETTINGS_TIMEOUT, NGHTTP2_INADEQUATE_SECURITY } = http2.constants;
 
+const CONTINUE = Object.freeze({ ':status': 100 });
+const EXPECTATION_FAILED = Object.freeze({ ':status': 417, 'content-length': '0' });
+
+/**
+ * One HTTP/2 connection: its open streams and idle time passed meanwhile. Its socket is the one
+ * handed to adopt() (node's session.socket is a Proxy in front of it), which the requests give
+ * the stages for the connection's addresses.
+ */
+class H2Connection implements StreamOwner {
+  open = 0;
+  idle = false;
+
+  constructor(readonly session: ServerHttp2Session, readonly socket: Socket, private readonly handler: Handler, private readonly idleMs: number) {}
+
+  /** session 'stream': the request and response for the handler (CONNECT too: receive answers it 405). */
+  readonly onStream = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, _flags: number, rawHeaders: string[]): void => {
+    if (headers.expect !== undefined && !this.expectation(stream, headers.expect)) return;
+    this.open++;
+    const req = new H2Request(stream, headers, rawHeaders, this.socket);
+    this.handler(req as unknown as IncomingMessage, new H2Response(stream, req, this) as unknown as ServerResponse);
+  };
+
+  /**
+   * RFC 9110 10.1.1, as node:http answers it: `100-continue` gets its 100 at once (the body is
+   * wanted), any other expectation 417 without the handler. False: the stream is answered.
+   */
+  private expectation(stream: ServerHttp2Stream, expect: string): boolean {
+    try {
+      if (expect.toLowerCase() === '100-continue') { stream.additionalHeaders(CONTINUE); return true; }
+      stream.respond(EXPECTATION_FAILED, { endStream: true });
+    } catch {
+      // The stream went meanwhile (a reset): nothing to answer.
+    }
+    return false;
+  }
+
+  /**
+   * A stream of this connection closed. Idle: no frame either way for keepAliveTimeout. node's
+   * session timer fires once per quiet period; with streams still open (a slow origin) the
+   * connection stays, as an HTTP/1 connection with a request in flight does, and the wait
+   * starts again when the last ends.
+   */
+  streamClosed(): void {
+    const session = this.session;
+    if (--this.open > 0 || !this.idle || session.destroyed || session.closed) return;
+    this.idle = false;
+    session.setTimeout(this.idleMs);
+  }
+
+  readonly onTimeout = (): void => {
+    if (this.open === 0) this.session.close();
+    else this.idle = true;
+  };
+}
+
 export class H2Service {
-  private server: TxH2Server;
+  private server: Http2Server;
   private settings: H2Settings;
-  private readonly sessions = new Map<ServerHttp2Session, SessionUse>();
+  private readonly sessions = new Map<ServerHttp2Session, H2Connection>();
   private draining = false;
+  /** The socket being handed to node (adopt): its session starts within that call. */
+  private adopting: Socket | undefined = undefined;
 
   constructor(private readonly handler: Handler, settings: H2Settings) {
     this.settings = settings;
@@ -62,7 +118,7 @@ export class H2Service {
    * One http2 server object per set of limits: node reads its options when a session starts, so
    * a reload builds a new one for the next connections and the open ones keep theirs.
    */
-  private build(s: H2Settings): TxH2Server {
+  private build(s: H2Settings): Http2Server {
     const server = http2.createServer({
       settings: {
         maxConcurrentStreams: s.maxConcurrentStreams,
@@ -75,11 +131,7 @@ export class H2Service {
       maxHeaderListPairs: s.maxHeaderCount + 5,
       streamResetBurst: resetBudget(s),
       streamResetRate: resetBudget(s),
-      Http2ServerRequest: TxH2Request,
-      Http2ServerResponse: TxH2Response,
-    }, this.handler as unknown as (req: TxH2Request, res: TxH2Response) => void);
-    // CONNECT: node answers 405 itself unless someone listens; the handler's 405 is recorded.
-    server.on('connect', this.handler as unknown as (req: TxH2Request, res: TxH2Response) => void);
+    });
     server.on('session', (session: ServerHttp2Session) => this.track(session));
     // Session errors (a reset connection, a protocol error of the client) end that session only.
     server.on('sessionError', () => undefined);
@@ -87,9 +139,9 @@ export class H2Service {
   }
 
   private track(session: ServerHttp2Session): void {
-    const use: SessionUse = { open: 0, idle: false };
-    this.sessions.set(session, use);
     const s = this.settings;
+    const conn = new H2Connection(session, this.adopting ?? (session.socket as Socket), this.handler, s.idleMs);
+    this.sessions.set(session, conn);
     // RFC 9113 6.5.3: a client that does not acknowledge our SETTINGS in time is not speaking
     // HTTP/2 with us (or is holding the connection open on purpose).
     const settingsTimer = setTimeout(() => session.destroy(new Error('SETTINGS not acknowledged'), NGHTTP2_SETTINGS_TIMEOUT), s.settingsTimeoutMs);
@@ -98,27 +150,14 @@ export class H2Service {
       clearTimeout(settingsTimer);
       this.sessions.delete(session);
     });
-    // Idle: no frame either way for keepAliveTimeout. node's session timer fires once per quiet
-    // period; with streams still open (a slow origin) the connection stays, as an HTTP/1
-    // connection with a request in flight does, and the wait starts again when the last ends.
-    session.on('timeout', () => {
-      if (use.open === 0) session.close();
-      else use.idle = true;
-    });
+    session.on('timeout', conn.onTimeout);
     session.setTimeout(s.idleMs);
-    session.on('stream', (stream) => {
-      use.open++;
-      stream.once('close', () => {
-        if (--use.open > 0 || !use.idle || session.destroyed || session.closed) return;
-        use.idle = false;
-        session.setTimeout(s.idleMs);
-      });
-    });
+    session.on('stream', conn.onStream);
     // A connection that completed its handshake while the port was draining: GOAWAY at once.
     if (this.draining) session.close();
     // RFC 9113 9.2: HTTP/2 needs TLS 1.2 or later; a port that also enables TLS 1.0/1.1 may
     // still negotiate h2 with an old-protocol client (9.2.1: INADEQUATE_SECURITY).
-    const version = (session.socket as Partial<TLSSocket>).getProtocol?.();
+    const version = (conn.socket as Partial<TLSSocket>).getProtocol?.();
     if (version === 'TLSv1' || version === 'TLSv1.1') session.destroy(new Error(`HTTP/2 over ${version}`), NGHTTP2_INADEQUATE_SECURITY);
   }
 
@@ -128,7 +167,12 @@ export class H2Service {
     // socket made outside a tls.Server never does ('secureConnect' is a client event): the
     // handshake is done when this is called.
     (socket as Socket & { secureConnecting?: boolean }).secureConnecting = false;
-    this.server.emit('connection', socket);
+    this.adopting = socket;
+    try {
+      this.server.emit('connection', socket);
+    } finally {
+      this.adopting = undefined;
+    }
   }
 
   /** New limits for the next connections. */
@@ -144,7 +188,7 @@ export class H2Service {
   /** Connections with a stream open (read once a second by the statistics). */
   get busy(): number {
     let n = 0;
-    for (const use of this.sessions.values()) if (use.open > 0) n++;
+    for (const conn of this.sessions.values()) if (conn.open > 0) n++;
     return n;
   }
 

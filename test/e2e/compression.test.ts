@@ -55,7 +55,7 @@ const server = await startServer([
   host('c.test'), host('off.test', { enable: false }), host('nowait.test', { queue: { maxWait: 0 } }),
   host('tight.test', { level: { br: 11 }, queue: { concurrency: 1, maxQueued: 0, maxWait: 60000 } }),
   { ...host('own.test'), functions: { network: { cache: { compression: { useOriginEncoding: false } } } } },
-], { extra: { functions: { operations: { log: { meta: { dir: 'logs' } } } } } });
+], { extra: { functions: { operations: { log: { meta: { dir: 'logs' } } }, network: { http: { frontEnd: { http2: { cleartext: true } } } } } } });
 t.teardown(async () => { await server.stop(); await origin.stop(); fs.rmSync(server.dir, { recursive: true, force: true }); });
 
 interface Answer { status: number; headers: Record<string, string>; body: Buffer }
@@ -104,6 +104,22 @@ t.test('each coding is made from the cached copy: the origin is fetched once for
   const again = await curl('c.test', '/one', ...ae('br'));
   t.strictSame(again.body, br.body, 'the stored br copy is served again');
   t.equal(origin.count('/one'), 1, 'one origin fetch for every coding');
+});
+
+t.test('an HTTP/2 client gets the coded copy with the fields an HTTP/1.1 client gets', async (t) => {
+  const h2 = '--http2-prior-knowledge';
+  const miss = await curl('c.test', '/h2-coded', h2, ...ae('gzip'));
+  t.equal(miss.status, 200);
+  t.equal(miss.headers['content-encoding'], undefined, 'the fetching answer goes out as it arrives');
+  const gzip = await curl('c.test', '/h2-coded', h2, ...ae('gzip'));
+  t.equal(gzip.headers['x-cache'], 'TCP_HIT');
+  t.equal(gzip.headers['content-encoding'], 'gzip');
+  t.equal(gzip.headers.vary, 'Accept-Encoding');
+  t.equal(gzip.headers.etag, '"h2-coded-gzip"');
+  t.equal(Number(gzip.headers['content-length']), gzip.body.length);
+  t.equal(gunzipSync(gzip.body).toString(), TEXT);
+  const h1 = await curl('c.test', '/h2-coded', ...ae('gzip'));
+  t.strictSame(gzip.body, h1.body, 'the same stored copy over HTTP/1.1');
 });
 
 t.test('q-values choose the coding; q=0 refuses one; identity weighed higher wins', async (t) => {

@@ -25,7 +25,10 @@ const hosts = [{ name: HOST, listen: `127.0.0.1:${port}`, origin: { address: [`1
 // The access log (custom form: protocol and %u) of every transaction, loopback clients included.
 const accessLog = { meta: { dir: 'logs' }, access: { enable: true, loopback: true, form: 'custom', format: '%H %u' } };
 const h2cOn = (on: boolean): Record<string, unknown> => ({
-  functions: { network: { http: { frontEnd: { http2: { cleartext: on } } } }, operations: { log: accessLog } },
+  functions: {
+    network: { http: { frontEnd: { http2: { cleartext: on }, answerFields: { requestId: { enable: true, name: 'x-request-id' }, nodeName: { enable: true, value: 'edge-h2c' } } } } },
+    operations: { log: accessLog },
+  },
 });
 const server = await startServer(hosts, { extra: h2cOn(true), env: { SVC_TEST_RECORD_DIR: recordDir } });
 t.teardown(async () => { await server.stop(); await origin.stop(); fs.rmSync(recordDir, { recursive: true, force: true }); });
@@ -111,6 +114,25 @@ t.test('the record of an h2c transaction says http2', async (t) => {
     .flatMap((f) => fs.readFileSync(path.join(recordDir, f), 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l)));
   await waitFor(() => read().some((r) => r.urlReceived === '/obj?h2c'));
   t.equal(read().find((r) => r.urlReceived === '/obj?h2c')?.protocol, 'http2');
+});
+
+t.test('an h2c answer carries the answerFields: the request id of its record and the node name', async (t) => {
+  const s = http2.connect(`http://127.0.0.1:${port}`);
+  s.on('error', () => undefined);
+  t.teardown(() => s.close());
+  const headers = await new Promise<http2.IncomingHttpHeaders>((resolve) => {
+    const r = s.request({ ':path': '/obj?fields', ':authority': HOST });
+    let got: http2.IncomingHttpHeaders = {};
+    r.on('response', (h) => { got = h; });
+    r.resume();
+    r.on('close', () => resolve(got));
+  });
+  t.equal(headers[':status'], 200);
+  t.equal(headers['x-svc-node'], 'edge-h2c');
+  const read = (): Array<{ urlReceived: string; ctxId: string }> => fs.readdirSync(recordDir)
+    .flatMap((f) => fs.readFileSync(path.join(recordDir, f), 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l)));
+  await waitFor(() => read().some((r) => r.urlReceived === '/obj?fields'));
+  t.equal(headers['x-request-id'], read().find((r) => r.urlReceived === '/obj?fields')?.ctxId);
 });
 
 t.test('the access log\'s %u says http:// for an h2c transaction, as for HTTP/1.1 on the same port', async (t) => {

@@ -1,7 +1,7 @@
 // functions.network.http.frontEnd.answerFields: the request id (the x-ctx-id of the log lines)
 // and the node's name on the answers of a host, so that a client's report can be tied to the
 // logs and to the node. Set on the response just before its head is written (TxResponse and
-// TxH2Response), so every stage's answer carries them without each stage knowing.
+// H2Response), so every stage's answer carries them without each stage knowing.
 import os from 'node:os';
 import type { TransactionRecord } from './transaction.js';
 

@@ -2,7 +2,7 @@
 // appended to the members an origin-side cache already wrote. The stages note what only they
 // know (why a request went forward, what the origin answered a joined fetch, whether the answer
 // was stored) on the transaction; the member is made where the head is written (TxResponse,
-// TxH2Response: every answer passes there, error answers included), so no answering path can
+// H2Response: every answer passes there, error answers included), so no answering path can
 // forget it. Only the hit path writes its own (deliver.ts, into the stored view's prepared head),
 // to keep a hit free of field copies. What the stages do not note is read off the record: a
 // bypass, an unsafe method, an origin exchange, a hit result.

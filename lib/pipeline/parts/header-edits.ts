@@ -1,5 +1,5 @@
 // The header edits applied after the modify step decided them: the answer's front edits as it
-// is written (TxResponse, TxH2Response: editOutgoing) and backEnd.modify (the request sent to
+// is written (TxResponse, H2Response: editOutgoing) and backEnd.modify (the request sent to
 // the origin, the origin's answer before it is stored), which match per origin request.
 import type { OutgoingHttpHeaders } from 'node:http';
 import { applyEdits, type HeaderEdit } from '../../network/header-edit.js';

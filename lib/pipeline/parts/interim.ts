@@ -3,9 +3,9 @@
 // keeps a client from timing out. Never stored: they are not the answer. Hop-by-hop fields are
 // dropped, the rest goes unchanged (Early Hints' Link fields as the origin wrote them).
 import { STATUS_CODES, type ServerResponse } from 'node:http';
-import type { Http2ServerResponse } from 'node:http2';
 import { endToEndResponseHeaders } from './hop-by-hop.js';
 import { isH2 } from './h2.js';
+import type { H2Response } from './h2-stream.js';
 import type { Transaction } from './transaction.js';
 
 /** node's own way to put bytes ahead of the head (what writeEarlyHints uses), kept in order with pipelined answers. */
@@ -25,7 +25,7 @@ export function forwardInterim(tx: Transaction, status: number, fields: Record<s
   const req = tx.req;
   const headers = endToEndResponseHeaders(fields);
   if (req.httpVersionMajor === 2 && isH2(req)) {
-    const stream = (res as unknown as Http2ServerResponse).stream;
+    const stream = (res as unknown as H2Response).stream;
     // node refuses what HTTP/2 cannot carry (a field name not in lower case cannot come from
     // undici); an interim answer is advisory, so one it refuses is dropped, not the stream.
     try { stream.additionalHeaders({ ...headers, ':status': status }); } catch { /* dropped */ }

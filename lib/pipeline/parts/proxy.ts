@@ -4,10 +4,9 @@
 // pauses the origin body while the client socket is full.
 import { takeTags } from '../../cache/tags.js';
 import type { IncomingMessage } from 'node:http';
-import type { Http2ServerRequest } from 'node:http2';
 import type { Readable } from 'node:stream';
 import { pipeBody } from './pipe-body.js';
-import { isH2 } from './h2.js';
+import { h2HasBody, isH2 } from './h2.js';
 import type { OriginResponse } from '../../origin/index.js';
 import { originNote } from '../../log/host-logs.js';
 import { MAX_STATUS, OriginError, OriginTrace, statusError, traceAnswered, traceFailed } from '../../origin/index.js';
@@ -29,7 +28,7 @@ const DEBUG_WORKER = process.env.SVC_DEBUG_HEADERS === '1' ? String(process.env.
  * HTTP/2: DATA frames follow, the stream did not end with its head, with or without a length).
  */
 export function hasRequestBody(req: IncomingMessage): boolean {
-  if (req.httpVersionMajor === 2 && isH2(req)) return !(req as unknown as Http2ServerRequest).stream.endAfterHeaders;
+  if (req.httpVersionMajor === 2 && isH2(req)) return h2HasBody(req);
   if (req.headers['transfer-encoding'] !== undefined) return true;
   const cl = req.headers['content-length'];
   return cl !== undefined && cl !== '0';

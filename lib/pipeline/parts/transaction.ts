@@ -7,7 +7,6 @@
 // shapes it names are leaves (shapes.ts, step-names.ts, setting-trace.ts, counters.ts), and the
 // answer's head is written by tx-response.ts.
 import type { IncomingMessage, OutgoingHttpHeader, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { Http2ServerRequest } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { CacheResult } from '../../cache/policy/results.js';
 import type { CachedObject } from '../../cache/store.js';
@@ -192,8 +191,8 @@ export class TransactionRecord implements RecordFields {
    * sockets to node:http, which keeps the TLSSocket), or plain. Read when asked, like the rest.
    */
   get protocol(): Protocol {
-    // h2.ts isH2, written out: h2.ts reads this module, so this one does not import it.
-    if (this.req.httpVersionMajor === 2 && this.req instanceof Http2ServerRequest) return 'http2';
+    // h2.ts isH2, written out: h2-stream.ts reads this module, so this one does not import it.
+    if (this.req.httpVersionMajor === 2 && (this.req as { h2Stream?: boolean }).h2Stream === true) return 'http2';
     return (this.req.socket as { encrypted?: boolean } | null)?.encrypted === true ? 'https' : 'http';
   }
   /** The URL as the access log shows it (cs-uri-stem, cs-uri-query). */
@@ -224,7 +223,7 @@ export class TransactionRecord implements RecordFields {
   }
 
   /**
-   * The answer's status line is being written (TxResponse, TxH2Response): the time to first byte,
+   * The answer's status line is being written (TxResponse, H2Response): the time to first byte,
    * and the session gauge counts it as sending (ClientActiveSession). Once only, and never after
    * finish: a stage can still write a head into a transaction that ended (a client that left
    * before its miss arrived), and finish has already taken it off the gauges then.

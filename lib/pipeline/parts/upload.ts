@@ -8,7 +8,7 @@
 //   closed, instead of holding a slot for the whole requestTimeout (300 s).
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
-import { h2BodyBytesIn, isH2 } from './h2.js';
+import { h2BodyBytesIn, isH2, requestBody } from './h2.js';
 import { sendError } from './respond.js';
 import type { Transaction } from './transaction.js';
 import type { UploadLimits } from './shapes.js';
@@ -46,31 +46,32 @@ export class Upload {
 
   /** Reads the start of the body (see TakenBody); resolves when the request is ready to go. */
   take(): Promise<TakenBody | undefined> {
-    const req = this.tx.req;
+    // An HTTP/2 request's body is its stream's readable side.
+    const body = requestBody(this.tx.req);
     const limit = this.limits.bufferUpTo;
-    if (limit <= 0) return Promise.resolve(req);
-    if (req.readableEnded) return Promise.resolve(Buffer.alloc(0));
+    if (limit <= 0) return Promise.resolve(body);
+    if (body.readableEnded) return Promise.resolve(Buffer.alloc(0));
     return new Promise((resolve) => {
       const chunks: Buffer[] = [];
       let size = 0;
-      const settle = (body: TakenBody | undefined): void => {
+      const settle = (taken: TakenBody | undefined): void => {
         if (this.give === null) return;
         this.give = null;
-        req.off('readable', onReadable);
-        req.off('end', onEnd);
-        req.off('error', onGone);
+        body.off('readable', onReadable);
+        body.off('end', onEnd);
+        body.off('error', onGone);
         this.tx.res.off('close', onGone);
-        resolve(body);
+        resolve(taken);
       };
       const onReadable = (): void => {
         let chunk: Buffer | null;
-        while ((chunk = req.read() as Buffer | null) !== null) {
+        while ((chunk = body.read() as Buffer | null) !== null) {
           chunks.push(chunk);
           size += chunk.length;
           if (size > limit) {
             // Larger than a small body: it streams from here, starting with what was read.
-            req.unshift(chunks.length === 1 ? chunk : Buffer.concat(chunks, size));
-            settle(req);
+            body.unshift(chunks.length === 1 ? chunk : Buffer.concat(chunks, size));
+            settle(body);
             return;
           }
         }
@@ -81,10 +82,10 @@ export class Upload {
       };
       const onGone = (): void => settle(undefined);
       this.give = settle;
-      req.on('readable', onReadable);
-      req.on('end', onEnd);
+      body.on('readable', onReadable);
+      body.on('end', onEnd);
       // A client that disconnects mid-body errors the request; the response closes with it.
-      req.on('error', onGone);
+      body.on('error', onGone);
       this.tx.res.once('close', onGone);
     });
   }
@@ -99,11 +100,12 @@ export class Upload {
     const req = tx.req;
     if (req.complete || tx.res.destroyed) { this.stop(); return; }
     const now = bytesIn(req);
+    const body = requestBody(req);
     const got = now - this.seen;
     this.seen = now;
     // With the request's buffer full we are the ones not reading (the origin takes the body
     // slowly, or the request waits for a connection): not the client's fault.
-    const waitingForClient = req.readableLength < req.readableHighWaterMark;
+    const waitingForClient = body.readableLength < body.readableHighWaterMark;
     if (waitingForClient && got < this.limits.minBytesPerPeriod) { this.stall(); return; }
     this.timer!.refresh();
   };

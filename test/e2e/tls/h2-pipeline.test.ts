@@ -35,6 +35,11 @@ n.origin.on('/broken', (_q, res) => {
   setImmediate(() => res.socket?.destroy());
 });
 let release: () => void = () => undefined;
+// An origin that answers only when the test lets it: the client is gone by then.
+let releaseSlow: () => void = () => undefined;
+n.origin.on('/slow', (_q, res) => {
+  releaseSlow = () => { res.writeHead(200, { 'content-type': 'text/plain', 'content-length': 2, 'cache-control': 'no-store' }); res.end('ok'); };
+});
 n.origin.on('/shared', (_q, res) => {
   res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': big.length, 'cache-control': 'max-age=600' });
   res.write(big.subarray(0, 1024));
@@ -67,7 +72,7 @@ function request(s: http2.ClientHttp2Session, headers: http2.OutgoingHttpHeaders
   });
 }
 
-function records(): Array<{ urlReceived: string; status: number; completed: boolean; protocol: string }> {
+function records(): Array<{ urlReceived: string; status: number; completed: boolean; protocol: string; requestBodyBytes: number }> {
   return fs.readdirSync(recordDir).flatMap((f) => fs.readFileSync(path.join(recordDir, f), 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l)));
 }
 
@@ -114,6 +119,51 @@ t.test('a stream the client resets in the middle of a body leaves the connection
   const rec = records().find((r) => r.urlReceived === '/big?cut');
   t.equal(rec?.completed, false);
   t.equal(rec?.protocol, 'http2');
+});
+
+t.test('a HEAD stream the client resets before its answer still ends its transaction: its record says status 0, incomplete', async (t) => {
+  const s = await connect();
+  t.teardown(() => s.close());
+  const seen = n.origin.count('/slow');
+  const r = await request(s, { ':path': '/slow?head-reset', ':method': 'HEAD' }, {
+    onStream: (req) => { void waitFor(() => n.origin.count('/slow') > seen).then(() => req.close(http2.constants.NGHTTP2_CANCEL)); },
+  });
+  t.equal(r.status, 0, 'no answer reached the client');
+  await waitFor(() => records().some((x) => x.urlReceived === '/slow?head-reset'));
+  const rec = records().find((x) => x.urlReceived === '/slow?head-reset');
+  t.equal(rec?.status, 0);
+  t.equal(rec?.completed, false);
+  releaseSlow();
+  const next = await request(s, { ':path': '/big', ':method': 'HEAD' });
+  t.equal(next.status, 200, 'the connection goes on');
+});
+
+t.test('Expect: 100-continue over HTTP/2 gets a 100 before the answer; any other expectation gets 417', async (t) => {
+  const s = await connect();
+  t.teardown(() => s.close());
+  let continued = false;
+  const body = Buffer.from('a body after the 100');
+  const r = await request(s, { ':path': '/upload-expect', ':method': 'POST', expect: '100-continue' }, {
+    body, onStream: (req) => req.once('continue', () => { continued = true; }),
+  });
+  t.ok(continued, 'the 100 arrived');
+  t.equal(r.status, 200);
+  t.same(n.origin.seen.find((q) => q.url === '/upload-expect')?.body, body, 'the origin got the body whole');
+  const other = await request(s, { ':path': '/upload-expect', ':method': 'POST', expect: 'something-else' }, { body });
+  t.equal(other.status, 417);
+});
+
+t.test('a request body larger than bufferBodyUpTo streams from the HTTP/2 stream to the origin whole, counted in the record', async (t) => {
+  const s = await connect();
+  t.teardown(() => s.close());
+  const up = big.subarray(0, 300 * 1024);
+  const r = await request(s, { ':path': '/upload-large', ':method': 'POST', 'content-type': 'application/octet-stream' }, { body: up });
+  t.equal(r.status, 200);
+  const seen = n.origin.seen.find((q) => q.url === '/upload-large');
+  t.equal(seen?.body.length, up.length);
+  t.equal(sha(seen?.body ?? Buffer.alloc(0)), sha(up), 'the bytes the client sent');
+  await waitFor(() => records().some((x) => x.urlReceived === '/upload-large'));
+  t.equal(records().find((x) => x.urlReceived === '/upload-large')?.requestBodyBytes, up.length);
 });
 
 t.test('HEAD over HTTP/2 gets the head and no body', async (t) => {
