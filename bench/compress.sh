@@ -41,15 +41,9 @@ TMPD=$(mktemp -d)
 taskset -c "$LOAD_CPU" node "$HERE/compress/origin.mjs" "$ORIGIN_PORT" &
 ORIGIN_PID=$!
 for i in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$ORIGIN_PORT/__count" && break; sleep 0.1; done
+# shellcheck source=lib.sh
+. "$HERE/lib.sh"
 PEER_PID=""
-tree() { local p; echo "$1"; for p in $(ps -o pid= --ppid "$1" 2>/dev/null); do tree "$p"; done; }
-stop_peer() {
-  [ -n "$PEER_PID" ] || return 0
-  local pids p i; pids=$(tree "$PEER_PID")
-  kill -TERM "$PEER_PID" 2>/dev/null || true
-  for p in $pids; do for i in $(seq 200); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done; kill -KILL "$p" 2>/dev/null || true; done
-  PEER_PID=""
-}
 cleanup() { stop_peer; kill "$ORIGIN_PID" 2>/dev/null || true; rm -rf "$TMPD"; }
 trap cleanup EXIT
 

@@ -41,11 +41,12 @@ chmod 644 "$TLS/bench.key"
 
 taskset -c "$LOAD_CPU" node "$SHARED/origin.js" "$ORIGIN_PORT" 2>/dev/null &
 ORIGIN_PID=$!
+# shellcheck source=lib.sh
+. "$HERE/lib.sh"
 PEER_PID="" PEER_STATE=""
 cleanup() { stop_peer; kill "$ORIGIN_PID" 2>/dev/null || true; }
 trap cleanup EXIT
 
-tree() { local p; echo "$1"; for p in $(ps -o pid= --ppid "$1" 2>/dev/null); do tree "$p"; done; }
 ticks() { local s=0 p; for p in $(tree "$1"); do s=$((s + $(awk '{print $14+$15}' "/proc/$p/stat" 2>/dev/null || echo 0))); done; echo "$s"; }
 render() {  # render TEMPLATE OUTPUT CACHE
   sed -e "s#@PORT@#$PORT#g" -e "s#@ORIGIN_PORT@#$ORIGIN_PORT#g" -e "s#@STATE@#$PEER_STATE#g" -e "s#@CACHE@#$3#g" \
@@ -82,13 +83,6 @@ start_peer() {  # start_peer NAME: starts it fresh on $PORT, pinned to $PROXY_CP
   local p; for p in $(tree "$PEER_PID"); do taskset -a -cp "$PROXY_CPU" "$p" >/dev/null 2>&1 || true; done
 }
 
-stop_peer() {
-  [ -n "$PEER_PID" ] || return 0
-  local pids; pids=$(tree "$PEER_PID")
-  kill -TERM "$PEER_PID" 2>/dev/null || true
-  local p i; for p in $pids; do for i in $(seq 200); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done; kill -KILL "$p" 2>/dev/null || true; done
-  PEER_PID=""
-}
 
 measure() {  # measure PEER ROUND WORKLOAD: one JSON line
   local peer=$1 round=$2 wl=$3 url="https://127.0.0.1:$PORT/hit-1k" out t0 t1 p0 p1 rate errors

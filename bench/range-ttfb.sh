@@ -31,15 +31,9 @@ mkdir -p "$STATE_ROOT"
 
 taskset -c "$LOAD_CPU" node "$HERE/range/origin.mjs" "$ORIGIN_PORT" &
 ORIGIN_PID=$!
+# shellcheck source=lib.sh
+. "$HERE/lib.sh"
 PEER_PID=""
-tree() { local p; echo "$1"; for p in $(ps -o pid= --ppid "$1" 2>/dev/null); do tree "$p"; done; }
-stop_peer() {
-  [ -n "$PEER_PID" ] || return 0
-  local pids p i; pids=$(tree "$PEER_PID")
-  kill -TERM "$PEER_PID" 2>/dev/null || true
-  for p in $pids; do for i in $(seq 200); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done; kill -KILL "$p" 2>/dev/null || true; done
-  PEER_PID=""
-}
 cleanup() { stop_peer; kill "$ORIGIN_PID" 2>/dev/null || true; }
 trap cleanup EXIT
 

@@ -8,6 +8,8 @@
 # hit-1k to keep >= 0.85 of the same build without it; the default setting logs no loopback client);
 # BENCH_SVC_SETTING=setting-volatile.json keeps the host in memory only (mode.volatile): a miss
 # then writes no file and no index row, which shows what the disk tier costs a miss.
+# BENCH_SVC_CACHE (default /dev/shm/bench-svc-cache) is the cache folder, so that a second peer
+# (a profile beside a test run) does not delete the first one's cache.
 set -euo pipefail
 PORT=${1:?usage: start.sh PORT ORIGIN_PORT}
 ORIGIN_PORT=${2:?usage: start.sh PORT ORIGIN_PORT}
@@ -15,7 +17,7 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 PROXY_CPU=${BENCH_PROXY_CPU:-0}
 STATE=${BENCH_STATE_ROOT:-/tmp/bench}/svc
-CACHE=/dev/shm/bench-svc-cache
+CACHE=${BENCH_SVC_CACHE:-/dev/shm/bench-svc-cache}
 rm -rf "$STATE" "$CACHE"; mkdir -p "$STATE" "$CACHE"
 [ -f "$ROOT/dist/bin/svc.js" ] || (cd "$ROOT" && npx tsc -p tsconfig.json)
 sed -e "s#@PORT@#$PORT#g" -e "s#@ORIGIN_PORT@#$ORIGIN_PORT#g" -e "s#@CACHE@#$CACHE#g" \

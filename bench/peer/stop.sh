@@ -9,4 +9,4 @@ if [ -f "$STATE/pid" ]; then
   pkill -KILL -P "$pid" 2>/dev/null || true
   rm -f "$STATE/pid"
 fi
-rm -rf /dev/shm/bench-svc-cache
+rm -rf "${BENCH_SVC_CACHE:-/dev/shm/bench-svc-cache}"

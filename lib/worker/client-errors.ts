@@ -11,12 +11,48 @@ interface ParserError extends Error { code?: string; rawPacket?: Buffer; bytesPa
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 /**
+ * The answers a connection still owes, in request order. Nearly always none or one (HTTP/1.1
+ * pipelining is rare), so the first is kept in a field and only the rest in an array made on
+ * demand: a Set here allocated a new hash table on every request, when its delete shrank it.
+ */
+export class OwedAnswers {
+  private first: ServerResponse | undefined = undefined;
+  private rest: ServerResponse[] | undefined = undefined;
+  size = 0;
+
+  add(res: ServerResponse): void {
+    if (this.size === 0) this.first = res;
+    else (this.rest ??= []).push(res);
+    this.size++;
+  }
+
+  delete(res: ServerResponse): void {
+    if (this.size === 0) return;
+    if (this.first === res) {
+      this.first = this.size > 1 ? this.rest!.shift() : undefined;
+      this.size--;
+      return;
+    }
+    const i = this.rest?.indexOf(res) ?? -1;
+    if (i < 0) return;
+    this.rest!.splice(i, 1);
+    this.size--;
+  }
+
+  *[Symbol.iterator](): Iterator<ServerResponse> {
+    if (this.size === 0) return;
+    yield this.first!;
+    if (this.rest !== undefined) yield* this.rest;
+  }
+}
+
+/**
  * What the server tracks of one connection for a refusal: the answers not written yet. node
  * writes pipelined answers in order, so a refusal written before they are done would take the
  * place of answers to requests the origin has already executed.
  */
 export interface ConnectionAnswers {
-  pending: Set<ServerResponse>;
+  pending: OwedAnswers;
   /** Called by the server each time an answer of the connection is done (or abandoned). */
   onAnswered: (() => void) | undefined;
   /** The refusal is written or waiting; the parser repeats its error for every later chunk. */
@@ -158,7 +194,7 @@ export function onClientError(err: ParserError, socket: Socket, conn?: Connectio
   }
   if (conn?.refused === true) return;
   const status = statusForParserError(err);
-  const pending = conn?.pending ?? new Set<ServerResponse>();
+  const pending = conn?.pending ?? new OwedAnswers();
   // The request the parser choked on, when its head had been read: a body that turned out
   // malformed, or a request timeout while it arrives. The refusal is its answer.
   let broken: ServerResponse | undefined;

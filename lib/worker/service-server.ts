@@ -5,7 +5,7 @@
 // requests in flight finish.
 import http, { type IncomingMessage } from 'node:http';
 import net, { type Socket } from 'node:net';
-import { firstBytesSeen, onClientError, refuseConnection, spacedRequestLine, versionlessRequestLine, type ConnectionAnswers } from './client-errors.js';
+import { firstBytesSeen, onClientError, OwedAnswers, refuseConnection, spacedRequestLine, versionlessRequestLine, type ConnectionAnswers } from './client-errors.js';
 import { rawErrorResponse } from '../pipeline/parts/respond.js';
 import { connectionClosing, TxResponse } from '../pipeline/parts/tx-response.js';
 import { countClientSocket, markCounted } from './client-sockets.js';
@@ -164,7 +164,7 @@ export class ServiceServer {
       // A socket handed back after an Upgrade request (ignoreUpgrade) keeps its record.
       if (this.sockets.has(socket)) return;
       if (clients) countClientSocket(socket);
-      const use: SocketUse = { pending: new Set(), onAnswered: undefined, refused: false, lastUsed: Date.now(), firstLine: false };
+      const use: SocketUse = { pending: new OwedAnswers(), onAnswered: undefined, refused: false, lastUsed: Date.now(), firstLine: false };
       socket[USE] = use;
       this.sockets.set(socket, use);
       socket.once('close', () => this.sockets.delete(socket));

@@ -1,5 +1,6 @@
 import t from 'tap';
-import { statusForParserError, versionlessRequestLine } from '../../lib/worker/client-errors.js';
+import type { ServerResponse } from 'node:http';
+import { OwedAnswers, statusForParserError, versionlessRequestLine } from '../../lib/worker/client-errors.js';
 
 const err = (code: string, raw?: string, bytesParsed?: number): Error & { code: string; rawPacket?: Buffer; bytesParsed?: number } =>
   Object.assign(new Error(code), { code, rawPacket: raw === undefined ? undefined : Buffer.from(raw), bytesParsed });
@@ -41,4 +42,22 @@ t.test('a header overflow caused by the request line is 414, by the fields 431',
   t.equal(statusForParserError(err('HPE_HEADER_OVERFLOW', `GET /x HTTP/1.1\r\nX-Big: ${'a'.repeat(500)}`)), 431);
   t.equal(statusForParserError(err('HPE_HEADER_OVERFLOW', `GET /x HTTP/1.1\r\nX-Big: ${'a'.repeat(500)}\r\n\r\n`)), 431);
   t.equal(statusForParserError(err('HPE_HEADER_OVERFLOW', `aaaa bbbb ${'a'.repeat(500)}`)), 431, 'a chunk in the middle of a field value is not a request line');
+});
+
+t.test("a connection's owed answers are kept in request order as pipelined answers are added and finish", async (t) => {
+  const [a, b, c] = ['a', 'b', 'c'].map((id) => ({ id }) as unknown as ServerResponse);
+  const owed = new OwedAnswers();
+  owed.add(a!); owed.add(b!); owed.add(c!);
+  t.strictSame([...owed], [a, b, c], 'three pipelined answers, in order');
+  owed.delete(b!);
+  t.strictSame([...owed], [a, c], 'one in the middle finished (a client reset)');
+  owed.delete(a!);
+  t.strictSame([...owed], [c], 'the first finished: the next is first');
+  owed.delete(a!);
+  t.equal(owed.size, 1, 'an answer already gone is not taken twice');
+  owed.delete(c!);
+  t.equal(owed.size, 0);
+  t.strictSame([...owed], []);
+  owed.add(b!);
+  t.strictSame([...owed], [b], 'reused after it emptied (keep-alive: one answer after another)');
 });
