@@ -50,6 +50,14 @@ function sendBody(res: ServerResponse, obj: CachedObject, start: number, end: nu
   });
 }
 
+/**
+ * The Cache-Status ttl of an answer made from fields (writeHead adds the member from the note);
+ * a full hit passes its ttl to hitCacheStatus instead and notes nothing (no note object per hit).
+ */
+function noteTtl(tx: Transaction, ttl: number): void {
+  if (tx.host.cacheStatus !== undefined) noteOf(tx).ttl = ttl;
+}
+
 function finishEmpty(tx: Transaction, status: number, headers: Record<string, string | string[]>): void {
   tx.status = status;
   tx.res.writeHead(status, headers);
@@ -62,19 +70,20 @@ function deliverCached(tx: Transaction, obj: CachedObject, now: number, drop?: r
   if (tx.host.fallbacks !== undefined && fallBack(tx, obj.status, obj.status, obj.headers, false)) return;
   const req = tx.req;
   const headers = obj.headers;
-  // Cache-Status ttl of the answers below made from fields (writeHead adds the member).
-  if (tx.host.cacheStatus !== undefined) noteOf(tx).ttl = ttlSeconds(obj.staleAt, now);
+  const ttl = ttlSeconds(obj.staleAt, now);
   const cond = conditionalResult(req.method!, req.headers, obj.status, headers);
   if (cond === 304) {
+    noteTtl(tx, ttl);
     tx.cacheResult = tx.cacheResult === TCP_HIT || tx.cacheResult === undefined ? TCP_IMS_HIT : tx.cacheResult;
     const out = generatedHeaders(obj, now, tx, {});
     for (const f of NOT_MODIFIED_FIELDS) { const v = headers[f]; if (v !== undefined) out[f] = v; }
     return finishEmpty(tx, 304, out);
   }
-  if (cond === 412) return finishEmpty(tx, 412, generatedHeaders(obj, now, tx, { 'content-length': '0' }));
+  if (cond === 412) { noteTtl(tx, ttl); return finishEmpty(tx, 412, generatedHeaders(obj, now, tx, { 'content-length': '0' })); }
   const size = obj.size;
   const range = req.headers.range === undefined ? undefined : evaluateRange(req.method!, req.headers as HeaderMap, { status: obj.status, headers }, size);
   if (range?.type === 'unsatisfiable') {
+    noteTtl(tx, ttl);
     return finishEmpty(tx, 416, generatedHeaders(obj, now, tx, { 'content-range': range.contentRange, 'content-length': '0' }));
   }
   const head = req.method === 'HEAD';
@@ -82,12 +91,13 @@ function deliverCached(tx: Transaction, obj: CachedObject, now: number, drop?: r
     // The common answer: every field prepared with the stored object.
     const view = viewOf(obj);
     tx.status = obj.status;
-    const cs = hitCacheStatus(tx, view.cacheStatus, ttlSeconds(obj.staleAt, now));
+    const cs = hitCacheStatus(tx, view, ttl);
     tx.res.writeHead(obj.status, fullAnswerHead(view, ageAt(view, obj, now), tx.cacheResult ?? 'TCP_MISS', cs));
     if (head || size === 0) { tx.res.end(); return; }
     sendBody(tx.res, obj, 0, size - 1, tx);
     return;
   }
+  noteTtl(tx, ttl);
   const out = answerHeaders(obj, headers, now, tx, drop);
   if (range?.type === 'single') {
     const r = range.range;

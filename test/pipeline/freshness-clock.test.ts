@@ -74,3 +74,23 @@ t.test('stale-if-error: once the copy is stale and the origin answers 500, the s
   t.equal(late.body, 'broken');
   t.equal(origin.count('/sie'), 3);
 });
+
+t.test("a hit's Cache-Status ttl is what remains at that hit: the same within one second, lower once the clock moves on", async (t) => {
+  origin.on('/ttl', (_q, res) => answer(200, { 'cache-control': 'max-age=100' }, 'ttl copy', res));
+  const status = (): Promise<string | undefined> => new Promise((resolve, reject) => {
+    http.get({ host: '127.0.0.1', port, path: '/ttl', headers: { host: HOST }, agent: false, timeout: 5000 }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.headers['cache-status'] as string | undefined));
+    }).on('error', reject);
+  });
+  t.match(await status(), /fwd=uri-miss/);
+  const ttl = (field: string | undefined): number => Number(/^svc; hit; ttl=(\d+)$/.exec(field ?? '')?.[1]);
+  const first = await status();
+  t.ok(ttl(first) >= 99 && ttl(first) <= 100, `a hit right after the miss: ${first}`);
+  t.equal(await status(), first, 'a second hit in the same second says the same');
+  await clock.advance(30_000);
+  const later = ttl(await status());
+  t.equal(later, ttl(first) - 30, '30 s later, 30 less');
+  await clock.advance(1_000);
+  t.equal(ttl(await status()), later - 1, 'one second later, one less');
+});

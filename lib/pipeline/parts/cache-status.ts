@@ -13,6 +13,7 @@ import { isHitResult } from '../../cache/policy/results.js';
 import type { ResolvedHost } from '../../setting/types.js';
 import type { TransactionRecord } from './transaction.js';
 import type { CacheStatusNote, CacheStatusRuntime } from './shapes.js';
+import type { StoredView } from './stored-view.js';
 
 
 
@@ -78,13 +79,25 @@ function paramsOf(tx: TransactionRecord, ttl: number | undefined): CacheStatusPa
 }
 
 /**
- * The field for a hit's prepared head (stored-view.ts): the stored answer's members (`upstream`)
- * and ours; an empty list (node writes no field for it) when there is neither.
+ * The field for a hit's prepared head (stored-view.ts): the stored answer's members and ours; an
+ * empty list (node writes no field for it) when there is neither. A plain hit (no key parameter,
+ * no forward noted) says the same for every request within one second of ttl: that text is kept
+ * on the copy's view and made again only when the ttl second or the host's name item changes.
  */
-export function hitCacheStatus(tx: TransactionRecord, upstream: string | undefined, ttl: number): string | string[] {
+export function hitCacheStatus(tx: TransactionRecord, view: StoredView, ttl: number): string | string[] {
   const cs = tx.host?.cacheStatus;
-  if (cs === undefined) return upstream ?? NONE;
-  return appendCacheStatus(upstream, cacheStatusMember(cs.item, paramsOf(tx, ttl)));
+  if (cs === undefined) return view.cacheStatus ?? NONE;
+  const note = tx.cacheStatus;
+  if (cs.key || note !== undefined || !isHitResult(tx.cacheResult)) {
+    // This answer's ttl, not one an earlier stage noted (a refresh's answer before a resumed hit).
+    if (note !== undefined) note.ttl = ttl;
+    return appendCacheStatus(view.cacheStatus, cacheStatusMember(cs.item, paramsOf(tx, ttl)));
+  }
+  const memo = view.hitStatus;
+  if (memo !== undefined && memo.ttl === ttl && memo.item === cs.item) return memo.value;
+  const value = appendCacheStatus(view.cacheStatus, cacheStatusMember(cs.item, { hit: true, ttl }));
+  view.hitStatus = { item: cs.item, ttl, value };
+  return value;
 }
 const NONE: string[] = [];
 

@@ -26,6 +26,11 @@ export interface StoredView {
   readonly head: (string | string[])[];
   /** The stored answer's own Cache-Status (origin-side caches), which ours is appended to. */
   readonly cacheStatus: string | undefined;
+  /**
+   * The last plain-hit Cache-Status made for this copy (parts/cache-status.ts hitCacheStatus):
+   * the same text for every hit within one second of ttl, so it is made once per second.
+   */
+  hitStatus: { item: string; ttl: number; value: string } | undefined;
 }
 
 // Keyed by the object itself: a copy read from disk for one request is collected with its view.
@@ -38,7 +43,7 @@ export function viewOf(entry: CacheEntryMeta): StoredView {
     const cs = entry.headers['cache-status'];
     v = {
       cc, namedFields: fieldsToStrip(cc), initialAge: initialAge(entry), head: fullHeadOf(entry),
-      cacheStatus: cs === undefined ? undefined : Array.isArray(cs) ? cs.join(', ') : cs,
+      cacheStatus: cs === undefined ? undefined : Array.isArray(cs) ? cs.join(', ') : cs, hitStatus: undefined,
     };
     views.set(entry, v);
   }
