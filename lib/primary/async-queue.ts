@@ -46,8 +46,8 @@ export class AsyncInvalidationQueue {
   get max(): number { return this.limits().max; }
 
   /**
-   * Queues a command; false when the queue is full. Resolves once every worker holds the new
-   * pre-cache control list, so a request that starts after the API's answer sees it.
+   * Queues a command; false when the queue is full. Resolves once every worker holds all of the
+   * command's targets (pre-cache control), so a request that starts after the API's answer sees it.
    */
   async add(command: InvalidateKind, url: string, targets: Target[]): Promise<boolean> {
     if (this.waiting.length >= this.max) return false;

@@ -44,6 +44,7 @@ export class PrectrlFeed {
    * Nothing waiting (the common case): `then` runs now.
    */
   greet(worker: Worker, then: () => void): void {
+    this.forgetGone();
     const commands = this.waiting().map((c) => ({ c, off: new Set(c.off) }));
     const greeted = this.enqueue(worker, async () => {
       for (const { c, off } of commands) await this.send(worker, c, off);
@@ -80,8 +81,12 @@ export class PrectrlFeed {
 
   /** The change to every greeted worker still connected, each after what it was sent before. */
   private everywhere(step: (w: Worker) => Promise<void>): Promise<void> {
-    for (const w of this.chains.keys()) if (!w.isConnected()) this.chains.delete(w);
+    this.forgetGone();
     return Promise.all([...this.chains.keys()].map((w) => this.enqueue(w, () => step(w)))).then(() => undefined);
+  }
+
+  private forgetGone(): void {
+    for (const w of this.chains.keys()) if (!w.isConnected()) this.chains.delete(w);
   }
 
   /** Never rejects: a worker that left needs nothing more; one that failed is logged. */
