@@ -6,6 +6,12 @@ import type { Setting } from '../setting/types.js';
 import type { WireTarget } from './wire.js';
 import type { DirectReport, LogFiles } from '../log/direct.js';
 
+/** One target of a waiting asynchronous command as it crosses IPC: what it will do there, and since when. */
+export interface PrectrlWireEntry { vhost: string; kind: InvalidateKind; target: WireTarget; queuedAt: number }
+
+/** Entries of one `prectrl-add` message at most: a message is serialised (and parsed) in a few milliseconds. */
+export const PRECTRL_SLICE = 2000;
+
 /** A PURGE on a service port as received, for the primary to forward to the peers. */
 export interface PurgeCall {
   /** Request target as received. */
@@ -39,8 +45,16 @@ interface RpcOps {
   /** The hosts (of those given) whose every origin address this worker excludes. */
   'all-excluded': { args: { vhosts: string[] }; result: string[] };
   invalidate: { args: { kind: InvalidateKind; targets: WireTarget[]; sec?: number; before?: number; excluded?: string[] }; result: InvalidateResult };
-  /** The targets of the waiting asynchronous commands (pre-cache control). */
-  prectrl: { args: { entries: { vhost: string; kind: InvalidateKind; target: WireTarget; queuedAt: number }[] }; result: null };
+  /**
+   * Pre-cache control (the asynchronous commands waiting in the primary's queue) as changes, never
+   * the whole list (lib/primary/prectrl-feed.ts): more entries of command `id` (a slice of at most
+   * PRECTRL_SLICE), the command ran or was dropped, the queue was reset, a host's pre-cache
+   * control was reset (its waiting entries stop counting).
+   */
+  'prectrl-add': { args: { id: number; entries: PrectrlWireEntry[] }; result: null };
+  'prectrl-drop': { args: { id: number }; result: null };
+  'prectrl-clear': { args: Record<string, never>; result: null };
+  'prectrl-host-off': { args: { vhost: string }; result: null };
   fileinfo: { args: { vhost: string; url: string }; result: Record<string, unknown>[] };
   /** Content of hosts removed from hosting[]; the number of objects deleted. */
   'drop-hosts': { args: { names: string[]; diskToo: boolean }; result: number };

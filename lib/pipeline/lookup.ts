@@ -67,10 +67,17 @@ export interface CacheStageOptions {
   purgeAccess?: () => AccessControl | undefined;
   /** The time the stages read (default the real one): tests set it instead of waiting. */
   clock?: Clock;
+  /**
+   * The asynchronous commands waiting in the primary's queue (pre-cache control), as the worker
+   * heard of them (lib/worker/control.ts); none when not given.
+   */
+  prectrl?: QueuedCommands;
 }
 
 export class CacheStage {
   private readonly ctx: CacheContext;
+  /** The primary's waiting asynchronous commands (pre-cache control), kept by the worker (it hears them before its cache opens). */
+  private readonly prectrl: QueuedCommands;
 
   constructor(private readonly opts: CacheStageOptions) {
     this.ctx = {
@@ -79,19 +86,11 @@ export class CacheStage {
       fetchWhole: (tx, key, mayStore) => resumeToFetch(tx, { key, mayStore, result: TCP_MISS }),
     };
     this.unsafeSides = { dropHere: (i) => this.dropMemory(i), peers: opts.peers };
+    this.prectrl = opts.prectrl ?? new QueuedCommands();
   }
 
   get inflightCount(): number {
     return this.ctx.inflight.size;
-  }
-
-  private readonly prectrl = new QueuedCommands();
-
-  /** The primary's queue of asynchronous commands changed (parts/queued-commands.ts). */
-  setPrectrl(entries: PrectrlEntry[]): void {
-    // A fetch under way began before the command: its answer is the content the command
-    // names, so nobody may join it (nor may it land fresh), as with a command that ran.
-    this.prectrl.set(entries, (e) => { void this.settle(e.target); });
   }
 
   /** Waits for every fetch under a URL prefix to be over (a removed host's content goes after). */

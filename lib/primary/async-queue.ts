@@ -1,32 +1,53 @@
 // Asynchronous invalidation (`/command/async/*`): commands wait in a bounded queue and run one
 // after another, `asyncInterval` ms apart. While a command waits, every worker treats the
-// content it names as if it had run already (pre-cache control): the workers hold the list of
-// waiting targets, sent to them whenever it changes (never per request).
+// content it names as if it had run already (pre-cache control): the workers hear of each change
+// of the queue (prectrl-feed.ts: a command added, run, dropped; never the whole list, never per
+// request).
 import type { InvalidateKind } from '../cache/commands/invalidate.js';
 import type { Target } from '../cache/commands/targets.js';
+import { PRECTRL_SLICE, type PrectrlWireEntry } from '../ipc/messages.js';
 import { systemLog } from '../log/system-log.js';
-import { toWire, type WireTarget } from '../ipc/wire.js';
+import { toWire } from '../ipc/wire.js';
 import type { InvalidationService } from './invalidation-service.js';
+import type { FedCommand, PrectrlFeed } from './prectrl-feed.js';
 
-export interface QueuedCommand { command: InvalidateKind; url: string; targets: Target[]; timestamp: string; queuedAt: number }
+class QueuedCommand implements FedCommand {
+  readonly off = new Set<string>();
+  /** The entries the workers get, built slice by slice on first use (not 100,000 in one go). */
+  private readonly slices: PrectrlWireEntry[][] = [];
 
-export interface PrectrlEntry { vhost: string; kind: InvalidateKind; target: WireTarget; queuedAt: number }
+  constructor(readonly id: number, readonly command: InvalidateKind, readonly url: string, readonly targets: Target[],
+    readonly timestamp: string, readonly queuedAt: number, private readonly svc: InvalidationService) {}
+
+  get size(): number { return this.targets.length; }
+
+  slice(start: number): PrectrlWireEntry[] {
+    const i = Math.floor(start / PRECTRL_SLICE);
+    // What the command will really do to each target (purge2expire), not what was asked.
+    this.slices[i] ??= this.targets.slice(i * PRECTRL_SLICE, (i + 1) * PRECTRL_SLICE)
+      .map((t) => ({ vhost: t.vhost, kind: this.svc.kindFor(this.command, t), target: toWire(t), queuedAt: this.queuedAt }));
+    return this.slices[i];
+  }
+}
 
 export class AsyncInvalidationQueue {
   private readonly waiting: QueuedCommand[] = [];
-  /** Hosts whose pre-cache control was reset: their queued commands still run, unseen meanwhile. */
+  /** Hosts whose pre-cache control was reset and named by no command since (`enable` false). */
   private readonly prectrlOff = new Set<string>();
   private running = false;
+  private lastId = 0;
 
   constructor(private readonly svc: InvalidationService, private readonly limits: () => { max: number; intervalMs: number },
-    private readonly publish: (entries: PrectrlEntry[]) => Promise<void>) {}
+    private readonly feed: PrectrlFeed) {
+    feed.watch(() => this.waiting);
+  }
 
   get used(): number { return this.waiting.length; }
   get max(): number { return this.limits().max; }
 
   /**
-   * Queues a command; false when the queue is full. Resolves once every worker holds the new
-   * pre-cache control list, so a request that starts after the API's answer sees it.
+   * Queues a command; false when the queue is full. Resolves once every worker holds all of the
+   * command's targets (pre-cache control), so a request that starts after the API's answer sees it.
    */
   async add(command: InvalidateKind, url: string, targets: Target[]): Promise<boolean> {
     if (this.waiting.length >= this.max) return false;
@@ -35,10 +56,11 @@ export class AsyncInvalidationQueue {
     // alone. A copy cached in the very millisecond the command arrived may be the old content
     // (loopback answers take less than that), so the boundary is the next millisecond.
     const queuedAt = now + 1;
-    this.waiting.push({ command, url, targets, timestamp: new Date(now).toISOString(), queuedAt });
+    const c = new QueuedCommand(++this.lastId, command, url, targets, new Date(now).toISOString(), queuedAt, this.svc);
+    this.waiting.push(c);
     for (const t of targets) this.prectrlOff.delete(t.vhost);
     if (!this.running) void this.drain();
-    await this.publishNow();
+    await this.feed.added(c);
     return true;
   }
 
@@ -46,14 +68,18 @@ export class AsyncInvalidationQueue {
   async reset(): Promise<number> {
     const n = this.waiting.length;
     this.waiting.length = 0;
-    await this.publishNow();
+    await this.feed.cleared();
     return n;
   }
 
-  /** Stops pre-cache control for one host; its queued commands still run. */
+  /**
+   * Stops pre-cache control for one host: its waiting commands still run, unseen meanwhile; a
+   * command queued later counts again (and `enable` is true again).
+   */
   async resetPrectrl(vhost: string): Promise<void> {
     this.prectrlOff.add(vhost);
-    await this.publishNow();
+    for (const c of this.waiting) c.off.add(vhost);
+    await this.feed.hostOff(vhost);
   }
 
   /** Waiting commands naming the host, as `/monitoring/asynctrl/actives` lists them. */
@@ -63,21 +89,6 @@ export class AsyncInvalidationQueue {
 
   prectrlEnabled(vhost: string): boolean {
     return !this.prectrlOff.has(vhost);
-  }
-
-  private entries(): PrectrlEntry[] {
-    const out: PrectrlEntry[] = [];
-    for (const c of this.waiting) {
-      for (const t of c.targets) {
-        // What the command will really do to the target (purge2expire), not what was asked.
-        if (!this.prectrlOff.has(t.vhost)) out.push({ vhost: t.vhost, kind: this.svc.kindFor(c.command, t), target: toWire(t), queuedAt: c.queuedAt });
-      }
-    }
-    return out;
-  }
-
-  private publishNow(): Promise<void> {
-    return this.publish(this.entries()).catch((err: Error) => systemLog.error({ err: err.message }, 'pre-cache control not published'));
   }
 
   private async drain(): Promise<void> {
@@ -96,7 +107,7 @@ export class AsyncInvalidationQueue {
           systemLog.error({ command: next.command, url: next.url, err: (err as Error).message }, 'asynchronous invalidation failed');
         }
         if (this.waiting[0] === next) this.waiting.shift();
-        await this.publishNow();
+        await this.feed.dropped(next.id);
       }
     } finally {
       this.running = false;

@@ -11,6 +11,7 @@ import { licenseRoutes } from '../manager/routes/license.js';
 import { settingRoutes } from '../manager/routes/setting.js';
 import { serviceRoutes, type ServiceControl } from '../manager/routes/service.js';
 import { AsyncInvalidationQueue } from './async-queue.js';
+import type { PrectrlFeed } from './prectrl-feed.js';
 import type { InvalidationService } from './invalidation-service.js';
 import type { WorkerBridge } from './rt-bridge.js';
 import type { Setting } from '../setting/types.js';
@@ -41,6 +42,8 @@ export interface PrimaryServices {
   invalidation: InvalidationService;
   /** `/monitoring/status` (status-report.ts). */
   status(): Record<string, unknown>;
+  /** Pre-cache control on its way to the workers (the asynchronous queue's changes). */
+  prectrl: PrectrlFeed;
 }
 
 /** `GET /monitoring/status`: what `svc status` prints (ours; gated like the other /monitoring queries). */
@@ -62,7 +65,7 @@ function managementRoutes(p: PrimaryServices): Route[] {
   const queue = new AsyncInvalidationQueue(invalidation, () => {
     const api = p.current().env.management.api;
     return { max: api.asyncQueueMax, intervalMs: api.asyncInterval };
-  }, (entries) => p.bridge.broadcast('prectrl', { entries }));
+  }, p.prectrl);
   const query = {
     running: () => p.lifecycle.running(),
     artifact: () => p.lifecycle.artifact(),

@@ -22,6 +22,7 @@ import type { Setting } from '../setting/types.js';
 import { ManagementApi } from '../manager/index.js';
 import { SIBLING_SECRET_ENV, type PrimaryMessage, type WorkerMessage } from '../ipc/messages.js';
 import { managementApiOf, PRODUCT_VERSION } from './management-routes.js';
+import { PrectrlFeed } from './prectrl-feed.js';
 import { RpcClient } from '../ipc/rpc.js';
 import { WorkerBridge } from './rt-bridge.js';
 import { SessionBlocks } from './session-blocks.js';
@@ -67,6 +68,8 @@ export class Primary {
     stopping: () => this.shuttingDown,
   });
   private readonly rpc = new RpcClient();
+  /** The waiting asynchronous commands' way to the workers; a starting worker gets them before its setting. */
+  private readonly prectrl = new PrectrlFeed(this.rpc);
   readonly bridge = new WorkerBridge({
     liveWorkers: () => this.liveWorkers(), connectedWorkers: () => this.connectedWorkers(), setting: () => this.setting,
   }, this.rpc);
@@ -147,7 +150,7 @@ export class Primary {
     const api = this.api = managementApiOf({
       bridge: this.bridge, current: () => this.setting, lifecycle: this.lifecycle, license: this.license,
       discover: () => fleet.nodes(), recognized: (call) => fleet.recognized(call), state: () => stats.state(),
-      service: new ServiceOps(this), invalidation, status: () => this.status(logPort), stats, graphs,
+      service: new ServiceOps(this), invalidation, status: () => this.status(logPort), stats, graphs, prectrl: this.prectrl,
     });
     if (this.handover) {
       await this.supervisor.serving();
@@ -244,7 +247,7 @@ export class Primary {
           this.send(worker, { type: 'tls-ticket-keys', keys: this.tickets.current() });
           this.logFiles.greet(worker);
           this.central?.send(worker);
-          this.delivery.sendRunning(worker, this.setting);
+          this.prectrl.greet(worker, () => this.delivery.sendRunning(worker, this.setting));
         } else if (m.type === 'ready' && settled) {
           this.delivery.acks.ack(m.generation, worker);
         } else if (m.type === 'ready' && !settled) {

@@ -1,6 +1,6 @@
 // The commands a worker runs for the management API (over lib/ipc/rpc.ts): origin state,
-// origin reset, invalidation, fileinfo; and its part of any worker's invalidation (settle,
-// drop-memory). They read the worker's live hosts and cache.
+// origin reset, invalidation, fileinfo, pre-cache control (prectrl-handlers.ts); and its part of
+// any worker's invalidation (settle, drop-memory). They read the worker's live hosts and cache.
 import { fileRecords } from '../cache/commands/fileinfo.js';
 import { runInvalidation, type InvalidateKind, type Invalidation } from '../cache/commands/invalidate.js';
 import type { RpcOp } from '../ipc/messages.js';
@@ -9,10 +9,14 @@ import { codedError } from '../errors/codes.js';
 import { fromWire, type WireTarget } from '../ipc/wire.js';
 import type { HostRuntime } from '../pipeline/parts/host-runtime.js';
 import type { WorkerCache } from './worker-cache.js';
+import type { QueuedCommands } from '../pipeline/parts/queued-commands.js';
+import { prectrlHandlers } from './prectrl-handlers.js';
 
 export interface ControlSource {
   hosts(): Map<string, HostRuntime>;
   cache(): WorkerCache | undefined;
+  /** The waiting asynchronous commands (pre-cache control), held before the cache opens too. */
+  prectrl(): QueuedCommands;
   inflightReaders(vhost: string, url: string): number;
   useOriginEncoding(vhost: string): boolean;
   smallFileMax(): number;
@@ -54,10 +58,7 @@ export function controlHandlers(src: ControlSource): RpcHandlers<Exclude<RpcOp, 
       const skip = new Set(excluded ?? []);
       return runInvalidation(cache.store, kind, wire, { sec, before, allExcluded: (vhost) => skip.has(vhost) });
     },
-    prectrl: ({ entries }: { entries: { vhost: string; kind: InvalidateKind; target: WireTarget; queuedAt: number }[] }) => {
-      src.cache()?.stage.setPrectrl(entries.map((e) => ({ vhost: e.vhost, kind: e.kind, target: fromWire(e.target), queuedAt: e.queuedAt })));
-      return null;
-    },
+    ...prectrlHandlers(src.prectrl, (e) => { void src.cache()?.stage.settle(e.target); }),
     fileinfo: async ({ vhost, url }: { vhost: string; url: string }) => {
       const cache = src.cache();
       if (cache === undefined) throw codedError('RT_NOT_RUNNING');

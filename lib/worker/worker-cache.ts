@@ -12,6 +12,7 @@ import type { AccessControl } from '../access/access.js';
 import type { Peers } from '../pipeline/parts/context.js';
 import type { Transaction } from '../pipeline/parts/transaction.js';
 import type { Clock } from '../pipeline/parts/clock.js';
+import type { QueuedCommands } from '../pipeline/parts/queued-commands.js';
 
 export interface WorkerCache {
   store: TieredStore;
@@ -20,7 +21,7 @@ export interface WorkerCache {
 }
 
 export function openCache(setting: Setting, workerIndex: number, handOff: (tx: Transaction) => boolean,
-  purgeAccess: () => AccessControl | undefined, peers: Peers | undefined, clock: Clock): WorkerCache {
+  purgeAccess: () => AccessControl | undefined, peers: Peers | undefined, clock: Clock, prectrl: QueuedCommands): WorkerCache {
   const c = setting.env.cache;
   const disks = c.disks.map((d) => ({ path: resolvePath(setting, d.path), quota: parseSize(d.quota) }));
   const indexPath = resolvePath(setting, c.indexPath);
@@ -37,7 +38,7 @@ export function openCache(setting: Setting, workerIndex: number, handOff: (tx: T
   // Replay buffers of coalesced fetches: per fetch up to an in-memory object, all together 64 MiB
   // (part of the fixed overhead beyond memorySize the README states).
   const stage = new CacheStage({
-    store, maxReplayBytes: Math.max(memoryObjectMax, 1 << 20), maxReplayTotalBytes: 64 * 1024 * 1024, handOff, peers, purgeAccess, clock,
+    store, maxReplayBytes: Math.max(memoryObjectMax, 1 << 20), maxReplayTotalBytes: 64 * 1024 * 1024, handOff, peers, purgeAccess, clock, prectrl,
   });
   return { store, stage, close: () => store.close() };
 }

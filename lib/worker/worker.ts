@@ -36,6 +36,7 @@ import { VhostTable } from '../routing/vhost-table.js';
 import { Listeners, serverOptions } from './listeners.js';
 import type { Peers } from '../pipeline/parts/context.js';
 import { OriginOverrides } from './origin-override.js';
+import { QueuedCommands } from '../pipeline/parts/queued-commands.js';
 
 /**
  * The country lookup of env.geoip.path, read when a setting is applied (validation already
@@ -69,6 +70,11 @@ export class RtWorker {
   private readonly retiring = new Set<HostRuntime['origin']>();
   private siblings: Siblings | undefined;
   private cache: WorkerCache | undefined;
+  /**
+   * The asynchronous commands waiting in the primary's queue (pre-cache control): kept here, not
+   * in the cache, because a starting worker hears them before its first setting opens the cache.
+   */
+  private readonly prectrl = new QueuedCommands();
   private purgeAccess: AccessControl | undefined;
   private readonly ring = new HashRing();
   private lua: { file: string; hash: LuaHash } | undefined;
@@ -109,7 +115,7 @@ export class RtWorker {
     const basePort = setting.env.management.cluster.meta.baseHostingPort;
     this.siblings ??= new Siblings(basePort, this.index, this.siblingSecret);
     // The cache is an `env` setting: opened once, kept across reloads (a restart changes it).
-    this.cache ??= openCache(setting, this.index, (tx) => this.handOff(tx), () => this.purgeAccess, this.peers, this.clock);
+    this.cache ??= openCache(setting, this.index, (tx) => this.handOff(tx), () => this.purgeAccess, this.peers, this.clock, this.prectrl);
     try {
       this.purgeAccess = new AccessControl(setting.env.management.api);
     } catch {
@@ -253,6 +259,7 @@ export class RtWorker {
     return {
       hosts: () => this.hosts,
       cache: () => this.cache,
+      prectrl: () => this.prectrl,
       inflightReaders: (vhost, url) => (this.cache?.stage.fetching(vhost, url) ? 1 : 0),
       useOriginEncoding: (vhost) => this.hosts.get(vhost)?.setting.functions.network.cache.compression.useOriginEncoding ?? true,
       smallFileMax: () => this.cache?.store.memoryObjectMax ?? 0,
