@@ -13,14 +13,14 @@ import type { Transaction } from './parts/transaction.js';
 import type { CacheEntryMeta, CacheKey, StoredHeaders } from '../cache/store.js';
 import type { StoreSink } from '../cache/tiered-sink.js';
 import type { CacheContext } from './parts/context.js';
-import { CLIENT_CONDITIONALS, keyString } from './parts/fetch-keys.js';
+import { dropClientConditionals, keyString } from './parts/fetch-keys.js';
 import { answerHeaders } from './parts/stored-view.js';
 import { forwardInterim } from './parts/interim.js';
 import { modifyOriginResponse } from './parts/header-edits.js';
 import { varyOfFetched } from './parts/encode.js';
 import { matchFallback, routeFallback, type Found } from './parts/fallback.js';
 import type { SharedFetch } from './parts/inflight.js';
-import { storableResponse, variantMatches } from './parts/rules.js';
+import { storableDirectives, variantMatches } from './parts/rules.js';
 import { newEntryMeta } from './parts/entry-meta.js';
 import { TCP_ERROR, type CacheResult } from '../cache/policy/results.js';
 import { spanValidator } from '../cache/policy/partial.js';
@@ -85,7 +85,7 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
   const f = alone ? ctx.inflight.detached(ks, ctx.maxReplayBytes) : ctx.inflight.create(ks, ctx.maxReplayBytes);
   if (plan.background !== true) f.join(tx);
   const headers = originRequestHeaders(tx);
-  for (const c of CLIENT_CONDITIONALS) delete headers[c];
+  dropClientConditionals(headers);
   if (!tx.host.useOriginEncoding) headers['accept-encoding'] = 'identity';
   if (plan.conditional !== undefined) Object.assign(headers, plan.conditional);
   const requestTime = ctx.clock.now();
@@ -128,8 +128,8 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
     }
     // An error answer does not replace a stored copy that can still be revalidated later.
     const keepStored = plan.keepStoredOnError === true && upstream.statusCode >= 500;
-    const storable = plan.mayStore && !keepStored && storableResponse('GET', tx.req.headers, upstream.statusCode, resHeaders, tx.host.cachePolicy);
-    if (!storable) {
+    const cc = plan.mayStore && !keepStored ? storableDirectives('GET', tx.req.headers, upstream.statusCode, resHeaders, tx.host.cachePolicy) : undefined;
+    if (cc === undefined) {
       ctx.inflight.finish(f);
       const [first, ...rest] = f.takeWaiting();
       for (const other of rest) { noteAlone(other); proxyToOrigin(other); }
@@ -139,7 +139,7 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
       streamUnstored(first, upstream.statusCode, resHeaders, body.readable(), cachedAt);
       return;
     }
-    const meta = newEntryMeta(plan.key, upstream.statusCode, resHeaders, tx.req.headers, requestTime, cachedAt, tx.host, tx.hook?.cacheTtl);
+    const meta = newEntryMeta(plan.key, upstream.statusCode, resHeaders, tx.req.headers, requestTime, cachedAt, tx.host, tx.hook?.cacheTtl, cc);
     if (tags !== undefined) meta.tags = tags;
     const vary = meta.vary;
     const writeHead = (w: Transaction): void => {

@@ -124,7 +124,7 @@ export const WIRE_META_FIELDS = 13;
 
 /** Appends a meta's wire form to ops (main thread). */
 export function toWire(ops: unknown[], m: CacheEntryMeta): void {
-  ops.push(m.key.vhost, m.key.url, m.variantKey, JSON.stringify(m.vary), m.status, JSON.stringify(m.headers),
+  ops.push(m.key.vhost, m.key.url, m.variantKey, m.vary.length === 0 ? '[]' : JSON.stringify(m.vary), m.status, JSON.stringify(m.headers),
     m.requestTime, m.cachedAt, m.staleAt, m.deleteAt, m.size, m.invalidated ?? 0, m.tags === undefined ? '' : m.tags.join(' '));
 }
 

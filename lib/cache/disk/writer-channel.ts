@@ -17,14 +17,21 @@ const RING_CHUNK_MAX = RING_BYTES / 8;
 /** Bytes queued that are posted at once rather than at the end of the turn. */
 const POST_NOW_BYTES = 1024 * 1024;
 
-export type Settle = (err?: Error, value?: number) => void;
-export type Ack = (bytes: number) => void;
+/**
+ * Who hears the thread about one operation: `settle` once (committed, or the error), `ack` as
+ * bytes of an object write still open are written. An object write's stream is its own (no
+ * closures per object).
+ */
+export interface Settler {
+  settle(err?: Error, value?: number): void;
+  ack(bytes: number): void;
+}
 
 /**
  * `vhost`: set for an object write (counted in writingByHost until it settles); `kept` false once
  * it was aborted or found too large (settled without an entry: not a Create).
  */
-interface Pending { settle: Settle; ack: Ack; waiting: boolean; vhost?: string; kept?: boolean }
+interface Pending { to: Settler; waiting: boolean; vhost?: string; kept?: boolean }
 
 /**
  * The compiled entry beside the compiled library (dist/workers/...); under the test loader the
@@ -81,10 +88,10 @@ export class WriterChannel {
   /** Object writes of each host not yet settled (files open for writing). */
   readonly writingByHost = new Map<string, number>();
 
-  open(meta: CacheEntryMeta, settle: Settle, ack: Ack): number {
+  open(meta: CacheEntryMeta, to: Settler): number {
     const id = this.nextId++;
     const vhost = meta.key.vhost;
-    this.pending.set(id, { settle, ack, waiting: false, vhost, kept: true });
+    this.pending.set(id, { to, waiting: false, vhost, kept: true });
     this.writingByHost.set(vhost, (this.writingByHost.get(vhost) ?? 0) + 1);
     this.ops.push(Op.OPEN, id);
     toWire(this.ops, meta);
@@ -130,7 +137,8 @@ export class WriterChannel {
     if (this.closed) return Promise.reject(Object.assign(new Error('cache store is closed'), { code: 'ECLOSED' }));
     return new Promise<number>((resolve, reject) => {
       const id = this.nextId++;
-      this.pending.set(id, { settle: (err, value) => { if (err) reject(err); else resolve(value ?? 0); }, ack: NO_ACK, waiting: true });
+      const to: Settler = { settle: (err, value) => { if (err) reject(err); else resolve(value ?? 0); }, ack: NO_ACK };
+      this.pending.set(id, { to, waiting: true });
       this.waiting++;
       this.updateRef();
       this.ops.push(Op.META, id, op);
@@ -240,7 +248,7 @@ export class WriterChannel {
     if (r.disks !== undefined) for (const [idx, status] of r.disks) this.onDisk(idx, status);
     if (r.directory !== undefined) this.onDirectory(r.directory);
     if (r.evicted !== undefined) for (const vhost of r.evicted) countCacheEvent(vhost, 'erase');
-    if (r.acked !== undefined) for (let i = 0; i < r.acked.length; i += 2) this.pending.get(r.acked[i]!)?.ack(r.acked[i + 1]!);
+    if (r.acked !== undefined) for (let i = 0; i < r.acked.length; i += 2) this.pending.get(r.acked[i]!)?.to.ack(r.acked[i + 1]!);
     if (r.ok !== undefined) {
       let vals: Map<number, number> | undefined;
       if (r.vals !== undefined) { vals = new Map(); for (let i = 0; i < r.vals.length; i += 2) vals.set(r.vals[i]!, r.vals[i + 1]!); }
@@ -261,7 +269,7 @@ export class WriterChannel {
       if (err === undefined && p.kept === true) countCacheEvent(p.vhost, 'create');
     }
     if (p.waiting && --this.waiting === 0) this.updateRef();
-    p.settle(err, value);
+    p.to.settle(err, value);
   }
 
   private drain(): void {
@@ -288,4 +296,4 @@ export class WriterChannel {
   }
 }
 
-const NO_ACK: Ack = () => undefined;
+const NO_ACK = (): void => undefined;

@@ -45,7 +45,11 @@ export class SharedFetch {
   private writeHead: WriteHead | undefined;
   private chunks: Buffer[] | null = [];
   private bytes = 0;
-  private readonly readers = new Set<Transaction>();
+  /**
+   * Clients following the answer live. One that leaves is dropped when next reached (live()):
+   * its response is `destroyed` from the moment it closes, so no listener per reader is needed.
+   */
+  private readers: Transaction[] = [];
   /**
    * A body byte (or the end) arrived. Until then the readers' heads wait: an answer that breaks
    * before its first byte (a broken chunk size in the origin's first bytes) can still be a 502,
@@ -64,8 +68,9 @@ export class SharedFetch {
   /** A piece fetch (piece-fetch.ts): its clients wait on this instead of joining as readers. */
   piece: Promise<PieceOutcome> | undefined;
   private settle: (() => void) | undefined;
-  /** Resolves when the fetch is over and its object, if any, is stored. */
-  readonly settled = new Promise<void>((resolve) => { this.settle = resolve; });
+  /** Made when first asked for (an invalidation waiting for this fetch): most fetches never are. */
+  private settledPromise: Promise<void> | undefined;
+  private isSettled = false;
 
   constructor(readonly key: string, private readonly maxReplayBytes: number, private readonly budget: ReplayBudget) {}
 
@@ -76,7 +81,13 @@ export class SharedFetch {
     this.chunks = null;
   }
 
+  /** Resolves when the fetch is over and its object, if any, is stored. */
+  get settled(): Promise<void> {
+    return (this.settledPromise ??= this.isSettled ? DONE : new Promise<void>((resolve) => { this.settle = resolve; }));
+  }
+
   markSettled(): void {
+    this.isSettled = true;
     this.settle?.();
     this.settle = undefined;
   }
@@ -116,8 +127,16 @@ export class SharedFetch {
       if (this.chunks !== null) for (const c of this.chunks) res.write(c);
       if (this.done) { res.end(); return; }
     }
-    this.readers.add(tx);
-    res.once('close', () => this.readers.delete(tx));
+    this.readers.push(tx);
+  }
+
+  /** The readers whose clients are still there (those that left are dropped from the list). */
+  private live(): Transaction[] {
+    const r = this.readers;
+    let n = 0;
+    for (let i = 0; i < r.length; i++) if (!r[i]!.res.destroyed) r[n++] = r[i]!;
+    r.length = n;
+    return r;
   }
 
   /** The shared answer starts: `accept` says which waiting clients may share it. */
@@ -135,7 +154,8 @@ export class SharedFetch {
   /** The first body byte or the end: the readers' heads go out. */
   private flow(): void {
     this.flowing = true;
-    for (const tx of this.readers) this.writeHead!(tx);
+    const r = this.live();
+    for (let i = 0; i < r.length; i++) this.writeHead!(r[i]!);
   }
 
   push(chunk: Buffer): void {
@@ -149,14 +169,16 @@ export class SharedFetch {
         this.dropReplay();
       }
     }
-    for (const tx of this.readers) tx.res.write(chunk);
+    const r = this.live();
+    for (let i = 0; i < r.length; i++) r[i]!.res.write(chunk);
   }
 
   end(): void {
     if (!this.flowing) this.flow();
     this.done = true;
-    for (const tx of this.readers) tx.res.end();
-    this.readers.clear();
+    const r = this.live();
+    for (let i = 0; i < r.length; i++) r[i]!.res.end();
+    this.readers = [];
   }
 
   /**
@@ -166,10 +188,11 @@ export class SharedFetch {
   abort(): Transaction[] {
     this.failed = true;
     this.dropReplay();
-    const unstarted = this.flowing ? [] : [...this.readers];
-    if (this.flowing) for (const tx of this.readers) { tx.aborted = true; tx.res.destroy(); }
-    this.readers.clear();
-    return unstarted;
+    const r = this.live();
+    this.readers = [];
+    if (!this.flowing) return r;
+    for (const tx of r) { tx.aborted = true; tx.res.destroy(); }
+    return [];
   }
 
   /** Hands back the clients still waiting, and closes the fetch to newcomers. */

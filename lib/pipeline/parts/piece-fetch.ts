@@ -13,7 +13,7 @@ import { originNote } from '../../log/host-logs.js';
 import { MAX_STATUS, OriginTrace, statusError, traceAnswered, traceFailed, OriginError } from '../../origin/index.js';
 import type { CacheContext } from './context.js';
 import type { PieceFill, PieceOutcome } from './inflight.js';
-import { CLIENT_CONDITIONALS, withKeyHeaders } from './fetch-keys.js';
+import { dropClientConditionals, withKeyHeaders } from './fetch-keys.js';
 import { endToEndResponseHeaders } from './hop-by-hop.js';
 import { modifyOriginResponse } from './header-edits.js';
 import { originRequestHeaders } from './proxy.js';
@@ -34,7 +34,7 @@ export function fetchPiece(ctx: CacheContext, tx: Transaction, key: CacheKey, ra
   const piece = new Promise<PieceOutcome>((resolve) => {
     const host = tx.host;
     const headers = originRequestHeaders(tx);
-    for (const c of CLIENT_CONDITIONALS) delete headers[c];
+    dropClientConditionals(headers);
     headers.range = `bytes=${range}`;
     const requestTime = ctx.clock.now();
     const trace = tx.origin = new OriginTrace(host.counterSlot);
