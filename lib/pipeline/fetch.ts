@@ -4,14 +4,12 @@
 import { takeTags } from '../cache/tags.js';
 import type { Readable } from 'node:stream';
 import { originNote } from '../log/host-logs.js';
-import { MAX_STATUS, OriginError, OriginTrace, statusError, traceAnswered, traceFailed, type OriginBody } from '../origin/index.js';
+import { MAX_STATUS, OriginError, OriginTrace, statusError, traceAnswered, traceFailed } from '../origin/index.js';
 import { endToEndResponseHeaders } from './parts/hop-by-hop.js';
 import { pipeBody } from './parts/pipe-body.js';
 import { bodyBroke, discard, originRequestHeaders, proxyToOrigin } from './parts/proxy.js';
-import { sendError } from './parts/respond.js';
 import type { Transaction } from './parts/transaction.js';
 import type { CacheEntryMeta, CacheKey, StoredHeaders } from '../cache/store.js';
-import type { StoreSink } from '../cache/tiered-sink.js';
 import type { CacheContext } from './parts/context.js';
 import { dropClientConditionals, keyString } from './parts/fetch-keys.js';
 import { answerHeaders } from './parts/stored-view.js';
@@ -22,7 +20,8 @@ import { matchFallback, routeFallback, type Found } from './parts/fallback.js';
 import type { SharedFetch } from './parts/inflight.js';
 import { storableDirectives, variantMatches } from './parts/rules.js';
 import { newEntryMeta } from './parts/entry-meta.js';
-import { TCP_ERROR, type CacheResult } from '../cache/policy/results.js';
+import { failWaiting, StoreTee } from './parts/store-tee.js';
+import type { CacheResult } from '../cache/policy/results.js';
 import { spanValidator } from '../cache/policy/partial.js';
 import { noteAlone, noteAnswer, noteOf } from './parts/cache-status.js';
 
@@ -155,7 +154,7 @@ export function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPla
     const refused = f.start(meta, writeHead, (w) => vary.length === 0 || variantMatches(meta, w.req.headers));
     for (const w of refused) noteAlone(w);
     for (const w of refused) fetchAndStore(ctx, w, { key: plan.key, mayStore: plan.mayStore, result: plan.result }, true);
-    pipeToStore(ctx, f, meta, body);
+    new StoreTee(ctx, f, meta, body);
   }, onError });
 }
 
@@ -173,15 +172,6 @@ function fetchFailed(ctx: CacheContext, f: SharedFetch, tx: Transaction, plan: F
   const found = fallbackOf(f, tx, plan, -1, NO_FIELDS);
   if (found !== undefined) { routeWaiting(ctx, f, tx, found, -1, status, NO_FIELDS); return; }
   failWaiting(f.takeWaiting(), status);
-}
-
-/** The error answer to clients whose answer had not started. */
-function failWaiting(list: Transaction[], status: number): void {
-  for (const w of list) {
-    w.cacheResult = TCP_ERROR;
-    w.status = status;
-    sendError(w.res, status);
-  }
 }
 
 /**
@@ -218,49 +208,6 @@ function routeWaiting(ctx: CacheContext, f: SharedFetch, tx: Transaction, found:
     if (mine !== undefined) routeFallback(w, mine, sent);
     else proxyToOrigin(w);
   }
-}
-
-/**
- * Tees the origin body into the readers and the store; back-pressure from the store only. A
- * fetch retired by an invalidation (requested before it) stops storing; its readers carry on.
- */
-function pipeToStore(ctx: CacheContext, f: SharedFetch, meta: CacheEntryMeta, body: OriginBody): void {
-  // The store's own write path (no stream per object); a failing disk costs only the disk copy.
-  let sink: StoreSink | undefined = f.retired ? undefined : ctx.store.openSink(meta);
-  let ending = false;
-  f.abandonStore = () => {
-    if (ending) return false;
-    sink?.abort();
-    sink = undefined;
-    // It may have been waiting for the store to drain.
-    body.resume();
-    return true;
-  };
-  body.consume({
-    onData: (chunk) => {
-      f.push(chunk);
-      const s = sink;
-      if (s !== undefined && !s.write(chunk)) {
-        body.pause();
-        s.onDrain(() => body.resume());
-      }
-    },
-    // Newcomers keep joining this fetch until the stored copy is visible.
-    onEnd: () => {
-      f.end();
-      if (sink === undefined) { ctx.inflight.finish(f); return; }
-      ending = true;
-      sink.end(() => ctx.inflight.finish(f));
-    },
-    // Readers whose answer had not started (the body broke before its first byte: a broken chunk
-    // size) get a 502 like those still waiting; the others a cut connection.
-    onError: () => {
-      sink?.abort();
-      ctx.inflight.finish(f);
-      failWaiting(f.abort(), 502);
-      failWaiting(f.takeWaiting(), 502);
-    },
-  });
 }
 
 function streamUnstored(tx: Transaction, status: number, headers: StoredHeaders, body: Readable, now: number): void {

@@ -29,6 +29,16 @@ export type PieceOutcome =
 /** `invalidated` of what a retired fetch stores after all: expired, revalidated before use. */
 const LANDS_EXPIRED = 2;
 
+/**
+ * `list` with `item` added. A first item makes a one-element array: push() on an empty array
+ * reserves room for 16 (most fetches have one client, one reader, one chunk).
+ */
+function added<T>(list: T[], item: T): T[] {
+  if (list.length === 0) return [item];
+  list.push(item);
+  return list;
+}
+
 export type WriteHead = (tx: Transaction) => void;
 
 /** Replay bytes of all fetches of a worker together, bounded (the worker's memory bound). */
@@ -112,7 +122,7 @@ export class SharedFetch {
 
   /** A client joins: it waits for the head, or replays what arrived so far and follows live. */
   join(tx: Transaction): void {
-    if (this.writeHead === undefined) { this.waiting.push(tx); return; }
+    if (this.writeHead === undefined) { this.waiting = added(this.waiting, tx); return; }
     this.attach(tx);
   }
 
@@ -127,7 +137,7 @@ export class SharedFetch {
       if (this.chunks !== null) for (const c of this.chunks) res.write(c);
       if (this.done) { res.end(); return; }
     }
-    this.readers.push(tx);
+    this.readers = added(this.readers, tx);
   }
 
   /** The readers whose clients are still there (those that left are dropped from the list). */
@@ -135,7 +145,7 @@ export class SharedFetch {
     const r = this.readers;
     let n = 0;
     for (let i = 0; i < r.length; i++) if (!r[i]!.res.destroyed) r[n++] = r[i]!;
-    r.length = n;
+    if (n !== r.length) r.length = n;
     return r;
   }
 
@@ -147,7 +157,7 @@ export class SharedFetch {
     const refused: Transaction[] = [];
     const waiting = this.waiting;
     this.waiting = [];
-    for (const tx of waiting) if (accept(tx)) this.attach(tx); else refused.push(tx);
+    for (let i = 0; i < waiting.length; i++) if (accept(waiting[i]!)) this.attach(waiting[i]!); else refused.push(waiting[i]!);
     return refused;
   }
 
@@ -164,7 +174,7 @@ export class SharedFetch {
       if (this.bytes + chunk.length <= this.maxReplayBytes && this.budget.used + chunk.length <= this.budget.max) {
         this.bytes += chunk.length;
         this.budget.used += chunk.length;
-        this.chunks.push(chunk);
+        this.chunks = added(this.chunks, chunk);
       } else {
         this.dropReplay();
       }
