@@ -6,7 +6,7 @@
 // DiskSink is that path as a plain object (the tiered store's miss path uses it directly, with
 // no stream machinery per object); DiskWriter wraps it in the Writable of the store contract.
 import { Writable } from 'node:stream';
-import type { WriterChannel } from './disk/writer-channel.js';
+import type { Settler, WriterChannel } from './disk/writer-channel.js';
 import type { CacheEntryMeta } from './store.js';
 
 /**
@@ -16,7 +16,7 @@ import type { CacheEntryMeta } from './store.js';
  */
 const STREAM_AHEAD_BYTES = 1024 * 1024;
 
-export class DiskSink {
+export class DiskSink implements Settler {
   private readonly id: number = 0;
   private bytes = 0;
   /** Bytes sent to the thread and not yet acknowledged (written or dropped) by it. */
@@ -38,7 +38,7 @@ export class DiskSink {
       process.nextTick(() => this.onFail?.(this.error!));
       return;
     }
-    this.id = channel.open(meta, (err) => this.settle(err), (n) => this.ack(n));
+    this.id = channel.open(meta, this);
     if (meta.size > maxBytes) this.markBig();
   }
 
@@ -82,7 +82,8 @@ export class DiskSink {
     return this.unacked >= STREAM_AHEAD_BYTES && !this.settled && !this.big;
   }
 
-  private ack(n: number): void {
+  /** The thread wrote (or dropped) n more bytes of this object (WriterChannel). */
+  ack(n: number): void {
     this.unacked -= n;
     const cb = this.paused;
     if (cb === undefined || this.unacked >= STREAM_AHEAD_BYTES) return;
@@ -102,7 +103,8 @@ export class DiskSink {
     this.channel.big(this.id);
   }
 
-  private settle(err?: Error): void {
+  /** The thread committed the object's row, or failed it (WriterChannel). */
+  settle(err?: Error): void {
     this.settled = true;
     this.error = err;
     const waiter = this.onSettle;

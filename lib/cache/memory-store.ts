@@ -192,7 +192,9 @@ export class MemoryStore implements CacheStore {
       for (let i = nodes.length - 1; i >= 0; i--) if (nodes[i]!.obj.variantKey === meta.variantKey) this.unlinkNode(nodes[i]!, i, true);
     }
     const node: Node = { obj, bytes, prev: null, next: null, group };
-    group.nodes.unshift(node);
+    // A URL's first variant: a one-element list (unshift on an empty array reserves room for 16).
+    if (group.nodes.length === 0) group.nodes = [node];
+    else group.nodes.unshift(node);
     this.pushFront(node);
     this.used += bytes;
     this.count++;

@@ -75,7 +75,12 @@ export function tagFieldsOf(c: { enable: boolean; fields: readonly string[]; str
  */
 export function takeTags(headers: Record<string, string | string[] | undefined>, conf: TagFields | undefined): string[] | undefined {
   if (conf === undefined) return undefined;
-  const tags = responseTags(headers, conf.fields);
-  if (conf.strip) for (const f of conf.fields) delete headers[f];
+  // Most answers carry no tag field: nothing to split, nothing to strip.
+  const fields = conf.fields;
+  let present = false;
+  for (let i = 0; i < fields.length && !present; i++) present = headers[fields[i]!] !== undefined;
+  if (!present) return undefined;
+  const tags = responseTags(headers, fields);
+  if (conf.strip) for (const f of fields) delete headers[f];
   return tags.length === 0 ? undefined : tags;
 }

@@ -48,6 +48,8 @@ export class TieredSink implements StoreSink {
     this.bytes += chunk.length;
     if (this.chunks !== null) {
       if (this.bytes > this.memMax) this.chunks = null;
+      // One-element array for a first chunk (push() on an empty one reserves room for 16).
+      else if (this.chunks.length === 0) this.chunks = [chunk];
       else this.chunks.push(chunk);
     }
     if (this.early !== undefined) {

@@ -22,7 +22,7 @@ export function isHopByHop(name: string): boolean {
 
 /** The field names a Connection value lists (lower-case), or null when there are none. */
 export function connectionListed(value: string | string[] | undefined): Set<string> | null {
-  if (value === undefined) return null;
+  if (value === undefined || value === 'keep-alive' || value === 'close') return null; // the usual values, as node and undici send them
   const text = Array.isArray(value) ? value.join(',') : value;
   let names: Set<string> | null = null;
   for (const part of text.split(',')) {

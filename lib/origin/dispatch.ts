@@ -70,7 +70,7 @@ export class OriginCall implements OriginBody, Dispatcher.DispatchHandler {
     this.tap = src === null || Buffer.isBuffer(src) ? null : new BodyTap(src);
     this.opts.body = this.tap ?? src;
     this.pool = t.ep.pool;
-    if (this.r.trace !== undefined) beginAttempt(this.r.trace, t.ep.ip, t.ep.port, t.owner.parts.host);
+    if (this.r.trace !== undefined) beginAttempt(this.r.trace, t.ep.hostPort, t.owner.parts.host);
     // undici creates its request inside the call: trace.ts links it to the attempt then.
     t.ep.pool.dispatch(this.opts, this);
     endDispatch();

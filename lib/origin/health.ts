@@ -52,6 +52,8 @@ export class Endpoint {
   removeAt = Infinity;
   private probeTimer: NodeJS.Timeout | null = null;
   private probing: net.Socket | null = null;
+  /** `ip:port` (`[ip]:port` for IPv6) as the origin log and the statistics show it. */
+  readonly hostPort: string;
 
   constructor(
     readonly address: string,
@@ -62,6 +64,7 @@ export class Endpoint {
     private readonly ctx: EndpointContext,
   ) {
     this.pool = new Pool(origin, poolOptions);
+    this.hostPort = ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`;
   }
 
   succeeded(): void {

@@ -121,8 +121,11 @@ export class OriginSet {
   }
 
   private walk(r: OriginRequest): Walk {
-    return new Walk(this.view, r, this.inactiveTtlMs, () => this.noAnswer());
+    return new Walk(this.view, r, this.inactiveTtlMs, this.noAnswerOf);
   }
+
+  /** Why a request found no address to try (one function for every walk of the set). */
+  private readonly noAnswerOf = (): OriginError => this.noAnswer();
 
   private async send(r: OriginRequest): Promise<OriginResponse> {
     const walk = this.walk(r);
@@ -134,7 +137,7 @@ export class OriginSet {
       const tap = src === null || Buffer.isBuffer(src) ? null : new BodyTap(src);
       opts.body = tap ?? src;
       const pool = t.ep.pool;
-      if (r.trace !== undefined) beginAttempt(r.trace, t.ep.ip, t.ep.port, t.owner.parts.host);
+      if (r.trace !== undefined) beginAttempt(r.trace, t.ep.hostPort, t.owner.parts.host);
       try {
         // undici creates its request inside the call: trace.ts links it to the attempt then.
         const pending = pool.request(opts);

@@ -146,8 +146,11 @@ export function traceFailed(t: OriginTrace, err: unknown): void {
 let armed: OriginTrace | null = null;
 let subscribed = false;
 
-/** An attempt on `ip:port` starts; the request undici creates next belongs to the trace. */
-export function beginAttempt(t: OriginTrace, ip: string, port: number, domain = ip): void {
+/**
+ * An attempt on `hostPort` (`ip:port`, `[ip]:port`) starts; the request undici creates next
+ * belongs to the trace. `domain`: the configured origin host of the attempt.
+ */
+export function beginAttempt(t: OriginTrace, hostPort: string, domain: string): void {
   if (!subscribed) subscribe();
   const now = performance.now();
   if (t.attempts === 0) {
@@ -155,7 +158,7 @@ export function beginAttempt(t: OriginTrace, ip: string, port: number, domain = 
     t.firstAttemptAt = now;
   }
   t.attempts++;
-  t.address = ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`;
+  t.address = hostPort;
   t.domain = domain;
   t.linked = false;
   t.reused = false;

@@ -32,7 +32,10 @@ function isIdempotent(method: string): boolean {
     method === 'DELETE' || method === 'TRACE';
 }
 
-export class Walk {
+/** The walk is its own Target (the endpoint of the current attempt): no object per attempt. */
+export class Walk implements Target {
+  ep!: Endpoint;
+  owner!: AddressView;
   private i: number;
   /** Everything excluded: try every address in order anyway; the origin may be back already. */
   private readonly walkAll: boolean;
@@ -58,7 +61,9 @@ export class Walk {
     opts.path = prefix === '' ? r.url : r.url === '*' ? prefix : prefix + r.url;
     r.headers.host = r.hostOverride ?? owner.hostHeader;
     this.attempts++;
-    return { ep: view.list[this.i]!, owner };
+    this.ep = view.list[this.i]!;
+    this.owner = owner;
+    return this;
   }
 
   /**

@@ -9,21 +9,19 @@ import { MAX_STATUS, OriginError, OriginTrace, statusError, traceAnswered, trace
 import { endToEndResponseHeaders } from './parts/hop-by-hop.js';
 import { pipeBody } from './parts/pipe-body.js';
 import { bodyBroke, discard, originRequestHeaders, proxyToOrigin } from './parts/proxy.js';
-import { sendError } from './parts/respond.js';
 import type { Transaction } from './parts/transaction.js';
 import type { CacheEntryMeta, StoredHeaders } from '../cache/store.js';
-import type { StoreSink } from '../cache/tiered-sink.js';
 import { cacheOf, type CacheContext } from './parts/context.js';
-import { CLIENT_CONDITIONALS, keyString } from './parts/fetch-keys.js';
+import { dropClientConditionals, keyString } from './parts/fetch-keys.js';
 import { answerHeaders } from './parts/stored-view.js';
 import { forwardInterim } from './parts/interim.js';
 import { modifyOriginResponse } from './parts/header-edits.js';
 import { varyOfFetched } from './parts/encode.js';
 import { matchFallback, routeFallback, type Found } from './parts/fallback.js';
 import type { SharedFetch } from './parts/inflight.js';
-import { storableResponse, variantMatches } from './parts/rules.js';
+import { storableDirectives, variantMatches } from './parts/rules.js';
 import { newEntryMeta } from './parts/entry-meta.js';
-import { TCP_ERROR } from '../cache/policy/results.js';
+import { failWaiting, StoreTee } from './parts/store-tee.js';
 import { spanValidator } from '../cache/policy/partial.js';
 import { noteAlone, noteAnswer, noteOf } from './parts/cache-status.js';
 import { resumeToFetch, takePlan, type FetchPlan } from './parts/fetch-plan.js';
@@ -62,7 +60,7 @@ function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPlan): voi
   const f = share === 'alone' ? ctx.inflight.detached(ks, ctx.maxReplayBytes) : ctx.inflight.create(ks, ctx.maxReplayBytes);
   if (plan.background !== true) f.join(tx);
   const headers = originRequestHeaders(tx);
-  for (const c of CLIENT_CONDITIONALS) delete headers[c];
+  dropClientConditionals(headers);
   if (!tx.host.useOriginEncoding) headers['accept-encoding'] = 'identity';
   if (plan.conditional !== undefined) Object.assign(headers, plan.conditional);
   const requestTime = ctx.clock.now();
@@ -117,8 +115,8 @@ function onAnswer(ctx: CacheContext, f: SharedFetch, tx: Transaction, plan: Fetc
   if (takenElsewhere(ctx, f, tx, plan, status, resHeaders, body)) return;
   // An error answer does not replace a stored copy that can still be revalidated later.
   const keepStored = plan.keepStoredOnError === true && status >= 500;
-  const storable = plan.mayStore && !keepStored && storableResponse('GET', tx.req.headers, status, resHeaders, tx.host.cachePolicy);
-  if (!storable) {
+  const cc = plan.mayStore && !keepStored ? storableDirectives('GET', tx.req.headers, status, resHeaders, tx.host.cachePolicy) : undefined;
+  if (cc === undefined) {
     ctx.inflight.finish(f);
     const [first, ...rest] = f.takeWaiting();
     for (const other of rest) { noteAlone(other); proxyToOrigin(other); }
@@ -128,10 +126,10 @@ function onAnswer(ctx: CacheContext, f: SharedFetch, tx: Transaction, plan: Fetc
     streamUnstored(first, status, resHeaders, body.readable(), cachedAt);
     return;
   }
-  const meta = newEntryMeta(plan.key, status, resHeaders, tx.req.headers, requestTime, cachedAt, tx.host, tx.hook?.cacheTtl);
+  const meta = newEntryMeta(plan.key, status, resHeaders, tx.req.headers, requestTime, cachedAt, tx.host, tx.hook?.cacheTtl, cc);
   if (tags !== undefined) meta.tags = tags;
   startShared(ctx, f, tx, plan, meta, resHeaders);
-  pipeToStore(ctx, f, meta, body);
+  new StoreTee(ctx, f, meta, body);
 }
 
 /**
@@ -195,15 +193,6 @@ function fetchFailed(ctx: CacheContext, f: SharedFetch, tx: Transaction, plan: F
   failWaiting(f.takeWaiting(), status);
 }
 
-/** The error answer to clients whose answer had not started. */
-function failWaiting(list: Transaction[], status: number): void {
-  for (const w of list) {
-    w.cacheResult = TCP_ERROR;
-    w.status = status;
-    sendError(w.res, status);
-  }
-}
-
 /**
  * A plain miss answered 200 with a Content-Length above the host's limitMaxRange, by an origin
  * that serves byte ranges of it under a strong validator: such an object is kept in pieces.
@@ -238,49 +227,6 @@ function routeWaiting(ctx: CacheContext, f: SharedFetch, tx: Transaction, found:
     if (mine !== undefined) routeFallback(w, mine, sent);
     else proxyToOrigin(w);
   }
-}
-
-/**
- * Tees the origin body into the readers and the store; back-pressure from the store only. A
- * fetch retired by an invalidation (requested before it) stops storing; its readers carry on.
- */
-function pipeToStore(ctx: CacheContext, f: SharedFetch, meta: CacheEntryMeta, body: OriginBody): void {
-  // The store's own write path (no stream per object); a failing disk costs only the disk copy.
-  let sink: StoreSink | undefined = f.retired ? undefined : ctx.store.openSink(meta);
-  let ending = false;
-  f.abandonStore = () => {
-    if (ending) return false;
-    sink?.abort();
-    sink = undefined;
-    // It may have been waiting for the store to drain.
-    body.resume();
-    return true;
-  };
-  body.consume({
-    onData: (chunk) => {
-      f.push(chunk);
-      const s = sink;
-      if (s !== undefined && !s.write(chunk)) {
-        body.pause();
-        s.onDrain(() => body.resume());
-      }
-    },
-    // Newcomers keep joining this fetch until the stored copy is visible.
-    onEnd: () => {
-      f.end();
-      if (sink === undefined) { ctx.inflight.finish(f); return; }
-      ending = true;
-      sink.end(() => ctx.inflight.finish(f));
-    },
-    // Readers whose answer had not started (the body broke before its first byte: a broken chunk
-    // size) get a 502 like those still waiting; the others a cut connection.
-    onError: () => {
-      sink?.abort();
-      ctx.inflight.finish(f);
-      failWaiting(f.abort(), 502);
-      failWaiting(f.takeWaiting(), 502);
-    },
-  });
 }
 
 function streamUnstored(tx: Transaction, status: number, headers: StoredHeaders, body: Readable, now: number): void {

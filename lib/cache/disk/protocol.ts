@@ -122,10 +122,22 @@ export interface WireMeta {
 /** How many ops words an OPEN's meta takes (toWire / fromWire). */
 export const WIRE_META_FIELDS = 13;
 
-/** Appends a meta's wire form to ops (main thread). */
-export function toWire(ops: unknown[], m: CacheEntryMeta): void {
-  ops.push(m.key.vhost, m.key.url, m.variantKey, JSON.stringify(m.vary), m.status, JSON.stringify(m.headers),
-    m.requestTime, m.cachedAt, m.staleAt, m.deleteAt, m.size, m.invalidated ?? 0, m.tags === undefined ? '' : m.tags.join(' '));
+/** Writes a meta's wire form into ops from `at` (main thread); returns the index after it. */
+export function toWire(ops: unknown[], at: number, m: CacheEntryMeta): number {
+  ops[at] = m.key.vhost;
+  ops[at + 1] = m.key.url;
+  ops[at + 2] = m.variantKey;
+  ops[at + 3] = m.vary.length === 0 ? '[]' : JSON.stringify(m.vary);
+  ops[at + 4] = m.status;
+  ops[at + 5] = JSON.stringify(m.headers);
+  ops[at + 6] = m.requestTime;
+  ops[at + 7] = m.cachedAt;
+  ops[at + 8] = m.staleAt;
+  ops[at + 9] = m.deleteAt;
+  ops[at + 10] = m.size;
+  ops[at + 11] = m.invalidated ?? 0;
+  ops[at + 12] = m.tags === undefined ? '' : m.tags.join(' ');
+  return at + WIRE_META_FIELDS;
 }
 
 /** Reads a meta's wire form from ops at i (thread). */

@@ -17,14 +17,21 @@ const RING_CHUNK_MAX = RING_BYTES / 8;
 /** Bytes queued that are posted at once rather than at the end of the turn. */
 const POST_NOW_BYTES = 1024 * 1024;
 
-export type Settle = (err?: Error, value?: number) => void;
-export type Ack = (bytes: number) => void;
+/**
+ * Who hears the thread about one operation: `settle` once (committed, or the error), `ack` as
+ * bytes of an object write still open are written. An object write's stream is its own (no
+ * closures per object).
+ */
+export interface Settler {
+  settle(err?: Error, value?: number): void;
+  ack(bytes: number): void;
+}
 
 /**
  * `vhost`: set for an object write (counted in writingByHost until it settles); `kept` false once
  * it was aborted or found too large (settled without an entry: not a Create).
  */
-interface Pending { settle: Settle; ack: Ack; waiting: boolean; vhost?: string; kept?: boolean }
+interface Pending { to: Settler; waiting: boolean; vhost?: string; kept?: boolean }
 
 /**
  * The compiled entry beside the compiled library (dist/workers/...); under the test loader the
@@ -40,7 +47,13 @@ export class WriterChannel {
   inFlight = 0;
   closed = false;
   private worker: Worker | undefined;
-  private ops: unknown[] = [];
+  /**
+   * The ops of the next message, words [0, nOps). The array is kept from message to message and
+   * a message takes an exact copy: a fresh array per message grew through a chain of larger
+   * copies (room for 17 words, then 41, 77 ...), several times its size per message.
+   */
+  private readonly ops: unknown[] = [];
+  private nOps = 0;
   private bufs: ArrayBuffer[] = [];
   /** Body bytes on their way to the thread (protocol.ts); the thread holds the same memory. */
   private readonly ring: Buffer;
@@ -81,13 +94,12 @@ export class WriterChannel {
   /** Object writes of each host not yet settled (files open for writing). */
   readonly writingByHost = new Map<string, number>();
 
-  open(meta: CacheEntryMeta, settle: Settle, ack: Ack): number {
+  open(meta: CacheEntryMeta, to: Settler): number {
     const id = this.nextId++;
     const vhost = meta.key.vhost;
-    this.pending.set(id, { settle, ack, waiting: false, vhost, kept: true });
+    this.pending.set(id, { to, waiting: false, vhost, kept: true });
     this.writingByHost.set(vhost, (this.writingByHost.get(vhost) ?? 0) + 1);
-    this.ops.push(Op.OPEN, id);
-    toWire(this.ops, meta);
+    this.nOps = toWire(this.ops, this.op2(Op.OPEN, id), meta);
     if (meta.size >= STREAM_BYTES) this.post(); else this.schedule();
     return id;
   }
@@ -100,13 +112,13 @@ export class WriterChannel {
     const at = this.ringSpace(len);
     if (at >= 0) {
       chunk.copy(this.ring, at);
-      this.ops.push(Op.DATA, id, -1, at, len);
+      this.op5(Op.DATA, id, -1, at, len);
     } else {
       // The ring is full (the thread is behind) or the chunk is huge: a buffer of its own.
       const own = Buffer.allocUnsafeSlow(len);
       chunk.copy(own);
       this.bufs.push(own.buffer as ArrayBuffer);
-      this.ops.push(Op.DATA, id, this.bufs.length - 1, 0, len);
+      this.op5(Op.DATA, id, this.bufs.length - 1, 0, len);
     }
     this.staged += len;
     if (this.staged >= POST_NOW_BYTES) this.post(); else this.schedule();
@@ -130,10 +142,11 @@ export class WriterChannel {
     if (this.closed) return Promise.reject(Object.assign(new Error('cache store is closed'), { code: 'ECLOSED' }));
     return new Promise<number>((resolve, reject) => {
       const id = this.nextId++;
-      this.pending.set(id, { settle: (err, value) => { if (err) reject(err); else resolve(value ?? 0); }, ack: NO_ACK, waiting: true });
+      const to: Settler = { settle: (err, value) => { if (err) reject(err); else resolve(value ?? 0); }, ack: NO_ACK };
+      this.pending.set(id, { to, waiting: true });
       this.waiting++;
       this.updateRef();
-      this.ops.push(Op.META, id, op);
+      this.op3(Op.META, id, op);
       this.schedule();
     });
   }
@@ -151,13 +164,13 @@ export class WriterChannel {
 
   big(id: number): void {
     this.notKept(id);
-    this.ops.push(Op.BIG, id);
+    this.op2(Op.BIG, id);
     this.schedule();
   }
 
   /** Calls cb once the bytes in flight are below the bound again. */
   onDrain(cb: () => void): void {
-    if (this.inFlight < this.maxInFlight || this.worker === undefined && this.ops.length === 0) { cb(); return; }
+    if (this.inFlight < this.maxInFlight || this.worker === undefined && this.nOps === 0) { cb(); return; }
     this.drainWaiters.push(cb);
     this.updateRef();
   }
@@ -177,8 +190,8 @@ export class WriterChannel {
   close(): Promise<void> {
     if (this.closing !== undefined) return this.closing;
     this.closed = true;
-    if (this.worker === undefined && this.ops.length === 0) return (this.closing = Promise.resolve());
-    this.ops.push(Op.CLOSE);
+    if (this.worker === undefined && this.nOps === 0) return (this.closing = Promise.resolve());
+    this.op1(Op.CLOSE);
     this.closing = new Promise<void>((resolve) => { this.onClosed = resolve; });
     this.post();
     this.updateRef();
@@ -189,9 +202,32 @@ export class WriterChannel {
   private finalOp(op: number, id: number): void {
     const p = this.pending.get(id);
     if (p === undefined) return;
-    this.ops.push(op, id);
+    this.op2(op, id);
     if (!p.waiting) { p.waiting = true; this.waiting++; this.updateRef(); }
     this.schedule();
+  }
+
+  // An op's words appended to `ops` (a fixed count each: no rest array); each returns the index after them.
+  private op1(a: unknown): number {
+    this.ops[this.nOps] = a;
+    return ++this.nOps;
+  }
+
+  private op2(a: unknown, b: unknown): number {
+    const n = this.nOps;
+    this.ops[n] = a;
+    this.ops[n + 1] = b;
+    return (this.nOps = n + 2);
+  }
+
+  private op3(a: unknown, b: unknown, c: unknown): number {
+    this.op2(a, b);
+    return this.op1(c);
+  }
+
+  private op5(a: unknown, b: unknown, c: unknown, d: unknown, e: unknown): number {
+    this.op3(a, b, c);
+    return this.op2(d, e);
   }
 
   private schedule(): void {
@@ -201,11 +237,12 @@ export class WriterChannel {
   }
 
   private post(): void {
-    if (this.ops.length === 0) return;
-    const msg: OpsMessage = { ops: this.ops, bufs: this.bufs, ring: this.ringHead };
+    if (this.nOps === 0) return;
+    const msg: OpsMessage = { ops: this.ops.slice(0, this.nOps), bufs: this.bufs, ring: this.ringHead };
+    // What the message holds is cloned by postMessage below: the words may be reused after it.
+    this.nOps = 0;
     this.ringPosted = this.ringHead;
     const transfer = this.bufs;
-    this.ops = [];
     this.bufs = [];
     this.staged = 0;
     this.thread().postMessage(msg, transfer);
@@ -240,7 +277,7 @@ export class WriterChannel {
     if (r.disks !== undefined) for (const [idx, status] of r.disks) this.onDisk(idx, status);
     if (r.directory !== undefined) this.onDirectory(r.directory);
     if (r.evicted !== undefined) for (const vhost of r.evicted) countCacheEvent(vhost, 'erase');
-    if (r.acked !== undefined) for (let i = 0; i < r.acked.length; i += 2) this.pending.get(r.acked[i]!)?.ack(r.acked[i + 1]!);
+    if (r.acked !== undefined) for (let i = 0; i < r.acked.length; i += 2) this.pending.get(r.acked[i]!)?.to.ack(r.acked[i + 1]!);
     if (r.ok !== undefined) {
       let vals: Map<number, number> | undefined;
       if (r.vals !== undefined) { vals = new Map(); for (let i = 0; i < r.vals.length; i += 2) vals.set(r.vals[i]!, r.vals[i + 1]!); }
@@ -261,7 +298,7 @@ export class WriterChannel {
       if (err === undefined && p.kept === true) countCacheEvent(p.vhost, 'create');
     }
     if (p.waiting && --this.waiting === 0) this.updateRef();
-    p.settle(err, value);
+    p.to.settle(err, value);
   }
 
   private drain(): void {
@@ -288,4 +325,4 @@ export class WriterChannel {
   }
 }
 
-const NO_ACK: Ack = () => undefined;
+const NO_ACK = (): void => undefined;

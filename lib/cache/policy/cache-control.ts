@@ -143,14 +143,10 @@ function apply(d: CacheDirectives, seen: { maxAge: boolean; sMaxage: boolean }, 
   }
 }
 
-/**
- * Tokenizes one field value into `d`. Returns false on a syntax error (an unterminated quoted
- * string or a directive without a name), which matters only for the targeted field.
- */
-function parseInto(d: CacheDirectives, seen: { maxAge: boolean; sMaxage: boolean }, s: string): boolean {
+/** Tokenizes one field value into `d` (what does not parse is skipped, member by member). */
+function parseInto(d: CacheDirectives, seen: { maxAge: boolean; sMaxage: boolean }, s: string): void {
   const len = s.length;
   let i = 0;
-  let ok = true;
   while (i < len) {
     let c = s.charCodeAt(i);
     if (c === 44 || isWs(c)) { i++; continue; }
@@ -178,7 +174,7 @@ function parseInto(d: CacheDirectives, seen: { maxAge: boolean; sMaxage: boolean
           i++;
         }
         value = buf + s.slice(from, i);
-        if (closed) i++; else ok = false;
+        if (closed) i++;
       } else {
         const vStart = i;
         while (i < len) {
@@ -190,38 +186,41 @@ function parseInto(d: CacheDirectives, seen: { maxAge: boolean; sMaxage: boolean
       }
     }
     // Anything else before the next comma is junk of this member; skip it.
-    while (i < len && s.charCodeAt(i) !== 44) {
-      if (!isWs(s.charCodeAt(i))) ok = false;
-      i++;
-    }
-    if (name.length === 0) { ok = false; continue; }
+    while (i < len && s.charCodeAt(i) !== 44) i++;
+    if (name.length === 0) continue;
     apply(d, seen, name, value);
   }
-  return ok;
 }
 
-function parseWithStatus(value: string | string[] | undefined): { d: CacheDirectives; ok: boolean; empty: boolean } {
-  const d = emptyDirectives();
-  const seen = { maxAge: false, sMaxage: false };
-  let ok = true;
-  let empty = true;
-  if (value === undefined) return { d, ok, empty };
-  if (typeof value === 'string') {
-    ok = parseInto(d, seen, value);
-    empty = value.trim().length === 0;
-  } else {
-    // Repeated field lines are one list (RFC 9110 5.3); duplicates across lines count.
-    for (const v of value) {
-      if (!parseInto(d, seen, v)) ok = false;
-      if (v.trim().length > 0) empty = false;
-    }
-  }
-  return { d, ok, empty };
+/** Which of max-age and s-maxage one parse has seen (a parse is synchronous: one object serves all). */
+const seen = { maxAge: false, sMaxage: false };
+
+/** Parses a field value (repeated field lines are one list, RFC 9110 5.3) into `d`. */
+function parseValue<D extends CacheDirectives>(d: D, value: string | string[] | undefined): D {
+  if (value === undefined) return d;
+  seen.maxAge = false;
+  seen.sMaxage = false;
+  if (typeof value === 'string') parseInto(d, seen, value);
+  else for (const v of value) parseInto(d, seen, v); // duplicates across lines count
+  return d;
 }
 
 /** Parses a Cache-Control field value (request or response). */
 export function parseCacheControl(value: string | string[] | undefined): CacheDirectives {
-  return parseWithStatus(value).d;
+  return parseValue(emptyDirectives(), value);
+}
+
+/**
+ * A response's Cache-Control as its directives (cdn-cache-control.ts responseDirectives decides
+ * which field applies): made with `targeted` in place, one object and one shape per parse.
+ */
+export function parseResponseCacheControl(value: string | string[] | undefined): ResponseDirectives {
+  return parseValue({
+    maxAge: undefined, sMaxage: undefined, noCache: undefined, noStore: false, private: undefined,
+    public: false, mustRevalidate: false, proxyRevalidate: false, mustUnderstand: false,
+    noTransform: false, immutable: false, staleWhileRevalidate: undefined, staleIfError: undefined,
+    maxStale: undefined, minFresh: undefined, onlyIfCached: false, targeted: false,
+  }, value);
 }
 
 /**

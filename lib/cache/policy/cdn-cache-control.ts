@@ -4,7 +4,7 @@
 // This is a small parser for this one field, not a general Structured Fields library. Which of
 // the two fields a response's directives come from is decided here too (responseDirectives, which
 // needs both parsers), so cache-control.ts needs nothing of this file.
-import { DELTA_SECONDS_MAX, emptyDirectives, parseCacheControl, type CacheDirectives, type ResponseDirectives } from './cache-control.js';
+import { DELTA_SECONDS_MAX, emptyDirectives, parseResponseCacheControl, type CacheDirectives, type ResponseDirectives } from './cache-control.js';
 import type { HeaderMap } from './headers.js';
 
 type Bare = { t: 'int'; v: number } | { t: 'dec' } | { t: 'str'; v: string } | { t: 'tok'; v: string } | { t: 'bytes' } | { t: 'bool'; v: boolean };
@@ -223,5 +223,5 @@ export function responseDirectives(headers: HeaderMap): ResponseDirectives {
     const d = parseCdnCacheControl(cdn);
     if (d !== undefined) return Object.assign(d, { targeted: true });
   }
-  return Object.assign(parseCacheControl(headers['cache-control']), { targeted: false });
+  return parseResponseCacheControl(headers['cache-control']);
 }

@@ -93,8 +93,14 @@ export function compressibleType(contentType: string | string[] | undefined, rul
   const semi = contentType.indexOf(';');
   const type = (semi < 0 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
   if (rules.exact.has(type)) return true;
-  for (const p of rules.prefixes) if (type.startsWith(p) && type.length > p.length) return true;
-  for (const s of rules.suffixes) if (type.startsWith(s.prefix) && type.endsWith(s.suffix) && type.length > s.prefix.length + s.suffix.length) return true;
+  // Indexed loops: this runs on every fetched answer of a host that compresses.
+  const prefixes = rules.prefixes;
+  for (let i = 0; i < prefixes.length; i++) if (type.startsWith(prefixes[i]!) && type.length > prefixes[i]!.length) return true;
+  const suffixes = rules.suffixes;
+  for (let i = 0; i < suffixes.length; i++) {
+    const s = suffixes[i]!;
+    if (type.startsWith(s.prefix) && type.endsWith(s.suffix) && type.length > s.prefix.length + s.suffix.length) return true;
+  }
   return false;
 }
 

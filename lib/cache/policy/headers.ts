@@ -20,10 +20,14 @@ export function isRepeated(headers: HeaderMap, name: string): boolean {
 
 const MONTHS = 'janfebmaraprmayjunjulaugsepoctnovdec';
 
+/** The month named at s[at..at+3) (any case), 0-11, or -1; compared in place (every miss reads a Date). */
 function monthIndex(s: string, at: number): number {
-  const m = s.slice(at, at + 3).toLowerCase();
-  const i = MONTHS.indexOf(m);
-  return i < 0 || i % 3 !== 0 ? -1 : i / 3;
+  // | 0x20 lower-cases an ASCII letter; no other character becomes one of the month letters.
+  const a = s.charCodeAt(at) | 0x20, b = s.charCodeAt(at + 1) | 0x20, c = s.charCodeAt(at + 2) | 0x20;
+  for (let i = 0; i < MONTHS.length; i += 3) {
+    if (MONTHS.charCodeAt(i) === a && MONTHS.charCodeAt(i + 1) === b && MONTHS.charCodeAt(i + 2) === c) return i / 3;
+  }
+  return -1;
 }
 
 function digits(s: string, from: number, len: number): number {

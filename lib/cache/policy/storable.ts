@@ -50,7 +50,9 @@ export function isStorable(
   if (cc.mustUnderstand && !isUnderstoodStatus(status)) return 'status';
   // RFC 9111 5.2.2.3: must-understand overrides no-store when the status is understood.
   if (cc.noStore && !cc.mustUnderstand) return 'no-store';
-  if (parseCacheControl(req.headers['cache-control']).noStore) return 'no-store';
+  // Most requests carry no Cache-Control: nothing to parse then.
+  const reqCc = req.headers['cache-control'];
+  if (reqCc !== undefined && parseCacheControl(reqCc).noStore) return 'no-store';
   if (cc.private === true && opts.honourPrivate) return 'private';
   if (req.headers['authorization'] !== undefined && !cc.public && !cc.mustRevalidate && cc.sMaxage === undefined) {
     return 'authorization';

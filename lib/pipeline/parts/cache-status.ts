@@ -102,13 +102,14 @@ export function hitCacheStatus(tx: TransactionRecord, view: StoredView, ttl: num
 const NONE: string[] = [];
 
 /**
- * The fields of an answer with our member appended (a copy: the caller's object may be a stored
- * one). A flat list is a hit's prepared head, which has it; a relayed answer has the owner's.
+ * The fields of an answer with our member appended: a copy (the caller's object may be a stored
+ * one), unless they are the answer's own (tx.ownFields). A flat list is a hit's prepared head,
+ * which has it; a relayed answer has the owner's.
  */
 export function withCacheStatus<F extends OutgoingHttpHeaders | readonly OutgoingHttpHeader[] | readonly string[] | undefined>(tx: TransactionRecord, fields: F): F | OutgoingHttpHeaders {
   const cs = tx.host?.cacheStatus;
   if (cs === undefined || Array.isArray(fields) || tx.cacheStatus?.relayed === true) return fields;
-  const out: OutgoingHttpHeaders = { ...(fields as OutgoingHttpHeaders | undefined) };
+  const out: OutgoingHttpHeaders = fields !== undefined && fields === tx.ownFields ? fields as OutgoingHttpHeaders : { ...(fields as OutgoingHttpHeaders | undefined) };
   out['cache-status'] = appendCacheStatus(out['cache-status'], cacheStatusMember(cs.item, paramsOf(tx, undefined)));
   return out;
 }

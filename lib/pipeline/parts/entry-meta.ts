@@ -3,17 +3,27 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { CacheEntryMeta, CacheKey, StoredHeaders } from '../../cache/store.js';
 import { computeTimes } from '../../cache/policy/freshness.js';
+import { responseDirectives } from '../../cache/policy/cdn-cache-control.js';
+import type { ResponseDirectives } from '../../cache/policy/cache-control.js';
 import type { HostRuntime } from './host-runtime.js';
 import { withKeyHeaders } from './fetch-keys.js';
 import { storedVary } from './encode.js';
 import { fieldsToStore, variantOf, varyOf } from './rules.js';
 
-/** Meta of a new stored object from the origin's answer (`originHeaders`: as received). */
+/**
+ * Meta of a new stored object from the origin's answer (`originHeaders`: as received). `cc`: the
+ * answer's directives when the caller parsed them already (storableDirectives).
+ */
 export function newEntryMeta(key: CacheKey, status: number, originHeaders: StoredHeaders, reqHeaders: IncomingHttpHeaders,
-  requestTime: number, cachedAt: number, host: HostRuntime, hookTtl: number | undefined): CacheEntryMeta {
-  const headers = fieldsToStore(originHeaders, cachedAt, host.cachePolicy);
+  requestTime: number, cachedAt: number, host: HostRuntime, hookTtl: number | undefined,
+  cc: ResponseDirectives = responseDirectives(originHeaders)): CacheEntryMeta {
+  const headers = fieldsToStore(originHeaders, cachedAt, host.cachePolicy, cc);
   const vary = withKeyHeaders(storedVary(host.useOriginEncoding, varyOf(headers)), host.net?.key?.headers);
-  const times = computeTimes({ status, headers }, { requestTime, cachedAt }, host.cachePolicy);
+  // The stored fields are the answer's less those it names (no-cache="...", private="..."): its
+  // directives hold for them unless it named a Cache-Control field itself.
+  const storedCc = headers['cache-control'] === originHeaders['cache-control'] && headers['cdn-cache-control'] === originHeaders['cdn-cache-control']
+    ? cc : responseDirectives(headers);
+  const times = computeTimes({ status, headers }, { requestTime, cachedAt }, host.cachePolicy, storedCc);
   if (hookTtl !== undefined && status >= 200 && status < 300) {
     // The hook's cacheTtl is the freshness lifetime of a 2xx (document 2); the copy is kept past
     // it as long as the engine would have kept it past its own.
@@ -22,13 +32,14 @@ export function newEntryMeta(key: CacheKey, status: number, originHeaders: Store
     times.staleAt = staleAt;
   }
   const contentLength = Number(headers['content-length'] ?? -1);
-  return {
+  const meta: CacheEntryMeta = {
     key, variantKey: variantOf(vary, reqHeaders), vary, status, headers,
     requestTime, cachedAt, staleAt: times.staleAt, deleteAt: times.deleteAt,
     size: contentLength >= 0 ? contentLength : 0,
     // A memory-only host keeps on disk what is at least nonVolatileSize; of a body of unknown
     // length the store learns it on the way (volatileUpTo).
     volatile: host.volatile && (host.nonVolatileSize <= 0 || contentLength < 0 || contentLength < host.nonVolatileSize),
-    ...(host.volatile && host.nonVolatileSize > 0 && contentLength < 0 ? { volatileUpTo: host.nonVolatileSize } : {}),
   };
+  if (host.volatile && host.nonVolatileSize > 0 && contentLength < 0) meta.volatileUpTo = host.nonVolatileSize;
+  return meta;
 }

@@ -3,7 +3,15 @@
 import type { CacheKey } from '../../cache/store.js';
 
 /** Client fields that must not shape the object the cache stores for everyone. */
-export const CLIENT_CONDITIONALS = ['if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'if-range', 'range'];
+const CLIENT_CONDITIONALS = ['if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'if-range', 'range'];
+
+/** Removes CLIENT_CONDITIONALS from an origin request's fields (most requests carry none). */
+export function dropClientConditionals(headers: Record<string, unknown>): void {
+  for (let i = 0; i < CLIENT_CONDITIONALS.length; i++) {
+    const name = CLIENT_CONDITIONALS[i]!;
+    if (headers[name] !== undefined) delete headers[name];
+  }
+}
 
 export function keyString(key: CacheKey): string {
   return `${key.vhost}\n${key.url}`;

@@ -29,6 +29,16 @@ export type PieceOutcome =
 /** `invalidated` of what a retired fetch stores after all: expired, revalidated before use. */
 const LANDS_EXPIRED = 2;
 
+/**
+ * `list` with `item` added. A first item makes a one-element array: push() on an empty array
+ * reserves room for 16 (most fetches have one client, one reader, one chunk).
+ */
+function added<T>(list: T[], item: T): T[] {
+  if (list.length === 0) return [item];
+  list.push(item);
+  return list;
+}
+
 export type WriteHead = (tx: Transaction) => void;
 
 /** Replay bytes of all fetches of a worker together, bounded (the worker's memory bound). */
@@ -45,7 +55,11 @@ export class SharedFetch {
   private writeHead: WriteHead | undefined;
   private chunks: Buffer[] | null = [];
   private bytes = 0;
-  private readonly readers = new Set<Transaction>();
+  /**
+   * Clients following the answer live. One that leaves is dropped when next reached (live()):
+   * its response is `destroyed` from the moment it closes, so no listener per reader is needed.
+   */
+  private readers: Transaction[] = [];
   /**
    * A body byte (or the end) arrived. Until then the readers' heads wait: an answer that breaks
    * before its first byte (a broken chunk size in the origin's first bytes) can still be a 502,
@@ -64,8 +78,9 @@ export class SharedFetch {
   /** A piece fetch (piece-fetch.ts): its clients wait on this instead of joining as readers. */
   piece: Promise<PieceOutcome> | undefined;
   private settle: (() => void) | undefined;
-  /** Resolves when the fetch is over and its object, if any, is stored. */
-  readonly settled = new Promise<void>((resolve) => { this.settle = resolve; });
+  /** Made when first asked for (an invalidation waiting for this fetch): most fetches never are. */
+  private settledPromise: Promise<void> | undefined;
+  private isSettled = false;
 
   constructor(readonly key: string, private readonly maxReplayBytes: number, private readonly budget: ReplayBudget) {}
 
@@ -76,7 +91,13 @@ export class SharedFetch {
     this.chunks = null;
   }
 
+  /** Resolves when the fetch is over and its object, if any, is stored. */
+  get settled(): Promise<void> {
+    return (this.settledPromise ??= this.isSettled ? DONE : new Promise<void>((resolve) => { this.settle = resolve; }));
+  }
+
   markSettled(): void {
+    this.isSettled = true;
     this.settle?.();
     this.settle = undefined;
   }
@@ -101,7 +122,7 @@ export class SharedFetch {
 
   /** A client joins: it waits for the head, or replays what arrived so far and follows live. */
   join(tx: Transaction): void {
-    if (this.writeHead === undefined) { this.waiting.push(tx); return; }
+    if (this.writeHead === undefined) { this.waiting = added(this.waiting, tx); return; }
     this.attach(tx);
   }
 
@@ -116,8 +137,16 @@ export class SharedFetch {
       if (this.chunks !== null) for (const c of this.chunks) res.write(c);
       if (this.done) { res.end(); return; }
     }
-    this.readers.add(tx);
-    res.once('close', () => this.readers.delete(tx));
+    this.readers = added(this.readers, tx);
+  }
+
+  /** The readers whose clients are still there (those that left are dropped from the list). */
+  private live(): Transaction[] {
+    const r = this.readers;
+    let n = 0;
+    for (let i = 0; i < r.length; i++) if (!r[i]!.res.destroyed) r[n++] = r[i]!;
+    if (n !== r.length) r.length = n;
+    return r;
   }
 
   /** The shared answer starts: `accept` says which waiting clients may share it. */
@@ -128,14 +157,15 @@ export class SharedFetch {
     const refused: Transaction[] = [];
     const waiting = this.waiting;
     this.waiting = [];
-    for (const tx of waiting) if (accept(tx)) this.attach(tx); else refused.push(tx);
+    for (let i = 0; i < waiting.length; i++) if (accept(waiting[i]!)) this.attach(waiting[i]!); else refused.push(waiting[i]!);
     return refused;
   }
 
   /** The first body byte or the end: the readers' heads go out. */
   private flow(): void {
     this.flowing = true;
-    for (const tx of this.readers) this.writeHead!(tx);
+    const r = this.live();
+    for (let i = 0; i < r.length; i++) this.writeHead!(r[i]!);
   }
 
   push(chunk: Buffer): void {
@@ -144,19 +174,21 @@ export class SharedFetch {
       if (this.bytes + chunk.length <= this.maxReplayBytes && this.budget.used + chunk.length <= this.budget.max) {
         this.bytes += chunk.length;
         this.budget.used += chunk.length;
-        this.chunks.push(chunk);
+        this.chunks = added(this.chunks, chunk);
       } else {
         this.dropReplay();
       }
     }
-    for (const tx of this.readers) tx.res.write(chunk);
+    const r = this.live();
+    for (let i = 0; i < r.length; i++) r[i]!.res.write(chunk);
   }
 
   end(): void {
     if (!this.flowing) this.flow();
     this.done = true;
-    for (const tx of this.readers) tx.res.end();
-    this.readers.clear();
+    const r = this.live();
+    for (let i = 0; i < r.length; i++) r[i]!.res.end();
+    this.readers = [];
   }
 
   /**
@@ -166,10 +198,11 @@ export class SharedFetch {
   abort(): Transaction[] {
     this.failed = true;
     this.dropReplay();
-    const unstarted = this.flowing ? [] : [...this.readers];
-    if (this.flowing) for (const tx of this.readers) { tx.aborted = true; tx.res.destroy(); }
-    this.readers.clear();
-    return unstarted;
+    const r = this.live();
+    this.readers = [];
+    if (!this.flowing) return r;
+    for (const tx of r) { tx.aborted = true; tx.res.destroy(); }
+    return [];
   }
 
   /** Hands back the clients still waiting, and closes the fetch to newcomers. */

@@ -14,7 +14,7 @@ import { originNote } from '../../log/host-logs.js';
 import { MAX_STATUS, OriginTrace, statusError, traceAnswered, traceFailed, OriginError, type OriginBody, type OriginHead } from '../../origin/index.js';
 import type { CacheContext } from './context.js';
 import type { PieceFill, PieceOutcome, SharedFetch } from './inflight.js';
-import { CLIENT_CONDITIONALS, withKeyHeaders } from './fetch-keys.js';
+import { dropClientConditionals, withKeyHeaders } from './fetch-keys.js';
 import { endToEndResponseHeaders } from './hop-by-hop.js';
 import { modifyOriginResponse } from './header-edits.js';
 import { originRequestHeaders } from './proxy.js';
@@ -64,7 +64,7 @@ export function fetchPiece(ctx: CacheContext, tx: Transaction, key: CacheKey, ra
 function startPiece(ctx: CacheContext, tx: Transaction, key: CacheKey, range: string, f: SharedFetch, resolve: (o: PieceOutcome) => void): void {
   const host = tx.host;
   const headers = originRequestHeaders(tx);
-  for (const c of CLIENT_CONDITIONALS) delete headers[c];
+  dropClientConditionals(headers);
   headers.range = `bytes=${range}`;
   const trace = tx.origin = new OriginTrace(host.counterSlot);
   if (host.logs !== undefined) trace.note = originNote(tx, 'GET', false, headers);

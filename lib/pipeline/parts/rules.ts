@@ -4,7 +4,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import {
   buildRevalidationHeaders, computeTimes, encodingAcceptable, evaluateConditional, formatHttpDate, needsEncodingCheck, storableFields,
-  isStorable, mergeNotModified as policyMerge, variantKey, varyHeaders, type CachePolicyOptions, type HeaderMap,
+  isStorable, mergeNotModified as policyMerge, responseDirectives, variantKey, varyHeaders, type CachePolicyOptions, type HeaderMap,
+  type ResponseDirectives,
 } from '../../cache/policy/index.js';
 import { connectionLists, isHopByHop } from '../../http/hop-by-hop.js';
 import type { CacheEntryMeta, StoredHeaders } from '../../cache/store.js';
@@ -56,14 +57,25 @@ function withoutUnforwarded(vary: readonly string[], headers: IncomingHttpHeader
  * no-cache="...") and with a Date when the origin sent none (RFC 9110 6.6.1: the time it was
  * received), so a later hit does not stamp the time of the hit.
  */
-export function fieldsToStore(headers: StoredHeaders, receivedAt: number, opts: CachePolicyOptions): StoredHeaders {
-  const out = storableFields(headers, opts);
+export function fieldsToStore(headers: StoredHeaders, receivedAt: number, opts: CachePolicyOptions,
+  cc: ResponseDirectives = responseDirectives(headers)): StoredHeaders {
+  const out = storableFields(headers, opts, cc);
   if (out.date !== undefined) return out;
   return { ...out, date: formatHttpDate(receivedAt) };
 }
 
 export function storableResponse(method: string, reqHeaders: IncomingHttpHeaders, status: number, headers: StoredHeaders, opts: CachePolicyOptions): boolean {
   return isStorable({ method, headers: reqHeaders as HeaderMap }, { status, headers }, opts) === true;
+}
+
+/**
+ * storableResponse that hands back the answer's directives when it may be stored (undefined
+ * when not), so that the meta of the new object (newEntryMeta) does not parse them again.
+ */
+export function storableDirectives(method: string, reqHeaders: IncomingHttpHeaders, status: number, headers: StoredHeaders,
+  opts: CachePolicyOptions): ResponseDirectives | undefined {
+  const cc = responseDirectives(headers);
+  return isStorable({ method, headers: reqHeaders as HeaderMap }, { status, headers }, opts, cc) === true ? cc : undefined;
 }
 
 export function varyOf(headers: StoredHeaders): string[] {

@@ -113,5 +113,6 @@ export function answerHeaders(meta: CacheEntryMeta, headers: StoredHeaders, now:
   out.via = viaWith(headers.via);
   out['x-cache'] = tx.cacheResult ?? TCP_MISS;
   if (DEBUG_WORKER !== undefined) out['x-svc-worker'] = DEBUG_WORKER;
+  tx.ownFields = out;
   return out;
 }

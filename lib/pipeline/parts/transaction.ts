@@ -102,6 +102,11 @@ export class TransactionRecord implements RecordFields {
    * answer's). The logs read single fields here instead of scanning node's serialized head.
    */
   responseFields: OutgoingHttpHeaders | OutgoingHttpHeader[] | undefined = undefined;
+  /**
+   * A field object a stage built for this answer alone (stored-view.ts answerHeaders): the head
+   * (TxResponse) adds its Cache-Status to it in place instead of copying every field again.
+   */
+  ownFields: OutgoingHttpHeaders | undefined = undefined;
   cacheResult: CacheResult | undefined = undefined;
   /** A stage saw the answer break (origin body, store file): the client got an incomplete body. */
   aborted = false;
