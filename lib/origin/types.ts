@@ -92,7 +92,10 @@ export interface OriginHandler {
   onError(err: unknown): void;
 }
 
-/** Receives the bytes of an answer's body (OriginBody.consume). */
+/**
+ * Receives the bytes of an answer's body (OriginBody.consume). Its methods are called on it
+ * (`h.onData(chunk)`), never detached: a handler may be a class instance.
+ */
 export interface BodyHandler {
   onData(chunk: Buffer): void;
   onEnd(): void;

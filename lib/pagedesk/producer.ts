@@ -141,7 +141,9 @@ async function* replay(head: Buffer[], rest: Readable): AsyncGenerator<Buffer> {
 /** An answer's Readable as the OriginBody the fetch stage consumes. */
 function bodyOf(r: Readable): OriginBody {
   return {
-    consume: (h) => { r.on('data', h.onData).once('end', h.onEnd).once('error', h.onError); },
+    // Called as methods of the handler: a handler may be an object whose methods use `this`
+    // (the fetch step's StoreTee), not only a bag of closures.
+    consume: (h) => { r.on('data', (c: Buffer) => h.onData(c)).once('end', () => h.onEnd()).once('error', (e: Error) => h.onError(e)); },
     pause: () => { r.pause(); },
     resume: () => { r.resume(); },
     discard: () => { r.destroy(); },
