@@ -8,13 +8,12 @@
 // machine each answer must come within 100 ms; on one so busy that an idle process itself waits
 // 50 ms or more, the nodes' share of answers over 100 ms is judged against the idle processes'.
 // Either way a node silent for 5 s fails (the defect: minutes without an answer).
-import { spawn } from 'node:child_process';
 import t from 'tap';
 import { busNode, versionedOrigin, type BusNode } from './fixtures/fleet.js';
 import { Redis } from 'ioredis';
-import { request } from 'undici';
 import { startRedis } from '../helpers/redis.js';
 import { pollUntil, waitFor, within } from '../helpers/wait.js';
+import { latency, startControl } from '../helpers/latency.js';
 import { call, fetchHost, infoLog } from '../lifecycle/fixtures/node.js';
 
 const STREAM = 'test:large';
@@ -29,34 +28,10 @@ type Obj = Record<string, any>;
 const busOf = async (n: Node): Promise<Obj> => (((await call(n.server.apiPort, '/monitoring/realtime')).json as Obj).Host.System as Obj).InvalidationBus as Obj;
 const get = (n: Node, path: string): Promise<{ status: number; cache: string; body: string }> => fetchHost(n.port, 'a.com', path);
 
-/** Milliseconds an answer of `url` takes; Infinity when there is none within 5 s. */
-async function latency(url: string): Promise<number> {
-  const started = performance.now();
-  try {
-    const r = await request(url, { signal: AbortSignal.timeout(5000) });
-    await r.body.text();
-  } catch {
-    return Infinity;
-  }
-  return performance.now() - started;
-}
-
-/**
- * A trivial HTTP server in a process of its own: how long the machine itself (other tests, the
- * nodes' workers busy with the purge) keeps a process that has nothing to do from answering.
- */
-async function startControl(): Promise<{ url: string }> {
-  const proc = spawn(process.execPath, ['-e', "require('http').createServer((q, s) => s.end('ok')).listen(0, '127.0.0.1', function () { console.log(this.address().port); })"],
-    { stdio: ['ignore', 'pipe', 'inherit'] });
-  t.teardown(() => proc.kill());
-  const port = await within(new Promise<string>((r) => proc.stdout!.once('data', (d: Buffer) => r(d.toString().trim()))), 10_000, 'a control server');
-  return { url: `http://127.0.0.1:${port}/` };
-}
-
 const a = await node('a');
 const b = await node('b');
 // As many control processes as nodes polled: the slowest of as many processes as the nodes have.
-const controls = [await startControl(), await startControl()];
+const controls = [await startControl(t), await startControl(t)];
 
 t.test('a purge of 100,000 targets reaches the other node whole while the management API of both answers within 100 ms', async (t) => {
   const TARGETS = 100_000;

@@ -7,48 +7,22 @@
 // Latency is judged as in fleet-bus-large.test.ts, beside an idle control process polled at the
 // same moments. The command reaches the workers in slices (lib/primary/prectrl-feed.ts): sent as
 // one message of 14 MB, it kept the API from answering for 460-520 ms.
-import { spawn } from 'node:child_process';
 import t from 'tap';
-import { request } from 'undici';
-import { TestOrigin } from '../helpers/origin.js';
+import { versionedOrigin } from './fixtures/fleet.js';
 import { freePort } from '../helpers/ports.js';
 import { startServer } from '../helpers/server.js';
 import { pollUntil, within } from '../helpers/wait.js';
+import { latency, startControl } from '../helpers/latency.js';
 import { call, fetchHost } from '../lifecycle/fixtures/node.js';
 
-const origin = await new TestOrigin().start();
-let version = 0;
-origin.otherwise((req, res) => {
-  const body = `${req.url} v${++version}`;
-  res.writeHead(200, { 'cache-control': 'max-age=600', 'content-length': Buffer.byteLength(body) });
-  res.end(body);
-});
+// Each answer a new version: a purged copy is told from the old one by its body.
+const origin = await versionedOrigin(t);
 const port = await freePort();
 const server = await startServer([{ name: 'a.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }]);
-t.teardown(async () => { await server.stop(); await origin.stop(); });
+t.teardown(() => server.stop());
 const get = (path: string): Promise<{ status: number; cache: string; body: string }> => fetchHost(port, 'a.com', path);
 
-/** Milliseconds an answer of `url` takes; Infinity when there is none within 5 s. */
-async function latency(url: string): Promise<number> {
-  const started = performance.now();
-  try {
-    const r = await request(url, { signal: AbortSignal.timeout(5000) });
-    await r.body.text();
-  } catch {
-    return Infinity;
-  }
-  return performance.now() - started;
-}
-
-/** A trivial HTTP server in a process of its own: how long the machine keeps an idle process waiting. */
-async function startControl(): Promise<{ url: string }> {
-  const proc = spawn(process.execPath, ['-e', "require('http').createServer((q, s) => s.end('ok')).listen(0, '127.0.0.1', function () { console.log(this.address().port); })"],
-    { stdio: ['ignore', 'pipe', 'inherit'] });
-  t.teardown(() => proc.kill());
-  const p = await within(new Promise<string>((r) => proc.stdout!.once('data', (d: Buffer) => r(d.toString().trim()))), 10_000, 'a control server');
-  return { url: `http://127.0.0.1:${p}/` };
-}
-const control = await startControl();
+const control = await startControl(t);
 
 const queueUsed = async (): Promise<number> =>
   ((await call(server.apiPort, '/monitoring/asynctrl/actives')).json as { result: { queue: { used: number } } }).result.queue.used;

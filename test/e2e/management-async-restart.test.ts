@@ -5,22 +5,17 @@
 // only pre-cache control can keep the copy from being served.
 import t from 'tap';
 import { request } from 'undici';
-import { TestOrigin } from '../helpers/origin.js';
+import { versionedOrigin } from './fixtures/fleet.js';
 import { freePort } from '../helpers/ports.js';
 import { primaryPids, startServer, workerPids } from '../helpers/server.js';
 import { pollUntil } from '../helpers/wait.js';
 
-const origin = await new TestOrigin().start();
-let version = 0;
-origin.otherwise((req, res) => {
-  const body = `${req.url} v${++version}`;
-  res.writeHead(200, { 'cache-control': 'max-age=600', 'content-length': Buffer.byteLength(body) });
-  res.end(body);
-});
+// Each answer a new version: a purged copy is told from the old one by its body.
+const origin = await versionedOrigin(t);
 const port = await freePort();
 const server = await startServer([{ name: 'r.com', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] } }],
   { extra: { env: { management: { api: { asyncInterval: 600_000 } } } } });
-t.teardown(async () => { await server.stop(); await origin.stop(); });
+t.teardown(() => server.stop());
 
 const get = async (path: string): Promise<{ cache: string; body: string }> => {
   const r = await request(`http://127.0.0.1:${port}${path}`, { headers: { host: 'r.com' } });
