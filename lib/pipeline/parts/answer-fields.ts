@@ -8,7 +8,7 @@ import type { TransactionRecord } from './transaction.js';
 /** The machine's name, read once (nodeName.value null). */
 const MACHINE = os.hostname();
 
-interface FieldSetter {
+export interface FieldSetter {
   setHeader(name: string, value: string): unknown;
 }
 

@@ -20,10 +20,7 @@ import { constants, type IncomingHttpHeaders, type ServerHttp2Stream } from 'nod
 import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import type { TransactionRecord } from './transaction.js';
-import { editOutgoing } from './header-edits.js';
-import { setAnswerFields } from './answer-fields.js';
-import { serviceStatus } from './fallback.js';
-import { withCacheStatus } from './cache-status.js';
+import { answerFields, answerStatus, type AnswerFields } from './answer-head.js';
 
 /** The connection a stream came on: told when the stream has closed (its open streams, idle time). */
 export interface StreamOwner {
@@ -142,13 +139,9 @@ export class H2Response extends EventEmitter {
       this.reset();
       return this;
     }
-    setAnswerFields(this, tx);
     // HTTP/2 has no reason phrase.
-    if (tx?.fallback !== undefined) statusCode = serviceStatus(tx, statusCode);
-    let fields = (typeof reason === 'object' ? reason : headers) as OutgoingHttpHeaders | readonly OutgoingHttpHeader[] | undefined;
-    if (tx?.host !== undefined) fields = withCacheStatus(tx, fields);
-    if (tx?.responseEdits !== undefined) fields = editOutgoing(this, fields, tx.responseEdits);
-    if (tx !== undefined) tx.responseFields = fields as OutgoingHttpHeaders | OutgoingHttpHeader[] | undefined;
+    const fields = answerFields(this, tx, (typeof reason === 'object' ? reason : headers) as AnswerFields);
+    statusCode = answerStatus(tx, statusCode);
     // Throws as node:http's writeHead does on a field no message may carry.
     this.head = this.block(statusCode, fields);
     this.statusCode = statusCode;

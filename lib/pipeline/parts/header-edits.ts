@@ -17,7 +17,7 @@ type Fields = Record<string, string | string[] | number | undefined>;
  * setHeader put on the response before.
  */
 /** What HTTP/1 and HTTP/2 responses share for fields set before writeHead. */
-interface HeaderHolder {
+export interface HeaderHolder {
   hasHeader(name: string): boolean;
   getHeader(name: string): unknown;
   removeHeader(name: string): void;

@@ -6,10 +6,7 @@
 import { ServerResponse, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 import type { TransactionRecord } from './transaction.js';
-import { serviceStatus } from './fallback.js';
-import { editOutgoing } from './header-edits.js';
-import { setAnswerFields } from './answer-fields.js';
-import { withCacheStatus } from './cache-status.js';
+import { answerFields, answerStatus } from './answer-head.js';
 
 /** Set on a connection once an answer on it was written with `Connection: close`. */
 const CLOSING = Symbol('answer closes the connection');
@@ -52,21 +49,7 @@ export class TxResponse extends ServerResponse {
     headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
     const tx = this.tx;
     tx?.answerStarts();
-    setAnswerFields(this, tx);
-    if (tx?.fallback !== undefined) statusCode = serviceStatus(tx, statusCode);
-    // Every answer of a host carries its Cache-Status member (cache-status.ts).
-    if (tx?.host !== undefined) {
-      if (typeof reason === 'object') reason = withCacheStatus(tx, reason);
-      else headers = withCacheStatus(tx, headers);
-    }
-    const edits = tx?.responseEdits;
-    if (edits !== undefined) {
-      const fields = editOutgoing(this, typeof reason === 'object' ? reason : headers, edits);
-      if (tx !== undefined) tx.responseFields = fields;
-      return super.writeHead(statusCode, typeof reason === 'string' ? reason : undefined, fields);
-    }
-    if (tx !== undefined) tx.responseFields = typeof reason === 'object' ? reason : headers;
-    // node's writeHead sorts (code, reason, headers) from (code, headers) itself.
-    return super.writeHead(statusCode, reason as string | undefined, headers);
+    const fields = answerFields(this, tx, typeof reason === 'object' ? reason : headers);
+    return super.writeHead(answerStatus(tx, statusCode), typeof reason === 'string' ? reason : undefined, fields as OutgoingHttpHeaders | OutgoingHttpHeader[] | undefined);
   }
 }
