@@ -209,6 +209,11 @@ export class IndexDb {
     }
   }
 
+  /** The time of the newest invalidation of the URL logged at or after `since`, or null when none. */
+  invalidatedSince(vhost: string, url: string, since: number): number | null {
+    return (this.s.invalidatedSince.get(vhost, since, url, url) as number | null | undefined) ?? null;
+  }
+
   /** A META update (protocol.ts): new headers / times / state of one variant; false when gone. */
   patchRow(vhost: string, url: string, variant: string, patch: MetaPatch, now: number): boolean {
     const r = this.row(vhost, url, variant);
