@@ -2,7 +2,7 @@
 // handed to every hit as it is, so a hit allocates nothing. A file of its own so that the store's
 // LRU and the object's shape are read apart.
 import { Readable } from 'node:stream';
-import type { CacheEntryMeta, CacheKey, CachedObject, StoredHeaders } from './store.js';
+import type { CacheEntryMeta, CacheKey, CachedObject, NotModifiedPatch, StoredHeaders } from './store.js';
 
 /** A stream of `body[start..end]` (inclusive) as one chunk: the body is already in memory. */
 function bufferStream(body: Buffer, start?: number, end?: number): Readable {
@@ -31,18 +31,21 @@ export class MemoryObject implements CachedObject {
   readonly tags?: readonly string[];
   readonly body: Buffer;
 
-  constructor(meta: CacheEntryMeta, body: Buffer) {
-    this.key = { vhost: meta.key.vhost, url: meta.key.url };
+  /** `patch`: a 304's fields and times over those of `meta` (a freshened copy of it). */
+  constructor(meta: CacheEntryMeta, body: Buffer, patch?: NotModifiedPatch) {
+    // A copy of a held object shares its key (never changed); one from elsewhere gets its own.
+    this.key = meta instanceof MemoryObject ? meta.key : { vhost: meta.key.vhost, url: meta.key.url };
     this.variantKey = meta.variantKey;
     this.vary = meta.vary;
     this.status = meta.status;
-    this.headers = meta.headers;
-    this.requestTime = meta.requestTime;
-    this.cachedAt = meta.cachedAt;
-    this.staleAt = meta.staleAt;
-    this.deleteAt = meta.deleteAt;
+    const t = patch ?? meta;
+    this.headers = t.headers;
+    this.requestTime = t.requestTime;
+    this.cachedAt = t.cachedAt;
+    this.staleAt = t.staleAt;
+    this.deleteAt = t.deleteAt;
     this.size = body.length;
-    if (meta.invalidated !== undefined) this.invalidated = meta.invalidated;
+    if (t.invalidated !== undefined) this.invalidated = t.invalidated;
     if (meta.volatile !== undefined) this.volatile = meta.volatile;
     if (meta.tags !== undefined) this.tags = meta.tags;
     this.body = body;

@@ -205,8 +205,8 @@ export class MemoryStore implements CacheStore {
     for (const node of group.nodes.length === 1 ? group.nodes : group.nodes.slice()) {
       const obj = node.obj;
       if (!freshenedBy304(obj, variantKey, nm.headers) || !group.nodes.includes(node)) continue;
-      if (obj.variantKey === variantKey) { if (patch !== undefined) this.replaceObj(node, (answered = new MemoryObject({ ...obj, ...patch }, obj.body))); }
-      else this.replaceObj(node, new MemoryObject({ ...obj, ...notModifiedPatch(obj, nm.headers, nm.requestTime, nm.receivedAt, nm.policy) }, obj.body));
+      if (obj.variantKey === variantKey) { if (patch !== undefined) this.replaceObj(node, (answered = new MemoryObject(obj, obj.body, patch))); }
+      else this.replaceObj(node, new MemoryObject(obj, obj.body, notModifiedPatch(obj, nm.headers, nm.requestTime, nm.receivedAt, nm.policy)));
     }
     return answered;
   }

@@ -11,7 +11,9 @@ import type { FreshenItem, MetaOp } from './protocol.js';
 const FRESHEN_DELAY_MS = 1000;
 
 export class FreshenQueue {
-  private readonly items = new Map<string, FreshenItem>();
+  /** vhost -> url -> the waiting items of the URL's variants (a URL rarely has more than one). */
+  private items = new Map<string, Map<string, FreshenItem[]>>();
+  private count = 0;
   private timer: NodeJS.Timeout | undefined;
   /** A write at the end of this turn is scheduled. */
   private soon = false;
@@ -23,10 +25,22 @@ export class FreshenQueue {
 
   /** `soon`: written at the end of this event-loop turn (the index is the only copy of it). */
   add(key: CacheKey, variantKey: string, nm: NotModified, soon: boolean): void {
-    this.items.set(`${key.vhost}\n${key.url}\n${variantKey}`, {
-      vhost: key.vhost, url: key.url, variant: variantKey, headers: nm.headers, requestTime: nm.requestTime, receivedAt: nm.receivedAt,
-      policy: nm.policy,
-    });
+    let urls = this.items.get(key.vhost);
+    if (urls === undefined) this.items.set(key.vhost, (urls = new Map()));
+    let items = urls.get(key.url);
+    if (items === undefined) urls.set(key.url, (items = []));
+    let item: FreshenItem | undefined;
+    for (let i = 0; i < items.length && item === undefined; i++) if (items[i]!.variant === variantKey) item = items[i];
+    if (item === undefined) {
+      items.push({ vhost: key.vhost, url: key.url, variant: variantKey, headers: nm.headers, requestTime: nm.requestTime, receivedAt: nm.receivedAt, policy: nm.policy });
+      this.count++;
+    } else {
+      // A later 304 of the same object: what it says replaces what the earlier one said.
+      item.headers = nm.headers;
+      item.requestTime = nm.requestTime;
+      item.receivedAt = nm.receivedAt;
+      item.policy = nm.policy;
+    }
     if (soon && !this.soon) {
       this.soon = true;
       setImmediate(() => { this.soon = false; void this.write(); });
@@ -37,9 +51,11 @@ export class FreshenQueue {
   /** Hands every waiting item to the writer now; settles once they are committed. */
   write(): Promise<void> {
     if (this.timer !== undefined) { clearTimeout(this.timer); this.timer = undefined; }
-    if (this.items.size > 0) {
-      const items = [...this.items.values()];
-      this.items.clear();
+    if (this.count > 0) {
+      const items: FreshenItem[] = [];
+      for (const urls of this.items.values()) for (const list of urls.values()) for (const it of list) items.push(it);
+      this.items = new Map();
+      this.count = 0;
       // A failed write leaves the rows as they were: staler copies, never wrong ones.
       this.written = this.send({ t: 'freshen', items, now: this.now() }).then(() => undefined, () => undefined);
     }

@@ -29,8 +29,13 @@ export function notModifiedPatch(entry: Pick<CacheEntryMeta, 'status' | 'headers
   cachedAt: number, opts: CachePolicyOptions): NotModifiedPatch {
   // The 304 is a message received now: without a Date it gets one (RFC 9110 6.6.1), which also
   // keeps Age right since requestTime / cachedAt restart with the revalidation.
-  const headers = fieldsToStore(mergeNotModified(entry.headers, headersOf304), cachedAt, opts);
-  const times = computeTimes({ status: entry.status, headers }, { requestTime, cachedAt }, opts);
+  const merged = mergeNotModified(entry.headers, headersOf304);
+  const cc = responseDirectives(merged);
+  const headers = fieldsToStore(merged, cachedAt, opts, cc);
+  // Directives parsed once, unless storing dropped a Cache-Control field it names.
+  const storedCc = headers['cache-control'] === merged['cache-control'] && headers['cdn-cache-control'] === merged['cdn-cache-control']
+    ? cc : responseDirectives(headers);
+  const times = computeTimes({ status: entry.status, headers }, { requestTime, cachedAt }, opts, storedCc);
   return { headers, requestTime, cachedAt, staleAt: times.staleAt, deleteAt: times.deleteAt, invalidated: 0 };
 }
 
