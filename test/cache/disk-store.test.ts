@@ -78,6 +78,22 @@ t.test('entries survive closing and reopening the store (a restart)', async (t) 
   t.equal(again.diskStatus()[0]!.used, 14, 'usage is kept across the restart');
 });
 
+t.test('the 304s of an object waiting to be written go to the index with the latest one, at the latest when the store closes', async (t) => {
+  const dir = tempDir(t);
+  const first = new DiskStore({ disks: [{ path: dir, quota: 1_000_000 }] });
+  await store(first, metaOf(k('/revalidated'), '', { headers: { etag: '"x"', 'cache-control': 'max-age=0' }, staleAt: 1 }), 'body');
+  const sent = await laterThanNow();
+  for (let i = 0; i < 20; i++) {
+    first.freshen(k('/revalidated'), '', undefined, { headers: { etag: '"x"', 'x-revalidation': String(i) }, requestTime: sent + i, receivedAt: sent + i + 1, policy: defaultPolicyOptions });
+  }
+  await first.close();
+  const again = openDisk(t, { disks: [{ path: dir, quota: 1_000_000 }] });
+  const got = (await again.get(k('/revalidated'), ''))!;
+  t.equal(got.headers['x-revalidation'], '19', 'the fields of the last 304');
+  t.equal(got.cachedAt, sent + 20, 'received with it');
+  t.equal((await readAll(got.openBody())).toString(), 'body');
+});
+
 t.test('prefix helpers list, mark and delete whole directories of one vhost', async (t) => {
   const s = openDisk(t, { disks: [{ path: tempDir(t), quota: 1_000_000 }] });
   for (const u of ['/img/a.png', '/img/b.png', '/img/sub/c.png', '/imgx.png', '/js/app.js']) await store(s, metaOf(k(u)), 'x');
