@@ -15,7 +15,8 @@ import { countCacheEvent } from './events.js';
 import { IndexDb, type IndexRow, type Released } from './index-db.js';
 import { INVALIDATED_HARDPURGED, type PrefixMark } from './prefix.js';
 import { IndexCommands } from './disk/index-commands.js';
-import type { CacheEntryMeta, CacheKey, CacheStore, CachedObject } from './store.js';
+import type { CacheEntryMeta, CacheKey, CacheStore, CachedObject, NotModified, NotModifiedPatch } from './store.js';
+import { FreshenQueue } from './disk/freshen-queue.js';
 
 interface DiskDirOptions {
   path: string;
@@ -94,6 +95,7 @@ export class DiskStore implements CacheStore {
   private readonly recentHosts: string[] = [];
   private readonly recentUrls: string[] = [];
   private recentAt = 0;
+  private readonly freshens: FreshenQueue;
 
   constructor(opts: DiskStoreOptions) {
     if (opts.disks.length === 0) throw new RangeError('DiskStore needs at least one cache directory');
@@ -124,6 +126,7 @@ export class DiskStore implements CacheStore {
     }, maxInFlight, (idx, status) => { const d = this.disks[idx]; if (d !== undefined) d.status = status; },
     (buffer) => this.useDirectory(buffer));
     this.writer.start();
+    this.freshens = new FreshenQueue((op) => this.writer.meta(op), this.now);
   }
 
   async variants(key: CacheKey): Promise<CacheEntryMeta[]> {
@@ -199,6 +202,19 @@ export class DiskStore implements CacheStore {
   async updateMeta(key: CacheKey, variantKey: string, patch: Patch): Promise<boolean> {
     const found = await this.writer.meta({ t: 'update', vhost: key.vhost, url: key.url, variant: variantKey, patch, now: this.now() });
     return found === 1;
+  }
+
+  /**
+   * CacheStore.freshen: the 304 waits, one per object (the latest), and goes to the writer thread
+   * with the others about a second later (disk/freshen-queue.ts), or with `soon` at the end of
+   * this turn. `_patch`: the writer merges the 304 into each row as the row is then.
+   */
+  freshen(key: CacheKey, variantKey: string, _patch: NotModifiedPatch | undefined, nm: NotModified, soon = false): void {
+    if (!this.closed) this.freshens.add(key, variantKey, nm, soon);
+  }
+
+  freshened(): Promise<void> {
+    return this.freshens.write();
   }
 
   /**
@@ -346,6 +362,7 @@ export class DiskStore implements CacheStore {
   /** Waits for every write already ended (their rows are committed), then closes. */
   async close(): Promise<void> {
     if (this.closed) return;
+    void this.freshens.write();
     await this.writer.close();
     if (this.closed) return;
     this.flushTouches();

@@ -34,7 +34,9 @@ export class IndexDb {
     const p = (sql: string) => this.db.prepare(sql);
     this.s = {
       row: p(`SELECT * FROM entries WHERE vhost = ? AND url = ? AND variant = ?`),
-      rowsOfUrl: p(`SELECT * FROM entries WHERE vhost = ? AND url = ? ORDER BY cached_at DESC`),
+      // Sorted here, not by SQLite: its ORDER BY builds a temporary B-tree per query, which cost
+      // ten times the search itself (about 60 of 70 us) for the one or two rows a URL has.
+      rowsOfUrl: p(`SELECT * FROM entries WHERE vhost = ? AND url = ?`),
       // Positional: binding 20 named parameters from an object costs a property lookup each. A
       // key that is there already (a replacement) inserts nothing; insertRow handles that.
       insert: p(`INSERT INTO entries (${COLUMNS}) VALUES (${COLUMNS.split(', ').map(() => '?').join(', ')}) ON CONFLICT DO NOTHING`),
@@ -89,8 +91,10 @@ export class IndexDb {
     return this.s.row.get(vhost, url, variant) as IndexRow | undefined;
   }
 
+  /** The rows of every variant of the URL, newest first. */
   rowsOfUrl(vhost: string, url: string): IndexRow[] {
-    return this.s.rowsOfUrl.all(vhost, url) as IndexRow[];
+    const rows = this.s.rowsOfUrl.all(vhost, url) as IndexRow[];
+    return rows.length > 1 ? rows.sort(newestFirst) : rows;
   }
 
   disks(): DiskRow[] {
@@ -207,6 +211,11 @@ export class IndexDb {
         }
       }
     }
+  }
+
+  /** The time of the newest invalidation of the URL logged at or after `since`, or null when none. */
+  invalidatedSince(vhost: string, url: string, since: number): number | null {
+    return (this.s.invalidatedSince.get(vhost, since, url, url) as number | null | undefined) ?? null;
   }
 
   /** A META update (protocol.ts): new headers / times / state of one variant; false when gone. */
@@ -359,4 +368,8 @@ export class IndexDb {
   close(): void {
     if (this.db.open) this.db.close();
   }
+}
+
+function newestFirst(a: IndexRow, b: IndexRow): number {
+  return b.cached_at - a.cached_at;
 }

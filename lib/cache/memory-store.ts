@@ -1,8 +1,10 @@
 // Per-process memory cache: an LRU bounded in bytes. Hits are the hottest path of the server,
 // so a lookup is two Map gets (vhost, then url: no key string is built) plus a scan of the few
 // variants of the URL, and the returned object is the stored one (nothing allocated per hit).
-import { Readable, Writable } from 'node:stream';
-import type { CacheEntryMeta, CacheKey, CacheStore, CachedObject, StoredHeaders } from './store.js';
+import { Writable } from 'node:stream';
+import type { CacheEntryMeta, CacheKey, CacheStore, CachedObject, NotModified, NotModifiedPatch, StoredHeaders } from './store.js';
+import { MemoryObject } from './memory-object.js';
+import { freshenedBy304, notModifiedPatch } from './policy/not-modified.js';
 import { type PrefixMark } from './prefix.js';
 
 export interface MemoryStoreOptions {
@@ -23,55 +25,6 @@ function estimateHeaderBytes(headers: StoredHeaders): number {
     else for (const one of v) n += name.length + one.length + 4;
   }
   return n;
-}
-
-/** A stream of `body[start..end]` (inclusive) as one chunk: the body is already in memory. */
-function bufferStream(body: Buffer, start?: number, end?: number): Readable {
-  const s = start ?? 0;
-  const e = end === undefined ? body.length : Math.min(end + 1, body.length);
-  return Readable.from([body.subarray(s, Math.max(s, e))], { objectMode: false });
-}
-
-/**
- * A stored entry. Callers get this very object on every hit, so they must treat it as read-only;
- * updateMeta replaces it with a new one rather than mutating it under a reader.
- */
-export class MemoryObject implements CachedObject {
-  readonly key: CacheKey;
-  readonly variantKey: string;
-  readonly vary: string[];
-  readonly status: number;
-  readonly headers: StoredHeaders;
-  readonly requestTime: number;
-  readonly cachedAt: number;
-  readonly staleAt: number;
-  readonly deleteAt: number;
-  readonly size: number;
-  readonly invalidated?: number;
-  readonly volatile?: boolean;
-  readonly tags?: readonly string[];
-  readonly body: Buffer;
-
-  constructor(meta: CacheEntryMeta, body: Buffer) {
-    this.key = { vhost: meta.key.vhost, url: meta.key.url };
-    this.variantKey = meta.variantKey;
-    this.vary = meta.vary;
-    this.status = meta.status;
-    this.headers = meta.headers;
-    this.requestTime = meta.requestTime;
-    this.cachedAt = meta.cachedAt;
-    this.staleAt = meta.staleAt;
-    this.deleteAt = meta.deleteAt;
-    this.size = body.length;
-    if (meta.invalidated !== undefined) this.invalidated = meta.invalidated;
-    if (meta.volatile !== undefined) this.volatile = meta.volatile;
-    if (meta.tags !== undefined) this.tags = meta.tags;
-    this.body = body;
-  }
-
-  openBody(start?: number, end?: number): Readable {
-    return bufferStream(this.body, start, end);
-  }
 }
 
 interface Node {
@@ -241,6 +194,25 @@ export class MemoryStore implements CacheStore {
     if (node === undefined) return false;
     this.replaceObj(node, new MemoryObject({ ...node.obj, ...patch }, node.obj.body));
     return true;
+  }
+
+  /** CacheStore.freshen for the variants held here, at once; returns the answered one as freshened. */
+  freshen(key: CacheKey, variantKey: string, patch: NotModifiedPatch | undefined, nm: NotModified): MemoryObject | undefined {
+    const group = this.hosts.get(key.vhost)?.get(key.url);
+    if (group === undefined) return undefined;
+    let answered: MemoryObject | undefined;
+    // A copy of a list of several: replacing one object may evict others of the URL.
+    for (const node of group.nodes.length === 1 ? group.nodes : group.nodes.slice()) {
+      const obj = node.obj;
+      if (!freshenedBy304(obj, variantKey, nm.headers) || !group.nodes.includes(node)) continue;
+      if (obj.variantKey === variantKey) { if (patch !== undefined) this.replaceObj(node, (answered = new MemoryObject(obj, obj.body, patch))); }
+      else this.replaceObj(node, new MemoryObject(obj, obj.body, notModifiedPatch(obj, nm.headers, nm.requestTime, nm.receivedAt, nm.policy)));
+    }
+    return answered;
+  }
+
+  freshened(): Promise<void> {
+    return Promise.resolve();
   }
 
   async delete(key: CacheKey, variantKey?: string): Promise<number> {

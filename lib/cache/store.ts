@@ -2,6 +2,7 @@
 // pipeline and the management API talk only to this, and one contract test suite
 // (test/cache/store-contract.ts) runs against every implementation.
 import type { Readable, Writable } from 'node:stream';
+import type { CachePolicyOptions } from './policy/options.js';
 
 /** Response header fields as stored: lower-case names, repeated fields as arrays. */
 export type StoredHeaders = Record<string, string | string[]>;
@@ -54,6 +55,20 @@ export interface CachedObject extends CacheEntryMeta {
   openBody(start?: number, end?: number): Readable;
 }
 
+/** The fields and times a stored entry takes from a 304 (RFC 9111 4.3.4; policy/not-modified.ts). */
+export type NotModifiedPatch = Pick<CacheEntryMeta, 'headers' | 'requestTime' | 'cachedAt' | 'staleAt' | 'deleteAt' | 'invalidated'>;
+
+/** A 304 the origin gave to a conditional request for a stored variant (CacheStore.freshen). */
+export interface NotModified {
+  /** The 304's fields. */
+  headers: StoredHeaders;
+  /** When the conditional request was sent, and when the 304 arrived. */
+  requestTime: number;
+  receivedAt: number;
+  /** The host's rules for the new freshness times (notModifiedPatch). */
+  policy: CachePolicyOptions;
+}
+
 export interface CacheStore {
   /** All stored variants of a URL, newest first; empty when none. Never throws for a miss. */
   variants(key: CacheKey): Promise<CacheEntryMeta[]>;
@@ -75,6 +90,17 @@ export interface CacheStore {
   /** Replaces headers and times of a stored variant (after a 304); false when it is gone. */
   updateMeta(key: CacheKey, variantKey: string, patch: Partial<Pick<CacheEntryMeta,
     'headers' | 'cachedAt' | 'requestTime' | 'staleAt' | 'deleteAt' | 'invalidated' | 'status'>>): Promise<boolean>;
+  /**
+   * A 304 answered the revalidation of the stored variant `variantKey` (RFC 9111 4.3.4): that
+   * variant takes `patch` (undefined when the 304 is about another representation), and every
+   * other stored variant of the URL it selects (freshenedBy304) is freshened by it too
+   * (notModifiedPatch). Synchronous: a copy in memory is fresh for the next request. What is on
+   * disk may be written later and coalesced (`freshened`), but never fresher than the origin
+   * said, and never over an invalidation or a new body that came after the request was sent.
+   */
+  freshen(key: CacheKey, variantKey: string, patch: NotModifiedPatch | undefined, notModified: NotModified): void;
+  /** Resolves once every freshen made before the call is visible to every reader of the store. */
+  freshened(): Promise<void>;
   /** Deletes every variant of the URL (or one variant); resolves to the number deleted. */
   delete(key: CacheKey, variantKey?: string): Promise<number>;
   /** Frees resources (file handles, database). */

@@ -4,8 +4,9 @@
 import { readFile } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import { DiskStore } from './disk-store.js';
-import { MemoryStore, type MemoryObject, type MemoryStoreOptions } from './memory-store.js';
-import type { CacheEntryMeta, CacheKey, CacheStore, CachedObject } from './store.js';
+import { MemoryStore, type MemoryStoreOptions } from './memory-store.js';
+import type { MemoryObject } from './memory-object.js';
+import type { CacheEntryMeta, CacheKey, CacheStore, CachedObject, NotModified, NotModifiedPatch } from './store.js';
 import { TieredSink, type StoreSink } from './tiered-sink.js';
 
 export type { StoreSink } from './tiered-sink.js';
@@ -105,6 +106,21 @@ export class TieredStore implements CacheStore {
     const inMemory = this.memory.updateMetaSync(key, variantKey, patch);
     const onDisk = await this.disk.updateMeta(key, variantKey, patch);
     return inMemory || onDisk;
+  }
+
+  /**
+   * CacheStore.freshen: the memory copies at once, the index about a second later (a volatile
+   * object has no row), or at the end of this turn when the freshened copy is not in memory (the
+   * next request reads the index). Returns the answered variant's memory copy as freshened.
+   */
+  freshen(key: CacheKey, variantKey: string, patch: NotModifiedPatch | undefined, nm: NotModified): MemoryObject | undefined {
+    const answered = this.memory.freshen(key, variantKey, patch, nm);
+    if (answered?.volatile !== true) this.disk.freshen(key, variantKey, patch, nm, answered === undefined && patch !== undefined);
+    return answered;
+  }
+
+  freshened(): Promise<void> {
+    return this.disk.freshened();
   }
 
   async delete(key: CacheKey, variantKey?: string): Promise<number> {

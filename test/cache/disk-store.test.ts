@@ -2,7 +2,9 @@ import t from 'tap';
 import { existsSync } from 'node:fs';
 import { DiskStore } from '../../lib/cache/disk-store.js';
 import { FLAG_PURGE } from '../../lib/cache/prefix.js';
-import { metaOf, readAll, runStoreContract, store } from './store-contract.js';
+import { laterThanNow, metaOf, readAll, runStoreContract, store } from './store-contract.js';
+import { defaultPolicyOptions } from '../../lib/cache/policy/index.js';
+import type { NotModified } from '../../lib/cache/store.js';
 import { openDisk, tempDir } from './fixtures/helpers.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -13,6 +15,32 @@ const plain = openDisk(t, { disks: [{ path: tempDir(t), quota: 50_000_000 }] });
 runStoreContract(t, 'DiskStore', async () => plain);
 
 const k = (url: string) => ({ vhost: 'd.example', url });
+
+t.test('a 304 that reaches the index after a purge, an expire or an unsafe method\'s invalidation does not undo it', async (t) => {
+  const s = plain;
+  const f = (url: string) => ({ vhost: 'f.example', url });
+  const stale = { headers: { etag: '"v1"', 'cache-control': 'max-age=60' }, cachedAt: Date.now() - 9_000, staleAt: Date.now() - 5_000 };
+  for (const u of ['/304/purged', '/304/expired', '/304/posted']) await store(s, metaOf(f(u), '', stale), 'old copy');
+  await store(s, metaOf(f('/304/was-expired'), '', { ...stale, invalidated: 2 }), 'old copy');
+  await store(s, metaOf(f('/304/posted-expired'), '', { ...stale, invalidated: 2 }), 'old copy');
+  // Each 304 answers a request sent now; it waits in the store's queue while the commands run.
+  const sent = await laterThanNow();
+  const nm: NotModified = { headers: { etag: '"v1"' }, requestTime: sent, receivedAt: sent + 1, policy: defaultPolicyOptions };
+  for (const u of ['/304/purged', '/304/expired', '/304/posted', '/304/posted-expired', '/304/was-expired']) s.freshen(f(u), '', undefined, nm);
+  await laterThanNow();
+  await s.markByPrefix('f.example', '/304/purged', { invalidated: 1 });
+  await s.markByPrefix('f.example', '/304/expired', { invalidated: 2, staleAt: Date.now() });
+  await s.invalidateUrls('f.example', ['/304/posted', '/304/posted-expired']);
+  await s.freshened();
+  const state = async (u: string) => (await s.get(f(u), ''))!.invalidated;
+  t.equal(await state('/304/purged'), 1, 'still purged');
+  t.equal(await state('/304/expired'), 2, 'still expired');
+  t.equal(await state('/304/posted'), 2, 'still invalidated by the unsafe method');
+  t.equal(await state('/304/posted-expired'), 2, 'an expired copy the unsafe method found expired stays so');
+  const lifted = (await s.get(f('/304/was-expired'), ''))!;
+  t.equal(lifted.invalidated, 0, 'a copy expired before the request was sent is fresh again by the 304');
+  t.equal(lifted.cachedAt, sent + 1);
+});
 
 t.test('a full disk evicts its least recently used entries to make room', async (t) => {
   let clock = Date.now();
@@ -48,6 +76,22 @@ t.test('entries survive closing and reopening the store (a restart)', async (t) 
   t.same(got!.headers, { etag: '"x"' });
   t.equal((await readAll(got!.openBody())).toString(), 'persisted body');
   t.equal(again.diskStatus()[0]!.used, 14, 'usage is kept across the restart');
+});
+
+t.test('the 304s of an object waiting to be written go to the index with the latest one, at the latest when the store closes', async (t) => {
+  const dir = tempDir(t);
+  const first = new DiskStore({ disks: [{ path: dir, quota: 1_000_000 }] });
+  await store(first, metaOf(k('/revalidated'), '', { headers: { etag: '"x"', 'cache-control': 'max-age=0' }, staleAt: 1 }), 'body');
+  const sent = await laterThanNow();
+  for (let i = 0; i < 20; i++) {
+    first.freshen(k('/revalidated'), '', undefined, { headers: { etag: '"x"', 'x-revalidation': String(i) }, requestTime: sent + i, receivedAt: sent + i + 1, policy: defaultPolicyOptions });
+  }
+  await first.close();
+  const again = openDisk(t, { disks: [{ path: dir, quota: 1_000_000 }] });
+  const got = (await again.get(k('/revalidated'), ''))!;
+  t.equal(got.headers['x-revalidation'], '19', 'the fields of the last 304');
+  t.equal(got.cachedAt, sent + 20, 'received with it');
+  t.equal((await readAll(got.openBody())).toString(), 'body');
 });
 
 t.test('prefix helpers list, mark and delete whole directories of one vhost', async (t) => {

@@ -1,7 +1,8 @@
 // The behaviour every CacheStore promises (lib/cache/store.ts), run against each implementation.
 import type { Readable, Writable } from 'node:stream';
 import type { Test } from 'tap';
-import type { CacheEntryMeta, CacheKey, CacheStore } from '../../lib/cache/store.js';
+import type { CacheEntryMeta, CacheKey, CacheStore, NotModified } from '../../lib/cache/store.js';
+import { defaultPolicyOptions, notModifiedPatch } from '../../lib/cache/policy/index.js';
 
 type Tap = Test;
 
@@ -38,6 +39,16 @@ export async function store(s: CacheStore, meta: CacheEntryMeta, body: Buffer | 
   for (let i = 0; i < buf.length; i += step) w.write(buf.subarray(i, i + step));
   w.end();
   await done;
+}
+
+/**
+ * A time after every change made so far (rows carry the time of their last change, and a 304
+ * counts only for a copy unchanged since its request was sent): waits for the clock to move on.
+ */
+export async function laterThanNow(): Promise<number> {
+  const now = Date.now();
+  for (let i = 0; i < 100 && Date.now() <= now; i++) await new Promise((r) => setTimeout(r, 1));
+  return Date.now();
 }
 
 /** Keys of the contract's behaviours: unique in the file. */
@@ -143,6 +154,30 @@ export function runStoreContract(t: Tap, name: string, makeStore: (t: Tap) => Pr
     t.equal(got!.invalidated, 1);
     t.equal(got!.deleteAt, NOW + 3_600_000, 'fields not patched are kept');
     t.equal((await readAll(got!.openBody())).toString(), 'body stays');
+  });
+
+  void t.test(`${name}: a 304 freshens the variant it answered and every other one with its strong ETag, none with another ETag`, async (t) => {
+    const { s, key } = await fresh();
+    const stale = (etag: string) => ({ headers: { etag, 'cache-control': 'max-age=60' }, requestTime: NOW - 2001, cachedAt: NOW - 2000, staleAt: NOW - 1000 });
+    // Bodies of some length: a tiered store with a small memory limit keeps them on disk only.
+    await store(s, metaOf(key, 'gzip', stale('"v1"')), 'answered variant');
+    await store(s, metaOf(key, 'br', stale('"v1"')), 'same strong etag');
+    await store(s, metaOf(key, 'zstd', stale('"v2"')), 'another etag, stale');
+    const sent = await laterThanNow();
+    const nm: NotModified = { headers: { etag: '"v1"', 'x-from-304': 'yes' }, requestTime: sent, receivedAt: sent + 5, policy: defaultPolicyOptions };
+    const answered = (await s.get(key, 'gzip'))!;
+    s.freshen(key, 'gzip', notModifiedPatch(answered, nm.headers, nm.requestTime, nm.receivedAt, nm.policy), nm);
+    await s.freshened();
+    for (const v of ['gzip', 'br']) {
+      const got = (await s.get(key, v))!;
+      t.equal(got.headers['x-from-304'], 'yes', `${v}: the 304's fields`);
+      t.equal(got.cachedAt, sent + 5, `${v}: received with the 304`);
+      t.ok(got.staleAt > sent + 59_000 && got.staleAt <= sent + 5 + 60_000, `${v}: fresh for its max-age from then`);
+    }
+    const other = (await s.get(key, 'zstd'))!;
+    t.equal(other.headers['x-from-304'], undefined, 'the variant with another ETag keeps its fields');
+    t.equal(other.staleAt, NOW - 1000, 'and stays stale');
+    t.equal((await readAll(other.openBody())).toString(), 'another etag, stale');
   });
 
   void t.test(`${name}: delete removes one variant or all of them`, async (t) => {

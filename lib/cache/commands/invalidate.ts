@@ -5,7 +5,7 @@
 // worker that runs the command, which drops its own memory copies; the caller has every other
 // worker drop theirs (the Invalidation items) before it answers.
 import type { PrefixRowView } from '../disk-store.js';
-import type { MemoryObject } from '../memory-store.js';
+import type { MemoryObject } from '../memory-object.js';
 import { INVALIDATED_HARDPURGED, type PrefixMark } from '../prefix.js';
 import type { TieredStore } from '../tiered-store.js';
 import type { Target } from './targets.js';

@@ -29,7 +29,8 @@
 // thread -> main: Reply. Every OPENed id is settled exactly once: committed (or dropped when too
 //   large, or aborted) in `ok`, failed in `err`. `directory` hands over a filter of the URLs the
 //   index holds (directory.ts), which the thread keeps adding to in place.
-import type { CacheEntryMeta } from '../store.js';
+import type { CacheEntryMeta, StoredHeaders } from '../store.js';
+import type { CachePolicyOptions } from '../policy/options.js';
 
 /** A plain object, not a const enum: the test loader transpiles file by file. */
 export const Op = { OPEN: 1, DATA: 2, END: 3, ABORT: 4, BIG: 5, CLOSE: 6, META: 7 } as const;
@@ -42,7 +43,21 @@ export type MetaOp =
   /** A 304 freshened (or a failed refresh restored) one variant. Result: 1 when the row exists. */
   | { t: 'update'; vhost: string; url: string; variant: string; patch: MetaPatch; now: number }
   /** An unsafe method invalidated URLs (IndexDb.invalidateUrls). Result: 0. */
-  | { t: 'invalidate'; vhost: string; urls: string[]; now: number };
+  | { t: 'invalidate'; vhost: string; urls: string[]; now: number }
+  /** The 304s of the request path, coalesced (writer-freshen.ts). Result: the rows freshened. */
+  | { t: 'freshen'; items: FreshenItem[]; now: number };
+
+/** A 304 to a conditional request for the stored variant `variant` (CacheStore.freshen). */
+export interface FreshenItem {
+  vhost: string;
+  url: string;
+  variant: string;
+  /** The 304's fields, when its request was sent and when it arrived, the host's freshness rules. */
+  headers: StoredHeaders;
+  requestTime: number;
+  receivedAt: number;
+  policy: CachePolicyOptions;
+}
 
 export interface OpsMessage {
   ops: unknown[];

@@ -3,6 +3,7 @@
 import { IndexDb, type InsertBatch, type Released } from '../index-db.js';
 import type { MetaOp, WriterInit } from './protocol.js';
 import { rowFor, unlinkQuiet, type Obj } from './writer-io.js';
+import { RowFreshener } from './writer-freshen.js';
 
 /** An object whose file is in place (path), or a too-large one whose old variant goes (''). */
 export interface Ready { obj: Obj; path: string }
@@ -73,12 +74,18 @@ export class IndexWriter {
     return results;
   }
 
+  private get freshener(): RowFreshener {
+    return this.rowFreshener ??= new RowFreshener(this.index);
+  }
+  private rowFreshener: RowFreshener | undefined;
+
   /** META ops in one transaction: flat [id, value, ...] results, or the error of all of them. */
   metas(metas: readonly [number, MetaOp][]): number[] {
     const vals: number[] = [];
     this.index.batch(() => {
       for (const [id, op] of metas) {
         if (op.t === 'update') vals.push(id, this.index.patchRow(op.vhost, op.url, op.variant, op.patch, op.now) ? 1 : 0);
+        else if (op.t === 'freshen') vals.push(id, op.items.reduce((n, it) => n + this.freshener.freshen(it, op.now), 0));
         else { this.index.invalidateUrls(op.vhost, op.urls, op.now); vals.push(id, 0); }
       }
     });

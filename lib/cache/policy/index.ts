@@ -14,3 +14,4 @@ export * from './invalidation.js';
 export * from './results.js';
 export * from './encoding.js';
 export * from './post-reuse.js';
+export * from './not-modified.js';

@@ -3,12 +3,13 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { CacheEntryMeta, CacheKey, StoredHeaders } from '../../cache/store.js';
 import { computeTimes } from '../../cache/policy/freshness.js';
+import { fieldsToStore } from '../../cache/policy/not-modified.js';
 import { responseDirectives } from '../../cache/policy/cdn-cache-control.js';
 import type { ResponseDirectives } from '../../cache/policy/cache-control.js';
 import type { HostRuntime } from './host-runtime.js';
 import { withKeyHeaders } from './fetch-keys.js';
 import { storedVary } from './encode.js';
-import { fieldsToStore, variantOf, varyOf } from './rules.js';
+import { variantOf, varyOf } from './rules.js';
 
 /**
  * Meta of a new stored object from the origin's answer (`originHeaders`: as received). `cc`: the

@@ -10,6 +10,7 @@ import { takeTags } from '../../cache/tags.js';
 import type { CacheEntryMeta, CacheKey, StoredHeaders } from '../../cache/store.js';
 import { parseContentRange, spanValidator, spanVariantKey, type Span } from '../../cache/policy/partial.js';
 import { computeTimes } from '../../cache/policy/freshness.js';
+import { fieldsToStore } from '../../cache/policy/not-modified.js';
 import { originNote } from '../../log/host-logs.js';
 import { MAX_STATUS, OriginTrace, statusError, traceAnswered, traceFailed, OriginError, type OriginBody, type OriginHead } from '../../origin/index.js';
 import type { CacheContext } from './context.js';
@@ -18,7 +19,7 @@ import { dropClientConditionals, withKeyHeaders } from './fetch-keys.js';
 import { endToEndResponseHeaders } from './hop-by-hop.js';
 import { modifyOriginResponse } from './header-edits.js';
 import { originRequestHeaders } from './proxy.js';
-import { fieldsToStore, storableResponse, variantOf, varyOf } from './rules.js';
+import { storableResponse, variantOf, varyOf } from './rules.js';
 import type { Transaction } from './transaction.js';
 
 /** One piece fetch as its stages share it. */

@@ -7,7 +7,7 @@
 import type { CachedObject, CacheKey, StoredHeaders } from '../../cache/store.js';
 import { deleteAtAfter } from '../../cache/prefix.js';
 import {
-  forbidsStale, notModifiedMatches, requestControl, staleIfErrorAllowed, type HeaderMap, type RequestControl,
+  forbidsStale, notModifiedMatches, notModifiedPatch, requestControl, staleIfErrorAllowed, type HeaderMap, type RequestControl,
   TCP_CLIENT_REFRESH_MISS, TCP_REF_FAIL_HIT, TCP_REFRESH_HIT, TCP_REFRESH_MISS,
 } from '../../cache/policy/index.js';
 import type { CacheContext } from './context.js';
@@ -15,9 +15,8 @@ import type { HostRuntime } from './host-runtime.js';
 import type { SharedFetch } from './inflight.js';
 import type { Transaction } from './transaction.js';
 import { refreshKey } from './fetch-keys.js';
-import { mergeNotModified, revalidationHeaders } from './rules.js';
+import { revalidationHeaders } from './rules.js';
 import { viewOf } from './stored-view.js';
-import { freshenVariants } from './freshen.js';
 import { noteAnswer, noteOf } from './cache-status.js';
 import { resumeToDeliver, resumeToFetch, type FetchPlan } from './fetch-plan.js';
 
@@ -63,9 +62,12 @@ function notModified(ctx: CacheContext, obj: CachedObject, headers: StoredHeader
   background: Transaction | undefined): void {
   const now = ctx.clock.now();
   const waiting = f.takeWaiting();
-  // The other variants this 304 selects (RFC 9111 4.3.4), whether or not it fits this one.
-  if (!f.retired) void freshenVariants(ctx.store, obj, headers, requestTime, now, host).catch(() => undefined);
-  if (!notModifiedMatches(obj.headers, headers)) {
+  const matches = notModifiedMatches(obj.headers, headers);
+  const patch = matches ? notModifiedPatch(obj, headers, requestTime, now, host.cachePolicy) : undefined;
+  // The stored copies this 304 selects (RFC 9111 4.3.4): this one when it fits, the URL's other
+  // variants whether or not it does; in memory now, in the index a little later.
+  const held = f.retired ? undefined : ctx.store.freshen(obj.key, obj.variantKey, patch, { headers, requestTime, receivedAt: now, policy: host.cachePolicy });
+  if (patch === undefined) {
     // RFC 9111 4.3.4: a 304 with another validator is about some other representation; the
     // stored copy cannot be freshened by it, so the clients get a full fetch (coalesced).
     for (const w of waiting) {
@@ -74,9 +76,7 @@ function notModified(ctx: CacheContext, obj: CachedObject, headers: StoredHeader
     if (background !== undefined && !f.retired) resumeToFetch(background, { key: obj.key, mayStore: true, result: TCP_REFRESH_MISS, background: true });
     return;
   }
-  const patch = mergeNotModified(obj, headers, requestTime, now, host.cachePolicy);
-  if (!f.retired) void ctx.store.updateMeta(obj.key, obj.variantKey, patch).catch(() => false);
-  const updated: CachedObject = { ...obj, ...patch, openBody: obj.openBody };
+  const updated: CachedObject = held ?? { ...obj, ...patch, openBody: obj.openBody };
   for (const w of waiting) {
     w.cacheResult = TCP_REFRESH_HIT;
     noteOf(w).fwdStatus = 304;

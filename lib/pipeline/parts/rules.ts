@@ -1,11 +1,11 @@
 // The caching rules that need the request as the origin sees it, or a stored entry's shape:
-// variant selection (Vary over the forwarded fields), the fields stored, storability, the 304
-// merge. The freshness decision itself is lib/cache/policy/freshness.ts, which the stages call.
+// variant selection (Vary over the forwarded fields), storability, the validators of a refresh.
+// The freshness decision itself is lib/cache/policy/freshness.ts, the fields stored and the 304
+// merge lib/cache/policy/not-modified.ts, which the stages call.
 import type { IncomingHttpHeaders } from 'node:http';
 import {
-  buildRevalidationHeaders, computeTimes, encodingAcceptable, evaluateConditional, formatHttpDate, needsEncodingCheck, storableFields,
-  isStorable, mergeNotModified as policyMerge, responseDirectives, variantKey, varyHeaders, type CachePolicyOptions, type HeaderMap,
-  type ResponseDirectives,
+  buildRevalidationHeaders, encodingAcceptable, evaluateConditional, needsEncodingCheck, isStorable, responseDirectives, variantKey,
+  varyHeaders, type CachePolicyOptions, type HeaderMap, type ResponseDirectives,
 } from '../../cache/policy/index.js';
 import { connectionLists, isHopByHop } from '../../http/hop-by-hop.js';
 import type { CacheEntryMeta, StoredHeaders } from '../../cache/store.js';
@@ -52,18 +52,6 @@ function withoutUnforwarded(vary: readonly string[], headers: IncomingHttpHeader
   return out;
 }
 
-/**
- * Fields of an origin response as stored: without those the cache must not keep (private="...",
- * no-cache="...") and with a Date when the origin sent none (RFC 9110 6.6.1: the time it was
- * received), so a later hit does not stamp the time of the hit.
- */
-export function fieldsToStore(headers: StoredHeaders, receivedAt: number, opts: CachePolicyOptions,
-  cc: ResponseDirectives = responseDirectives(headers)): StoredHeaders {
-  const out = storableFields(headers, opts, cc);
-  if (out.date !== undefined) return out;
-  return { ...out, date: formatHttpDate(receivedAt) };
-}
-
 export function storableResponse(method: string, reqHeaders: IncomingHttpHeaders, status: number, headers: StoredHeaders, opts: CachePolicyOptions): boolean {
   return isStorable({ method, headers: reqHeaders as HeaderMap }, { status, headers }, opts) === true;
 }
@@ -98,14 +86,4 @@ export function conditionalResult(method: string, reqHeaders: IncomingHttpHeader
 export function revalidationHeaders(headers: StoredHeaders): Record<string, string> | undefined {
   const v = buildRevalidationHeaders(headers);
   return v['if-none-match'] === undefined && v['if-modified-since'] === undefined ? undefined : v as Record<string, string>;
-}
-
-/** The stored entry's new fields and times after a 304 (RFC 9111 4.3.4). */
-export function mergeNotModified(entry: CacheEntryMeta, headersOf304: StoredHeaders, requestTime: number, cachedAt: number, opts: CachePolicyOptions):
-  Pick<CacheEntryMeta, 'headers' | 'requestTime' | 'cachedAt' | 'staleAt' | 'deleteAt' | 'invalidated'> {
-  // The 304 is a message received now: without a Date it gets one (RFC 9110 6.6.1), which also
-  // keeps Age right since requestTime / cachedAt restart with the revalidation.
-  const headers = fieldsToStore(policyMerge(entry.headers, headersOf304), cachedAt, opts);
-  const times = computeTimes({ status: entry.status, headers }, { requestTime, cachedAt }, opts);
-  return { headers, requestTime, cachedAt, staleAt: times.staleAt, deleteAt: times.deleteAt, invalidated: 0 };
 }

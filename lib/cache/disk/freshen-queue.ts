@@ -1,0 +1,64 @@
+// The 304s of the request path on their way to the index (DiskStore.freshen). Each waits here,
+// one per object (a later 304 of the same object replaces it), and all go to the writer thread
+// together about a second after the first: an object revalidated on every request is written
+// once a second, not once per request, and the request path posts nothing per 304. The memory
+// tier has the 304 at once; the index has it that much later, or not at all after a crash, which
+// only leaves a staler copy (writer-freshen.ts says what a late 304 never undoes).
+import type { CacheKey, NotModified } from '../store.js';
+import type { FreshenItem, MetaOp } from './protocol.js';
+
+/** How long a 304 may wait before the index has it. */
+const FRESHEN_DELAY_MS = 1000;
+
+export class FreshenQueue {
+  /** vhost -> url -> the waiting items of the URL's variants (a URL rarely has more than one). */
+  private items = new Map<string, Map<string, FreshenItem[]>>();
+  private count = 0;
+  private timer: NodeJS.Timeout | undefined;
+  /** A write at the end of this turn is scheduled. */
+  private soon = false;
+  /** Settles once the last items handed to the writer thread are committed (or lost with it). */
+  private written: Promise<void> = Promise.resolve();
+
+  /** `send`: the writer channel's META op; `now`: the store's clock (the rows' updated_at). */
+  constructor(private readonly send: (op: MetaOp) => Promise<number>, private readonly now: () => number) {}
+
+  /** `soon`: written at the end of this event-loop turn (the index is the only copy of it). */
+  add(key: CacheKey, variantKey: string, nm: NotModified, soon: boolean): void {
+    let urls = this.items.get(key.vhost);
+    if (urls === undefined) this.items.set(key.vhost, (urls = new Map()));
+    let items = urls.get(key.url);
+    if (items === undefined) urls.set(key.url, (items = []));
+    let item: FreshenItem | undefined;
+    for (let i = 0; i < items.length && item === undefined; i++) if (items[i]!.variant === variantKey) item = items[i];
+    if (item === undefined) {
+      items.push({ vhost: key.vhost, url: key.url, variant: variantKey, headers: nm.headers, requestTime: nm.requestTime, receivedAt: nm.receivedAt, policy: nm.policy });
+      this.count++;
+    } else {
+      // A later 304 of the same object: what it says replaces what the earlier one said.
+      item.headers = nm.headers;
+      item.requestTime = nm.requestTime;
+      item.receivedAt = nm.receivedAt;
+      item.policy = nm.policy;
+    }
+    if (soon && !this.soon) {
+      this.soon = true;
+      setImmediate(() => { this.soon = false; void this.write(); });
+    }
+    this.timer ??= setTimeout(() => { void this.write(); }, FRESHEN_DELAY_MS).unref();
+  }
+
+  /** Hands every waiting item to the writer now; settles once they are committed. */
+  write(): Promise<void> {
+    if (this.timer !== undefined) { clearTimeout(this.timer); this.timer = undefined; }
+    if (this.count > 0) {
+      const items: FreshenItem[] = [];
+      for (const urls of this.items.values()) for (const list of urls.values()) for (const it of list) items.push(it);
+      this.items = new Map();
+      this.count = 0;
+      // A failed write leaves the rows as they were: staler copies, never wrong ones.
+      this.written = this.send({ t: 'freshen', items, now: this.now() }).then(() => undefined, () => undefined);
+    }
+    return this.written;
+  }
+}

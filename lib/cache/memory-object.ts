@@ -1,0 +1,57 @@
+// The object a memory store holds (memory-store.ts): the meta and the whole body in one Buffer,
+// handed to every hit as it is, so a hit allocates nothing. A file of its own so that the store's
+// LRU and the object's shape are read apart.
+import { Readable } from 'node:stream';
+import type { CacheEntryMeta, CacheKey, CachedObject, NotModifiedPatch, StoredHeaders } from './store.js';
+
+/** A stream of `body[start..end]` (inclusive) as one chunk: the body is already in memory. */
+function bufferStream(body: Buffer, start?: number, end?: number): Readable {
+  const s = start ?? 0;
+  const e = end === undefined ? body.length : Math.min(end + 1, body.length);
+  return Readable.from([body.subarray(s, Math.max(s, e))], { objectMode: false });
+}
+
+/**
+ * A stored entry. Callers get this very object on every hit, so they must treat it as read-only;
+ * updateMeta replaces it with a new one rather than mutating it under a reader.
+ */
+export class MemoryObject implements CachedObject {
+  readonly key: CacheKey;
+  readonly variantKey: string;
+  readonly vary: string[];
+  readonly status: number;
+  readonly headers: StoredHeaders;
+  readonly requestTime: number;
+  readonly cachedAt: number;
+  readonly staleAt: number;
+  readonly deleteAt: number;
+  readonly size: number;
+  readonly invalidated?: number;
+  readonly volatile?: boolean;
+  readonly tags?: readonly string[];
+  readonly body: Buffer;
+
+  /** `patch`: a 304's fields and times over those of `meta` (a freshened copy of it). */
+  constructor(meta: CacheEntryMeta, body: Buffer, patch?: NotModifiedPatch) {
+    // A copy of a held object shares its key (never changed); one from elsewhere gets its own.
+    this.key = meta instanceof MemoryObject ? meta.key : { vhost: meta.key.vhost, url: meta.key.url };
+    this.variantKey = meta.variantKey;
+    this.vary = meta.vary;
+    this.status = meta.status;
+    const t = patch ?? meta;
+    this.headers = t.headers;
+    this.requestTime = t.requestTime;
+    this.cachedAt = t.cachedAt;
+    this.staleAt = t.staleAt;
+    this.deleteAt = t.deleteAt;
+    this.size = body.length;
+    if (t.invalidated !== undefined) this.invalidated = t.invalidated;
+    if (meta.volatile !== undefined) this.volatile = meta.volatile;
+    if (meta.tags !== undefined) this.tags = meta.tags;
+    this.body = body;
+  }
+
+  openBody(start?: number, end?: number): Readable {
+    return bufferStream(this.body, start, end);
+  }
+}
