@@ -56,14 +56,16 @@ const EXPECTATION_FAILED = Object.freeze({ ':status': 417, 'content-length': '0'
  */
 class H2Connection implements StreamOwner {
   open = 0;
-  idle = false;
 
   constructor(readonly session: ServerHttp2Session, readonly socket: Socket, private readonly handler: Handler, private readonly idleMs: number) {}
 
   /** session 'stream': the request and response for the handler (CONNECT too: receive answers it 405). */
   readonly onStream = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, _flags: number, rawHeaders: string[]): void => {
     if (headers.expect !== undefined && !this.expectation(stream, headers.expect)) return;
-    this.open++;
+    // The idle timer waits only while no stream is open (streamClosed arms it again): node
+    // refreshes an armed session timer on every HEADERS, respond and write, three timer list
+    // moves per request, where a busy connection now has none.
+    if (this.open++ === 0) this.session.setTimeout(0);
     const req = new H2Request(stream, headers, rawHeaders, this.socket);
     this.handler(req as unknown as IncomingMessage, new H2Response(stream, req, this) as unknown as ServerResponse);
   };
@@ -83,21 +85,19 @@ class H2Connection implements StreamOwner {
   }
 
   /**
-   * A stream of this connection closed. Idle: no frame either way for keepAliveTimeout. node's
-   * session timer fires once per quiet period; with streams still open (a slow origin) the
-   * connection stays, as an HTTP/1 connection with a request in flight does, and the wait
-   * starts again when the last ends.
+   * A stream of this connection closed. Idle: no stream open and no frame either way for
+   * keepAliveTimeout (node's session timer, armed while no stream is open). With streams open (a
+   * slow origin) the connection stays, as an HTTP/1 connection with a request in flight does,
+   * and the wait starts when the last ends.
    */
   streamClosed(): void {
     const session = this.session;
-    if (--this.open > 0 || !this.idle || session.destroyed || session.closed) return;
-    this.idle = false;
+    if (--this.open > 0 || session.destroyed || session.closed) return;
     session.setTimeout(this.idleMs);
   }
 
   readonly onTimeout = (): void => {
     if (this.open === 0) this.session.close();
-    else this.idle = true;
   };
 }
 

@@ -157,6 +157,7 @@ export class H2Response extends EventEmitter {
    * as an object are checked as node:http checks them.
    */
   private block(status: number, fields: OutgoingHttpHeaders | readonly OutgoingHttpHeader[] | undefined): unknown[] {
+    if (this.fields === undefined && Array.isArray(fields)) return this.listBlock(status, fields);
     const out: unknown[] = [':status', status];
     let bytes = STATUS_LINE_BYTES;
     let date = false;
@@ -188,6 +189,32 @@ export class H2Response extends EventEmitter {
         if (name.length === 4 && name.toLowerCase() === 'date') date = true;
       }
     }
+    this.headTextBytes = date ? bytes : bytes + DATE_BYTES;
+    return out;
+  }
+
+  /**
+   * block() for a flat list and nothing set before (a hit's head): the array is made at its
+   * final size, where pushing field by field grew it twice (about 350 bytes more per answer).
+   */
+  private listBlock(status: number, fields: readonly OutgoingHttpHeader[]): unknown[] {
+    const n = fields.length & ~1;
+    const out = new Array<unknown>(n + 2);
+    out[0] = ':status';
+    out[1] = status;
+    let at = 2;
+    let bytes = STATUS_LINE_BYTES;
+    let date = false;
+    for (let i = 0; i < n; i += 2) {
+      const name = String(fields[i]);
+      const value = fields[i + 1] as FieldValue | undefined;
+      if (value === undefined || connectionField(name)) continue;
+      out[at++] = name;
+      out[at++] = value;
+      bytes += fieldBytes(name, value);
+      if (name.length === 4 && name.toLowerCase() === 'date') date = true;
+    }
+    out.length = at;
     this.headTextBytes = date ? bytes : bytes + DATE_BYTES;
     return out;
   }
@@ -321,6 +348,11 @@ function hasField(fields: OutgoingHttpHeaders | readonly OutgoingHttpHeader[], n
 /** Appends one field to a header block; returns its bytes as HTTP/1 text (an empty list: none). */
 function pushField(out: unknown[], name: string, value: FieldValue): number {
   out.push(name, value);
+  return fieldBytes(name, value);
+}
+
+/** A field's bytes as HTTP/1 text (`name: value` CRLF per value; an empty list: none). */
+function fieldBytes(name: string, value: FieldValue): number {
   if (typeof value === 'string') return name.length + value.length + 4;
   if (typeof value === 'number') return name.length + String(value).length + 4;
   let n = 0;

@@ -39,6 +39,7 @@ export interface H2Head {
  * the request line, not fields. RFC 9113 8.3.1: `:authority` is the host; a Host field naming
  * another one makes the request malformed. The Host field is filled in from `:authority`, so
  * every later reader (the logs, invalidation targets) finds the host where HTTP/1 puts it.
+ * The answer is shared by every call: read it before the next request can run.
  */
 export function h2Head(req: IncomingMessage): H2Head {
   const raw = req.rawHeaders;
@@ -60,8 +61,15 @@ export function h2Head(req: IncomingMessage): H2Head {
     if (host === undefined) headers.host = host = authority;
     else if (host.toLowerCase() !== authority.toLowerCase()) host = null;
   }
-  return { bytes, fieldCount: fields, host, hasContent: h2HasBody(req) };
+  head.bytes = bytes;
+  head.fieldCount = fields;
+  head.host = host;
+  head.hasContent = h2HasBody(req);
+  return head;
 }
+
+/** h2Head's answer: one object, read by its caller before anything else can run (no object per request). */
+const head: H2Head = { bytes: 0, fieldCount: 0, host: undefined, hasContent: false };
 
 /**
  * After an error answer that HTTP/1 would follow with closing the connection (a body left

@@ -235,6 +235,23 @@ t.test('an idle HTTP/2 connection is closed with GOAWAY after keepAliveTimeout',
   t.ok(await c.waitClosed(), 'the connection is closed');
 });
 
+t.test('an HTTP/2 connection whose stream waits on the origin past keepAliveTimeout stays open and gets the answer', async (t) => {
+  // The origin answers 3.5 s after it was asked: past keepAliveTimeout (3 s), with the stream open.
+  n.origin.on('/held', (_q, res) => {
+    setTimeout(() => {
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': 4, 'cache-control': 'no-store' });
+      res.end('held');
+    }, 3500);
+  });
+  const c = await RawH2.connect(n.tlsPort, { tls: { servername: HOST, ca } });
+  t.teardown(() => c.close());
+  c.send(frame(FRAME.HEADERS, FLAG.END_STREAM | FLAG.END_HEADERS, 1, getHeaders(HOST, '/held')));
+  const end = await c.waitFor((f) => f.type === FRAME.DATA && f.stream === 1 && (f.flags & FLAG.END_STREAM) !== 0);
+  t.ok(end, 'the answer');
+  t.equal(Buffer.concat(c.frames.filter((f) => f.type === FRAME.DATA && f.stream === 1).map((f) => f.payload)).toString(), 'held');
+  t.notOk(c.frames.some((f) => f.type === FRAME.GOAWAY), 'no GOAWAY while the stream was open');
+});
+
 // Last: it stops the node.
 t.test('stopping the node sends GOAWAY; a request in flight on the connection still completes', async (t) => {
   let release!: () => void;
