@@ -51,6 +51,8 @@ export class MemoryObject implements CachedObject {
   readonly volatile?: boolean;
   readonly tags?: readonly string[];
   readonly body: Buffer;
+  /** The request path's view of this copy (stored-view.ts), held here: no table probe per hit. Never read by the store. */
+  derived: object | undefined = undefined;
 
   constructor(meta: CacheEntryMeta, body: Buffer) {
     this.key = { vhost: meta.key.vhost, url: meta.key.url };
