@@ -30,6 +30,8 @@ export class MemoryObject implements CachedObject {
   readonly volatile?: boolean;
   readonly tags?: readonly string[];
   readonly body: Buffer;
+  /** The request path's view of this copy (stored-view.ts), held here: no table probe per hit. Never read by the store. */
+  derived: object | undefined = undefined;
 
   /** `patch`: a 304's fields and times over those of `meta` (a freshened copy of it). */
   constructor(meta: CacheEntryMeta, body: Buffer, patch?: NotModifiedPatch) {

@@ -81,8 +81,9 @@ function paramsOf(tx: TransactionRecord, ttl: number | undefined): CacheStatusPa
 /**
  * The field for a hit's prepared head (stored-view.ts): the stored answer's members and ours; an
  * empty list (node writes no field for it) when there is neither. A plain hit (no key parameter,
- * no forward noted) says the same for every request within one second of ttl: that text is kept
- * on the copy's view and made again only when the ttl second or the host's name item changes.
+ * no forward noted) says the same for every request with the same ttl second: that text is kept
+ * (plainHit, or on the copy's view when the origin sent members of its own) and made again only
+ * when the ttl second or the host's name item changes.
  */
 export function hitCacheStatus(tx: TransactionRecord, view: StoredView, ttl: number): string | string[] {
   const cs = tx.host?.cacheStatus;
@@ -93,6 +94,7 @@ export function hitCacheStatus(tx: TransactionRecord, view: StoredView, ttl: num
     if (note !== undefined) note.ttl = ttl;
     return appendCacheStatus(view.cacheStatus, cacheStatusMember(cs.item, paramsOf(tx, ttl)));
   }
+  if (view.cacheStatus === undefined) return plainHit(cs.item, ttl);
   const memo = view.hitStatus;
   if (memo !== undefined && memo.ttl === ttl && memo.item === cs.item) return memo.value;
   const value = appendCacheStatus(view.cacheStatus, cacheStatusMember(cs.item, { hit: true, ttl }));
@@ -100,6 +102,41 @@ export function hitCacheStatus(tx: TransactionRecord, view: StoredView, ttl: num
   return value;
 }
 const NONE: string[] = [];
+
+/**
+ * The plain-hit value of copies whose origin sent no Cache-Status, by name item and ttl: the
+ * same text for every such copy, so it is shared, not kept per copy. Kept per copy, a hit on one
+ * of many objects (hit-mix: 10,000, each hit a few times a second) nearly always found the ttl
+ * second changed since that copy's last hit and made the text (and a memo) again. Bounded: a
+ * table past PLAIN_HIT_TTLS values, or past PLAIN_HIT_ITEMS names, starts over.
+ */
+const plainHits = new Map<string, Map<number, string>>();
+const PLAIN_HIT_TTLS = 4096;
+const PLAIN_HIT_ITEMS = 64;
+
+/** The last value plainHit gave: one object hit over and over (hit-1k) needs no table. */
+let lastItem = '';
+let lastTtl = NaN;
+let lastValue = '';
+
+function plainHit(item: string, ttl: number): string {
+  if (lastTtl === ttl && lastItem === item) return lastValue;
+  let byTtl = plainHits.get(item);
+  if (byTtl === undefined) {
+    if (plainHits.size >= PLAIN_HIT_ITEMS) plainHits.clear();
+    plainHits.set(item, (byTtl = new Map()));
+  }
+  let value = byTtl.get(ttl);
+  if (value === undefined) {
+    if (byTtl.size >= PLAIN_HIT_TTLS) byTtl.clear();
+    value = cacheStatusMember(item, { hit: true, ttl });
+    byTtl.set(ttl, value);
+  }
+  lastItem = item;
+  lastTtl = ttl;
+  lastValue = value;
+  return value;
+}
 
 /**
  * The fields of an answer with our member appended: a copy (the caller's object may be a stored

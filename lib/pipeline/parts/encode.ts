@@ -62,13 +62,14 @@ function withHeaders(obj: CachedObject, headers: StoredHeaders): CachedObject {
  * say Vary: Accept-Encoding (it is one of its representations).
  */
 interface Decided { rules: CompressionRules; ok: boolean; identity: CachedObject | undefined }
-const decided = new WeakMap<CachedObject, Decided>();
 
+/** Kept on the copy's view (stored-view.ts), which a memory copy holds itself. */
 function decide(obj: CachedObject, rules: CompressionRules): Decided {
-  const known = decided.get(obj);
+  const view = viewOf(obj);
+  const known = view.encoding as Decided | undefined;
   if (known !== undefined && known.rules === rules) return known;
-  const d: Decided = { rules, ok: mayEncode(obj, rules, viewOf(obj).cc.noTransform), identity: undefined };
-  decided.set(obj, d);
+  const d: Decided = { rules, ok: mayEncode(obj, rules, view.cc.noTransform), identity: undefined };
+  view.encoding = d;
   return d;
 }
 

@@ -3,7 +3,8 @@
 // a new one), so its parsed Cache-Control, its initial age and the fields of a full answer hold
 // for every hit; per request only what depends on the time (Age) or the request is computed.
 import { fieldsToStrip, initialAge, responseDirectives, type ResponseDirectives } from '../../cache/policy/index.js';
-import type { CacheEntryMeta, StoredHeaders } from '../../cache/store.js';
+import type { CacheEntryMeta, CachedObject, StoredHeaders } from '../../cache/store.js';
+import { MemoryObject } from '../../cache/memory-object.js';
 import { TCP_MISS } from '../../cache/policy/results.js';
 import type { Transaction } from './transaction.js';
 import { VIA } from './hop-by-hop.js';
@@ -31,23 +32,28 @@ export interface StoredView {
    * the same text for every hit within one second of ttl, so it is made once per second.
    */
   hitStatus: { item: string; ttl: number; value: string } | undefined;
+  /** Whether the copy may be compressed under a host's rules (parts/encode.ts), from its first hit there. */
+  encoding: { readonly rules: object; readonly ok: boolean; identity: CachedObject | undefined } | undefined;
 }
 
 // Keyed by the object itself: a copy read from disk for one request is collected with its view.
+// A memory copy holds its own (MemoryObject.derived): no table probe on the hot path.
 const views = new WeakMap<CacheEntryMeta, StoredView>();
 
 export function viewOf(entry: CacheEntryMeta): StoredView {
+  if (entry instanceof MemoryObject) return (entry.derived as StoredView | undefined) ?? (entry.derived = makeView(entry));
   let v = views.get(entry);
-  if (v === undefined) {
-    const cc = responseDirectives(entry.headers);
-    const cs = entry.headers['cache-status'];
-    v = {
-      cc, namedFields: fieldsToStrip(cc), initialAge: initialAge(entry), head: fullHeadOf(entry),
-      cacheStatus: cs === undefined ? undefined : Array.isArray(cs) ? cs.join(', ') : cs, hitStatus: undefined,
-    };
-    views.set(entry, v);
-  }
+  if (v === undefined) views.set(entry, (v = makeView(entry)));
   return v;
+}
+
+function makeView(entry: CacheEntryMeta): StoredView {
+  const cc = responseDirectives(entry.headers);
+  const cs = entry.headers['cache-status'];
+  return {
+    cc, namedFields: fieldsToStrip(cc), initialAge: initialAge(entry), head: fullHeadOf(entry),
+    cacheStatus: cs === undefined ? undefined : Array.isArray(cs) ? cs.join(', ') : cs, hitStatus: undefined, encoding: undefined,
+  };
 }
 
 /** Age in whole seconds (RFC 9111 4.2.3 current_age) at `now`. */
