@@ -90,8 +90,8 @@ export class OriginCall implements OriginBody, Dispatcher.DispatchHandler {
   onResponseStart(controller: Controller, statusCode: number, headers: Head): void {
     if (statusCode < 200) {
       // Informational: the answer follows on the same exchange.
-      const info = this.r.onInformational;
-      if (info !== undefined) try { info(statusCode, headers); } catch (err) { rethrow(err); }
+      // Called on the request, which may be a class instance (types.ts).
+      if (this.r.onInformational !== undefined) try { this.r.onInformational(statusCode, headers); } catch (err) { rethrow(err); }
       return;
     }
     this.headSeen = true;

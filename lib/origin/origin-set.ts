@@ -131,8 +131,7 @@ export class OriginSet {
     const walk = this.walk(r);
     const src = r.body ?? null;
     const opts: Dispatcher.RequestOptions = { method: r.method, path: r.url, headers: r.headers, body: null, signal: r.signal };
-    const info = r.onInformational;
-    if (info !== undefined) opts.onInfo = ({ statusCode, headers }) => info(statusCode, headers as Record<string, string | string[]>);
+    if (r.onInformational !== undefined) opts.onInfo = ({ statusCode, headers }) => r.onInformational!(statusCode, headers as Record<string, string | string[]>);
     for (let t = walk.next(opts); t !== undefined; t = walk.next(opts)) {
       const tap = src === null || Buffer.isBuffer(src) ? null : new BodyTap(src);
       opts.body = tap ?? src;
