@@ -132,7 +132,8 @@ class OriginFetch implements OriginRequest, OriginHandler, SharedHead {
     w.cacheResult ??= this.plan.result;
     w.status = meta.status;
     noteAnswer(w, meta.status, !this.f.retired, meta.staleAt);
-    const out = answerHeaders(meta, w === this.tx ? this.resHeaders! : meta.headers, this.ctx.clock.now(), w, undefined, false);
+    // No Age in an answer fetched for it (fromCache false): the time is not read.
+    const out = answerHeaders(meta, w === this.tx ? this.resHeaders! : meta.headers, meta.cachedAt, w, undefined, false);
     varyOfFetched(w, meta.status, out);
     w.res.writeHead(meta.status, out);
   }

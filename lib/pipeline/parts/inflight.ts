@@ -60,6 +60,9 @@ export interface ReplayBudget {
   readonly max: number;
 }
 
+/** start()'s answer when every waiting client shares the answer (callers only read it). */
+const NONE_REFUSED: readonly Transaction[] = [];
+
 export class SharedFetch {
   /** Clients that arrived before the origin answered. */
   waiting: Transaction[] = [];
@@ -160,15 +163,16 @@ export class SharedFetch {
   }
 
   /** The shared answer starts: `head.accepts` says which waiting clients may share it. */
-  start(meta: CacheEntryMeta, head: SharedHead): Transaction[] {
+  start(meta: CacheEntryMeta, head: SharedHead): readonly Transaction[] {
     if (this.retired) meta.invalidated = LANDS_EXPIRED;
     this.meta = meta;
     this.head = head;
-    const refused: Transaction[] = [];
+    // Most fetches have one client, which shares the answer: no list of refused ones then.
+    let refused: Transaction[] | undefined;
     const waiting = this.waiting;
     this.waiting = [];
-    for (let i = 0; i < waiting.length; i++) if (head.accepts(waiting[i]!)) this.attach(waiting[i]!); else refused.push(waiting[i]!);
-    return refused;
+    for (let i = 0; i < waiting.length; i++) if (head.accepts(waiting[i]!)) this.attach(waiting[i]!); else (refused ??= []).push(waiting[i]!);
+    return refused ?? NONE_REFUSED;
   }
 
   /** The first body byte or the end: the readers' heads go out. */
