@@ -114,10 +114,15 @@ export class OriginSet {
    */
   dispatch(r: OriginRequest, h: OriginHandler): void {
     if (this.needsDns) {
-      this.resolveMissing().then(() => new OriginCall(this.walk(r), r, h).attempt(), (err: unknown) => h.onError(err));
+      this.resolveMissing().then(() => this.call(r, h).attempt(), (err: unknown) => h.onError(err));
       return;
     }
-    new OriginCall(this.walk(r), r, h).attempt();
+    this.call(r, h).attempt();
+  }
+
+  /** The dispatch of one request, which is its failover walk too (one object per request). */
+  private call(r: OriginRequest, h: OriginHandler): OriginCall {
+    return new OriginCall(this.view, r, this.inactiveTtlMs, this.noAnswerOf, h);
   }
 
   private walk(r: OriginRequest): Walk {
