@@ -1,7 +1,8 @@
 // One request of OriginSet.dispatch: an undici dispatch handler that walks the failover list
-// like request() does (walk.ts) and hands the answer to the caller's callbacks. Per request that
-// is one object, where request() builds a request handler with an async resource, a promise and
-// a Readable: on the cache miss path that difference is a measurable share of the CPU.
+// like request() does (walk.ts: it is that walk itself) and hands the answer to the caller's
+// callbacks. Per request that is one object, where request() builds a request handler with an
+// async resource, a promise and a Readable: on the cache miss path that difference is a
+// measurable share of the CPU.
 //
 // undici (8) calls the handler (its v2 interface) from inside its HTTP parser, synchronously,
 // with the request's controller: pausing the controller in onResponseStart/onResponseData pauses
@@ -15,9 +16,10 @@
 import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { BodyTap } from './body.js';
+import type { OriginError } from './errors.js';
 import { beginAttempt, endDispatch } from './trace.js';
 import type { BodyHandler, OriginBody, OriginHandler, OriginRequest } from './types.js';
-import type { Target, Walk } from './walk.js';
+import { Walk, type Target, type View } from './walk.js';
 
 type Controller = Dispatcher.DispatchController;
 /** The head as undici gives it (never an undefined value). */
@@ -35,7 +37,8 @@ function abortError(): Error {
   return Object.assign(new Error('This operation was aborted'), { name: 'AbortError', code: 'ABORT_ERR' });
 }
 
-export class OriginCall implements OriginBody, Dispatcher.DispatchHandler {
+/** One request: the failover walk itself (walk.ts), and undici's handler of each attempt. */
+export class OriginCall extends Walk implements OriginBody, Dispatcher.DispatchHandler {
   private readonly opts: Dispatcher.DispatchOptions;
   private target: Target | undefined;
   /** The pool of the current attempt (a reset() may swap the endpoint's pool under it). */
@@ -48,14 +51,15 @@ export class OriginCall implements OriginBody, Dispatcher.DispatchHandler {
   /** Chunks that arrived before the body was taken. */
   private early: Buffer[] | null = null;
   private state = OPEN;
-  private error: Error | undefined;
+  private bodyError: Error | undefined;
   /** The caller asked for a pause, and whether undici is paused (by our controller.pause()). */
   private paused = false;
   private parserPaused = false;
   private discarded = false;
   private onAbort: (() => void) | undefined;
 
-  constructor(private readonly walk: Walk, private readonly r: OriginRequest, private readonly h: OriginHandler) {
+  constructor(view: View, r: OriginRequest, inactiveTtlMs: number | undefined, noAnswer: () => OriginError, private readonly h: OriginHandler) {
+    super(view, r, inactiveTtlMs, noAnswer);
     this.opts = { method: r.method as Dispatcher.HttpMethod, path: r.url, headers: r.headers, body: null };
   }
 
@@ -63,8 +67,8 @@ export class OriginCall implements OriginBody, Dispatcher.DispatchHandler {
   attempt(): void {
     const signal = this.r.signal;
     if (signal?.aborted === true) { this.h.onError(signal.reason ?? abortError()); return; }
-    const t = this.walk.next(this.opts as { path: string });
-    if (t === undefined) { this.h.onError(this.walk.error()); return; }
+    const t = this.next(this.opts as { path: string });
+    if (t === undefined) { this.h.onError(this.error()); return; }
     this.target = t;
     const src = this.r.body ?? null;
     this.tap = src === null || Buffer.isBuffer(src) ? null : new BodyTap(src);
@@ -90,8 +94,8 @@ export class OriginCall implements OriginBody, Dispatcher.DispatchHandler {
   onResponseStart(controller: Controller, statusCode: number, headers: Head): void {
     if (statusCode < 200) {
       // Informational: the answer follows on the same exchange.
-      const info = this.r.onInformational;
-      if (info !== undefined) try { info(statusCode, headers); } catch (err) { rethrow(err); }
+      // Called on the request, which may be a class instance (types.ts).
+      if (this.r.onInformational !== undefined) try { this.r.onInformational(statusCode, headers); } catch (err) { rethrow(err); }
       return;
     }
     this.headSeen = true;
@@ -124,7 +128,7 @@ export class OriginCall implements OriginBody, Dispatcher.DispatchHandler {
     this.unlisten();
     if (!this.headSeen) {
       // No answer yet: the next address, or the error that ends the walk.
-      const fatal = this.walk.failed(this.target!, this.pool, err, this.tap !== null && this.tap.consumed);
+      const fatal = this.failed(this.target!, this.pool, err, this.tap !== null && this.tap.consumed);
       this.controller = null;
       try {
         if (fatal === null) this.attempt();
@@ -135,7 +139,7 @@ export class OriginCall implements OriginBody, Dispatcher.DispatchHandler {
       return;
     }
     this.state = FAILED;
-    this.error = err;
+    this.bodyError = err;
     if (!this.discarded) try { this.to?.onError(err); } catch (e) { rethrow(e); }
   }
 
@@ -147,7 +151,7 @@ export class OriginCall implements OriginBody, Dispatcher.DispatchHandler {
     this.early = null;
     if (early !== null) for (const c of early) h.onData(c);
     if (this.state === ENDED) h.onEnd();
-    else if (this.state === FAILED) h.onError(this.error!);
+    else if (this.state === FAILED) h.onError(this.bodyError!);
     else this.resume();
   }
 

@@ -6,4 +6,4 @@ export { type ProbeRecord, type StateChange } from './health.js';
 export { OriginSet } from './origin-set.js';
 export { OriginTrace, type OriginNote, onTraceDone, traceAnswered, traceFailed } from './trace.js';
 export type { OriginOptions, OriginResponse, OriginStatus } from './types.js';
-export type { OriginBody, OriginHead } from './types.js';
+export type { OriginBody, OriginHandler, OriginHead, OriginRequest } from './types.js';

@@ -114,10 +114,15 @@ export class OriginSet {
    */
   dispatch(r: OriginRequest, h: OriginHandler): void {
     if (this.needsDns) {
-      this.resolveMissing().then(() => new OriginCall(this.walk(r), r, h).attempt(), (err: unknown) => h.onError(err));
+      this.resolveMissing().then(() => this.call(r, h).attempt(), (err: unknown) => h.onError(err));
       return;
     }
-    new OriginCall(this.walk(r), r, h).attempt();
+    this.call(r, h).attempt();
+  }
+
+  /** The dispatch of one request, which is its failover walk too (one object per request). */
+  private call(r: OriginRequest, h: OriginHandler): OriginCall {
+    return new OriginCall(this.view, r, this.inactiveTtlMs, this.noAnswerOf, h);
   }
 
   private walk(r: OriginRequest): Walk {
@@ -131,8 +136,7 @@ export class OriginSet {
     const walk = this.walk(r);
     const src = r.body ?? null;
     const opts: Dispatcher.RequestOptions = { method: r.method, path: r.url, headers: r.headers, body: null, signal: r.signal };
-    const info = r.onInformational;
-    if (info !== undefined) opts.onInfo = ({ statusCode, headers }) => info(statusCode, headers as Record<string, string | string[]>);
+    if (r.onInformational !== undefined) opts.onInfo = ({ statusCode, headers }) => r.onInformational!(statusCode, headers as Record<string, string | string[]>);
     for (let t = walk.next(opts); t !== undefined; t = walk.next(opts)) {
       const tap = src === null || Buffer.isBuffer(src) ? null : new BodyTap(src);
       opts.body = tap ?? src;

@@ -55,6 +55,8 @@ export interface OriginRequest {
    * Each interim (1xx) answer the origin sends before its final one, as it arrives (fields as
    * in OriginResponse). A 100 never arrives here: undici cuts a connection that sends one
    * unasked (it never sends Expect), and the client's own 100-continue is answered by us.
+   * Called on the request (`r.onInformational(...)`), never detached: a request may be a class
+   * instance that is its own handler too (the fetch step's).
    */
   onInformational?: (statusCode: number, headers: Record<string, string | string[]>) => void;
 }

@@ -32,7 +32,10 @@ function isIdempotent(method: string): boolean {
     method === 'DELETE' || method === 'TRACE';
 }
 
-/** The walk is its own Target (the endpoint of the current attempt): no object per attempt. */
+/**
+ * The walk is its own Target (the endpoint of the current attempt): no object per attempt. A
+ * dispatch (dispatch.ts OriginCall) is a walk itself: no second object per request.
+ */
 export class Walk implements Target {
   ep!: Endpoint;
   owner!: AddressView;
@@ -46,7 +49,7 @@ export class Walk implements Target {
    * inactiveTtlMs: how long a failing domain IP stays Inactive (default: its DNS TTL);
    * noAnswer: the error when no attempt could be made at all.
    */
-  constructor(private readonly view: View, private readonly r: OriginRequest, private readonly inactiveTtlMs: number | undefined,
+  constructor(private readonly view: View, protected readonly r: OriginRequest, private readonly inactiveTtlMs: number | undefined,
     private readonly noAnswer: () => OriginError) {
     this.walkAll = view.first < 0;
     this.i = this.walkAll ? 0 : view.first;

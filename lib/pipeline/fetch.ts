@@ -5,7 +5,7 @@
 import { takeTags } from '../cache/tags.js';
 import type { Readable } from 'node:stream';
 import { originNote } from '../log/host-logs.js';
-import { MAX_STATUS, OriginError, OriginTrace, statusError, traceAnswered, traceFailed, type OriginBody, type OriginHead } from '../origin/index.js';
+import { MAX_STATUS, OriginError, OriginTrace, statusError, traceAnswered, traceFailed, type OriginBody, type OriginHandler, type OriginHead, type OriginRequest } from '../origin/index.js';
 import { endToEndResponseHeaders } from './parts/hop-by-hop.js';
 import { pipeBody } from './parts/pipe-body.js';
 import { bodyBroke, discard, originRequestHeaders, proxyToOrigin } from './parts/proxy.js';
@@ -18,7 +18,7 @@ import { forwardInterim } from './parts/interim.js';
 import { modifyOriginResponse } from './parts/header-edits.js';
 import { varyOfFetched } from './parts/encode.js';
 import { matchFallback, routeFallback, type Found } from './parts/fallback.js';
-import type { SharedFetch } from './parts/inflight.js';
+import type { SharedFetch, SharedHead } from './parts/inflight.js';
 import { storableDirectives, variantMatches } from './parts/rules.js';
 import { newEntryMeta } from './parts/entry-meta.js';
 import { failWaiting, StoreTee } from './parts/store-tee.js';
@@ -59,29 +59,89 @@ function fetchAndStore(ctx: CacheContext, tx: Transaction, plan: FetchPlan): voi
   if (share === 'joined') return;
   const f = share === 'alone' ? ctx.inflight.detached(ks, ctx.maxReplayBytes) : ctx.inflight.create(ks, ctx.maxReplayBytes);
   if (plan.background !== true) f.join(tx);
-  const headers = originRequestHeaders(tx);
-  dropClientConditionals(headers);
-  if (!tx.host.useOriginEncoding) headers['accept-encoding'] = 'identity';
-  if (plan.conditional !== undefined) Object.assign(headers, plan.conditional);
-  const requestTime = ctx.clock.now();
-  const trace = tx.origin = new OriginTrace(tx.host.counterSlot);
-  if (tx.host.logs !== undefined) trace.note = originNote(tx, tx.postBody === undefined ? 'GET' : 'POST', false, headers);
+  const fetch = new OriginFetch(ctx, f, tx, plan);
   // dispatch, not request(): no promise, stream or async resource per fetch (OriginSet.dispatch).
-  const postBody = tx.postBody ?? null;
-  // Interim answers go to the clients waiting then; one joining later missed them (they are advisory).
-  const onInformational = (status: number, fields: Record<string, string | string[]>): void => {
-    for (const w of f.waiting) forwardInterim(w, status, fields);
-  };
-  const onError = (err: unknown): void => fetchFailed(ctx, f, tx, plan, trace, err);
-  const onHead = (upstream: OriginHead, body: OriginBody): void => {
+  // A pagedesk edit's origin is the edit of the source (lib/pagedesk/producer.ts).
+  (tx.pagedesk ?? tx.host.origin).dispatch(fetch, fetch);
+}
+
+/**
+ * One whole fetch of this step: the origin request, the handler of its answer and, once the
+ * answer is shared, the head its readers get. Every cache miss makes one, so it is one object
+ * whose fields the callbacks read, rather than a closure for each callback and a literal for the
+ * request and the handler.
+ */
+class OriginFetch implements OriginRequest, OriginHandler, SharedHead {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: Record<string, string | string[]>;
+  readonly body: Buffer | null;
+  readonly trace: OriginTrace;
+  private readonly requestTime: number;
+  /** The stored answer's meta and the fields as the origin sent them (once shared: startShared). */
+  private meta: CacheEntryMeta | undefined = undefined;
+  private resHeaders: StoredHeaders | undefined = undefined;
+
+  constructor(private readonly ctx: CacheContext, private readonly f: SharedFetch, private readonly tx: Transaction, private readonly plan: FetchPlan) {
+    const headers = originRequestHeaders(tx);
+    dropClientConditionals(headers);
+    if (!tx.host.useOriginEncoding) headers['accept-encoding'] = 'identity';
+    if (plan.conditional !== undefined) Object.assign(headers, plan.conditional);
+    this.headers = headers;
+    this.requestTime = ctx.clock.now();
+    this.body = tx.postBody ?? null;
+    this.method = this.body === null ? 'GET' : 'POST';
+    this.url = tx.url;
+    const trace = this.trace = tx.origin = new OriginTrace(tx.host.counterSlot);
+    if (tx.host.logs !== undefined) trace.note = originNote(tx, this.method, false, headers);
+  }
+
+  /** Interim answers go to the clients waiting then; one joining later missed them (they are advisory). */
+  onInformational(status: number, fields: Record<string, string | string[]>): void {
+    for (const w of this.f.waiting) forwardInterim(w, status, fields);
+  }
+
+  onError(err: unknown): void {
+    fetchFailed(this.ctx, this.f, this.tx, this.plan, this.trace, err);
+  }
+
+  onHead(upstream: OriginHead, body: OriginBody): void {
     // No HTTP status: the origin failed, as if it had not answered (stale-if-error, fallbacks;
     // traced before the body is given up, which aborts the exchange: a Client-Close).
-    if (upstream.statusCode > MAX_STATUS) { onError(statusError(upstream.statusCode)); body.discard(); return; }
-    traceAnswered(trace, upstream.statusCode);
-    onAnswer(ctx, f, tx, plan, requestTime, upstream, body);
-  };
-  // A pagedesk edit's origin is the edit of the source (lib/pagedesk/producer.ts).
-  (tx.pagedesk ?? tx.host.origin).dispatch({ method: postBody === null ? 'GET' : 'POST', url: tx.url, headers, body: postBody, trace, onInformational }, { onHead, onError });
+    if (upstream.statusCode > MAX_STATUS) { this.onError(statusError(upstream.statusCode)); body.discard(); return; }
+    traceAnswered(this.trace, upstream.statusCode);
+    onAnswer(this.ctx, this.f, this.tx, this.plan, this.requestTime, upstream, body, this);
+  }
+
+  /**
+   * The answer is stored and shared: its readers get the head as the cache keeps it (the client
+   * whose request fetched it also the fields the cache does not keep). A client whose request
+   * selects another variant cannot share it: it enters the fetch step again for a fetch of its own.
+   */
+  share(meta: CacheEntryMeta, resHeaders: StoredHeaders): void {
+    this.meta = meta;
+    this.resHeaders = resHeaders;
+    const refused = this.f.start(meta, this);
+    const plan = this.plan;
+    for (const w of refused) noteAlone(w);
+    for (const w of refused) resumeToFetch(w, { key: plan.key, mayStore: plan.mayStore, result: plan.result, alone: true });
+  }
+
+  writeHead(w: Transaction): void {
+    const meta = this.meta!;
+    w.cacheResult ??= this.plan.result;
+    w.status = meta.status;
+    noteAnswer(w, meta.status, !this.f.retired, meta.staleAt);
+    // No Age in an answer fetched for it (fromCache false): the time is not read.
+    const out = answerHeaders(meta, w === this.tx ? this.resHeaders! : meta.headers, meta.cachedAt, w, undefined, false);
+    varyOfFetched(w, meta.status, out);
+    w.res.writeHead(meta.status, out);
+  }
+
+  accepts(w: Transaction): boolean {
+    const meta = this.meta!;
+    return meta.vary.length === 0 || variantMatches(meta, w.req.headers);
+  }
 }
 
 /**
@@ -106,7 +166,8 @@ function shareOf(ctx: CacheContext, tx: Transaction, plan: FetchPlan, ks: string
  * The origin's answer (an HTTP status): a refresh's intercept, a fallback or pieces may take the
  * waiting clients; else it is stored and shared, or only streamed to the first client.
  */
-function onAnswer(ctx: CacheContext, f: SharedFetch, tx: Transaction, plan: FetchPlan, requestTime: number, upstream: OriginHead, body: OriginBody): void {
+function onAnswer(ctx: CacheContext, f: SharedFetch, tx: Transaction, plan: FetchPlan, requestTime: number, upstream: OriginHead, body: OriginBody,
+  fetch: OriginFetch): void {
   const status = upstream.statusCode;
   const cachedAt = ctx.clock.now();
   const resHeaders = endToEndResponseHeaders(upstream.headers);
@@ -128,7 +189,7 @@ function onAnswer(ctx: CacheContext, f: SharedFetch, tx: Transaction, plan: Fetc
   }
   const meta = newEntryMeta(plan.key, status, resHeaders, tx.req.headers, requestTime, cachedAt, tx.host, tx.hook?.cacheTtl, cc);
   if (tags !== undefined) meta.tags = tags;
-  startShared(ctx, f, tx, plan, meta, resHeaders);
+  fetch.share(meta, resHeaders);
   new StoreTee(ctx, f, meta, body);
 }
 
@@ -155,26 +216,6 @@ function takenElsewhere(ctx: CacheContext, f: SharedFetch, tx: Transaction, plan
   ctx.inflight.finish(f);
   for (const w of f.takeWaiting()) ctx.toPieces(w, plan.key);
   return true;
-}
-
-/**
- * The answer is stored and shared: its readers get the head as the cache keeps it (the client
- * whose request fetched it also the fields the cache does not keep). A client whose request
- * selects another variant cannot share it: it enters the fetch step again for a fetch of its own.
- */
-function startShared(ctx: CacheContext, f: SharedFetch, tx: Transaction, plan: FetchPlan, meta: CacheEntryMeta, resHeaders: StoredHeaders): void {
-  const vary = meta.vary;
-  const writeHead = (w: Transaction): void => {
-    w.cacheResult ??= plan.result;
-    w.status = meta.status;
-    noteAnswer(w, meta.status, !f.retired, meta.staleAt);
-    const out = answerHeaders(meta, w === tx ? resHeaders : meta.headers, ctx.clock.now(), w, undefined, false);
-    varyOfFetched(w, meta.status, out);
-    w.res.writeHead(meta.status, out);
-  };
-  const refused = f.start(meta, writeHead, (w) => vary.length === 0 || variantMatches(meta, w.req.headers));
-  for (const w of refused) noteAlone(w);
-  for (const w of refused) resumeToFetch(w, { key: plan.key, mayStore: plan.mayStore, result: plan.result, alone: true });
 }
 
 const NO_FIELDS: StoredHeaders = {};

@@ -221,7 +221,8 @@ export class CacheStage {
     // A HEAD that misses goes to the origin as it is; a later GET fills the cache.
     // Hooked, it is fetched as a GET (document 2) and stored under the hook's key.
     // RFC 9211 2.2: vary-miss when the URL has stored answers, none selected by this request.
-    const fwd = stored.some((m) => spanBase(m.variantKey) === undefined) ? 'vary-miss' : 'uri-miss';
+    // (A URL with nothing stored, most misses, makes no closure for the test.)
+    const fwd = stored.length > 0 && stored.some((m) => spanBase(m.variantKey) === undefined) ? 'vary-miss' : 'uri-miss';
     if (tx.req.method === 'HEAD' && tx.hook === undefined) { tx.cacheResult = TCP_MISS; noteForward(tx, fwd); proxyToOrigin(tx); return DONE; }
     // Served from stored spans, or forwarded for what they lack: pieces.ts says which.
     if (this.byPieces(tx, key, control, stored)) return planFetch(tx, { key, pieces: stored, control });

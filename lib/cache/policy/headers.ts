@@ -54,6 +54,19 @@ function build(y: number, mo: number, d: number, hms: string, at: number): numbe
  */
 export function parseHttpDate(value: string | undefined): number {
   if (value === undefined) return NaN;
+  // The Date of answers arriving within one second is the same text: parsed once.
+  if (value === lastDate) return lastParsed;
+  const t = parseDate(value);
+  // Only an IMF-fixdate (29 characters): an RFC 850 date reads its century from today's year.
+  if (value.length === 29) { lastDate = value; lastParsed = t; }
+  return t;
+}
+
+/** The last IMF-fixdate parseHttpDate parsed, and what it gave. */
+let lastDate: string | undefined;
+let lastParsed = NaN;
+
+function parseDate(value: string): number {
   const s = value.trim();
   const comma = s.indexOf(',');
   if (comma === 3 && s.length === 29 && s.endsWith(' GMT')) {

@@ -59,12 +59,20 @@ function forwardOf(tx: TransactionRecord): CacheStatusFwd | undefined {
   return 'miss';
 }
 
+/**
+ * The parameters of this answer's member, in one object the caller reads at once and lets go
+ * (cacheStatusMember reads it synchronously): every answer of a host makes one, so it is reused.
+ */
+const params: CacheStatusParams = {};
+
 function paramsOf(tx: TransactionRecord, ttl: number | undefined): CacheStatusParams {
   const n = tx.cacheStatus;
   const hit = isHitResult(tx.cacheResult);
   const fwd = n?.fwd ?? (hit ? undefined : forwardOf(tx));
+  const p = params;
   // Noted at lookup only when the host asks for it.
-  const p: CacheStatusParams = n?.key !== undefined ? { key: n.key } : {};
+  p.key = n?.key;
+  p.hit = undefined; p.fwd = undefined; p.fwdStatus = undefined; p.stored = undefined; p.collapsed = undefined; p.ttl = undefined;
   if (fwd === undefined) {
     if (hit) { p.hit = true; p.ttl = n?.ttl ?? ttl; }
     return p;
@@ -76,6 +84,19 @@ function paramsOf(tx: TransactionRecord, ttl: number | undefined): CacheStatusPa
   p.collapsed = n?.collapsed;
   p.ttl = n?.ttl ?? ttl;
   return p;
+}
+
+/** The last member made without a key: the answers of a host mostly say the same (within a ttl second). */
+const last: CacheStatusParams & { item: string; value: string | undefined } = { item: '', value: undefined };
+
+/** cacheStatusMember, the same string again when the parameters are the last ones'. */
+function memberOf(item: string, p: CacheStatusParams): string {
+  if (p.key !== undefined) return cacheStatusMember(item, p);
+  const m = last;
+  if (m.value !== undefined && m.item === item && m.hit === p.hit && m.fwd === p.fwd && m.fwdStatus === p.fwdStatus && m.ttl === p.ttl
+    && m.stored === p.stored && m.collapsed === p.collapsed) return m.value;
+  m.item = item; m.hit = p.hit; m.fwd = p.fwd; m.fwdStatus = p.fwdStatus; m.ttl = p.ttl; m.stored = p.stored; m.collapsed = p.collapsed;
+  return (m.value = cacheStatusMember(item, p));
 }
 
 /**
@@ -92,7 +113,7 @@ export function hitCacheStatus(tx: TransactionRecord, view: StoredView, ttl: num
   if (cs.key || note !== undefined || !isHitResult(tx.cacheResult)) {
     // This answer's ttl, not one an earlier stage noted (a refresh's answer before a resumed hit).
     if (note !== undefined) note.ttl = ttl;
-    return appendCacheStatus(view.cacheStatus, cacheStatusMember(cs.item, paramsOf(tx, ttl)));
+    return appendCacheStatus(view.cacheStatus, memberOf(cs.item, paramsOf(tx, ttl)));
   }
   if (view.cacheStatus === undefined) return plainHit(cs.item, ttl);
   const memo = view.hitStatus;
@@ -147,6 +168,6 @@ export function withCacheStatus<F extends OutgoingHttpHeaders | readonly Outgoin
   const cs = tx.host?.cacheStatus;
   if (cs === undefined || Array.isArray(fields) || tx.cacheStatus?.relayed === true) return fields;
   const out: OutgoingHttpHeaders = fields !== undefined && fields === tx.ownFields ? fields as OutgoingHttpHeaders : { ...(fields as OutgoingHttpHeaders | undefined) };
-  out['cache-status'] = appendCacheStatus(out['cache-status'], cacheStatusMember(cs.item, paramsOf(tx, undefined)));
+  out['cache-status'] = appendCacheStatus(out['cache-status'], memberOf(cs.item, paramsOf(tx, undefined)));
   return out;
 }

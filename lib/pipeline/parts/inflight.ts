@@ -39,7 +39,20 @@ function added<T>(list: T[], item: T): T[] {
   return list;
 }
 
-export type WriteHead = (tx: Transaction) => void;
+/**
+ * The head of a shared answer (the fetch step's fetch): what each reader's head is written with,
+ * and which waiting clients may share the answer. Called on it, never detached.
+ */
+export interface SharedHead {
+  writeHead(tx: Transaction): void;
+  accepts(tx: Transaction): boolean;
+}
+
+/** A store write of the answer in flight (SharedFetch.abandonStore). Called on it, never detached. */
+export interface StoreWriting {
+  /** Stops the write, unless it is already ending (then false: the object lands, see retire). */
+  abandon(): boolean;
+}
 
 /** Replay bytes of all fetches of a worker together, bounded (the worker's memory bound). */
 export interface ReplayBudget {
@@ -47,12 +60,15 @@ export interface ReplayBudget {
   readonly max: number;
 }
 
+/** start()'s answer when every waiting client shares the answer (callers only read it). */
+const NONE_REFUSED: readonly Transaction[] = [];
+
 export class SharedFetch {
   /** Clients that arrived before the origin answered. */
   waiting: Transaction[] = [];
   /** Set once the answer is known to be stored and shared. */
   meta: CacheEntryMeta | undefined;
-  private writeHead: WriteHead | undefined;
+  private head: SharedHead | undefined;
   private chunks: Buffer[] | null = [];
   private bytes = 0;
   /**
@@ -70,11 +86,8 @@ export class SharedFetch {
   failed = false;
   /** An invalidation named its URL after it started: nobody may join it any more. */
   retired = false;
-  /**
-   * Set by the fetch stage while the answer is written to the store: stops that write, unless it
-   * is already ending (then false: the object lands, see retire).
-   */
-  abandonStore: (() => boolean) | undefined;
+  /** Set by the fetch stage while the answer is written to the store. */
+  abandonStore: StoreWriting | undefined;
   /** A piece fetch (piece-fetch.ts): its clients wait on this instead of joining as readers. */
   piece: Promise<PieceOutcome> | undefined;
   private settle: (() => void) | undefined;
@@ -117,21 +130,21 @@ export class SharedFetch {
     this.retired = true;
     this.dropReplay();
     if (this.meta !== undefined) this.meta.invalidated = LANDS_EXPIRED;
-    return this.abandonStore?.() === false;
+    return this.abandonStore?.abandon() === false;
   }
 
   /** A client joins: it waits for the head, or replays what arrived so far and follows live. */
   join(tx: Transaction): void {
-    if (this.writeHead === undefined) { this.waiting = added(this.waiting, tx); return; }
+    if (this.head === undefined) { this.waiting = added(this.waiting, tx); return; }
     this.attach(tx);
   }
 
   private attach(tx: Transaction): void {
     const res = tx.res;
     // A HEAD's answer is its head: nothing of the body can break it.
-    if (tx.req.method === 'HEAD') { this.writeHead!(tx); res.end(); return; }
+    if (tx.req.method === 'HEAD') { this.head!.writeHead(tx); res.end(); return; }
     if (this.flowing) {
-      this.writeHead!(tx);
+      this.head!.writeHead(tx);
       // Joiners come only while the replay is kept; the one client of a detached fetch attaches
       // before its first byte.
       if (this.chunks !== null) for (const c of this.chunks) res.write(c);
@@ -149,23 +162,24 @@ export class SharedFetch {
     return r;
   }
 
-  /** The shared answer starts: `accept` says which waiting clients may share it. */
-  start(meta: CacheEntryMeta, writeHead: WriteHead, accept: (tx: Transaction) => boolean): Transaction[] {
+  /** The shared answer starts: `head.accepts` says which waiting clients may share it. */
+  start(meta: CacheEntryMeta, head: SharedHead): readonly Transaction[] {
     if (this.retired) meta.invalidated = LANDS_EXPIRED;
     this.meta = meta;
-    this.writeHead = writeHead;
-    const refused: Transaction[] = [];
+    this.head = head;
+    // Most fetches have one client, which shares the answer: no list of refused ones then.
+    let refused: Transaction[] | undefined;
     const waiting = this.waiting;
     this.waiting = [];
-    for (let i = 0; i < waiting.length; i++) if (accept(waiting[i]!)) this.attach(waiting[i]!); else refused.push(waiting[i]!);
-    return refused;
+    for (let i = 0; i < waiting.length; i++) if (head.accepts(waiting[i]!)) this.attach(waiting[i]!); else (refused ??= []).push(waiting[i]!);
+    return refused ?? NONE_REFUSED;
   }
 
   /** The first body byte or the end: the readers' heads go out. */
   private flow(): void {
     this.flowing = true;
     const r = this.live();
-    for (let i = 0; i < r.length; i++) this.writeHead!(r[i]!);
+    for (let i = 0; i < r.length; i++) this.head!.writeHead(r[i]!);
   }
 
   push(chunk: Buffer): void {

@@ -70,10 +70,12 @@ function startPiece(ctx: CacheContext, tx: Transaction, key: CacheKey, range: st
   const trace = tx.origin = new OriginTrace(host.counterSlot);
   if (host.logs !== undefined) trace.note = originNote(tx, 'GET', false, headers);
   const job: PieceJob = { ctx, tx, key, f, trace, requestTime: ctx.clock.now(), resolve, answered: false, skipStore: false, ending: false };
-  f.abandonStore = () => {
-    if (job.ending) return false;
-    job.skipStore = true;
-    return true;
+  f.abandonStore = {
+    abandon: () => {
+      if (job.ending) return false;
+      job.skipStore = true;
+      return true;
+    },
   };
   host.origin.dispatch({ method: 'GET', url: tx.url, headers, body: null, trace }, {
     onHead: (upstream, body) => {

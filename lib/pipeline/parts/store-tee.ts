@@ -7,7 +7,7 @@ import type { StoreSink } from '../../cache/tiered-sink.js';
 import { TCP_ERROR } from '../../cache/policy/results.js';
 import type { OriginBody } from '../../origin/index.js';
 import type { CacheContext } from './context.js';
-import type { SharedFetch } from './inflight.js';
+import type { SharedFetch, StoreWriting } from './inflight.js';
 import { sendError } from './respond.js';
 import type { Transaction } from './transaction.js';
 
@@ -24,7 +24,7 @@ export function failWaiting(list: Transaction[], status: number): void {
  * Started once the shared answer's meta is known. A fetch retired by an invalidation (requested
  * before it) stores nothing, and one retired later stops storing; its readers carry on.
  */
-export class StoreTee {
+export class StoreTee implements StoreWriting {
   /** The store's own write path (no stream per object); a failing disk costs only the disk copy. */
   private sink: StoreSink | undefined;
   /** The body ended and the store is making the object visible: it can no longer be stopped. */
@@ -32,19 +32,19 @@ export class StoreTee {
 
   constructor(private readonly ctx: CacheContext, private readonly f: SharedFetch, meta: CacheEntryMeta, private readonly body: OriginBody) {
     this.sink = f.retired ? undefined : ctx.store.openSink(meta);
-    f.abandonStore = this.abandon;
+    f.abandonStore = this;
     body.consume(this);
   }
 
   /** SharedFetch.retire: stops the store write unless it is ending already (then false). */
-  private readonly abandon = (): boolean => {
+  abandon(): boolean {
     if (this.ending) return false;
     this.sink?.abort();
     this.sink = undefined;
     // It may have been waiting for the store to drain.
     this.body.resume();
     return true;
-  };
+  }
 
   onData(chunk: Buffer): void {
     this.f.push(chunk);
