@@ -90,11 +90,14 @@ function valueAt(head: readonly (string | string[])[], name: string): number {
 export function carryView(from: CacheEntryMeta, to: CacheEntryMeta): boolean {
   const v = madeViewOf(from);
   if (v === undefined || madeViewOf(to) !== undefined || from.status !== to.status || from.size !== to.size) return false;
-  const date = to.headers.date;
-  if (v.dateAt < 0 ? date !== undefined : typeof date !== 'string') return false;
-  if (!sameFieldsButTimes(from.headers, to.headers)) return false;
   let head = v.head;
-  if (v.dateAt >= 0 && head[v.dateAt] !== date) (head = head.slice())[v.dateAt] = date!;
+  // The same field object (a 304 that repeated them all, Date too: mergeNotModified) needs no comparing.
+  if (from.headers !== to.headers) {
+    const date = to.headers.date;
+    if (v.dateAt < 0 ? date !== undefined : typeof date !== 'string') return false;
+    if (!sameFieldsButTimes(from.headers, to.headers)) return false;
+    if (v.dateAt >= 0 && head[v.dateAt] !== date) (head = head.slice())[v.dateAt] = date!;
+  }
   setView(to, {
     cc: v.cc, namedFields: v.namedFields, initialAge: initialAge(to), head, cacheStatus: v.cacheStatus, hitStatus: v.hitStatus,
     encoding: v.encoding === undefined ? undefined : { rules: v.encoding.rules, ok: v.encoding.ok, identity: undefined }, dateAt: v.dateAt,
