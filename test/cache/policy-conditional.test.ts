@@ -89,6 +89,17 @@ t.test('a 304 updates the stored headers except Content-Length and hop-by-hop fi
   t.same(merged, { 'content-length': '100', 'content-type': 'text/plain', 'cache-control': 'max-age=600', etag: '"v1"', date: 'new', 'x-new': 'yes' });
 });
 
+t.test('a 304 that repeats the stored fields and Date leaves them as stored; one more field, another value or a stored Age changes them', async (t) => {
+  const stored = { 'content-type': 'text/plain', 'cache-control': 'max-age=0', etag: '"v1"', date: 'd1' };
+  const same = { 'cache-control': 'max-age=0', etag: '"v1"', date: 'd1', connection: 'keep-alive', 'keep-alive': 'timeout=5' };
+  t.same(mergeNotModified(stored, same), stored);
+  t.same(mergeNotModified(stored, { ...same, 'x-new': '1' }), { ...stored, 'x-new': '1' });
+  t.same(mergeNotModified(stored, { ...same, 'cache-control': 'max-age=5' }), { ...stored, 'cache-control': 'max-age=5' });
+  t.same(mergeNotModified(stored, { ...same, date: 'd2' }), { ...stored, date: 'd2' });
+  t.same(mergeNotModified({ ...stored, age: '5' }, same), stored, 'the stored Age goes');
+  t.same(mergeNotModified(stored, { ...same, connection: 'x-new', 'x-new': '1' }), stored, 'a field the Connection names is not stored');
+});
+
 t.test('a 304 without Age or Date drops the stored ones so the entry is not aged twice', async (t) => {
   const merged = mergeNotModified({ date: 'old', age: '50', etag: '"v1"' }, { etag: '"v1"' });
   t.same(merged, { etag: '"v1"' });

@@ -135,8 +135,11 @@ export function selectedByNotModified(storedHeaders: HeaderMap, headersOf304: He
  * Age and Date describe the old message; they are dropped when the 304 lacks them, because the
  * entry's requestTime / cachedAt restart with the revalidation and would otherwise be aged twice.
  */
-export function mergeNotModified(storedHeaders: HeaderMap, headersOf304: HeaderMap): StoredHeaders {
+export function mergeNotModified(storedHeaders: StoredHeaders, headersOf304: HeaderMap): StoredHeaders {
   const nominated = connectionListed(headerValue(headersOf304, 'connection'));
+  // The usual 304 repeats what is stored (its validators, its Cache-Control, the Date of the
+  // same second): the stored fields are the merged ones, one object for both copies.
+  if (repeatsStored(storedHeaders, headersOf304, nominated)) return storedHeaders;
   const out: StoredHeaders = {};
   for (const name in storedHeaders) {
     const v = storedHeaders[name];
@@ -146,7 +149,24 @@ export function mergeNotModified(storedHeaders: HeaderMap, headersOf304: HeaderM
   for (const name in headersOf304) {
     const v = headersOf304[name];
     if (v === undefined || name === 'content-length' || isHopByHop(name) || nominated?.has(name) === true) continue;
-    out[name] = Array.isArray(v) ? v.slice() : v;
+    // A value equal to the stored one keeps the stored string: the 304's is garbage at once.
+    const kept = out[name];
+    out[name] = kept === v ? kept : Array.isArray(v) ? v.slice() : v;
   }
   return out;
+}
+
+/**
+ * Whether merging the 304 changes nothing: every field it brings is stored with the same value
+ * (a repeated field counts as a change), Date among them, and nothing stored is dropped (Age).
+ */
+function repeatsStored(storedHeaders: StoredHeaders, headersOf304: HeaderMap, nominated: Set<string> | null): boolean {
+  const date = headersOf304.date;
+  if (typeof date !== 'string' || storedHeaders.date !== date || storedHeaders.age !== undefined) return false;
+  for (const name in headersOf304) {
+    const v = headersOf304[name];
+    if (v === undefined || name === 'content-length' || isHopByHop(name) || nominated?.has(name) === true) continue;
+    if (typeof v !== 'string' || storedHeaders[name] !== v) return false;
+  }
+  return true;
 }

@@ -24,19 +24,34 @@ export function fieldsToStore(headers: StoredHeaders, receivedAt: number, opts: 
   return { ...out, date: formatHttpDate(receivedAt) };
 }
 
-/** The stored entry's new fields and times after a 304 received at `cachedAt`. */
+/**
+ * The stored entry's new fields and times after a 304 received at `cachedAt`. `entryCc`: the
+ * entry's own directives (responseDirectives of its fields) when the caller has them parsed
+ * already; they are used when the 304 left Cache-Control and CDN-Cache-Control as they were.
+ */
 export function notModifiedPatch(entry: Pick<CacheEntryMeta, 'status' | 'headers'>, headersOf304: StoredHeaders, requestTime: number,
-  cachedAt: number, opts: CachePolicyOptions): NotModifiedPatch {
+  cachedAt: number, opts: CachePolicyOptions, entryCc?: ResponseDirectives): NotModifiedPatch {
   // The 304 is a message received now: without a Date it gets one (RFC 9110 6.6.1), which also
   // keeps Age right since requestTime / cachedAt restart with the revalidation.
   const merged = mergeNotModified(entry.headers, headersOf304);
-  const cc = responseDirectives(merged);
+  const cc = entryCc !== undefined && sameField(merged, entry.headers, 'cache-control') && sameField(merged, entry.headers, 'cdn-cache-control')
+    ? entryCc : responseDirectives(merged);
   const headers = fieldsToStore(merged, cachedAt, opts, cc);
   // Directives parsed once, unless storing dropped a Cache-Control field it names.
   const storedCc = headers['cache-control'] === merged['cache-control'] && headers['cdn-cache-control'] === merged['cdn-cache-control']
     ? cc : responseDirectives(headers);
   const times = computeTimes({ status: entry.status, headers }, { requestTime, cachedAt }, opts, storedCc);
   return { headers, requestTime, cachedAt, staleAt: times.staleAt, deleteAt: times.deleteAt, invalidated: 0 };
+}
+
+/** Whether field `name` has the same value in both (a list field compared item by item). */
+function sameField(a: StoredHeaders, b: StoredHeaders, name: string): boolean {
+  const x = a[name];
+  const y = b[name];
+  if (x === y) return true;
+  if (x === undefined || y === undefined || typeof x === 'string' || typeof y === 'string' || x.length !== y.length) return false;
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+  return true;
 }
 
 /**

@@ -16,7 +16,7 @@ import type { SharedFetch } from './inflight.js';
 import type { Transaction } from './transaction.js';
 import { refreshKey } from './fetch-keys.js';
 import { revalidationHeaders } from './rules.js';
-import { viewOf } from './stored-view.js';
+import { carryView, viewOf } from './stored-view.js';
 import { noteAnswer, noteOf } from './cache-status.js';
 import { resumeToDeliver, resumeToFetch, type FetchPlan } from './fetch-plan.js';
 
@@ -63,7 +63,8 @@ function notModified(ctx: CacheContext, obj: CachedObject, headers: StoredHeader
   const now = ctx.clock.now();
   const waiting = f.takeWaiting();
   const matches = notModifiedMatches(obj.headers, headers);
-  const patch = matches ? notModifiedPatch(obj, headers, requestTime, now, host.cachePolicy) : undefined;
+  // The copy's directives were parsed for the lookup (its view): the merge reuses them when the 304 keeps them.
+  const patch = matches ? notModifiedPatch(obj, headers, requestTime, now, host.cachePolicy, viewOf(obj).cc) : undefined;
   // The stored copies this 304 selects (RFC 9111 4.3.4): this one when it fits, the URL's other
   // variants whether or not it does; in memory now, in the index a little later.
   const held = f.retired ? undefined : ctx.store.freshen(obj.key, obj.variantKey, patch, { headers, requestTime, receivedAt: now, policy: host.cachePolicy });
@@ -77,6 +78,7 @@ function notModified(ctx: CacheContext, obj: CachedObject, headers: StoredHeader
     return;
   }
   const updated: CachedObject = held ?? { ...obj, ...patch, openBody: obj.openBody };
+  carryView(obj, updated);
   for (const w of waiting) {
     w.cacheResult = TCP_REFRESH_HIT;
     noteOf(w).fwdStatus = 304;

@@ -2,6 +2,9 @@
 // beside it. A stored object never changes (MemoryStore.updateMeta replaces it, a 304 merge makes
 // a new one), so its parsed Cache-Control, its initial age and the fields of a full answer hold
 // for every hit; per request only what depends on the time (Age) or the request is computed.
+// A copy freshened by a 304 that changed no field but Date and Age takes over its predecessor's
+// view with its own Date and initial age (carryView): a revalidated object is freshened on nearly
+// every request, and each new view meant parsing and building the same fields again.
 import { fieldsToStrip, initialAge, responseDirectives, type ResponseDirectives } from '../../cache/policy/index.js';
 import type { CacheEntryMeta, CachedObject, StoredHeaders } from '../../cache/store.js';
 import { MemoryObject } from '../../cache/memory-object.js';
@@ -34,6 +37,8 @@ export interface StoredView {
   hitStatus: { item: string; ttl: number; value: string } | undefined;
   /** Whether the copy may be compressed under a host's rules (parts/encode.ts), from its first hit there. */
   encoding: { readonly rules: object; readonly ok: boolean; identity: CachedObject | undefined } | undefined;
+  /** Index in `head` of the Date value (-1: the copy has no single Date), which carryView replaces. */
+  readonly dateAt: number;
 }
 
 // Keyed by the object itself: a copy read from disk for one request is collected with its view.
@@ -47,13 +52,73 @@ export function viewOf(entry: CacheEntryMeta): StoredView {
   return v;
 }
 
+/** The view already made for this copy, if any (no view is made). */
+function madeViewOf(entry: CacheEntryMeta): StoredView | undefined {
+  return entry instanceof MemoryObject ? entry.derived as StoredView | undefined : views.get(entry);
+}
+
+function setView(entry: CacheEntryMeta, view: StoredView): void {
+  if (entry instanceof MemoryObject) entry.derived = view;
+  else views.set(entry, view);
+}
+
 function makeView(entry: CacheEntryMeta): StoredView {
   const cc = responseDirectives(entry.headers);
   const cs = entry.headers['cache-status'];
+  const head = fullHeadOf(entry);
   return {
-    cc, namedFields: fieldsToStrip(cc), initialAge: initialAge(entry), head: fullHeadOf(entry),
+    cc, namedFields: fieldsToStrip(cc), initialAge: initialAge(entry), head,
     cacheStatus: cs === undefined ? undefined : Array.isArray(cs) ? cs.join(', ') : cs, hitStatus: undefined, encoding: undefined,
+    dateAt: typeof entry.headers.date === 'string' ? valueAt(head, 'date') : -1,
   };
+}
+
+/** Index of the value of field `name` in a head list (names at even indexes). */
+function valueAt(head: readonly (string | string[])[], name: string): number {
+  for (let i = 0; i < head.length; i += 2) if (head[i] === name) return i + 1;
+  return -1;
+}
+
+/**
+ * `to` is `from` freshened by a 304 (RFC 9111 4.3.4: the 304's fields replace the stored ones).
+ * When that left every field but Date and Age as it was (the same status and size too), all
+ * the view derives from those fields holds for `to`: it gets `from`'s view with its own initial
+ * age and Date, and a compression decision without `from`'s identity answer (an object of
+ * `from`'s times). Any other change, a new Cache-Control, ETag spelling or custom field, leaves
+ * `to` to make its own view from its fields on first use. True when the view was carried over.
+ */
+export function carryView(from: CacheEntryMeta, to: CacheEntryMeta): boolean {
+  const v = madeViewOf(from);
+  if (v === undefined || madeViewOf(to) !== undefined || from.status !== to.status || from.size !== to.size) return false;
+  let head = v.head;
+  // The same field object (a 304 that repeated them all, Date too: mergeNotModified) needs no comparing.
+  if (from.headers !== to.headers) {
+    const date = to.headers.date;
+    if (v.dateAt < 0 ? date !== undefined : typeof date !== 'string') return false;
+    if (!sameFieldsButTimes(from.headers, to.headers)) return false;
+    if (v.dateAt >= 0 && head[v.dateAt] !== date) (head = head.slice())[v.dateAt] = date!;
+  }
+  setView(to, {
+    cc: v.cc, namedFields: v.namedFields, initialAge: initialAge(to), head, cacheStatus: v.cacheStatus, hitStatus: v.hitStatus,
+    encoding: v.encoding === undefined ? undefined : { rules: v.encoding.rules, ok: v.encoding.ok, identity: undefined }, dateAt: v.dateAt,
+  });
+  return true;
+}
+
+/** Whether two field sets have the same fields and values, Date and Age aside (the order may differ). */
+function sameFieldsButTimes(a: StoredHeaders, b: StoredHeaders): boolean {
+  let n = 0;
+  for (const name in a) {
+    if (name === 'date' || name === 'age') continue;
+    n++;
+    const x = a[name]!;
+    const y = b[name];
+    if (x === y) continue;
+    if (y === undefined || typeof x === 'string' || typeof y === 'string' || x.length !== y.length) return false;
+    for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+  }
+  for (const name in b) if (name !== 'date' && name !== 'age') n--;
+  return n === 0;
 }
 
 /** Age in whole seconds (RFC 9111 4.2.3 current_age) at `now`. */

@@ -178,3 +178,29 @@ t.test('no-cache="set-cookie" serves the hit without Set-Cookie', async (t) => {
   t.equal(r.headers['set-cookie'], undefined);
   t.equal(origin.count('/nc-field'), 1);
 });
+
+t.test('every 304 shows in the answers after it: its Date and the Age it gives, then a field it changes (RFC 9111 4.3.4)', async (t) => {
+  const hourAgo = new Date(Date.now() - 3_600_000).toUTCString();
+  let on304: Record<string, string> = {};
+  origin.on('/each-304', (q, res) => {
+    if (q.headers['if-none-match'] === '"e1"') { res.writeHead(304, { etag: '"e1"', 'cache-control': 'max-age=0', ...on304 }); res.end(); return; }
+    reply(200, { etag: '"e1"', 'cache-control': 'max-age=0', date: hourAgo, 'x-version': '1' }, 'each body')(q, res);
+  });
+  t.equal((await get('/each-304')).headers.date, hourAgo, 'stored with the Date of an hour ago');
+  // The 304 brings only a new Date: the copy is an hour younger.
+  const second = await get('/each-304');
+  t.equal(second.headers['x-cache'], 'TCP_REFRESH_HIT');
+  t.not(second.headers.date, hourAgo, 'the Date of the 304');
+  t.ok(Math.abs(Date.parse(String(second.headers.date)) - Date.now()) < 10_000, 'a Date of now');
+  t.ok(Number(second.headers.age) < 60, `Age ${second.headers.age} counts from the 304`);
+  t.equal(second.headers['x-version'], '1');
+  // Then 304s that change a field: every answer after them has it.
+  on304 = { 'x-version': '2' };
+  for (let i = 0; i < 2; i++) {
+    const r = await get('/each-304');
+    t.equal(r.headers['x-cache'], 'TCP_REFRESH_HIT');
+    t.equal(r.headers['x-version'], '2', `answer ${i + 3} has the field of the 304`);
+    t.equal(r.body, 'each body');
+  }
+  t.equal(origin.count('/each-304'), 4);
+});
