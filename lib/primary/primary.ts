@@ -34,7 +34,7 @@ import { GlobalLogs } from '../log/global/global-logs.js';
 import { reportError } from '../log/global/report.js';
 import { NodeLogs } from './node-logs.js';
 import { LogFileAnnouncer } from './log-files.js';
-import { WORKER_V8_FLAGS } from '../runtime-args.js';
+import { WORKER_V8_FLAGS, workerEnv } from '../runtime-args.js';
 import { BackupScheduler } from '../log/repository/scheduler.js';
 import { peerPart } from './peer-invalidation.js';
 import { SupervisorLink } from './supervisor-link.js';
@@ -221,7 +221,7 @@ export class Primary {
 
   /** Starts the worker of a slot and resolves when it listens (rejects if it fails at start). */
   private fork(slot: Slot): Promise<Worker> {
-    const worker = cluster.fork({ SVC_WORKER_INDEX: String(slot.index), [SIBLING_SECRET_ENV]: this.siblingSecret });
+    const worker = cluster.fork({ ...workerEnv(), SVC_WORKER_INDEX: String(slot.index), [SIBLING_SECRET_ENV]: this.siblingSecret });
     this.slots.forked(slot, worker);
     readLogPipe(worker.process.stdio, (b) => this.logs?.write(b));
     return new Promise((resolve, reject) => {

@@ -1,7 +1,8 @@
-// Black-box: the primary and two RT workers, one node for the file: a worker killed is replaced;
-// one that keeps dying at start is restarted with growing back-off; then SIGTERM drains the
-// node. The node's workers preload a test-only script (SVC_WORKER_NODE_ARGS, never the
-// primary) that exits at once while a marker file exists; without the marker it does nothing.
+// Black-box: the primary and two RT workers, one node for the file: the workers' malloc arena
+// count; a worker killed is replaced; one that keeps dying at start is restarted with growing
+// back-off; then SIGTERM drains the node. The node's workers preload a test-only script
+// (SVC_WORKER_NODE_ARGS, never the primary) that exits at once while a marker file exists;
+// without the marker it does nothing.
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,6 +24,14 @@ const server = await startServer([{ name: 'k.com', listen: `127.0.0.1:${port}`, 
   { workers: 2, env: { SVC_WORKER_NODE_ARGS: `--require ${preload}`, SVC_DEBUG_HEADERS: '1' } });
 t.teardown(async () => { await server.stop(); await origin.stop(); await fs.rm(dir, { recursive: true, force: true }); });
 const workers = (): number[] => workerPids(primaryPids(server)[0]!);
+
+t.test('workers run with one malloc arena unless the operator chose a number (MALLOC_ARENA_MAX)', async (t) => {
+  const expected = process.env.MALLOC_ARENA_MAX ?? '1';
+  for (const pid of workers()) {
+    const env = (await fs.readFile(`/proc/${pid}/environ`, 'utf8')).split('\0');
+    t.ok(env.includes(`MALLOC_ARENA_MAX=${expected}`), `worker ${pid} has MALLOC_ARENA_MAX=${expected}`);
+  }
+});
 
 t.test('a worker that dies is replaced and the service keeps answering', async (t) => {
   const before = workers();
