@@ -1,12 +1,28 @@
 // The command lines of our processes and threads. RT workers get WORKER_V8_FLAGS. A worker
-// thread (the disk writer, the index census, the pagedesk editors) takes its process's command
-// line without V8's own options, which node refuses in a Worker's execArgv (they are the
-// process's and apply to its threads already), and without the test loader's process-info and
-// mock flags, which stay with the main thread.
-const MAIN_THREAD_ONLY = /^--(max|min)-semi-space-size|^--max-old-space-size|^--perf-basic-prof|processinfo|mock/;
+// thread (the disk writer, the index census, the pagedesk editors) takes from its process's
+// command line only what a thread needs: how modules load (the test loader), source maps,
+// warnings and the profilers. The rest is V8's own options and process-wide ones: they apply to
+// the whole process already, and node refuses them in a Worker's execArgv
+// (ERR_WORKER_INVALID_EXEC_ARGV), which would stop the worker at its first disk write; an
+// operator's `SVC_WORKER_NODE_ARGS="--trace-gc"` did. The test loader's process-info and mock
+// flags stay with the main thread.
 
-export function threadExecArgv(): string[] {
-  return process.execArgv.filter((a) => !MAIN_THREAD_ONLY.test(a));
+/** Options a thread takes with their value, as `--x=v` or as `--x v`. */
+const THREAD_VALUED = /^(--import|--require|-r|--loader|--experimental-loader|--conditions|-C)$/;
+/** Options a thread takes as they are (the profilers' settings only in their `--x=v` form). */
+const THREAD_FLAG = /^(--(import|require|loader|experimental-loader|conditions)=|-C=|--enable-source-maps$|--(no|trace)-warnings$|--(cpu|heap)-prof($|-[a-z]+=))/;
+const MAIN_THREAD_ONLY = /processinfo|mock/;
+
+export function threadExecArgv(argv: readonly string[] = process.execArgv): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (THREAD_VALUED.test(a)) {
+      const v = argv[++i];
+      if (v !== undefined && !MAIN_THREAD_ONLY.test(v)) out.push(a, v);
+    } else if (THREAD_FLAG.test(a) && !MAIN_THREAD_ONLY.test(a)) out.push(a);
+  }
+  return out;
 }
 
 /**

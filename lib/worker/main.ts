@@ -23,8 +23,7 @@ export function runWorker(): void {
   // Transaction in old space, where it held the request's whole object graph (IncomingMessage,
   // ServerResponse, header strings) past each scavenge until the next full GC: measured on
   // hit-mix, 3 MB promoted per scavenge and scavenges of 5-20 ms instead of under 1 ms. A worker
-  // serves short-lived requests; what does live long is promoted the ordinary way. (A flag on the
-  // command line would reach the disk writer thread's execArgv, which refuses V8 flags.)
+  // serves short-lived requests; what does live long is promoted the ordinary way.
   setFlagsFromString('--no-allocation-site-pretenuring');
   const index = Number(process.env.SVC_WORKER_INDEX ?? '0');
   const send = (m: WorkerMessage): void => { process.send?.(m); };
