@@ -1,6 +1,7 @@
 // Main-thread end of a disk store's writer thread: queues the ops of every write stream and
-// posts them as one message per event-loop turn, bounds the body bytes in flight, and settles
-// each stream when the thread confirms its row (see protocol.ts for the messages).
+// posts them as one message per batch (POST_DELAY_MS; an index change at the end of the turn),
+// bounds the body bytes in flight, and settles each stream when the thread confirms its row (see
+// protocol.ts for the messages).
 import { Worker } from 'node:worker_threads';
 import { threadExecArgv } from '../../runtime-args.js';
 import { countCacheEvent } from '../events.js';
