@@ -88,15 +88,20 @@ function track(tx: TransactionRecord): void {
   const res = tx.res as TxResponse;
   res.tx = tx;
   // A service listener's response has its one 'close' listener already (TxResponse.onEnded).
-  if (res instanceof TxResponse) res.onEnded = onResponseClose;
+  if (res instanceof TxResponse) res.onEnded = endOf;
   else (tx.res as NodeJS.EventEmitter).on('close', onResponseClose);
   // A pipelined request's response waits unassigned behind the one on the wire, and node never
   // emits its 'close' when the connection dies first: the connection's own 'close' ends it.
   if (res.socket === null) queueOnConnection(tx);
 }
 
-function onResponseClose(this: TxResponse | undefined, res?: TxResponse): void {
-  const tx = (res ?? this!).tx;
+/** A response's 'close' (an HTTP/2 one's own listener; TxResponse calls endOf). */
+function onResponseClose(this: TxResponse): void {
+  endOf(this);
+}
+
+function endOf(res: TxResponse): void {
+  const tx = res.tx;
   if (tx !== undefined) runSteps(tx, 'finish');
 }
 
