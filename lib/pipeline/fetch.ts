@@ -81,8 +81,14 @@ class OriginFetch implements OriginRequest, OriginHandler, SharedHead {
   /** The stored answer's meta and the fields as the origin sent them (once shared: startShared). */
   private meta: CacheEntryMeta | undefined = undefined;
   private resHeaders: StoredHeaders | undefined = undefined;
+  /**
+   * The client whose request started the fetch, until the body ended (bodyEnded): the fetch
+   * outlives it until its copy is stored, and clients joining then are others.
+   */
+  private tx: Transaction | undefined;
 
-  constructor(private readonly ctx: CacheContext, private readonly f: SharedFetch, private readonly tx: Transaction, private readonly plan: FetchPlan) {
+  constructor(private readonly ctx: CacheContext, private readonly f: SharedFetch, tx: Transaction, private readonly plan: FetchPlan) {
+    this.tx = tx;
     const headers = originRequestHeaders(tx);
     dropClientConditionals(headers);
     if (!tx.host.useOriginEncoding) headers['accept-encoding'] = 'identity';
@@ -102,7 +108,8 @@ class OriginFetch implements OriginRequest, OriginHandler, SharedHead {
   }
 
   onError(err: unknown): void {
-    fetchFailed(this.ctx, this.f, this.tx, this.plan, this.trace, err);
+    // Only before the body ended (undici reports no error after the answer's end).
+    fetchFailed(this.ctx, this.f, this.tx!, this.plan, this.trace, err);
   }
 
   onHead(upstream: OriginHead, body: OriginBody): void {
@@ -110,7 +117,7 @@ class OriginFetch implements OriginRequest, OriginHandler, SharedHead {
     // traced before the body is given up, which aborts the exchange: a Client-Close).
     if (upstream.statusCode > MAX_STATUS) { this.onError(statusError(upstream.statusCode)); body.discard(); return; }
     traceAnswered(this.trace, upstream.statusCode);
-    onAnswer(this.ctx, this.f, this.tx, this.plan, this.requestTime, upstream, body, this);
+    onAnswer(this.ctx, this.f, this.tx!, this.plan, this.requestTime, upstream, body, this);
   }
 
   /**
@@ -141,6 +148,11 @@ class OriginFetch implements OriginRequest, OriginHandler, SharedHead {
   accepts(w: Transaction): boolean {
     const meta = this.meta!;
     return meta.vary.length === 0 || variantMatches(meta, w.req.headers);
+  }
+
+  bodyEnded(): void {
+    this.tx = undefined;
+    this.resHeaders = undefined;
   }
 }
 

@@ -27,7 +27,7 @@ import { sendError } from './parts/respond.js';
 import { SessionIds } from './parts/session-ids.js';
 import { workerCounters } from './parts/counters.js';
 import { TransactionRecord, type Transaction } from './parts/transaction.js';
-import type { TxResponse } from './parts/tx-response.js';
+import { TxResponse } from './parts/tx-response.js';
 import { DONE, SUSPENDED, type DrivenStep, type Next, type RuntimeState } from './parts/runtime-state.js';
 
 /**
@@ -87,14 +87,21 @@ interface QueuedConnection extends Socket {
 function track(tx: TransactionRecord): void {
   const res = tx.res as TxResponse;
   res.tx = tx;
-  res.on('close', onResponseClose);
+  // A service listener's response has its one 'close' listener already (TxResponse.onEnded).
+  if (res instanceof TxResponse) res.onEnded = endOf;
+  else (tx.res as NodeJS.EventEmitter).on('close', onResponseClose);
   // A pipelined request's response waits unassigned behind the one on the wire, and node never
   // emits its 'close' when the connection dies first: the connection's own 'close' ends it.
   if (res.socket === null) queueOnConnection(tx);
 }
 
+/** A response's 'close' (an HTTP/2 one's own listener; TxResponse calls endOf). */
 function onResponseClose(this: TxResponse): void {
-  const tx = this.tx;
+  endOf(this);
+}
+
+function endOf(res: TxResponse): void {
+  const tx = res.tx;
   if (tx !== undefined) runSteps(tx, 'finish');
 }
 

@@ -104,10 +104,10 @@ const USE = Symbol('socket use');
 type TrackedSocket = Socket & { [USE]?: SocketUse };
 
 /** One listener for every response (no closure per request): its connection is idle again. */
-function responseClosed(this: http.ServerResponse): void {
-  const use = (this.req.socket as TrackedSocket)[USE];
+function responseClosed(res: TxResponse): void {
+  const use = (res.req.socket as TrackedSocket)[USE];
   if (use === undefined) return;
-  use.pending.delete(this);
+  use.pending.delete(res);
   use.lastUsed = Date.now();
   use.onAnswered?.();
 }
@@ -142,7 +142,7 @@ export class ServiceServer {
       if (use !== undefined) {
         if (use.firstLine && firstLineRefused(req.socket, use)) return;
         use.pending.add(res);
-        res.on('close', responseClosed);
+        res.onConnectionAnswered = responseClosed;
       }
       // Draining: this answer closes its connection, so the client's next request goes elsewhere.
       if (this.draining) res.shouldKeepAlive = false;

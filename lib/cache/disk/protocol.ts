@@ -1,6 +1,7 @@
 // Messages between a DiskStore (main thread) and its writer thread (workers/disk-writer-thread).
 //
-// main -> thread, at most one message per event-loop turn: `{ ops, bufs, ring }`.
+// main -> thread, at most one message per event-loop turn, and the ops of object writes in
+//   batches of up to a few ms (writer-channel.ts POST_DELAY_MS): `{ ops, bufs, ring }`.
 //   ops is a flat array of records, each starting with its Op code:
 //     OPEN  id ...meta       a new object: the WIRE_META_FIELDS of its meta, flat (cheaper to
 //                            clone than the meta's object graph, and vary and headers are

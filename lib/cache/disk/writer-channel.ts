@@ -1,6 +1,7 @@
 // Main-thread end of a disk store's writer thread: queues the ops of every write stream and
-// posts them as one message per event-loop turn, bounds the body bytes in flight, and settles
-// each stream when the thread confirms its row (see protocol.ts for the messages).
+// posts them as one message per batch (POST_DELAY_MS; an index change at the end of the turn),
+// bounds the body bytes in flight, and settles each stream when the thread confirms its row (see
+// protocol.ts for the messages).
 import { Worker } from 'node:worker_threads';
 import { threadExecArgv } from '../../runtime-args.js';
 import { countCacheEvent } from '../events.js';
@@ -16,6 +17,16 @@ const RING_BYTES = 8 * 1024 * 1024;
 const RING_CHUNK_MAX = RING_BYTES / 8;
 /** Bytes queued that are posted at once rather than at the end of the turn. */
 const POST_NOW_BYTES = 1024 * 1024;
+/**
+ * How long the ops of object writes wait to be posted together. Each message wakes the thread,
+ * which on a busy core takes the core from the event loop at that moment (a context switch each
+ * way, and the thread's work done in the middle of the loop's); one message per event-loop turn
+ * was a message every one to three misses, and postMessage was the largest frame of a miss
+ * worker's profile with the disk tier on. Nothing waits on these ops but the rows' commit, which
+ * the thread batches over writerCommitDelayMs anyway; an index change a client waits for (META),
+ * a large object's OPEN and a full batch still go at once or at the end of the turn.
+ */
+const POST_DELAY_MS = 2;
 
 /**
  * Who hears the thread about one operation: `settle` once (committed, or the error), `ack` as
@@ -63,7 +74,11 @@ export class WriterChannel {
   /** The ring position of the last message posted. */
   private ringPosted = 0;
   private staged = 0;
+  /** A post at the end of the turn is scheduled (setImmediate). */
   private scheduled = false;
+  /** The batch timer (POST_DELAY_MS), made once and re-armed (refresh) for each batch. */
+  private batchTimer: NodeJS.Timeout | undefined;
+  private batching = false;
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   /** Streams that ended or were destroyed and wait for the thread: they keep the process up. */
@@ -100,7 +115,7 @@ export class WriterChannel {
     this.pending.set(id, { to, waiting: false, vhost, kept: true });
     this.writingByHost.set(vhost, (this.writingByHost.get(vhost) ?? 0) + 1);
     this.nOps = toWire(this.ops, this.op2(Op.OPEN, id), meta);
-    if (meta.size >= STREAM_BYTES) this.post(); else this.schedule();
+    if (meta.size >= STREAM_BYTES) this.post(); else this.batch();
     return id;
   }
 
@@ -121,7 +136,7 @@ export class WriterChannel {
       this.op5(Op.DATA, id, this.bufs.length - 1, 0, len);
     }
     this.staged += len;
-    if (this.staged >= POST_NOW_BYTES) this.post(); else this.schedule();
+    if (this.staged >= POST_NOW_BYTES) this.post(); else this.batch();
   }
 
   /** Takes len contiguous ring bytes; their offset, or -1 when the ring has no room for them. */
@@ -165,7 +180,7 @@ export class WriterChannel {
   big(id: number): void {
     this.notKept(id);
     this.op2(Op.BIG, id);
-    this.schedule();
+    this.batch();
   }
 
   /** Calls cb once the bytes in flight are below the bound again. */
@@ -204,7 +219,7 @@ export class WriterChannel {
     if (p === undefined) return;
     this.op2(op, id);
     if (!p.waiting) { p.waiting = true; this.waiting++; this.updateRef(); }
-    this.schedule();
+    this.batch();
   }
 
   // An op's words appended to `ops` (a fixed count each: no rest array); each returns the index after them.
@@ -230,13 +245,24 @@ export class WriterChannel {
     return this.op2(d, e);
   }
 
+  /** Posts what is queued at the end of this turn (a client may be waiting for it). */
   private schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
     setImmediate(() => { this.scheduled = false; this.post(); });
   }
 
+  /** Posts what is queued within POST_DELAY_MS, with whatever else comes meanwhile. */
+  private batch(): void {
+    if (this.batching || this.scheduled) return;
+    this.batching = true;
+    if (this.batchTimer === undefined) this.batchTimer = setTimeout(() => { this.batching = false; this.post(); }, POST_DELAY_MS);
+    else this.batchTimer.refresh();
+  }
+
   private post(): void {
+    // A batch posted early (end of turn, a full batch): the timer may still fire, finding nothing.
+    this.batching = false;
     if (this.nOps === 0) return;
     const msg: OpsMessage = { ops: this.ops.slice(0, this.nOps), bufs: this.bufs, ring: this.ringHead };
     // What the message holds is cloned by postMessage below: the words may be reused after it.

@@ -46,6 +46,12 @@ function added<T>(list: T[], item: T): T[] {
 export interface SharedHead {
   writeHead(tx: Transaction): void;
   accepts(tx: Transaction): boolean;
+  /**
+   * The body ended: the head keeps only what later joiners need. The fetch stays joinable until
+   * its copy is stored (with the disk tier, until the writer thread commits it), and what it
+   * holds lives that long.
+   */
+  bodyEnded(): void;
 }
 
 /** A store write of the answer in flight (SharedFetch.abandonStore). Called on it, never detached. */
@@ -203,6 +209,7 @@ export class SharedFetch {
     const r = this.live();
     for (let i = 0; i < r.length; i++) r[i]!.res.end();
     this.readers = [];
+    this.head?.bodyEnded();
   }
 
   /**

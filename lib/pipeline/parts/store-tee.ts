@@ -29,8 +29,16 @@ export class StoreTee implements StoreWriting {
   private sink: StoreSink | undefined;
   /** The body ended and the store is making the object visible: it can no longer be stopped. */
   private ending = false;
+  /**
+   * The origin's body, until it ended. This object lives until the store commits the copy (with
+   * the disk tier, after the writer thread's round trip and commit window), the origin exchange
+   * (undici's controller, the request's handler and through it the client's transaction) only
+   * until the body's end: held longer, every miss's objects outlived the young generation.
+   */
+  private body: OriginBody | undefined;
 
-  constructor(private readonly ctx: CacheContext, private readonly f: SharedFetch, meta: CacheEntryMeta, private readonly body: OriginBody) {
+  constructor(private readonly ctx: CacheContext, private readonly f: SharedFetch, meta: CacheEntryMeta, body: OriginBody) {
+    this.body = body;
     this.sink = f.retired ? undefined : ctx.store.openSink(meta);
     f.abandonStore = this;
     body.consume(this);
@@ -42,7 +50,7 @@ export class StoreTee implements StoreWriting {
     this.sink?.abort();
     this.sink = undefined;
     // It may have been waiting for the store to drain.
-    this.body.resume();
+    this.body?.resume();
     return true;
   }
 
@@ -50,13 +58,14 @@ export class StoreTee implements StoreWriting {
     this.f.push(chunk);
     const s = this.sink;
     if (s !== undefined && !s.write(chunk)) {
-      this.body.pause();
-      s.onDrain(() => this.body.resume());
+      this.body?.pause();
+      s.onDrain(() => this.body?.resume());
     }
   }
 
   /** Newcomers keep joining this fetch until the stored copy is visible (stored). */
   onEnd(): void {
+    this.body = undefined;
     this.f.end();
     if (this.sink === undefined) { this.ctx.inflight.finish(this.f); return; }
     this.ending = true;

@@ -3,7 +3,7 @@
 // fallback's serviceCode, Cache-Status, the front modify edits), and it marks a connection whose
 // answer closes it. Apart from the record (transaction.ts), which every module reads: this
 // writing reads those modules, and they read the record.
-import { ServerResponse, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http';
+import { ServerResponse, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 import type { TransactionRecord } from './transaction.js';
 import { answerFields, answerStatus } from './answer-head.js';
@@ -32,8 +32,25 @@ export function markConnectionClosing(socket: Socket): void {
  * its transaction, so finish's one shared 'close' listener finds it (no closure per request),
  * and it stamps the time to first byte when the head is written, whichever stage writes it.
  */
+/** What node:http constructs a server's response with beside the request. */
+type ResponseOptions = { highWaterMark?: number; rejectNonStandardBodyWrites?: boolean };
+
 export class TxResponse extends ServerResponse {
   tx: TransactionRecord | undefined = undefined;
+  /**
+   * What the response's one 'close' listener runs (registered here, a shared function): first
+   * the listener's bookkeeping of its connection (service-server.ts), then the transaction's
+   * finish (steps.ts). Two listeners made node keep an array of them on every response and copy
+   * it for every 'close'.
+   */
+  onConnectionAnswered: ((res: TxResponse) => void) | undefined = undefined;
+  onEnded: ((res: TxResponse) => void) | undefined = undefined;
+
+  constructor(req: IncomingMessage, options?: ResponseOptions) {
+    // @ts-expect-error node:http passes the server's options too; its typings omit them.
+    super(req, options);
+    this.on('close', closed);
+  }
 
   override writeHead(statusCode: number, reason?: string | OutgoingHttpHeaders | OutgoingHttpHeader[],
     headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
@@ -52,4 +69,9 @@ export class TxResponse extends ServerResponse {
     const fields = answerFields(this, tx, typeof reason === 'object' ? reason : headers);
     return super.writeHead(answerStatus(tx, statusCode), typeof reason === 'string' ? reason : undefined, fields as OutgoingHttpHeaders | OutgoingHttpHeader[] | undefined);
   }
+}
+
+function closed(this: TxResponse): void {
+  this.onConnectionAnswered?.(this);
+  this.onEnded?.(this);
 }
