@@ -27,11 +27,6 @@ export interface StoredView {
   readonly head: (string | string[])[];
   /** The stored answer's own Cache-Status (origin-side caches), which ours is appended to. */
   readonly cacheStatus: string | undefined;
-  /**
-   * The last plain-hit Cache-Status made for this copy (parts/cache-status.ts hitCacheStatus):
-   * the same text for every hit within one second of ttl, so it is made once per second.
-   */
-  hitStatus: { item: string; ttl: number; value: string } | undefined;
   /** Whether the copy may be compressed under a host's rules (parts/encode.ts), from its first hit there. */
   encoding: { readonly rules: object; readonly ok: boolean; identity: CachedObject | undefined } | undefined;
 }
@@ -77,7 +72,7 @@ function makeView(entry: CacheEntryMeta): StoredView {
   const cs = entry.headers['cache-status'];
   return {
     cc, namedFields: named, initialAge: initialAge(entry), head: fullHeadOf(entry),
-    cacheStatus: cs === undefined ? undefined : Array.isArray(cs) ? cs.join(', ') : cs, hitStatus: undefined, encoding: undefined,
+    cacheStatus: cs === undefined ? undefined : Array.isArray(cs) ? cs.join(', ') : cs, encoding: undefined,
   };
 }
 
