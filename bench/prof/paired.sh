@@ -3,7 +3,8 @@
 # peers served side by side: both started fresh each round, each under its own wrk (unique miss
 # URLs, -c64) at the same time, one origin for both. PAIRED_WORKLOAD=mix measures hit-mix instead:
 # each peer is filled with the bench's 10,000 /mix/ objects after it starts, then both serve
-# random hits of them (the per-hit cost of a store too large for the CPU caches). On a shared machine the CPU a request costs
+# random hits of them (the per-hit cost of a store too large for the CPU caches); hit1k: /hit-1k
+# over and over (one object, wrk's static request). On a shared machine the CPU a request costs
 # swings by half from minute to minute; two peers measured in the same seconds see the same
 # swings, so their ratio (B/A, printed per round) is what an A/B of two builds should read.
 # Run PEER_A against itself first to see the spread of the ratio on the machine of the day.
@@ -14,7 +15,7 @@
 # ports +101/+103 and +110/+120) and PROF_ORIGIN, default 26000 and 26080.
 set -uo pipefail
 W=${PAIRED_WORKLOAD:-miss}
-case "$W" in miss) DS=setting-volatile.json ;; mix) DS=setting.json ;; *) echo "paired.sh: PAIRED_WORKLOAD is miss or mix" >&2; exit 2 ;; esac
+case "$W" in miss) DS=setting-volatile.json ;; mix|hit1k) DS=setting.json ;; *) echo "paired.sh: PAIRED_WORKLOAD is miss, mix or hit1k" >&2; exit 2 ;; esac
 A=$(cd "$1" && pwd) B=$(cd "$2" && pwd) R=${3:-5} S=${4:-$DS}
 SH=/work/shared/bench
 export PATH="$(cd "$(dirname "$0")/../.." && pwd)/node_modules/.bin:$PATH"
@@ -30,7 +31,9 @@ stop() { BENCH_STATE_ROOT=$TMP/state-$2 BENCH_SVC_CACHE=/dev/shm/paired-$2 bash 
 tree() { local p; echo $1; for p in $(ps -o pid= --ppid $1 || true); do tree $p; done; }
 ticks() { local s=0; for p in $(tree $1); do s=$((s+$(awk '{print $14+$15}' /proc/$p/stat 2>/dev/null || echo 0))); done; echo $s; }
 # wrk.lua's arguments: unique miss URLs (TAG makes them new), or random hits of the 10,000 /mix/ objects.
-args() { if [ "$W" = mix ]; then echo mix 10000; else echo miss "$1$(date +%s%N)"; fi; }
+# hit1k: the path is the URL's (wrk.lua's fixed mode).
+args() { case "$W" in mix) echo mix 10000 ;; hit1k) echo fixed ;; *) echo miss "$1$(date +%s%N)" ;; esac; }
+path() { if [ "$W" = hit1k ]; then echo /hit-1k; else echo /; fi; }
 OPID=
 cleanup() { stop "$A" a; stop "$B" b; [ -n "$OPID" ] && kill $OPID 2>/dev/null; rm -rf "$TMP"; true; }
 trap cleanup EXIT
@@ -44,11 +47,11 @@ for i in $(seq $R); do
     fill() { taskset -c 1 node $SH/client.js fill http://127.0.0.1:$1 /mix/ 10000 16 | grep -v '"failed":0'; true; }
     fill $PA & WP=$!; fill $PB; wait $WP
   fi
-  taskset -c 1 wrk -t1 -c64 -d2s -s $SH/wrk.lua http://127.0.0.1:$PA/ -- $(args w$i) >/dev/null & WP=$!
-  taskset -c 1 wrk -t1 -c64 -d2s -s $SH/wrk.lua http://127.0.0.1:$PB/ -- $(args v$i) >/dev/null; wait $WP
+  taskset -c 1 wrk -t1 -c64 -d2s -s $SH/wrk.lua http://127.0.0.1:$PA$(path) -- $(args w$i) >/dev/null & WP=$!
+  taskset -c 1 wrk -t1 -c64 -d2s -s $SH/wrk.lua http://127.0.0.1:$PB$(path) -- $(args v$i) >/dev/null; wait $WP
   a0=$(ticks $PIDA) b0=$(ticks $PIDB)
-  taskset -c 1 wrk -t1 -c64 -d8s -s $SH/wrk.lua http://127.0.0.1:$PA/ -- $(args a$i) > $TMP/a.out & WP=$!
-  taskset -c 1 wrk -t1 -c64 -d8s -s $SH/wrk.lua http://127.0.0.1:$PB/ -- $(args b$i) > $TMP/b.out; wait $WP
+  taskset -c 1 wrk -t1 -c64 -d8s -s $SH/wrk.lua http://127.0.0.1:$PA$(path) -- $(args a$i) > $TMP/a.out & WP=$!
+  taskset -c 1 wrk -t1 -c64 -d8s -s $SH/wrk.lua http://127.0.0.1:$PB$(path) -- $(args b$i) > $TMP/b.out; wait $WP
   a1=$(ticks $PIDA) b1=$(ticks $PIDB)
   na=$(sed -n 's/.* \([0-9]*\) requests in.*/\1/p' $TMP/a.out) nb=$(sed -n 's/.* \([0-9]*\) requests in.*/\1/p' $TMP/b.out)
   ua=$(( (a1 - a0) * 1000000 / na )) ub=$(( (b1 - b0) * 1000000 / nb ))
