@@ -102,6 +102,8 @@ let lastItem = '';
 let lastShape: number | string = -1;
 let lastTtl = NaN;
 let lastValue = '';
+/** The shapes of the last item looked up (a host's name item rarely changes): one Map get less per member. */
+let itemMemo: Map<number | string, Map<number, string>> | undefined;
 /** The ttl key of a member without one. */
 const NO_TTL = Number.MIN_SAFE_INTEGER;
 
@@ -117,7 +119,7 @@ function shapeOf(p: CacheStatusParams): number {
 function remembered(item: string, shape: number | string, p: CacheStatusParams, own: string | undefined): string {
   const ttl = p.ttl ?? NO_TTL;
   if (ttl === lastTtl && shape === lastShape && item === lastItem) return lastValue;
-  let byShape = memo.get(item);
+  let byShape = item === lastItem ? itemMemo : memo.get(item);
   if (byShape === undefined) memo.set(item, (byShape = new Map()));
   let byTtl = byShape.get(shape);
   if (byTtl === undefined) byShape.set(shape, (byTtl = new Map()));
@@ -127,7 +129,7 @@ function remembered(item: string, shape: number | string, p: CacheStatusParams, 
     if (++memoSize > MEMO_MAX) { memo.clear(); memoSize = 1; memo.set(item, (byShape = new Map())); byShape.set(shape, (byTtl = new Map())); }
     byTtl.set(ttl, value);
   }
-  lastItem = item; lastShape = shape; lastTtl = ttl; lastValue = value;
+  lastItem = item; itemMemo = byShape; lastShape = shape; lastTtl = ttl; lastValue = value;
   return value;
 }
 
