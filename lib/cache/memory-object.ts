@@ -12,6 +12,12 @@ function bufferStream(body: Buffer, start?: number, end?: number): Readable {
 }
 
 /**
+ * The vary of every object whose answer has none (most): one array for all, so a hit's variant
+ * test reads a hot one, not a cold empty array per copy. Frozen: no reader may change it.
+ */
+const NO_VARY = Object.freeze([]) as unknown as string[];
+
+/**
  * A stored entry. Callers get this very object on every hit, so they must treat it as read-only;
  * updateMeta replaces it with a new one rather than mutating it under a reader.
  */
@@ -38,7 +44,7 @@ export class MemoryObject implements CachedObject {
     // A copy of a held object shares its key (never changed); one from elsewhere gets its own.
     this.key = meta instanceof MemoryObject ? meta.key : { vhost: meta.key.vhost, url: meta.key.url };
     this.variantKey = meta.variantKey;
-    this.vary = meta.vary;
+    this.vary = meta.vary.length === 0 ? NO_VARY : meta.vary;
     this.status = meta.status;
     const t = patch ?? meta;
     this.headers = t.headers;

@@ -81,3 +81,44 @@ t.test('each host\'s bytes and objects follow inserts, evictions and deletes (Vi
   t.equal(s.hostUsage('m.example').evictedObjects, after.evictedObjects);
   t.same(s.hostUsage('nobody.example'), { bytes: 0, objects: 0, evictedBytes: 0, evictedObjects: 0 });
 });
+
+t.test('a hit moves an entry to the front only from the back half of the LRU, and an entry hit before every store is never evicted', async (t) => {
+  // Four entries of about 2,830 bytes fit in 12,000; a fifth evicts the tail.
+  const s = new MemoryStore({ maxBytes: 12_000, maxObjectBytes: 5_000 });
+  for (const u of ['/a', '/b', '/c', '/d']) await store(s, metaOf(k(u)), Buffer.alloc(2_500));
+  t.equal(s.stats().entries, 4);
+  t.ok(s.peek(k('/c'), ''), '/c (in the front half) is hit: it keeps its place');
+  t.ok(s.peek(k('/a'), ''), '/a (the tail, in the back half) is hit: it goes to the front');
+  await store(s, metaOf(k('/e')), Buffer.alloc(2_500));
+  t.equal(s.peek(k('/b'), ''), undefined, '/b, the oldest by promotion, went');
+  await store(s, metaOf(k('/f')), Buffer.alloc(2_500));
+  t.equal(s.peek(k('/c'), ''), undefined, '/c went next: its hit in the front half did not move it');
+  for (const u of ['/a', '/d', '/e', '/f']) t.ok(s.peek(k(u), ''), `${u} stays`);
+  for (let i = 0; i < 40; i++) {
+    t.ok(s.peek(k('/a'), ''), `/a, hit before every store, is still held before /n${i}`);
+    await store(s, metaOf(k(`/n${i}`)), Buffer.alloc(2_500));
+    t.ok(s.stats().bytes <= 12_000, 'the byte bound holds');
+  }
+});
+
+t.test('the variants of a URL come and go one by one: deleting or evicting one leaves the others', async (t) => {
+  // Three entries of about 2,840 bytes fit in 9,000.
+  const s = new MemoryStore({ maxBytes: 9_000, maxObjectBytes: 5_000 });
+  await store(s, metaOf(k('/v'), 'br', { cachedAt: 1 }), Buffer.alloc(2_500));
+  await store(s, metaOf(k('/v'), 'gzip', { cachedAt: 2 }), Buffer.alloc(2_500));
+  await store(s, metaOf(k('/v'), 'zstd', { cachedAt: 3 }), Buffer.alloc(2_500));
+  t.same(s.variantsSync(k('/v')).map((v) => v.variantKey), ['zstd', 'gzip', 'br'], 'newest first');
+  t.equal(s.find('m.example', '/v', () => true, 0)?.variantKey, 'zstd', 'find takes the newest it accepts');
+  t.equal(s.find('m.example', '/v', (o) => o.variantKey !== 'zstd', 0)?.variantKey, 'gzip');
+  t.same(s.deleteSync(k('/v'), 'gzip'), ['gzip'], 'a variant between two goes');
+  t.same(s.variantsSync(k('/v')).map((v) => v.variantKey), ['zstd', 'br']);
+  // Two other entries: /v's br (the LRU tail) is evicted; zstd stays.
+  await store(s, metaOf(k('/x')), Buffer.alloc(2_500));
+  await store(s, metaOf(k('/y')), Buffer.alloc(2_500));
+  t.same(s.variantsSync(k('/v')).map((v) => v.variantKey), ['zstd'], 'the evicted variant went, the other stays');
+  t.equal(s.hostUsage('m.example').evictedObjects, 1);
+  t.same(s.deleteSync(k('/v')), ['zstd']);
+  t.same(s.variantsSync(k('/v')), []);
+  t.equal(s.peek(k('/v'), 'zstd'), undefined);
+  t.equal(s.stats().entries, 2);
+});

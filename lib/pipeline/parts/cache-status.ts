@@ -86,25 +86,67 @@ function paramsOf(tx: TransactionRecord, ttl: number | undefined): CacheStatusPa
   return p;
 }
 
-/** The last member made without a key: the answers of a host mostly say the same (within a ttl second). */
-const last: CacheStatusParams & { item: string; value: string | undefined } = { item: '', value: undefined };
+/**
+ * Every member made without a key parameter, kept and reused: the answers of a host mostly say
+ * the same within a ttl second, and a hit on one of many copies (hit-mix: 10,000, each with its
+ * own ttl) finds the text another copy with that ttl made. One table for every answer: by name
+ * item, then shape (the parameters but ttl, as a number: shapeOf), then ttl second. A plain hit
+ * of a copy whose origin sent members of its own is kept whole (those members and ours) under
+ * their text as the shape. Bounded: past MEMO_MAX values the table starts over. In front of it
+ * the last value given: one object hit over and over (hit-1k) needs no table probe.
+ */
+const memo = new Map<string, Map<number | string, Map<number, string>>>();
+const MEMO_MAX = 8192;
+let memoSize = 0;
+let lastItem = '';
+let lastShape: number | string = -1;
+let lastTtl = NaN;
+let lastValue = '';
+/** The shapes of the last item looked up (a host's name item rarely changes): one Map get less per member. */
+let itemMemo: Map<number | string, Map<number, string>> | undefined;
+/** The ttl key of a member without one. */
+const NO_TTL = Number.MIN_SAFE_INTEGER;
 
-/** cacheStatusMember, the same string again when the parameters are the last ones'. */
-function memberOf(item: string, p: CacheStatusParams): string {
-  if (p.key !== undefined) return cacheStatusMember(item, p);
-  const m = last;
-  if (m.value !== undefined && m.item === item && m.hit === p.hit && m.fwd === p.fwd && m.fwdStatus === p.fwdStatus && m.ttl === p.ttl
-    && m.stored === p.stored && m.collapsed === p.collapsed) return m.value;
-  m.item = item; m.hit = p.hit; m.fwd = p.fwd; m.fwdStatus = p.fwdStatus; m.ttl = p.ttl; m.stored = p.stored; m.collapsed = p.collapsed;
-  return (m.value = cacheStatusMember(item, p));
+const FWDS: readonly (CacheStatusFwd | undefined)[] = [undefined, 'bypass', 'method', 'uri-miss', 'vary-miss', 'miss', 'request', 'stale', 'partial'];
+const tri = (b: boolean | undefined): number => (b === undefined ? 0 : b ? 1 : 2);
+
+/** The parameters but ttl and key as one number (fwdStatus is three digits: RFC 9110 15). */
+function shapeOf(p: CacheStatusParams): number {
+  return (p.hit === true ? 1 : 0) + 2 * FWDS.indexOf(p.fwd) + 18 * tri(p.stored) + 54 * tri(p.collapsed) + 162 * (p.fwdStatus ?? 0);
 }
+
+/** The member of `p` (appended to `own`, a copy's own members, when given), made once per item, shape and ttl. */
+function remembered(item: string, shape: number | string, p: CacheStatusParams, own: string | undefined): string {
+  const ttl = p.ttl ?? NO_TTL;
+  if (ttl === lastTtl && shape === lastShape && item === lastItem) return lastValue;
+  let byShape = item === lastItem ? itemMemo : memo.get(item);
+  if (byShape === undefined) memo.set(item, (byShape = new Map()));
+  let byTtl = byShape.get(shape);
+  if (byTtl === undefined) byShape.set(shape, (byTtl = new Map()));
+  let value = byTtl.get(ttl);
+  if (value === undefined) {
+    value = own === undefined ? cacheStatusMember(item, p) : appendCacheStatus(own, cacheStatusMember(item, p));
+    if (++memoSize > MEMO_MAX) { memo.clear(); memoSize = 1; memo.set(item, (byShape = new Map())); byShape.set(shape, (byTtl = new Map())); }
+    byTtl.set(ttl, value);
+  }
+  lastItem = item; itemMemo = byShape; lastShape = shape; lastTtl = ttl; lastValue = value;
+  return value;
+}
+
+/** cacheStatusMember, from the table unless the member has a key parameter (one per URL). */
+function memberOf(item: string, p: CacheStatusParams): string {
+  return p.key !== undefined ? cacheStatusMember(item, p) : remembered(item, shapeOf(p), p, undefined);
+}
+
+/** The parameters of a plain hit, reused like `params`. */
+const plainParams: CacheStatusParams = { hit: true, ttl: 0 };
+const PLAIN_HIT = shapeOf(plainParams);
 
 /**
  * The field for a hit's prepared head (stored-view.ts): the stored answer's members and ours; an
  * empty list (node writes no field for it) when there is neither. A plain hit (no key parameter,
- * no forward noted) says the same for every request with the same ttl second: that text is kept
- * (plainHit, or on the copy's view when the origin sent members of its own) and made again only
- * when the ttl second or the host's name item changes.
+ * no forward noted) says the same for every request with the same ttl second: its text comes
+ * from the table (remembered).
  */
 export function hitCacheStatus(tx: TransactionRecord, view: StoredView, ttl: number): string | string[] {
   const cs = tx.host?.cacheStatus;
@@ -115,49 +157,11 @@ export function hitCacheStatus(tx: TransactionRecord, view: StoredView, ttl: num
     if (note !== undefined) note.ttl = ttl;
     return appendCacheStatus(view.cacheStatus, memberOf(cs.item, paramsOf(tx, ttl)));
   }
-  if (view.cacheStatus === undefined) return plainHit(cs.item, ttl);
-  const memo = view.hitStatus;
-  if (memo !== undefined && memo.ttl === ttl && memo.item === cs.item) return memo.value;
-  const value = appendCacheStatus(view.cacheStatus, cacheStatusMember(cs.item, { hit: true, ttl }));
-  view.hitStatus = { item: cs.item, ttl, value };
-  return value;
+  plainParams.ttl = ttl;
+  const own = view.cacheStatus;
+  return remembered(cs.item, own ?? PLAIN_HIT, plainParams, own);
 }
 const NONE: string[] = [];
-
-/**
- * The plain-hit value of copies whose origin sent no Cache-Status, by name item and ttl: the
- * same text for every such copy, so it is shared, not kept per copy. Kept per copy, a hit on one
- * of many objects (hit-mix: 10,000, each hit a few times a second) nearly always found the ttl
- * second changed since that copy's last hit and made the text (and a memo) again. Bounded: a
- * table past PLAIN_HIT_TTLS values, or past PLAIN_HIT_ITEMS names, starts over.
- */
-const plainHits = new Map<string, Map<number, string>>();
-const PLAIN_HIT_TTLS = 4096;
-const PLAIN_HIT_ITEMS = 64;
-
-/** The last value plainHit gave: one object hit over and over (hit-1k) needs no table. */
-let lastItem = '';
-let lastTtl = NaN;
-let lastValue = '';
-
-function plainHit(item: string, ttl: number): string {
-  if (lastTtl === ttl && lastItem === item) return lastValue;
-  let byTtl = plainHits.get(item);
-  if (byTtl === undefined) {
-    if (plainHits.size >= PLAIN_HIT_ITEMS) plainHits.clear();
-    plainHits.set(item, (byTtl = new Map()));
-  }
-  let value = byTtl.get(ttl);
-  if (value === undefined) {
-    if (byTtl.size >= PLAIN_HIT_TTLS) byTtl.clear();
-    value = cacheStatusMember(item, { hit: true, ttl });
-    byTtl.set(ttl, value);
-  }
-  lastItem = item;
-  lastTtl = ttl;
-  lastValue = value;
-  return value;
-}
 
 /**
  * The fields of an answer with our member appended: a copy (the caller's object may be a stored

@@ -57,24 +57,21 @@ function withHeaders(obj: CachedObject, headers: StoredHeaders): CachedObject {
 }
 
 /**
- * What a stored object's hits need, worked out on its first hit under the host's rules (one
- * lookup per hit): whether it may be compressed and, if so, its identity answer, whose fields
- * say Vary: Accept-Encoding (it is one of its representations).
+ * Whether a stored object may be compressed under the host's rules, worked out on its first hit
+ * under them and kept on the copy's view (stored-view.ts), which a memory copy holds itself.
  */
-interface Decided { rules: CompressionRules; ok: boolean; identity: CachedObject | undefined }
-
-/** Kept on the copy's view (stored-view.ts), which a memory copy holds itself. */
-function decide(obj: CachedObject, rules: CompressionRules): Decided {
+function mayCompress(obj: CachedObject, rules: CompressionRules): boolean {
   const view = viewOf(obj);
-  const known = view.encoding as Decided | undefined;
-  if (known !== undefined && known.rules === rules) return known;
-  const d: Decided = { rules, ok: mayEncode(obj, rules, view.cc.noTransform), identity: undefined };
-  view.encoding = d;
-  return d;
+  if (view.encodeRules === rules) return view.encodeOk;
+  view.encodeOk = mayEncode(obj, rules, view.cc.noTransform);
+  view.encodeRules = rules;
+  view.identity = undefined;
+  return view.encodeOk;
 }
 
-function identityOf(obj: CachedObject, d: Decided): CachedObject {
-  return d.identity ??= withHeaders(obj, { ...obj.headers, vary: varyWithAcceptEncoding(obj.headers.vary) });
+/** The identity answer of an object that may be compressed: its fields say Vary: Accept-Encoding (it is one of its representations). */
+function identityOf(obj: CachedObject): CachedObject {
+  return viewOf(obj).identity ??= withHeaders(obj, { ...obj.headers, vary: varyWithAcceptEncoding(obj.headers.vary) });
 }
 
 /** The deliver step's answer of a stored object (deliver.ts deliverCached): passed in, a part imports no step. */
@@ -95,16 +92,15 @@ export function deliverNegotiated(store: TieredStore, tx: Transaction, obj: Cach
   const comp = tx.host.compression;
   const method = tx.req.method;
   if (comp === undefined || (method !== 'GET' && method !== 'HEAD')) { deliverCached(tx, obj, now, drop); return; }
-  const d = decide(obj, comp.rules);
-  if (!d.ok) { deliverCached(tx, obj, now, drop); return; }
+  if (!mayCompress(obj, comp.rules)) { deliverCached(tx, obj, now, drop); return; }
   const coding = drop !== undefined || tx.req.headers.range !== undefined ? 'identity' : codingFor(comp, tx.req.headers['accept-encoding']);
-  if (coding === 'identity') { deliverCached(tx, identityOf(obj, d), now, drop); return; }
+  if (coding === 'identity') { deliverCached(tx, identityOf(obj), now, drop); return; }
   // Hot path: the copy in this worker's memory, no Promise.
   const held = store.peek(obj.key, encodedVariantKey(coding, obj.variantKey));
   if (held !== undefined && copyOf(held, obj)) { deliverCached(tx, held, now); return; }
   void encodedCopy(store, comp, obj, coding).then((copy) => {
     if (tx.res.destroyed) return; // the client left meanwhile: finish has run
-    deliverCached(tx, copy ?? identityOf(obj, d), Date.now());
+    deliverCached(tx, copy ?? identityOf(obj), Date.now());
   });
 }
 

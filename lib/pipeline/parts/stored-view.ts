@@ -31,12 +31,13 @@ export interface StoredView {
   /** The stored answer's own Cache-Status (origin-side caches), which ours is appended to. */
   readonly cacheStatus: string | undefined;
   /**
-   * The last plain-hit Cache-Status made for this copy (parts/cache-status.ts hitCacheStatus):
-   * the same text for every hit within one second of ttl, so it is made once per second.
+   * Whether the copy may be compressed (encodeOk) under the host's rules it was last judged
+   * under (encodeRules), from its first hit there, and then its identity answer (parts/encode.ts).
+   * On the view itself, not an object of their own: one object less to read per hit.
    */
-  hitStatus: { item: string; ttl: number; value: string } | undefined;
-  /** Whether the copy may be compressed under a host's rules (parts/encode.ts), from its first hit there. */
-  encoding: { readonly rules: object; readonly ok: boolean; identity: CachedObject | undefined } | undefined;
+  encodeRules: object | undefined;
+  encodeOk: boolean;
+  identity: CachedObject | undefined;
   /** Index in `head` of the Date value (-1: the copy has no single Date), which carryView replaces. */
   readonly dateAt: number;
 }
@@ -62,13 +63,38 @@ function setView(entry: CacheEntryMeta, view: StoredView): void {
   else views.set(entry, view);
 }
 
+const NO_FIELDS: readonly string[] = Object.freeze([]);
+
+/**
+ * Parsed directives by Cache-Control text, for copies without CDN-Cache-Control (what
+ * responseDirectives reads): the copies of a host mostly say the same, so they share one parsed
+ * object (read-only, like the whole view), which a hit's freshness test then finds in the CPU
+ * cache rather than a cold one per copy. Bounded like `shared` below.
+ */
+const parsedCc = new Map<string, { cc: ResponseDirectives; named: readonly string[] }>();
+
+function directivesOf(headers: StoredHeaders): { cc: ResponseDirectives; named: readonly string[] } {
+  const text = headers['cache-control'];
+  const key = headers['cdn-cache-control'] === undefined && typeof text === 'string' && text.length <= SHARED_LEN ? text : undefined;
+  let d = key === undefined ? undefined : parsedCc.get(key);
+  if (d !== undefined) return d;
+  const cc = responseDirectives(headers);
+  const named = fieldsToStrip(cc);
+  d = { cc, named: named.length === 0 ? NO_FIELDS : named };
+  if (key !== undefined) {
+    if (parsedCc.size >= SHARED_MAX) parsedCc.clear();
+    parsedCc.set(key, d);
+  }
+  return d;
+}
+
 function makeView(entry: CacheEntryMeta): StoredView {
-  const cc = responseDirectives(entry.headers);
+  const { cc, named } = directivesOf(entry.headers);
   const cs = entry.headers['cache-status'];
   const head = fullHeadOf(entry);
   return {
-    cc, namedFields: fieldsToStrip(cc), initialAge: initialAge(entry), head,
-    cacheStatus: cs === undefined ? undefined : Array.isArray(cs) ? cs.join(', ') : cs, hitStatus: undefined, encoding: undefined,
+    cc, namedFields: named, initialAge: initialAge(entry), head,
+    cacheStatus: cs === undefined ? undefined : Array.isArray(cs) ? cs.join(', ') : cs, encodeRules: undefined, encodeOk: false, identity: undefined,
     dateAt: typeof entry.headers.date === 'string' ? valueAt(head, 'date') : -1,
   };
 }
@@ -99,8 +125,8 @@ export function carryView(from: CacheEntryMeta, to: CacheEntryMeta): boolean {
     if (v.dateAt >= 0 && head[v.dateAt] !== date) (head = head.slice())[v.dateAt] = date!;
   }
   setView(to, {
-    cc: v.cc, namedFields: v.namedFields, initialAge: initialAge(to), head, cacheStatus: v.cacheStatus, hitStatus: v.hitStatus,
-    encoding: v.encoding === undefined ? undefined : { rules: v.encoding.rules, ok: v.encoding.ok, identity: undefined }, dateAt: v.dateAt,
+    cc: v.cc, namedFields: v.namedFields, initialAge: initialAge(to), head, cacheStatus: v.cacheStatus,
+    encodeRules: v.encodeRules, encodeOk: v.encodeOk, identity: undefined, dateAt: v.dateAt,
   });
   return true;
 }
@@ -131,6 +157,27 @@ export function viaWith(via: string | string[] | undefined): string {
   return via === undefined ? VIA : `${Array.isArray(via) ? via.join(', ') : via}, ${VIA}`;
 }
 
+/**
+ * Field names and values shared by the prepared heads of all copies: most copies of a host carry
+ * the same Content-Type, Cache-Control, Server ... as strings of their own (each answer's parse
+ * made them). Every hit hands its head's strings to writeHead, which reads each of them; with
+ * many objects a string per copy is a cache miss per field and hit, a shared one stays in the
+ * CPU cache (and the copies hold less memory). Bounded: past SHARED_MAX strings it starts over
+ * (values unique to a copy, an ETag, pass through it too). Only for short strings.
+ */
+const shared = new Map<string, string>();
+const SHARED_MAX = 4096;
+const SHARED_LEN = 128;
+
+function sharedString(s: string): string {
+  if (s.length > SHARED_LEN) return s;
+  const held = shared.get(s);
+  if (held !== undefined) return held;
+  if (shared.size >= SHARED_MAX) shared.clear();
+  shared.set(s, s);
+  return s;
+}
+
 function fullHeadOf(entry: CacheEntryMeta): (string | string[])[] {
   const h = entry.headers;
   const out: (string | string[])[] = [];
@@ -141,13 +188,14 @@ function fullHeadOf(entry: CacheEntryMeta): (string | string[])[] {
     if (name === 'age' || name === 'via' || name === 'x-cache' || name === 'cache-status' || (name === 'x-svc-worker' && DEBUG_WORKER !== undefined)) continue;
     if (name === 'content-length') {
       lengthSeen = true;
-      if (withLength) out.push(name, String(entry.size));
+      if (withLength) out.push(name, sharedString(String(entry.size)));
       continue;
     }
-    out.push(name, h[name]!);
+    const v = h[name]!;
+    out.push(sharedString(name), typeof v === 'string' ? sharedString(v) : v);
   }
-  if (withLength && !lengthSeen) out.push('content-length', String(entry.size));
-  out.push('via', viaWith(h.via));
+  if (withLength && !lengthSeen) out.push('content-length', sharedString(String(entry.size)));
+  out.push('via', h.via === undefined ? VIA : sharedString(viaWith(h.via)));
   if (DEBUG_WORKER !== undefined) out.push('x-svc-worker', DEBUG_WORKER);
   out.push('age', '0', 'x-cache', '', 'cache-status', '');
   return out;

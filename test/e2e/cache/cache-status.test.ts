@@ -145,6 +145,28 @@ t.test('an origin-side Cache-Status is kept and this cache\'s member appended af
   t.match(hit.headers['cache-status'], /^OriginCache; hit; ttl=100, svc; hit; ttl=\d+$/);
 });
 
+t.test('hits on copies of different lifetimes and origin members, interleaved, each say their own ttl and members', async (t) => {
+  const copies = [
+    { path: '/mixed/a', age: 100, own: undefined },
+    { path: '/mixed/b', age: 2000, own: undefined },
+    { path: '/mixed/c', age: 100, own: 'Up; hit' },
+    { path: '/mixed/d', age: 100, own: 'Other; fwd=miss' },
+  ];
+  for (const c of copies) {
+    origin.on(c.path, reply(200, { 'cache-control': `max-age=${c.age}`, ...(c.own === undefined ? {} : { 'cache-status': c.own }) }, c.path));
+    await curl('cs.test', c.path);
+  }
+  for (let round = 0; round < 2; round++) {
+    for (const c of copies) {
+      const hit = await curl('cs.test', c.path);
+      const field = hit.headers['cache-status'];
+      t.match(field, new RegExp(`^${c.own === undefined ? '' : `${c.own}, `}svc; hit; ttl=\\d+$`), `${c.path}: its own members, then ours`);
+      const ttl = ttlOf(field);
+      t.ok(ttl > c.age - 10 && ttl <= c.age, `${c.path}: the ttl of its own lifetime (${ttl})`);
+    }
+  }
+});
+
 t.test('a host names its own member (a quoted string when no token) and can ask for the cache key', async (t) => {
   origin.on('/named', reply(200, { 'cache-control': 'max-age=60' }, 'named'));
   const miss = await curl('named.test', '/named?b=2');
