@@ -63,3 +63,21 @@ export class MemoryObject implements CachedObject {
     return bufferStream(this.body, start, end);
   }
 }
+
+/** Fixed cost per entry (object, node, map slots), so many tiny entries still count. */
+const ENTRY_OVERHEAD = 256;
+
+/** What a copy counts against a memory store's bound: its body, fields, keys and a fixed overhead. */
+export function memoryCost(obj: MemoryObject): number {
+  return obj.body.length + estimateHeaderBytes(obj.headers) + obj.key.url.length + obj.variantKey.length + ENTRY_OVERHEAD;
+}
+
+function estimateHeaderBytes(headers: StoredHeaders): number {
+  let n = 0;
+  for (const name in headers) {
+    const v = headers[name]!;
+    if (typeof v === 'string') n += name.length + v.length + 4;
+    else for (const one of v) n += name.length + one.length + 4;
+  }
+  return n;
+}

@@ -14,8 +14,8 @@
 // it (everything behind it goes first). The byte bound stays exact: eviction still takes the
 // tail until the store is within maxBytes.
 import { Writable } from 'node:stream';
-import type { CacheEntryMeta, CacheKey, CacheStore, CachedObject, NotModified, NotModifiedPatch, StoredHeaders } from './store.js';
-import { MemoryObject } from './memory-object.js';
+import type { CacheEntryMeta, CacheKey, CacheStore, CachedObject, NotModified, NotModifiedPatch } from './store.js';
+import { MemoryObject, memoryCost } from './memory-object.js';
 import { freshenedBy304, notModifiedPatch } from './policy/not-modified.js';
 import { type PrefixMark } from './prefix.js';
 
@@ -24,19 +24,6 @@ export interface MemoryStoreOptions {
   maxBytes: number;
   /** Larger objects are not kept (default: an eighth of maxBytes). */
   maxObjectBytes?: number;
-}
-
-/** Fixed cost per entry (object, node, map slots), so many tiny entries still count. */
-const ENTRY_OVERHEAD = 256;
-
-function estimateHeaderBytes(headers: StoredHeaders): number {
-  let n = 0;
-  for (const name in headers) {
-    const v = headers[name]!;
-    if (typeof v === 'string') n += name.length + v.length + 4;
-    else for (const one of v) n += name.length + one.length + 4;
-  }
-  return n;
 }
 
 /**
@@ -138,7 +125,7 @@ export class MemoryStore implements CacheStore {
   /** Stores a complete body at once (also used by the tiered store to promote disk hits). */
   put(meta: CacheEntryMeta, body: Buffer): MemoryObject | undefined {
     const obj = new MemoryObject(meta, body);
-    const bytes = this.costOf(obj);
+    const bytes = memoryCost(obj);
     if (body.length > this.maxObjectBytes || bytes > this.maxBytes) {
       // The old variant would now be an outdated answer for this key: drop it too.
       this.deleteSync(meta.key, meta.variantKey);
@@ -283,12 +270,8 @@ export class MemoryStore implements CacheStore {
     this.used = this.count = 0;
   }
 
-  private costOf(obj: MemoryObject): number {
-    return obj.body.length + estimateHeaderBytes(obj.headers) + obj.key.url.length + obj.variantKey.length + ENTRY_OVERHEAD;
-  }
-
   private replaceObj(node: Node, obj: MemoryObject): void {
-    const bytes = this.costOf(obj);
+    const bytes = memoryCost(obj);
     this.used += bytes - node.bytes;
     this.usageOf(obj.key.vhost).bytes += bytes - node.bytes;
     node.obj = obj;
