@@ -13,6 +13,14 @@ export function headerValue(headers: HeaderMap, name: string): string | undefine
 }
 
 /** True when a field occurs on more than one line (used where duplicates mean "invalid"). */
+/** Whether two values of one field are the same (a field given several times compared item by item). */
+export function sameFieldValue(x: string | readonly string[] | undefined, y: string | readonly string[] | undefined): boolean {
+  if (x === y) return true;
+  if (x === undefined || y === undefined || typeof x === 'string' || typeof y === 'string' || x.length !== y.length) return false;
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+  return true;
+}
+
 export function isRepeated(headers: HeaderMap, name: string): boolean {
   const v = headers[name];
   return Array.isArray(v) && v.length > 1;

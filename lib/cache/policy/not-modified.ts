@@ -7,7 +7,7 @@ import { responseDirectives } from './cdn-cache-control.js';
 import type { ResponseDirectives } from './cache-control.js';
 import { mergeNotModified, notModifiedMatches, selectedByNotModified } from './conditional.js';
 import { computeTimes } from './freshness.js';
-import { formatHttpDate, type HeaderMap } from './headers.js';
+import { formatHttpDate, sameFieldValue, type HeaderMap } from './headers.js';
 import type { CachePolicyOptions } from './options.js';
 import { spanBase } from './partial.js';
 import { storableFields } from './storable.js';
@@ -34,7 +34,8 @@ export function notModifiedPatch(entry: Pick<CacheEntryMeta, 'status' | 'headers
   // The 304 is a message received now: without a Date it gets one (RFC 9110 6.6.1), which also
   // keeps Age right since requestTime / cachedAt restart with the revalidation.
   const merged = mergeNotModified(entry.headers, headersOf304);
-  const cc = entryCc !== undefined && sameField(merged, entry.headers, 'cache-control') && sameField(merged, entry.headers, 'cdn-cache-control')
+  const cc = entryCc !== undefined && sameFieldValue(merged['cache-control'], entry.headers['cache-control'])
+    && sameFieldValue(merged['cdn-cache-control'], entry.headers['cdn-cache-control'])
     ? entryCc : responseDirectives(merged);
   const headers = fieldsToStore(merged, cachedAt, opts, cc);
   // Directives parsed once, unless storing dropped a Cache-Control field it names.
@@ -42,16 +43,6 @@ export function notModifiedPatch(entry: Pick<CacheEntryMeta, 'status' | 'headers
     ? cc : responseDirectives(headers);
   const times = computeTimes({ status: entry.status, headers }, { requestTime, cachedAt }, opts, storedCc);
   return { headers, requestTime, cachedAt, staleAt: times.staleAt, deleteAt: times.deleteAt, invalidated: 0 };
-}
-
-/** Whether field `name` has the same value in both (a list field compared item by item). */
-function sameField(a: StoredHeaders, b: StoredHeaders, name: string): boolean {
-  const x = a[name];
-  const y = b[name];
-  if (x === y) return true;
-  if (x === undefined || y === undefined || typeof x === 'string' || typeof y === 'string' || x.length !== y.length) return false;
-  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
-  return true;
 }
 
 /**

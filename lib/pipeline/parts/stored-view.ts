@@ -5,7 +5,7 @@
 // A copy freshened by a 304 that changed no field but Date and Age takes over its predecessor's
 // view with its own Date and initial age (carryView): a revalidated object is freshened on nearly
 // every request, and each new view meant parsing and building the same fields again.
-import { fieldsToStrip, initialAge, responseDirectives, type ResponseDirectives } from '../../cache/policy/index.js';
+import { fieldsToStrip, initialAge, responseDirectives, sameFieldValue, type ResponseDirectives } from '../../cache/policy/index.js';
 import type { CacheEntryMeta, CachedObject, StoredHeaders } from '../../cache/store.js';
 import { MemoryObject } from '../../cache/memory-object.js';
 import { TCP_MISS } from '../../cache/policy/results.js';
@@ -137,11 +137,7 @@ function sameFieldsButTimes(a: StoredHeaders, b: StoredHeaders): boolean {
   for (const name in a) {
     if (name === 'date' || name === 'age') continue;
     n++;
-    const x = a[name]!;
-    const y = b[name];
-    if (x === y) continue;
-    if (y === undefined || typeof x === 'string' || typeof y === 'string' || x.length !== y.length) return false;
-    for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+    if (!sameFieldValue(a[name], b[name])) return false;
   }
   for (const name in b) if (name !== 'date' && name !== 'age') n--;
   return n === 0;
