@@ -26,8 +26,8 @@ TMP=$(mktemp -d /tmp/paired.XXXXXX)
 # user's; each peer gets a copy of the setting with ports of this range instead.
 setting() { sed -e "s/@API_PORT@/$2/" -e "s/@BASE_PORT@/$3/" "$1/$S" > "$TMP/$(basename "$1")-$2.json" 2>/dev/null; realpath --relative-to="$1" "$TMP/$(basename "$1")-$2.json"; }
 # start DIR PORT TAG API_PORT BASE_PORT: prints the PID of the peer
-start() { BENCH_STATE_ROOT=$TMP/state-$3 BENCH_SVC_CACHE=/dev/shm/paired-$3 BENCH_SVC_SETTING=$(setting "$1" $4 $5) bash "$1/start.sh" "$2" $O; }
-stop() { BENCH_STATE_ROOT=$TMP/state-$2 BENCH_SVC_CACHE=/dev/shm/paired-$2 bash "$1/stop.sh" >/dev/null 2>&1; true; }
+start() { BENCH_STATE_ROOT=$TMP/state-$3 BENCH_SVC_CACHE=/dev/shm/paired-$PA-$3 BENCH_SVC_SETTING=$(setting "$1" $4 $5) bash "$1/start.sh" "$2" $O; }
+stop() { BENCH_STATE_ROOT=$TMP/state-$2 BENCH_SVC_CACHE=/dev/shm/paired-$PA-$2 bash "$1/stop.sh" >/dev/null 2>&1; true; }
 tree() { local p; echo $1; for p in $(ps -o pid= --ppid $1 || true); do tree $p; done; }
 ticks() { local s=0; for p in $(tree $1); do s=$((s+$(awk '{print $14+$15}' /proc/$p/stat 2>/dev/null || echo 0))); done; echo $s; }
 # wrk.lua's arguments: unique miss URLs (TAG makes them new), or random hits of the 10,000 /mix/ objects.
