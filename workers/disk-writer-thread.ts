@@ -23,6 +23,7 @@ const core = new WriterCore(init, (reply: Reply) => {
 // Without the directory every lookup asks the index: slower, never wrong.
 try {
   directory = new DirectoryFeed(init.indexPath, init.busyTimeoutMs, (buffer) => port.postMessage({ directory: buffer } satisfies Reply));
+  core.watchCommits(directory);
 } catch (err) {
   report?.('3001', `${init.indexPath}: no directory, every lookup reads the index: ${(err as Error).message}`);
 }

@@ -12,7 +12,7 @@ import { closeSync, mkdirSync, renameSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fidSource } from '../disk-files.js';
 import { fromWire, Op, STREAM_BYTES, WIRE_META_FIELDS, type MetaOp, type OpsMessage, type Reply, type WireMeta, type WriterInit } from './protocol.js';
-import { IndexWriter, type Ready } from './writer-index.js';
+import { IndexWriter, type CommitWatch, type Ready } from './writer-index.js';
 import { keyHash, unlinkQuiet, writeAll, type Obj } from './writer-io.js';
 import { WriterDisks } from './writer-disks.js';
 
@@ -57,6 +57,11 @@ export class WriterCore {
     this.reportEvery = Math.max(64 * 1024, Math.min(1 << 20, Math.floor(init.maxInFlightBytes / 8)));
     this.holdLimit = Math.max(FLUSH_BYTES, Math.floor(init.maxInFlightBytes / 4));
     this.refreshTimer = setInterval(() => this.disks.refresh(), init.refreshMs).unref();
+  }
+
+  /** Who hears of each commit of rows (the directory feed). */
+  watchCommits(watch: CommitWatch): void {
+    this.rows.watch = watch;
   }
 
   receive(msg: OpsMessage): void {

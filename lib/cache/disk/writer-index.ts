@@ -1,5 +1,6 @@
 // The writer thread's side of the shared index (see writer-core.ts): rows of completed bodies,
 // committed in batches, and the index changes of the request path (META ops).
+import type Database from 'better-sqlite3';
 import { IndexDb, type InsertBatch, type Released } from '../index-db.js';
 import type { MetaOp, WriterInit } from './protocol.js';
 import { rowFor, unlinkQuiet, type Obj } from './writer-io.js';
@@ -7,6 +8,17 @@ import { RowFreshener } from './writer-freshen.js';
 
 /** An object whose file is in place (path), or a too-large one whose old variant goes (''). */
 export interface Ready { obj: Obj; path: string }
+
+/**
+ * Hears each commit of rows (the directory feed, writer-directory.ts): `before` and `after` run
+ * inside its transaction, around its rows, while it holds the write lock; `committed` once it is
+ * in, with the keys of the rows it wrote.
+ */
+export interface CommitWatch {
+  before(db: Database.Database): void;
+  after(db: Database.Database): void;
+  committed(keys: readonly { vhost: string; url: string }[]): void;
+}
 
 export class IndexWriter {
   readonly index: IndexDb;
@@ -34,16 +46,21 @@ export class IndexWriter {
     return e;
   }
 
+  watch: CommitWatch | undefined;
+
   commit(items: readonly Ready[]): (Error | undefined)[] | undefined {
     let released: Released = { paths: [], evicted: [] };
     const now = Date.now();
     let results: (Error | undefined)[] | undefined;
+    const watch = this.watch;
     try {
       // Usually every row goes in: all in one go, the disk usage written once (InsertBatch).
       this.index.batch(() => {
+        watch?.before(this.index.db);
         const batch: InsertBatch = { used: new Map(), latest: new Map() };
         for (const it of items) this.put(it, now, released, batch);
         this.index.finishBatch(batch);
+        watch?.after(this.index.db);
       });
     } catch {
       // Something failed and the transaction is undone: again, each row in a savepoint of its
@@ -52,6 +69,7 @@ export class IndexWriter {
       const each: (Error | undefined)[] = [];
       try {
         this.index.batch(() => {
+          watch?.before(this.index.db);
           for (const it of items) {
             try {
               this.putTx(it, now, released);
@@ -60,6 +78,7 @@ export class IndexWriter {
               each.push(err as Error);
             }
           }
+          watch?.after(this.index.db);
         });
         results = each;
       } catch (err) {
@@ -69,6 +88,9 @@ export class IndexWriter {
       }
     }
     if (results !== undefined) items.forEach((it, i) => { if (results![i] !== undefined && it.path !== '') unlinkQuiet(it.path); });
+    if (watch !== undefined && (results === undefined || results.some((e) => e === undefined))) {
+      watch.committed(items.flatMap((it, i) => (it.path !== '' && results?.[i] === undefined ? [it.obj.meta] : [])));
+    }
     for (const p of released.paths) unlinkQuiet(p);
     for (const v of released.evicted!) this.evicted.push(v);
     return results;
