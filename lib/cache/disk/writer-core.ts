@@ -20,6 +20,13 @@ import { WriterDisks } from './writer-disks.js';
 const FLUSH_BYTES = 256 * 1024;
 /** Completed rows that are committed at once instead of waiting for the batch window. */
 const COMMIT_NOW_ROWS = 512;
+/**
+ * Under load the rows are committed when a message comes in and the oldest of them has waited
+ * commitDelayMs: the thread is awake then anyway. The timer, which would wake it once more per
+ * commit, is only for when no message comes: it fires this much later than the window, after the
+ * main thread's next batch would have come (writer-channel.ts POST_DELAY_MS).
+ */
+const COMMIT_TIMER_SLACK_MS = 3;
 
 type Send = (reply: Reply) => void;
 
@@ -39,7 +46,10 @@ export class WriterCore {
   /** Gathered bytes of all objects not yet written; capped so streams cannot stall the bound. */
   private held = 0;
   private readonly holdLimit: number;
+  /** The fallback commit timer (made once, re-armed with refresh), whether it is armed, and since when. */
   private commitTimer: NodeJS.Timeout | undefined;
+  private commitArmed = false;
+  private readySince = 0;
   private replyScheduled = false;
   private readonly refreshTimer: NodeJS.Timeout;
   private readonly reportEvery: number;
@@ -115,8 +125,10 @@ export class WriterCore {
     this.ringDone = ring;
     if (metas.length > 0) this.runMetas(metas);
     if (closing) { this.close(); return; }
-    if (this.ready.length >= COMMIT_NOW_ROWS) this.commit();
-    else if (this.ready.length > 0) this.commitTimer ??= setTimeout(() => this.commit(), this.init.commitDelayMs);
+    if (this.ready.length > 0) {
+      if (this.ready.length >= COMMIT_NOW_ROWS || this.commitArmed && performance.now() - this.readySince >= this.init.commitDelayMs) this.commit();
+      else this.armCommit();
+    }
     // A stream may be waiting for its acknowledgements (the per-stream bound), or the main
     // thread for ring space: answer now.
     if (this.freed >= this.reportEvery || this.acks.length > 0 || this.ringDone - this.ringReported >= this.ring.byteLength / 4) this.reply();
@@ -274,9 +286,19 @@ export class WriterCore {
     this.reply();
   }
 
+  /** The batch window of the rows ready now starts (see COMMIT_TIMER_SLACK_MS). */
+  private armCommit(): void {
+    if (this.commitArmed) return;
+    this.commitArmed = true;
+    this.readySince = performance.now();
+    if (this.commitTimer === undefined) this.commitTimer = setTimeout(() => { this.commitArmed = false; this.commit(); }, this.init.commitDelayMs + COMMIT_TIMER_SLACK_MS);
+    else this.commitTimer.refresh();
+  }
+
   /** One IMMEDIATE transaction for every row completed in the batch window. */
   private commit(): void {
-    if (this.commitTimer !== undefined) { clearTimeout(this.commitTimer); this.commitTimer = undefined; }
+    // Pushed away from this commit: under load the next batch's message comes before it fires.
+    if (this.commitArmed) { this.commitArmed = false; this.commitTimer?.refresh(); }
     const items = this.ready;
     this.ready = [];
     if (items.length === 0) return;
@@ -316,6 +338,7 @@ export class WriterCore {
     this.closed = true;
     for (const o of [...this.objs.values()]) this.fail(o, Object.assign(new Error('cache store is closed'), { code: 'ECLOSED' }));
     this.commit();
+    clearTimeout(this.commitTimer);
     clearInterval(this.refreshTimer);
     this.rows.index.close();
     this.reply({ closed: true });
