@@ -92,10 +92,8 @@ export class H2Request {
 export interface H2Response extends EventEmitter {}
 
 export class H2Response {
-  // EventEmitter's own fields, its listener table made by the first listener.
-  _events: object | undefined = undefined;
-  _eventsCount = 0;
-  _maxListeners: number | undefined = undefined;
+  // EventEmitter's own fields (_events, _eventsCount, _maxListeners) are its prototype's until
+  // the first listener sets them.
   tx: TransactionRecord | undefined = undefined;
   /** Runs when the stream has closed, before the 'close' listeners: the transaction's finish (steps.ts). */
   onEnded: ((res: H2Response) => void) | undefined = undefined;
