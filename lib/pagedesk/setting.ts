@@ -1,7 +1,7 @@
 // functions.contents.pagedesk as the runtime uses it, and the load-time checks of what a schema
 // cannot say (regular expressions, selectors, JSON locations, sections that need one another):
 // a setting the edit could not carry out is refused at its JSON path instead of being ignored.
-import { load } from 'cheerio/slim';
+import { createRequire } from 'node:module';
 import type { Functions } from '../setting/types.js';
 import { parseAt } from './text.js';
 
@@ -21,9 +21,16 @@ function regexIssue(src: string, flags: string | undefined): string | undefined 
   }
 }
 
+/**
+ * cheerio (css-select, css-what ...), loaded at the first selector to check, synchronously as
+ * the checks run: a setting without DOM edits, the usual one, never loads it (about 2 MB of heap
+ * less in every RT worker). The edit threads import it themselves (dom.ts).
+ */
+let cheerio: typeof import('cheerio/slim') | undefined;
+
 function selectorIssue(sel: string): string | undefined {
   try {
-    load('', null, false)(sel);
+    (cheerio ??= createRequire(import.meta.url)('cheerio/slim') as typeof import('cheerio/slim')).load('', null, false)(sel);
     return undefined;
   } catch (err) {
     return `not a CSS selector: ${(err as Error).message}`;

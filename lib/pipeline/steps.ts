@@ -87,15 +87,16 @@ interface QueuedConnection extends Socket {
 function track(tx: TransactionRecord): void {
   const res = tx.res as TxResponse;
   res.tx = tx;
-  // A service listener's response has its one 'close' listener already (TxResponse.onEnded).
-  if (res instanceof TxResponse) res.onEnded = endOf;
+  // A service listener's response has its one 'close' listener already (TxResponse.onEnded), an
+  // HTTP/2 one its hook (H2Response.onEnded: no listener table for an answer nobody else listens to).
+  if (res instanceof TxResponse || 'onEnded' in res) res.onEnded = endOf;
   else (tx.res as NodeJS.EventEmitter).on('close', onResponseClose);
   // A pipelined request's response waits unassigned behind the one on the wire, and node never
   // emits its 'close' when the connection dies first: the connection's own 'close' ends it.
   if (res.socket === null) queueOnConnection(tx);
 }
 
-/** A response's 'close' (an HTTP/2 one's own listener; TxResponse calls endOf). */
+/** A response's 'close' (node's own ServerResponse; TxResponse and H2Response call endOf). */
 function onResponseClose(this: TxResponse): void {
   endOf(this);
 }

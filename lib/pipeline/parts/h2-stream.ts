@@ -13,7 +13,11 @@
 //   'drain'; 'finish' and 'close' once the stream closes, however it closes; per-stream byte
 //   counts for the record (node counts per connection, and a connection carries many streams).
 // One 'close' and one 'error' listener per stream, both shared functions that find the response
-// on the stream: nothing else is allocated per stream beyond the two objects.
+// on the stream: nothing else is allocated per stream beyond the two objects. H2Response is an
+// EventEmitter whose listener table is made by the first listener (EventEmitter's methods make
+// it when missing, as for emitters built without its constructor): a hit's answer has none, the
+// transaction's end is a hook (onEnded), and the table of an emitter made by its constructor
+// cost about 100 bytes per stream, held until the stream is collected.
 import { EventEmitter } from 'node:events';
 import { validateHeaderName, validateHeaderValue, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http';
 import { constants, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
@@ -54,23 +58,21 @@ type WriteCallback = (err?: Error | null) => void;
 const END_STREAM = Object.freeze({ endStream: true });
 
 export class H2Request {
+  /** DATA payload received on the stream, counted as node pushes it (requestBody). */
+  bodyBytes = 0;
+
+  constructor(readonly stream: ServerHttp2Stream, readonly headers: IncomingHttpHeaders, readonly rawHeaders: string[],
+    readonly socket: Socket) {}
+
+  // Read from the head when asked, as the record reads the request (no copies per stream).
   /**
    * Says "an HTTP/2 stream" to modules that cannot import this one (transaction.ts, which this
    * module's imports read): an HTTP/1 request line claiming HTTP/2.0 has no such field.
    */
-  readonly h2Stream = true;
-  /** DATA payload received on the stream, counted as node pushes it (requestBody). */
-  bodyBytes = 0;
-  readonly method: string;
+  get h2Stream(): true { return true; }
+  get method(): string { return this.headers[':method'] ?? ''; }
   /** `:path`; none for CONNECT. */
-  readonly url: string | undefined;
-
-  constructor(readonly stream: ServerHttp2Stream, readonly headers: IncomingHttpHeaders, readonly rawHeaders: string[],
-    readonly socket: Socket) {
-    this.method = headers[':method'] ?? '';
-    this.url = headers[':path'];
-  }
-
+  get url(): string | undefined { return this.headers[':path']; }
   get httpVersion(): string { return '2.0'; }
   get httpVersionMajor(): number { return 2; }
   get httpVersionMinor(): number { return 0; }
@@ -86,8 +88,15 @@ export class H2Request {
   }
 }
 
-export class H2Response extends EventEmitter {
+// The EventEmitter side of H2Response (its prototype is EventEmitter's, see below).
+export interface H2Response extends EventEmitter {}
+
+export class H2Response {
+  // EventEmitter's own fields (_events, _eventsCount, _maxListeners) are its prototype's until
+  // the first listener sets them.
   tx: TransactionRecord | undefined = undefined;
+  /** Runs when the stream has closed, before the 'close' listeners: the transaction's finish (steps.ts). */
+  onEnded: ((res: H2Response) => void) | undefined = undefined;
   statusCode = 200;
   /** writeHead ran: the status can no longer change (the head goes out with the first write). */
   headersSent = false;
@@ -104,7 +113,6 @@ export class H2Response extends EventEmitter {
   private drainWatched = false;
 
   constructor(readonly stream: ServerHttp2Stream, readonly req: H2Request, private readonly owner: StreamOwner) {
-    super();
     const s = stream as TxStream;
     s[RES] = this;
     s.on('close', onStreamClose);
@@ -331,9 +339,11 @@ export class H2Response extends EventEmitter {
   closed(): void {
     this.owner.streamClosed();
     if (this.writableFinished) this.emit('finish');
+    this.onEnded?.(this);
     this.emit('close');
   }
 }
+Object.setPrototypeOf(H2Response.prototype, EventEmitter.prototype);
 
 /** Whether writeHead's fields have this (lower-case) name. */
 function hasField(fields: OutgoingHttpHeaders | readonly OutgoingHttpHeader[], name: string): boolean {

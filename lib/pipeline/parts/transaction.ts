@@ -62,6 +62,25 @@ export function connectionOf(socket: NamedSocket): Connection {
   return c;
 }
 
+type FallbackState = { statuses: number[]; hosts: string[]; code: ServiceCode };
+type Reroute = (hostName: string | undefined) => void;
+
+/** The record's fields few transactions set (rewrites, fallbacks, the hook, pagedesk ...), at their defaults. */
+class Occasional {
+  fromSibling = false;
+  handedTo = -1;
+  responseEdits: HeaderEdit[] | undefined = undefined;
+  postBody: Buffer | undefined = undefined;
+  fallback: FallbackState | undefined = undefined;
+  reroute: Reroute | undefined = undefined;
+  rewrites = 0;
+  logUrl: string | undefined = undefined;
+  hookLinked: '' | 'y' | 'n' = '';
+  hook: HookRedefinition | undefined = undefined;
+  pagedesk: PagedeskRuntime | undefined = undefined;
+  trace: SettingTrace | undefined = undefined;
+}
+
 export class TransactionRecord implements RecordFields {
   /** The serving virtual host (its name is `x-vhost`); undefined when none matched (404, 400 ...). */
   host: HostRuntime | undefined = undefined;
@@ -76,10 +95,6 @@ export class TransactionRecord implements RecordFields {
    * `host` cannot unbalance the gauges.
    */
   sessionRow = -1;
-  /** Arrived from a sibling worker (hash balance): already counted and X-Forwarded-For set there. */
-  fromSibling = false;
-  /** Handed to this sibling worker index (hash balance), -1 when served here. */
-  handedTo = -1;
   /** performance.now() at receive: the times below count from it. */
   readonly startMono: number;
   /** ms from receive to writeHead (the status line), -1 when no answer started. */
@@ -123,41 +138,15 @@ export class TransactionRecord implements RecordFields {
    * 3 a POST under bypass.postMethod (lookup.ts), logged `Bypass` but not counted in UrlBypass.
    */
   bypass: 0 | 1 | 2 | 3 = 0;
-  /** Edits of the answer's fields by the front modify rules the request matched (modify.ts). */
-  responseEdits: HeaderEdit[] | undefined = undefined;
-  /** A cacheable POST's body, read whole (post-cache.ts): what its origin request sends. */
-  postBody: Buffer | undefined = undefined;
-  /**
-   * Fallbacks taken (fallback.ts): the status of each answer replaced, the host each routed to
-   * (`x-fallback`, `%L`) and the serviceCode of the last one; undefined when none.
-   */
-  fallback: { statuses: number[]; hosts: string[]; code: ServiceCode } | undefined = undefined;
   /** The worker's state the steps read (routing, limits, the driver); set at receive. */
   runtime: RuntimeState | undefined = undefined;
   /** The service port the request came in on (undefined: the internal sibling port) and its local address. */
   port: number | undefined = undefined;
   localAddress: string | undefined = undefined;
-  /** Serves the transaction again from the rule stages (a fallback); set for hosts with fallbacks. */
-  reroute: ((hostName: string | undefined) => void) | undefined = undefined;
-  /** URL rewrites applied (each one a routing; at most MAX_ROUTINGS), counted as URLRewrite. */
-  rewrites = 0;
   /** Access control: 0 not checked, 1 let through, 2 denied or redirected (ServiceAccess). */
   access: 0 | 1 | 2 = 0;
-  /** The URL the access log shows when a rewrite said `accessLogUrl: replace`. */
-  logUrl: string | undefined = undefined;
   /** The host name the rules match against: the request's, or the one a rewrite routed to. */
   ruleHost = '';
-  /** x-hook / %F: '' the host has no hook, 'y' the hook was called, 'n' matchingList left it out. */
-  hookLinked: '' | 'y' | 'n' = '';
-  /** The hook's redefinition the transaction goes on with (hook.ts); undefined when none. */
-  hook: HookRedefinition | undefined = undefined;
-  /**
-   * A pagedesk edit (pagedesk.ts): what the fetch and pass-through stages ask instead of the
-   * host's origin (the source through the cache, then the edit); undefined otherwise.
-   */
-  pagedesk: PagedeskRuntime | undefined = undefined;
-  /** The setting trace of a request that ends in meta.settingTrace.keyword (setting-trace.ts). */
-  trace: SettingTrace | undefined = undefined;
   /** What the cache stages noted for the answer's Cache-Status member (cache-status.ts). */
   cacheStatus: CacheStatusNote | undefined = undefined;
   // What the lookup step decided, carried to the step it named (fetch-plan.ts): fields, so that a
@@ -177,6 +166,8 @@ export class TransactionRecord implements RecordFields {
   /** What the fetch step fetches, taken by it: a Plan, read and written through fetch-plan.ts only (as `cache`). */
   plan: object | undefined = undefined;
   private ctx: string | undefined = undefined;
+  /** The fields few transactions set (Occasional), made by the first of them set. */
+  private more: Occasional | undefined = undefined;
 
   constructor(readonly req: IncomingMessage, readonly res: ServerResponse, sessionId: number) {
     this.sessionId = sessionId;
@@ -238,6 +229,56 @@ export class TransactionRecord implements RecordFields {
     this.firstByteMs = performance.now() - this.startMono;
     if (this.sessionRow >= 0) workerCounters.answering(this.sessionRow);
   }
+
+  // The fields few transactions set live on `more` (Occasional): a hit's record is that much
+  // smaller, and it is one of the objects an HTTP/2 stream keeps alive into the old generation.
+  // Setting one to its default when `more` is absent makes nothing.
+  private occasional(): Occasional {
+    return (this.more ??= new Occasional());
+  }
+
+  /** Arrived from a sibling worker (hash balance): already counted and X-Forwarded-For set there. */
+  get fromSibling(): boolean { return this.more?.fromSibling ?? false; }
+  set fromSibling(v: boolean) { if (v || this.more !== undefined) this.occasional().fromSibling = v; }
+  /** Handed to this sibling worker index (hash balance), -1 when served here. */
+  get handedTo(): number { return this.more?.handedTo ?? -1; }
+  set handedTo(v: number) { if (v !== -1 || this.more !== undefined) this.occasional().handedTo = v; }
+  /** Edits of the answer's fields by the front modify rules the request matched (modify.ts). */
+  get responseEdits(): HeaderEdit[] | undefined { return this.more?.responseEdits; }
+  set responseEdits(v: HeaderEdit[] | undefined) { if (v !== undefined || this.more !== undefined) this.occasional().responseEdits = v; }
+  /** A cacheable POST's body, read whole (post-cache.ts): what its origin request sends. */
+  get postBody(): Buffer | undefined { return this.more?.postBody; }
+  set postBody(v: Buffer | undefined) { if (v !== undefined || this.more !== undefined) this.occasional().postBody = v; }
+  /**
+   * Fallbacks taken (fallback.ts): the status of each answer replaced, the host each routed to
+   * (`x-fallback`, `%L`) and the serviceCode of the last one; undefined when none.
+   */
+  get fallback(): FallbackState | undefined { return this.more?.fallback; }
+  set fallback(v: FallbackState | undefined) { if (v !== undefined || this.more !== undefined) this.occasional().fallback = v; }
+  /** Serves the transaction again from the rule stages (a fallback); set for hosts with fallbacks. */
+  get reroute(): Reroute | undefined { return this.more?.reroute; }
+  set reroute(v: Reroute | undefined) { if (v !== undefined || this.more !== undefined) this.occasional().reroute = v; }
+  /** URL rewrites applied (each one a routing; at most MAX_ROUTINGS), counted as URLRewrite. */
+  get rewrites(): number { return this.more?.rewrites ?? 0; }
+  set rewrites(v: number) { if (v !== 0 || this.more !== undefined) this.occasional().rewrites = v; }
+  /** The URL the access log shows when a rewrite said `accessLogUrl: replace`. */
+  get logUrl(): string | undefined { return this.more?.logUrl; }
+  set logUrl(v: string | undefined) { if (v !== undefined || this.more !== undefined) this.occasional().logUrl = v; }
+  /** x-hook / %F: '' the host has no hook, 'y' the hook was called, 'n' matchingList left it out. */
+  get hookLinked(): '' | 'y' | 'n' { return this.more?.hookLinked ?? ''; }
+  set hookLinked(v: '' | 'y' | 'n') { if (v !== '' || this.more !== undefined) this.occasional().hookLinked = v; }
+  /** The hook's redefinition the transaction goes on with (hook.ts); undefined when none. */
+  get hook(): HookRedefinition | undefined { return this.more?.hook; }
+  set hook(v: HookRedefinition | undefined) { if (v !== undefined || this.more !== undefined) this.occasional().hook = v; }
+  /**
+   * A pagedesk edit (pagedesk.ts): what the fetch and pass-through stages ask instead of the
+   * host's origin (the source through the cache, then the edit); undefined otherwise.
+   */
+  get pagedesk(): PagedeskRuntime | undefined { return this.more?.pagedesk; }
+  set pagedesk(v: PagedeskRuntime | undefined) { if (v !== undefined || this.more !== undefined) this.occasional().pagedesk = v; }
+  /** The setting trace of a request that ends in meta.settingTrace.keyword (setting-trace.ts). */
+  get trace(): SettingTrace | undefined { return this.more?.trace; }
+  set trace(v: SettingTrace | undefined) { if (v !== undefined || this.more !== undefined) this.occasional().trace = v; }
 
   /** The record without the live objects (req, res, host runtime): what a sink may keep or write. */
   toJSON(): TransactionJSON {
