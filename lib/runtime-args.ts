@@ -7,9 +7,6 @@
 // operator's `SVC_WORKER_NODE_ARGS="--trace-gc"` did. The test loader's process-info and mock
 // flags stay with the main thread.
 
-import v8 from 'node:v8';
-import type { Worker } from 'node:worker_threads';
-
 /** Options a thread takes with their value, as `--x=v` or as `--x v`. */
 const THREAD_VALUED = /^(--import|--require|-r|--loader|--experimental-loader|--conditions|-C)$/;
 /** Options a thread takes as they are (the profilers' settings only in their `--x=v` form). */
@@ -47,53 +44,4 @@ export const WORKER_V8_FLAGS = ['--max-semi-space-size=8'];
  */
 export function workerEnv(): Record<string, string> {
   return process.env.MALLOC_ARENA_MAX === undefined ? { MALLOC_ARENA_MAX: '1' } : {};
-}
-
-/**
- * A helper thread's semi-space, in MB. V8 reads --max-semi-space-size when an isolate is made,
- * and the flag wins over a Worker's resourceLimits.maxYoungGenerationSizeMb: a thread of an RT
- * worker got WORKER_V8_FLAGS' 8 MB semi-spaces (the disk writer's isolate was about 17 MB, 9 MB
- * used, serving hit-mix in bench/memory.sh), and without the flag (tests, a primary) a thread
- * may grow its young generation to 32 MB. A thread's work is small messages and index rows:
- * 1 MB semi-spaces hold what it has in flight.
- */
-const THREAD_SEMI_SPACE_MB = 1;
-
-/** The semi-space size this process was started with (0: V8's default). */
-function processSemiSpaceMb(argv: readonly string[] = [...(process.env.NODE_OPTIONS ?? '').split(/\s+/), ...process.execArgv]): number {
-  let mb = 0;
-  for (let i = 0; i < argv.length; i++) {
-    const m = /^--max[-_]semi[-_]space[-_]size(?:=(\d+))?$/.exec(argv[i]!);
-    if (m !== null) mb = Number(m[1] ?? argv[i + 1] ?? 0);
-  }
-  return mb;
-}
-
-/** Threads being created while the flag says THREAD_SEMI_SPACE_MB. */
-let starting = 0;
-
-/**
- * Creates a worker thread (`create` calls `new Worker`) whose isolate gets THREAD_SEMI_SPACE_MB
- * semi-spaces: the flag is lowered while its isolate is made (until the thread is online or
- * gone) and then set back, so isolates made already keep theirs (V8 copies the flag into a heap
- * when it makes it) and the process's next ones get its own value again.
- */
-export function startThread(create: () => Worker): Worker {
-  if (starting++ === 0) v8.setFlagsFromString(`--max-semi-space-size=${THREAD_SEMI_SPACE_MB}`);
-  let done = false;
-  const restore = (): void => {
-    if (done) return;
-    done = true;
-    if (--starting === 0) v8.setFlagsFromString(`--max-semi-space-size=${processSemiSpaceMb()}`);
-  };
-  let w: Worker;
-  try {
-    w = create();
-  } catch (err) {
-    restore();
-    throw err;
-  }
-  w.once('online', restore);
-  w.once('exit', restore);
-  return w;
 }

@@ -3,7 +3,7 @@
 // bounds the body bytes in flight, and settles each stream when the thread confirms its row (see
 // protocol.ts for the messages).
 import { Worker } from 'node:worker_threads';
-import { startThread, threadExecArgv } from '../../runtime-args.js';
+import { threadExecArgv } from '../../runtime-args.js';
 import { countCacheEvent } from '../events.js';
 import type { CacheEntryMeta } from '../store.js';
 import { Op, STREAM_BYTES, toWire, type MetaOp, type OpsMessage, type Reply, type WriterInit } from './protocol.js';
@@ -276,7 +276,7 @@ export class WriterChannel {
 
   private thread(): Worker {
     if (this.worker !== undefined) return this.worker;
-    const w = startThread(() => new Worker(threadEntry(), { workerData: this.init, execArgv: threadExecArgv() }));
+    const w = new Worker(threadEntry(), { workerData: this.init, execArgv: threadExecArgv() });
     w.on('message', (r: Reply) => this.onReply(r));
     w.on('error', (err) => this.onExit(w, err));
     w.on('exit', (code) => this.onExit(w, new Error(`disk writer thread exited (${code})`)));
