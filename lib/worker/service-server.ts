@@ -133,6 +133,11 @@ export class ServiceServer {
       // How often slow request heads and bodies are checked against their timeouts (node's
       // default, 30 s, would let a slow client hold a connection far past headersTimeout).
       connectionsCheckingInterval: Math.min(1000, t.headersMs),
+      // A request without Content-Length or Transfer-Encoding has no body (RFC 9112 6.3): node
+      // then marks its stream ended at once instead of running a Readable's end for every GET
+      // (a read, an 'end' and a 'close' emitted on later ticks, a listener to clear the parser's
+      // reference). Nothing of ours reads or waits on such a request's stream.
+      optimizeEmptyRequests: true,
     }, (req, res) => {
       // An answer before this one closes the connection (a refusal with Connection: close, a
       // drain): this request was pipelined behind it and can never be answered. It is dropped
