@@ -15,6 +15,7 @@ import { TCP_HIT, TCP_IMS_HIT } from '../cache/policy/results.js';
 import { ttlSeconds } from '../cache/policy/cache-status.js';
 import { hitCacheStatus, noteOf } from './parts/cache-status.js';
 import { deliverNegotiated } from './parts/encode.js';
+import { writePreparedHead } from './parts/prepared-head.js';
 import { DONE } from './parts/runtime-state.js';
 import { cacheOf } from './parts/context.js';
 
@@ -92,7 +93,8 @@ function deliverCached(tx: Transaction, obj: CachedObject, now: number, drop?: r
     const view = viewOf(obj);
     tx.status = obj.status;
     const cs = hitCacheStatus(tx, view, ttl);
-    tx.res.writeHead(obj.status, fullAnswerHead(view, ageAt(view, obj, now), tx.cacheResult ?? 'TCP_MISS', cs));
+    const fields = fullAnswerHead(view, ageAt(view, obj, now), tx.cacheResult ?? 'TCP_MISS', cs);
+    if (!writePreparedHead(tx.res, obj.status, view, fields, size)) tx.res.writeHead(obj.status, fields);
     if (head || size === 0) { tx.res.end(); return; }
     sendBody(tx.res, obj, 0, size - 1, tx);
     return;

@@ -195,6 +195,6 @@ export class Listeners {
 function retime(s: ServiceServer, t: ServerTimeouts): void {
   s.server.headersTimeout = t.headersMs;
   s.server.requestTimeout = t.requestMs;
-  s.server.keepAliveTimeout = t.keepAliveMs;
+  s.keepAliveMs = t.keepAliveMs;
   (s.server as { maxHeaderSize?: number }).maxHeaderSize = t.maxHeaderSize;
 }

@@ -40,6 +40,12 @@ export interface StoredView {
   identity: CachedObject | undefined;
   /** Index in `head` of the Date value (-1: the copy has no single Date), which carryView replaces. */
   readonly dateAt: number;
+  /**
+   * The fields of `head` but Age, X-Cache and Cache-Status as node writes them, made on the
+   * first full hit over HTTP/1 (prepared-head.ts): null until then, undefined when node's
+   * writeHead must write them.
+   */
+  preparedText: string | undefined | null;
 }
 
 // Keyed by the object itself: a copy read from disk for one request is collected with its view.
@@ -95,7 +101,7 @@ function makeView(entry: CacheEntryMeta): StoredView {
   return {
     cc, namedFields: named, initialAge: initialAge(entry), head,
     cacheStatus: cs === undefined ? undefined : Array.isArray(cs) ? cs.join(', ') : cs, encodeRules: undefined, encodeOk: false, identity: undefined,
-    dateAt: typeof entry.headers.date === 'string' ? valueAt(head, 'date') : -1,
+    dateAt: typeof entry.headers.date === 'string' ? valueAt(head, 'date') : -1, preparedText: null,
   };
 }
 
@@ -127,6 +133,7 @@ export function carryView(from: CacheEntryMeta, to: CacheEntryMeta): boolean {
   setView(to, {
     cc: v.cc, namedFields: v.namedFields, initialAge: initialAge(to), head, cacheStatus: v.cacheStatus,
     encodeRules: v.encodeRules, encodeOk: v.encodeOk, identity: undefined, dateAt: v.dateAt,
+    preparedText: head === v.head ? v.preparedText : null,
   });
   return true;
 }
