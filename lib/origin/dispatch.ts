@@ -1,8 +1,9 @@
 // One request of OriginSet.dispatch: an undici dispatch handler that walks the failover list
 // like request() does (walk.ts: it is that walk itself) and hands the answer to the caller's
-// callbacks. Per request that is one object, where request() builds a request handler with an
-// async resource, a promise and a Readable: on the cache miss path that difference is a
-// measurable share of the CPU.
+// callbacks. Per request that is one object, where undici's request() builds a request handler
+// with an async resource, a promise and a Readable: on the cache miss path that difference is a
+// measurable share of the CPU. OriginSet.request runs on it too (a promise and a Readable of
+// ours around it), so every exchange's trace is fed here (trace.ts).
 //
 // undici (8) calls the handler (its v2 interface) from inside its HTTP parser, synchronously,
 // with the request's controller: pausing the controller in onResponseStart/onResponseData pauses
@@ -10,14 +11,14 @@
 // re-entrantly: only once the parser stopped). undici hands the head already parsed: lower-case
 // names, a repeated field (set-cookie) as an array of its values in arrival order, the fields in
 // the order of their first arrival; the raw list (name spelling as sent) stays on the
-// controller and in the diagnostics channel, which the origin log reads (trace.ts).
+// controller, where the trace takes it for the origin log (trace.ts). The handler feeds the trace.
 // An exception of the caller's callbacks would be taken by undici for an origin failure: it is
 // thrown again outside (as from request()'s promise or stream it would have been uncaught).
 import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { BodyTap } from './body.js';
 import type { OriginError } from './errors.js';
-import { beginAttempt, endDispatch } from './trace.js';
+import { beginAttempt, traceEnd, traceError, traceHead, traceWriting } from './trace.js';
 import type { BodyHandler, OriginBody, OriginHandler, OriginRequest } from './types.js';
 import { Walk, type Target, type View } from './walk.js';
 
@@ -75,15 +76,15 @@ export class OriginCall extends Walk implements OriginBody, Dispatcher.DispatchH
     this.opts.body = this.tap ?? src;
     this.pool = t.ep.pool;
     if (this.r.trace !== undefined) beginAttempt(this.r.trace, t.ep.hostPort, t.owner.parts.host);
-    // undici creates its request inside the call: trace.ts links it to the attempt then.
     t.ep.pool.dispatch(this.opts, this);
-    endDispatch();
   }
 
   // --- undici's side (its v2 handler interface, which it calls without a wrapper) ---
 
   onRequestStart(controller: Controller): void {
     this.controller = controller;
+    // The head undici writes next is this attempt's (trace.ts reads its connection there).
+    traceWriting(this.r.trace);
     const signal = this.r.signal;
     if (signal === undefined) return;
     if (signal.aborted) { controller.abort(signal.reason ?? abortError()); return; }
@@ -91,7 +92,9 @@ export class OriginCall extends Walk implements OriginBody, Dispatcher.DispatchH
     signal.addEventListener('abort', this.onAbort, { once: true });
   }
 
-  onResponseStart(controller: Controller, statusCode: number, headers: Head): void {
+  onResponseStart(controller: Controller, statusCode: number, headers: Head, statusText?: string): void {
+    const trace = this.r.trace;
+    if (trace !== undefined) traceHead(trace, statusCode, controller.rawHeaders as (Buffer | string)[] | undefined, statusText);
     if (statusCode < 200) {
       // Informational: the answer follows on the same exchange.
       // Called on the request, which may be a class instance (types.ts).
@@ -110,6 +113,8 @@ export class OriginCall extends Walk implements OriginBody, Dispatcher.DispatchH
   }
 
   onResponseData(controller: Controller, chunk: Buffer): void {
+    const trace = this.r.trace;
+    if (trace !== undefined) trace.responseBodyBytes += chunk.length;
     if (this.discarded) return;
     const to = this.to;
     if (to === null) (this.early ??= []).push(chunk);
@@ -120,12 +125,14 @@ export class OriginCall extends Walk implements OriginBody, Dispatcher.DispatchH
   onResponseEnd(): void {
     this.state = ENDED;
     this.unlisten();
+    if (this.r.trace !== undefined) traceEnd(this.r.trace);
     if (!this.discarded) try { this.to?.onEnd(); } catch (err) { rethrow(err); }
   }
 
   /** `_controller` is null when the dispatch failed at once (a closed pool, bad options). */
   onResponseError(_controller: Controller | null, err: Error): void {
     this.unlisten();
+    if (this.r.trace !== undefined) traceError(this.r.trace, err);
     if (!this.headSeen) {
       // No answer yet: the next address, or the error that ends the walk.
       const fatal = this.failed(this.target!, this.pool, err, this.tap !== null && this.tap.consumed);

@@ -5,17 +5,15 @@
 // precomputed "next Active index" table, rebuilt only when a state or a DNS answer changes. A
 // request reads `first`, and on a failure `next[i]`: no scan, no allocation besides the undici
 // options and the answer object. IP-only origins never touch DNS code on a request.
-import type { Dispatcher, Pool } from 'undici';
+import type { Pool } from 'undici';
 import { isIP } from 'node:net';
 import { originHostHeader, parseOriginAddress, poolOrigin, type OriginAddressParts } from './address.js';
-import { BodyTap } from './body.js';
 import { OriginCall } from './dispatch.js';
 import { resolveDomain } from './dns.js';
 import { dnsError, OriginError } from './errors.js';
 import { Endpoint, type EndpointContext, type StateChange } from './health.js';
-import { beginAttempt, endDispatch } from './trace.js';
 import type { OriginHandler, OriginOptions, OriginRequest, OriginResponse, OriginStatus } from './types.js';
-import { Walk, type View } from './walk.js';
+import type { View } from './walk.js';
 
 /** Wait before asking DNS again after a failed resolution. */
 const DNS_RETRY_MS = 5000;
@@ -125,43 +123,21 @@ export class OriginSet {
     return new OriginCall(this.view, r, this.inactiveTtlMs, this.noAnswerOf, h);
   }
 
-  private walk(r: OriginRequest): Walk {
-    return new Walk(this.view, r, this.inactiveTtlMs, this.noAnswerOf);
-  }
-
   /** Why a request found no address to try (one function for every walk of the set). */
   private readonly noAnswerOf = (): OriginError => this.noAnswer();
 
-  private async send(r: OriginRequest): Promise<OriginResponse> {
-    const walk = this.walk(r);
-    const src = r.body ?? null;
-    const opts: Dispatcher.RequestOptions = { method: r.method, path: r.url, headers: r.headers, body: null, signal: r.signal };
-    if (r.onInformational !== undefined) opts.onInfo = ({ statusCode, headers }) => r.onInformational!(statusCode, headers as Record<string, string | string[]>);
-    for (let t = walk.next(opts); t !== undefined; t = walk.next(opts)) {
-      const tap = src === null || Buffer.isBuffer(src) ? null : new BodyTap(src);
-      opts.body = tap ?? src;
-      const pool = t.ep.pool;
-      if (r.trace !== undefined) beginAttempt(r.trace, t.ep.hostPort, t.owner.parts.host);
-      try {
-        // undici creates its request inside the call: trace.ts links it to the attempt then.
-        const pending = pool.request(opts);
-        endDispatch();
-        const res = await pending;
-        t.ep.succeeded();
-        return {
-          statusCode: res.statusCode,
-          headers: res.headers as Record<string, string | string[]>,
-          body: res.body,
-          address: t.owner.parts.raw,
-          ip: t.ep.ip,
-          secondary: t.owner.secondary,
-        };
-      } catch (err) {
-        const fatal = walk.failed(t, pool, err, tap !== null && tap.consumed);
-        if (fatal !== null) throw fatal;
-      }
-    }
-    throw walk.error();
+  /**
+   * request() on the same per-request handler as dispatch(): the answer is the head with its
+   * body as a Readable. So every exchange feeds its trace from its own handler (trace.ts), and
+   * undici publishes no per-request message for it.
+   */
+  private send(r: OriginRequest): Promise<OriginResponse> {
+    return new Promise((resolve, reject) => {
+      this.call(r, {
+        onHead: (head, body) => { resolve({ ...head, body: body.readable() }); },
+        onError: reject,
+      }).attempt();
+    });
   }
 
   /** Why a request found no address to try. */

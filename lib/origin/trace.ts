@@ -1,15 +1,16 @@
 // What one origin exchange was, for the origin log and the statistics (document 3 origin log:
 // address, reused session, dns/connect/first-byte/complete times, sizes, sc-sock-error,
 // x-cs-retry). The caller passes an OriginTrace in the request (OriginRequest.trace); the
-// OriginSet names each attempt, and undici's diagnostics channels fill in the rest: the request
-// undici creates for an attempt is linked to the trace while the dispatch call runs (undici
-// creates it synchronously), and its later events (socket, head, body chunks, end, error) find
-// the trace on it. Nothing is allocated per request beyond the trace and undici's own event
-// messages; the channels are subscribed at the first traced request.
-//
-// A request that waits in the pool's queue (every connection busy at maxConnections) is created
-// later, unlinked: its trace keeps the address, attempts, status and time to first byte that the
-// caller sees, without reuse, connect time or sizes.
+// OriginSet names each attempt, and the attempt's undici handler (dispatch.ts) fills in the
+// answer: status, head and body sizes, the end or the error, as undici hands them to it. Only
+// what the handler cannot see, the connection, comes from undici's diagnostics channels: a new
+// connection (`client:connected`), and the request head written on it (`client:sendHeaders`:
+// reuse, connect time, head size), which belongs to the attempt whose handler undici started
+// just before (`writing`, set by onRequestStart in the same synchronous write). Per-request
+// channels cost every miss a message object and a publish each (create, headers, every body
+// chunk, trailers), about 5% of a miss's CPU: the handler's own calls cost nothing extra.
+// Nothing is allocated per request beyond the trace; the channels are subscribed at the first
+// traced request.
 import diagnostics from 'node:diagnostics_channel';
 import type { Socket } from 'node:net';
 import { classify, Failure, MAX_STATUS, OriginError, type SockError } from './errors.js';
@@ -75,7 +76,7 @@ export class OriginTrace {
   responseHeaders: (Buffer | string)[] | undefined = undefined;
   /** What the origin log needs of the client side, set by the caller only when that log is on. */
   note: OriginNote | undefined = undefined;
-  /** Linked to undici's request of the current attempt (see the head comment). */
+  /** An OriginSet's attempt feeds it (its handler); false for an exchange made elsewhere (a pagedesk edit). */
   linked = false;
   firstAttemptAt = 0;
 
@@ -126,7 +127,7 @@ function sockErrorOf(err: unknown): SockError {
 
 // --- Called by the caller of OriginSet.request -----------------------------------------------
 
-/** The answer's head reached the caller: an unlinked exchange ends here (no body events come). */
+/** The answer's head reached the caller: an unlinked exchange ends here (nothing else feeds it). */
 export function traceAnswered(t: OriginTrace, status: number): void {
   if (t.linked) return;
   t.status = status;
@@ -141,14 +142,15 @@ export function traceFailed(t: OriginTrace, err: unknown): void {
   settle(t);
 }
 
-// --- Called by OriginSet around each attempt ---------------------------------------------------
+// --- Called by the attempt's handler (dispatch.ts) ------------------------------------------------
 
-let armed: OriginTrace | null = null;
+/** The attempt whose request undici is writing now (between onRequestStart and its head). */
+let writing: OriginTrace | null = null;
 let subscribed = false;
 
 /**
- * An attempt on `hostPort` (`ip:port`, `[ip]:port`) starts; the request undici creates next
- * belongs to the trace. `domain`: the configured origin host of the attempt.
+ * An attempt on `hostPort` (`ip:port`, `[ip]:port`) starts: its handler feeds the trace from now
+ * on (linked). `domain`: the configured origin host of the attempt.
  */
 export function beginAttempt(t: OriginTrace, hostPort: string, domain: string): void {
   if (!subscribed) subscribe();
@@ -160,15 +162,47 @@ export function beginAttempt(t: OriginTrace, hostPort: string, domain: string): 
   t.attempts++;
   t.address = hostPort;
   t.domain = domain;
-  t.linked = false;
+  t.linked = true;
   t.reused = false;
   t.sockError = undefined;
-  armed = t;
 }
 
-/** The dispatch call returned: later requests are not this attempt's. */
-export function endDispatch(): void {
-  armed = null;
+/**
+ * undici starts writing the attempt's request (its handler's onRequestStart): the head it
+ * publishes next on `client:sendHeaders`, in the same synchronous call, is this trace's. Any
+ * other attempt's start (undefined: an untraced one) takes the place of an earlier one.
+ */
+export function traceWriting(t: OriginTrace | undefined): void {
+  writing = t ?? null;
+}
+
+/** A head (interim or final) arrived: `raw` is undici's name, value, ... list as received. */
+export function traceHead(t: OriginTrace, status: number, raw: readonly (Buffer | string)[] | undefined, statusText: string | undefined): void {
+  t.status = status;
+  // No HTTP status (RFC 9110 15): the exchange failed, however it ends. The caller learns the
+  // status only later when it waited on a promise, and a short body may have ended by then.
+  if (status > MAX_STATUS) t.sockError = 'Server-Close';
+  t.firstByteMs = performance.now() - t.startedAt;
+  // `HTTP/1.1 200 OK` CRLF, each `name: value` CRLF, CRLF: as received, give or take spacing.
+  let bytes = 13 + (statusText?.length ?? 0) + 2 + 2;
+  if (raw !== undefined) for (let i = 0; i < raw.length; i++) bytes += raw[i]!.length + 2;
+  t.responseHeadBytes = bytes;
+  t.responseHeaders = raw as (Buffer | string)[] | undefined;
+}
+
+/** The answer's body ended: the exchange is over. */
+export function traceEnd(t: OriginTrace): void {
+  settle(t);
+}
+
+/** The attempt failed (before or after its head). */
+export function traceError(t: OriginTrace, err: unknown): void {
+  if (writing === t) writing = null;
+  if (t.done) return;
+  t.sockError = sockErrorOf(err);
+  // Before the head the OriginSet may try another address; it (or its caller) ends the trace.
+  // After it, or when the caller gave up, the exchange is over.
+  if (t.status > 0 || t.sockError === 'Client-Close') settle(t);
 }
 
 // --- undici's diagnostics channels ---------------------------------------------------------------
@@ -180,27 +214,14 @@ const SOCKET_ID = Symbol('svc.socketId');
 // Node-unique: the worker's pid in the high bits, a count of its connections in the low 20.
 let socketIds = process.pid * 2 ** 20;
 
-interface TracedRequest { [TRACE]?: OriginTrace }
+interface TracedRequest { [TRACE]?: OriginTrace; body?: unknown }
 interface TracedSocket extends Socket { [CONNECTED_AT]?: number; [USES]?: number; [SOCKET_ID]?: number }
 
 function subscribe(): void {
   subscribed = true;
-  diagnostics.subscribe('undici:request:create', onCreate as diagnostics.ChannelListener);
   diagnostics.subscribe('undici:client:connected', onConnected as diagnostics.ChannelListener);
   diagnostics.subscribe('undici:client:sendHeaders', onSendHeaders as diagnostics.ChannelListener);
   diagnostics.subscribe('undici:request:bodyChunkSent', onBodyChunkSent as diagnostics.ChannelListener);
-  diagnostics.subscribe('undici:request:headers', onHeaders as diagnostics.ChannelListener);
-  diagnostics.subscribe('undici:request:bodyChunkReceived', onBodyChunkReceived as diagnostics.ChannelListener);
-  diagnostics.subscribe('undici:request:trailers', onTrailers as diagnostics.ChannelListener);
-  diagnostics.subscribe('undici:request:error', onError as diagnostics.ChannelListener);
-}
-
-function onCreate(m: { request: TracedRequest }): void {
-  const t = armed;
-  if (t === null) return;
-  armed = null;
-  m.request[TRACE] = t;
-  t.linked = true;
 }
 
 /**
@@ -220,8 +241,11 @@ function onConnected(m: { socket: TracedSocket }): void {
 }
 
 function onSendHeaders(m: { request: TracedRequest; headers: string; socket: TracedSocket }): void {
-  const t = m.request[TRACE];
-  if (t === undefined) return;
+  const t = writing;
+  if (t === null) return;
+  writing = null;
+  // Only a request with a body publishes more (bodyChunkSent), and finds its trace on itself.
+  if (m.request.body != null) m.request[TRACE] = t;
   const socket = m.socket;
   const uses = socket[USES] ?? 0;
   socket[USES] = uses + 1;
@@ -240,40 +264,4 @@ function onSendHeaders(m: { request: TracedRequest; headers: string; socket: Tra
 function onBodyChunkSent(m: { request: TracedRequest; chunk: Uint8Array | string }): void {
   const t = m.request[TRACE];
   if (t !== undefined) t.requestBodyBytes += typeof m.chunk === 'string' ? Buffer.byteLength(m.chunk) : m.chunk.length;
-}
-
-function onHeaders(m: { request: TracedRequest; response: { statusCode: number; headers: (Buffer | string)[]; statusText: string } }): void {
-  const t = m.request[TRACE];
-  if (t === undefined) return;
-  const r = m.response;
-  t.status = r.statusCode;
-  // No HTTP status (RFC 9110 15): the exchange failed, however it ends. The caller learns the
-  // status only later when it waited on a promise, and a short body may have ended by then.
-  if (r.statusCode > MAX_STATUS) t.sockError = 'Server-Close';
-  t.firstByteMs = performance.now() - t.startedAt;
-  // `HTTP/1.1 200 OK` CRLF, each `name: value` CRLF, CRLF: as received, give or take spacing.
-  let bytes = 13 + r.statusText.length + 2 + 2;
-  const h = r.headers;
-  for (let i = 0; i < h.length; i++) bytes += h[i]!.length + 2;
-  t.responseHeadBytes = bytes;
-  t.responseHeaders = h;
-}
-
-function onBodyChunkReceived(m: { request: TracedRequest; chunk: Buffer }): void {
-  const t = m.request[TRACE];
-  if (t !== undefined) t.responseBodyBytes += m.chunk.length;
-}
-
-function onTrailers(m: { request: TracedRequest }): void {
-  const t = m.request[TRACE];
-  if (t !== undefined) settle(t);
-}
-
-function onError(m: { request: TracedRequest; error: unknown }): void {
-  const t = m.request[TRACE];
-  if (t === undefined || t.done) return;
-  t.sockError = sockErrorOf(m.error);
-  // Before the head the OriginSet may try another address; it (or its caller) ends the trace.
-  // After it, or when the caller gave up, the exchange is over.
-  if (t.status > 0 || t.sockError === 'Client-Close') settle(t);
 }

@@ -129,6 +129,7 @@ class OriginFetch implements OriginRequest, OriginHandler, SharedHead {
     this.meta = meta;
     this.resHeaders = resHeaders;
     const refused = this.f.start(meta, this);
+    if (refused.length === 0) return;
     const plan = this.plan;
     for (const w of refused) noteAlone(w);
     for (const w of refused) resumeToFetch(w, { key: plan.key, mayStore: plan.mayStore, result: plan.result, alone: true });

@@ -238,7 +238,7 @@ export class CacheStage {
   private byPieces(tx: Transaction, key: CacheKey, control: RequestControl, stored: readonly CacheEntryMeta[]): boolean {
     // A pagedesk edit is made whole (the cache serves its ranges).
     if (tx.host.pieces === undefined || tx.req.method !== 'GET' || control.noStore || tx.postBody !== undefined || tx.hook !== undefined || tx.pagedesk !== undefined) return false;
-    if (tx.req.headers.range === undefined && !stored.some((m) => m.status === 206)) return false;
+    if (tx.req.headers.range === undefined && !hasSpan(stored)) return false;
     return !this.ctx.noRanges.has(keyString(key));
   }
 
@@ -307,6 +307,12 @@ export class CacheStage {
     proxyToOrigin(tx, (status, headers) => invalidateAfterUnsafe(this.ctx, tx, status, headers, this.unsafeSides));
     return DONE;
   }
+}
+
+/** Whether a stored span (a 206) is among the URL's entries (a loop: every miss asks). */
+function hasSpan(stored: readonly CacheEntryMeta[]): boolean {
+  for (let i = 0; i < stored.length; i++) if (stored[i]!.status === 206) return true;
+  return false;
 }
 
 /** A usable stored copy: the deliver step answers from it. */

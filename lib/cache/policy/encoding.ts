@@ -87,9 +87,26 @@ export function typeRules(types: readonly string[]): Pick<CompressionRules, 'exa
   return { exact, prefixes, suffixes };
 }
 
+/**
+ * The last answer of compressibleType: a host's answers mostly carry one Content-Type, and every
+ * fetched answer of a host that compresses asks (its trim and lower-casing made two strings).
+ */
+let lastRules: CompressionRules | undefined;
+let lastType = '';
+let lastAnswer = false;
+
 /** Whether a Content-Type (parameters allowed) is one of the compressible types. */
 export function compressibleType(contentType: string | string[] | undefined, rules: CompressionRules): boolean {
   if (contentType === undefined || Array.isArray(contentType)) return false;
+  if (contentType === lastType && rules === lastRules) return lastAnswer;
+  const answer = typeMatches(contentType, rules);
+  lastRules = rules;
+  lastType = contentType;
+  lastAnswer = answer;
+  return answer;
+}
+
+function typeMatches(contentType: string, rules: CompressionRules): boolean {
   const semi = contentType.indexOf(';');
   const type = (semi < 0 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
   if (rules.exact.has(type)) return true;
