@@ -122,6 +122,32 @@ function responseClosed(res: TxResponse): void {
   use.onAnswered?.();
 }
 
+/** node:http's options of a service listener. */
+function serverOptions(t: ServerTimeouts): http.ServerOptions<typeof http.IncomingMessage, typeof TxResponse> {
+  return {
+    // Carries the transaction for the finish stage and stamps the time to first byte.
+    ServerResponse: TxResponse,
+    maxHeaderSize: t.maxHeaderSize,
+    requestTimeout: t.requestMs,
+    headersTimeout: t.headersMs,
+    // node's keep-alive timeout is a timer per connection that it clears as each request starts
+    // and sets again as each answer ends, a tenth of node's own work per hit: this server looks
+    // for idle connections once a second instead (sweepIdle), and each answer says the timeout
+    // as node would (Keep-Alive: timeout=N, from the response's _keepAliveTimeout).
+    keepAliveTimeout: 0,
+    noDelay: true,
+    requireHostHeader: true,
+    // How often slow request heads and bodies are checked against their timeouts (node's
+    // default, 30 s, would let a slow client hold a connection far past headersTimeout).
+    connectionsCheckingInterval: Math.min(1000, t.headersMs),
+    // A request without Content-Length or Transfer-Encoding has no body (RFC 9112 6.3): node
+    // then marks its stream ended at once instead of running a Readable's end for every GET
+    // (a read, an 'end' and a 'close' emitted on later ticks, a listener to clear the parser's
+    // reference). Nothing of ours reads or waits on such a request's stream.
+    optimizeEmptyRequests: true,
+  };
+}
+
 export class ServiceServer {
   readonly server: http.Server<typeof http.IncomingMessage, typeof TxResponse>;
   private readonly sockets = new Map<Socket, SocketUse>();
@@ -137,28 +163,7 @@ export class ServiceServer {
   /** `clients` false: the internal (sibling) port, whose connections are not client connections. */
   constructor(handler: (req: http.IncomingMessage, res: http.ServerResponse) => void, t: ServerTimeouts, clients = true) {
     this.keepAliveMs = t.keepAliveMs;
-    this.server = http.createServer({
-      // Carries the transaction for the finish stage and stamps the time to first byte.
-      ServerResponse: TxResponse,
-      maxHeaderSize: t.maxHeaderSize,
-      requestTimeout: t.requestMs,
-      headersTimeout: t.headersMs,
-      // node's keep-alive timeout is a timer per connection that it clears as each request starts
-      // and sets again as each answer ends, a tenth of node's own work per hit: this server looks
-      // for idle connections once a second instead (sweepIdle), and each answer says the timeout
-      // as node would (Keep-Alive: timeout=N, from the response's _keepAliveTimeout).
-      keepAliveTimeout: 0,
-      noDelay: true,
-      requireHostHeader: true,
-      // How often slow request heads and bodies are checked against their timeouts (node's
-      // default, 30 s, would let a slow client hold a connection far past headersTimeout).
-      connectionsCheckingInterval: Math.min(1000, t.headersMs),
-      // A request without Content-Length or Transfer-Encoding has no body (RFC 9112 6.3): node
-      // then marks its stream ended at once instead of running a Readable's end for every GET
-      // (a read, an 'end' and a 'close' emitted on later ticks, a listener to clear the parser's
-      // reference). Nothing of ours reads or waits on such a request's stream.
-      optimizeEmptyRequests: true,
-    }, (req, res) => {
+    this.server = http.createServer(serverOptions(t), (req, res) => {
       // An answer before this one closes the connection (a refusal with Connection: close, a
       // drain): this request was pipelined behind it and can never be answered. It is dropped
       // before the pipeline sees it, so nothing the client sent after a refusal reaches an origin.
