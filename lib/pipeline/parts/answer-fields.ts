@@ -12,6 +12,12 @@ export interface FieldSetter {
   setHeader(name: string, value: string): unknown;
 }
 
+/** Whether setAnswerFields sets any field on this transaction's answer. */
+export function setsAnswerFields(tx: TransactionRecord): boolean {
+  const f = tx.host?.setting.functions.network.http.frontEnd.answerFields;
+  return f !== undefined && (f.requestId.enable || f.nodeName.enable);
+}
+
 export function setAnswerFields(res: FieldSetter, tx: TransactionRecord | undefined): void {
   const f = tx?.host?.setting.functions.network.http.frontEnd.answerFields;
   if (f === undefined) return;

@@ -11,7 +11,7 @@
 // instead, as does a node whose response does not carry the state this relies on.
 import { STATUS_CODES, validateHeaderName, validateHeaderValue, type IncomingMessage, type ServerResponse } from 'node:http';
 import { markConnectionClosing, TxResponse } from './tx-response.js';
-import { setAnswerFields } from './answer-fields.js';
+import { setsAnswerFields } from './answer-fields.js';
 import type { StoredView } from './stored-view.js';
 
 /** Fields node's writeHead acts on (framing, the connection, 100-continue, latin1 filenames). */
@@ -127,10 +127,9 @@ export function writePreparedHead(res: ServerResponse, status: number, view: Sto
   const n = fields.length;
   const cs = fields[n - 1]!;
   if (typeof cs === 'string' ? INVALID_VALUE.test(cs) : cs.length > 0) return false;
+  // Fields set on the response beforehand, or the host's answer fields about to be: node merges them.
+  if (r[slot] != null || setsAnswerFields(tx)) return false;
   tx.answerStarts();
-  setAnswerFields(res, tx);
-  // Fields set on the response beforehand (the answer fields of the host): node merges them.
-  if (r[slot] != null) return false;
   tx.responseFields = fields as string[];
   let head = `${statusLine(status)}${text}age: ${fields[n - 5] as string}\r\nx-cache: ${fields[n - 3] as string}\r\n`;
   if (typeof cs === 'string') head += `cache-status: ${cs}\r\n`;
