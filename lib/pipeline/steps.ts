@@ -27,7 +27,7 @@ import { sendError } from './parts/respond.js';
 import { SessionIds } from './parts/session-ids.js';
 import { workerCounters } from './parts/counters.js';
 import { TransactionRecord, type Transaction } from './parts/transaction.js';
-import { TxResponse } from './parts/tx-response.js';
+import type { TxResponse } from './parts/tx-response.js';
 import { DONE, SUSPENDED, type DrivenStep, type Next, type RuntimeState } from './parts/runtime-state.js';
 
 /**
@@ -89,7 +89,7 @@ function track(tx: TransactionRecord): void {
   res.tx = tx;
   // A service listener's response has its one 'close' listener already (TxResponse.onEnded), an
   // HTTP/2 one its hook (H2Response.onEnded: no listener table for an answer nobody else listens to).
-  if (res instanceof TxResponse || 'onEnded' in res) res.onEnded = endOf;
+  if ('onEnded' in res) res.onEnded = endOf;
   else (tx.res as NodeJS.EventEmitter).on('close', onResponseClose);
   // A pipelined request's response waits unassigned behind the one on the wire, and node never
   // emits its 'close' when the connection dies first: the connection's own 'close' ends it.

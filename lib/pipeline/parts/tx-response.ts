@@ -27,14 +27,14 @@ export function markConnectionClosing(socket: Socket): void {
   (socket as MarkedSocket)[CLOSING] = true;
 }
 
+/** What node:http constructs a server's response with beside the request. */
+type ResponseOptions = { highWaterMark?: number; rejectNonStandardBodyWrites?: boolean };
+
 /**
  * The ServerResponse of the service listeners (node:http's `ServerResponse` option): it carries
  * its transaction, so finish's one shared 'close' listener finds it (no closure per request),
  * and it stamps the time to first byte when the head is written, whichever stage writes it.
  */
-/** What node:http constructs a server's response with beside the request. */
-type ResponseOptions = { highWaterMark?: number; rejectNonStandardBodyWrites?: boolean };
-
 export class TxResponse extends ServerResponse {
   tx: TransactionRecord | undefined = undefined;
   /**
