@@ -24,6 +24,7 @@ const p = await startInProcess([
   { name: 'down.test', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${dead}`] } },
   { name: 'slow.test', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${hang.port}`] }, ...receive1s },
   { name: 'nxdomain.test', listen: `127.0.0.1:${port}`, origin: { address: ['no-such-origin.invalid:8080'] } },
+  { name: 'one.test', listen: `127.0.0.1:${port}`, origin: { address: [`127.0.0.1:${origin.port}`] }, functions: { network: { http: { backEnd: { session: { maxConnections: 1 } } } } } },
 ]);
 t.teardown(async () => { await p.close(); await origin.stop(); await hang.stop(); });
 
@@ -68,6 +69,29 @@ t.test('the next miss on the same origin reuses the kept-alive connection', asyn
   const r = await recordOf('/m3');
   t.equal(r.origin.reused, true);
   t.equal(r.origin.connectMs, 0);
+});
+
+t.test('a miss that waited in the pool for the one origin connection is traced in full on that connection', async (t) => {
+  await get('one.test', '/q0'); // the one connection is open and idle
+  const first = (await recordOf('/q0')).origin;
+  let hold: http.ServerResponse | undefined;
+  const arrived = new Promise<void>((resolve) => origin.on('/q1', (_q, res) => { hold = res; resolve(); }));
+  const a = get('one.test', '/q1');
+  await arrived;
+  const b = get('one.test', '/q2');
+  await until(() => p.worker.statsProbe().origin('one.test')?.queued === 1, 'the second miss queued behind the first');
+  hold!.writeHead(200, { 'content-length': '2', 'cache-control': 'max-age=600' });
+  hold!.end('q1');
+  await Promise.all([a, b]);
+  const q = (await recordOf('/q2')).origin;
+  t.equal(q.status, 200);
+  t.equal(q.reused, true, 'on the kept-alive connection');
+  t.equal(q.connectMs, 0);
+  t.equal(q.socketId, first.socketId, 'the one connection');
+  t.equal(q.socketUses, 3, 'its third exchange');
+  t.ok(q.requestHeadBytes > 30 && q.responseHeadBytes > 60, `both heads measured (${q.requestHeadBytes}, ${q.responseHeadBytes})`);
+  t.equal(q.responseBodyBytes, 2000);
+  t.ok(q.firstByteMs > 0 && q.completeMs >= q.firstByteMs, `times in order (${q.firstByteMs}, ${q.completeMs})`);
 });
 
 t.test('a refused first address and a good second one: retried, the address that answered', async (t) => {
