@@ -242,7 +242,6 @@ export class RtWorker {
   private readonly pagedesk = new PagedeskWiring((vhost, url, headers, signal) =>
     this.siblings!.fetch(ownerOf(this.state?.balance, this.index, vhost, url), vhost, url, headers, signal));
 
-  /** What the management commands read of this worker. */
   /** What the statistics reporter reads once a second (the gauges of document 1). */
   statsProbe(): WorkerProbe {
     return {
@@ -255,6 +254,7 @@ export class RtWorker {
     };
   }
 
+  /** What the management commands read of this worker. */
   controlSource(): ControlSource {
     return {
       hosts: () => this.hosts,
