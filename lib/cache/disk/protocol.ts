@@ -25,7 +25,8 @@
 //   main thread's write position after this message. Only when the ring is full do they go into
 //   ArrayBuffers transferred (not copied) with the message, `bufs`.
 //   Ring positions count bytes ever written (a chunk never wraps: the rest of the ring is skipped
-//   instead). When the thread has handled a message it no longer reads the ring below that
+//   instead; and up to 7 bytes are skipped before a chunk so that it sits in the ring as it sits
+//   in a word of its own buffer: writer-channel.ts WORD_ALIGN). When the thread has handled a message it no longer reads the ring below that
 //   message's `ring` (bytes of bodies still open are copied out), and says so in Reply.ring.
 // thread -> main: Reply. Every OPENed id is settled exactly once: committed (or dropped when too
 //   large, or aborted) in `ok`, failed in `err`. `directory` hands over a filter of the URLs the

@@ -15,6 +15,15 @@ import { Op, STREAM_BYTES, toWire, type MetaOp, type OpsMessage, type Reply, typ
 const RING_BYTES = 8 * 1024 * 1024;
 /** Chunks larger than this get a transferred buffer of their own rather than a ring share. */
 const RING_CHUNK_MAX = RING_BYTES / 8;
+/**
+ * Ring offsets are chosen at the same offset within an 8-byte word as the chunk copied there
+ * (the ring's size is a multiple of 8, its memory word-aligned): V8 copies into shared memory
+ * with relaxed word moves only when source and target are aligned alike, and byte by byte
+ * otherwise. A body chunk from the origin's socket sits anywhere, and a 4 KB copy took 1.15 us
+ * instead of 0.17 (64 KB: 18 us instead of 2.4), the largest frame of the disk tier's own on
+ * the event loop. The padding costs at most 7 ring bytes a chunk.
+ */
+const WORD_ALIGN = 7;
 /** Bytes queued that are posted at once rather than at the end of the turn. */
 const POST_NOW_BYTES = 1024 * 1024;
 /**
@@ -124,7 +133,7 @@ export class WriterChannel {
     const len = chunk.length;
     if (len === 0) return;
     this.inFlight += len;
-    const at = this.ringSpace(len);
+    const at = this.ringSpace(len, chunk.byteOffset);
     if (at >= 0) {
       chunk.copy(this.ring, at);
       this.op5(Op.DATA, id, -1, at, len);
@@ -139,14 +148,18 @@ export class WriterChannel {
     if (this.staged >= POST_NOW_BYTES) this.post(); else this.batch();
   }
 
-  /** Takes len contiguous ring bytes; their offset, or -1 when the ring has no room for them. */
-  private ringSpace(len: number): number {
+  /**
+   * Takes len contiguous ring bytes at an offset congruent to `align` modulo 8 (the chunk's own
+   * offset: see WORD_ALIGN); their offset, or -1 when the ring has no room for them.
+   */
+  private ringSpace(len: number, align: number): number {
     if (len > RING_CHUNK_MAX) return -1;
     const size = this.ring.length;
     let head = this.ringHead;
+    head += (align - head) & WORD_ALIGN;
     let at = head % size;
     // A chunk never wraps: the end of the ring is skipped (the thread frees it with the rest).
-    if (at + len > size) { head += size - at; at = 0; }
+    if (at + len > size) { head += size - at + (align & WORD_ALIGN); at = align & WORD_ALIGN; }
     if (head + len - this.ringTail > size) return -1;
     this.ringHead = head + len;
     return at;

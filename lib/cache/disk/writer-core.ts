@@ -13,7 +13,7 @@ import { dirname } from 'node:path';
 import { fidSource } from '../disk-files.js';
 import { fromWire, Op, STREAM_BYTES, WIRE_META_FIELDS, type MetaOp, type OpsMessage, type Reply, type WireMeta, type WriterInit } from './protocol.js';
 import { IndexWriter, type CommitWatch, type Ready } from './writer-index.js';
-import { keyHash, unlinkQuiet, writeAll, type Obj } from './writer-io.js';
+import { copyOfShared, keyHash, unlinkQuiet, writeAll, type Obj } from './writer-io.js';
 import { WriterDisks } from './writer-disks.js';
 
 /** Body bytes a streaming object gathers before they are written to its temp file. */
@@ -213,7 +213,7 @@ export class WriterCore {
       return;
     }
     const p = o.pending;
-    for (let i = 0; i < p.length; i++) if (p[i]!.buffer === ring) p[i] = Buffer.from(p[i]!);
+    for (let i = 0; i < p.length; i++) if (p[i]!.buffer === ring) p[i] = copyOfShared(p[i]!);
   }
 
   /** Appends the gathered chunks to the temp file (creating it first); `last` closes it. */
