@@ -87,8 +87,8 @@ interface QueuedConnection extends Socket {
 function track(tx: TransactionRecord): void {
   const res = tx.res as TxResponse;
   res.tx = tx;
-  // A service listener's response has its one 'close' listener already (TxResponse.onEnded), an
-  // HTTP/2 one its hook (H2Response.onEnded: no listener table for an answer nobody else listens to).
+  // A service listener's response (TxResponse.onEnded) and an HTTP/2 one (H2Response.onEnded)
+  // run a hook on their 'close': no listener table for an answer nobody else listens to.
   if ('onEnded' in res) res.onEnded = endOf;
   else (tx.res as NodeJS.EventEmitter).on('close', onResponseClose);
   // A pipelined request's response waits unassigned behind the one on the wire, and node never

@@ -34,8 +34,19 @@ const SWEEP_MS = 1000;
  * `firstLine`: the connection's first request line is still to be looked at (watchFirstRead).
  * `answered`: an answer went out, so the keep-alive timeout runs (as node's starts with the first
  * answer); `readSeen`: the connection's bytes read at the previous sweep (bytes since: not idle).
+ * `lastUsed`: when the connection was last seen in use. An answer that ends does not read the
+ * clock (a clock read per response, on the hit path): it sets `answeredSince`, and the next sweep
+ * (or drain round) stamps `lastUsed` with its own time, at most one sweep later than the answer,
+ * so an idle connection is closed at most that much later, never sooner.
  */
-interface SocketUse extends ConnectionAnswers { lastUsed: number; firstLine: boolean; answered: boolean; readSeen: number }
+interface SocketUse extends ConnectionAnswers { lastUsed: number; firstLine: boolean; answered: boolean; answeredSince: boolean; readSeen: number }
+
+/** The sweep's (or drain's) stamp of an answer that ended since it last looked. */
+function stampAnswered(use: SocketUse, now: number): void {
+  if (!use.answeredSince) return;
+  use.answeredSince = false;
+  use.lastUsed = now;
+}
 
 /** node's parser slot for its per-chunk callback (HTTPParser.kOnExecute). */
 const K_ON_EXECUTE = 5;
@@ -112,13 +123,13 @@ function headWithoutUpgrade(req: IncomingMessage): Buffer {
 const USE = Symbol('socket use');
 type TrackedSocket = Socket & { [USE]?: SocketUse };
 
-/** One listener for every response (no closure per request): its connection is idle again. */
+/** One hook for every response's 'close' (no closure per request): its connection is idle again. */
 function responseClosed(res: TxResponse): void {
   const use = (res.req.socket as TrackedSocket)[USE];
   if (use === undefined) return;
   use.pending.delete(res);
-  use.lastUsed = Date.now();
   use.answered = true;
+  use.answeredSince = true;
   use.onAnswered?.();
 }
 
@@ -197,7 +208,7 @@ export class ServiceServer {
       // A socket handed back after an Upgrade request (ignoreUpgrade) keeps its record.
       if (this.sockets.has(socket)) return;
       if (clients) countClientSocket(socket);
-      const use: SocketUse = { pending: new OwedAnswers(), onAnswered: undefined, refused: false, lastUsed: Date.now(), firstLine: false, answered: false, readSeen: 0 };
+      const use: SocketUse = { pending: new OwedAnswers(), onAnswered: undefined, refused: false, lastUsed: Date.now(), firstLine: false, answered: false, answeredSince: false, readSeen: 0 };
       socket[USE] = use;
       this.sockets.set(socket, use);
       socket.once('close', () => this.sockets.delete(socket));
@@ -254,6 +265,7 @@ export class ServiceServer {
     if (this.keepAliveMs <= 0 || this.draining) return;
     const now = Date.now();
     for (const [socket, use] of this.sockets) {
+      stampAnswered(use, now);
       const read = socket.bytesRead;
       if (read !== use.readSeen) { use.readSeen = read; use.lastUsed = Math.max(use.lastUsed, now - SWEEP_MS); continue; }
       if (!use.answered || use.pending.size > 0 || socket.writableLength > 0) continue;
@@ -310,6 +322,7 @@ export class ServiceServer {
     while (this.sockets.size > 0 && Date.now() < deadline) {
       const now = Date.now();
       for (const [socket, use] of this.sockets) {
+        stampAnswered(use, now);
         if (use.pending.size === 0 && now - use.lastUsed >= DRAIN_IDLE_MS) socket.end();
       }
       await new Promise((r) => setTimeout(r, 50));

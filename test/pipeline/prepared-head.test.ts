@@ -41,7 +41,8 @@ const server = http.createServer({ ServerResponse: TxResponse, keepAliveTimeout:
   (res as TxResponse).tx = tx;
   if (url.searchParams.has('set')) res.setHeader('x-set-before', '1');
   const view = viewOf(copy);
-  const fields = fullAnswerHead(view, 7, 'TCP_HIT', 'svc; hit; ttl=60');
+  const fields = fullAnswerHead(view, Number(url.searchParams.get('age') ?? 7), url.searchParams.get('result') ?? 'TCP_HIT',
+    url.searchParams.get('status') ?? 'svc; hit; ttl=60');
   if (url.pathname === '/prepared' && writePreparedHead(res, copy.status, view, fields, copy.size)) how.push('prepared');
   else { how.push('node'); res.writeHead(copy.status, fields); }
   if (req.method === 'HEAD' || copy.size === 0) res.end();
@@ -104,4 +105,23 @@ t.test('node writes the head where it treats the fields or the response differen
   const both = await exchange('GET /prepared?copy=cookies HTTP/1.1\r\nHost: h\r\n\r\n');
   t.match(both, /\r\nset-cookie: a=1\r\nset-cookie: b=2\r\n/, 'each value of a list on its own line');
   t.match(await exchange('GET /prepared?set=1 HTTP/1.1\r\nHost: h\r\n\r\n'), /\r\nx-set-before: 1\r\n/, 'the field set before is in the head');
+});
+
+t.test('answers of one copy in a row each say their own Age, cache result and Cache-Status', async (t) => {
+  // The last head written is kept for the next answer of the same copy: it must not stand in for
+  // an answer whose own fields differ.
+  const answers = [['7', 'TCP_HIT', 'svc; hit; ttl=60'], ['7', 'TCP_HIT', 'svc; hit; ttl=60'], ['8', 'TCP_HIT', 'svc; hit; ttl=60'],
+    ['8', 'TCP_REFRESH_HIT', 'svc; hit; ttl=60'], ['8', 'TCP_REFRESH_HIT', 'svc; hit; ttl=59']];
+  for (const [age, result, status] of answers) {
+    const query = `?age=${age}&result=${result}&status=${encodeURIComponent(status!)}`;
+    how.length = 0;
+    const prepared = await exchange(`GET /prepared${query} HTTP/1.1\r\nHost: h\r\n\r\n`);
+    const byNode = await exchange(`GET /node${query} HTTP/1.1\r\nHost: h\r\n\r\n`);
+    t.same(how, ['prepared', 'node'], `age ${age}, ${result}, ${status}: the prepared text was used`);
+    t.equal(prepared, byNode, `age ${age}, ${result}, ${status}: what node writes`);
+    t.match(prepared, `\r\nage: ${age}\r\nx-cache: ${result}\r\ncache-status: ${status}\r\n`, `age ${age}, ${result}, ${status}: its own fields`);
+  }
+  // Connection: close after keep-alive answers of the same copy and values.
+  const closing = await exchange('GET /prepared?age=8 HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n');
+  t.match(closing, /\r\nConnection: close\r\n\r\n/, 'an answer that closes its connection says so');
 });

@@ -88,20 +88,41 @@ function statusLine(status: number): string {
   return line;
 }
 
-/** node's Keep-Alive line for this response's timeout and request limit, the last one kept. */
+/** node's Connection and Keep-Alive lines for this response's timeout and request limit, the last ones kept. */
 let lastTimeout = -1;
 let lastMax = -1;
 let lastKeepAlive = '';
+const KEEP_ALIVE = 'Connection: keep-alive\r\n';
+const CLOSE = 'Connection: close\r\n';
 
-function keepAliveLine(res: NodeResponse): string {
-  if (!res._keepAliveTimeout || !res._defaultKeepAlive) return '';
+function keepAliveLines(res: NodeResponse): string {
+  if (!res._keepAliveTimeout || !res._defaultKeepAlive) return KEEP_ALIVE;
   const max = ~~res._maxRequestsPerSocket;
   if (res._keepAliveTimeout !== lastTimeout || max !== lastMax) {
     lastTimeout = res._keepAliveTimeout;
     lastMax = max;
-    lastKeepAlive = `Keep-Alive: timeout=${Math.floor(lastTimeout / 1000)}${max > 0 ? `, max=${max}` : ''}\r\n`;
+    lastKeepAlive = `${KEEP_ALIVE}Keep-Alive: timeout=${Math.floor(lastTimeout / 1000)}${max > 0 ? `, max=${max}` : ''}\r\n`;
   }
   return lastKeepAlive;
+}
+
+/**
+ * The last head written, and what it was made of: a copy hit again within the same second (a
+ * popular object) gets the same text, which node then writes without joining it again (a
+ * joined string is flattened once, by its first write).
+ */
+const lastHead: { status: number; text: string; age: string; result: string; cacheStatus: string | undefined; connection: string; head: string } = {
+  status: 0, text: '', age: '', result: '', cacheStatus: undefined, connection: '', head: '',
+};
+
+/** `cacheStatus` undefined: no Cache-Status field. */
+function headText(status: number, text: string, age: string, result: string, cacheStatus: string | undefined, connection: string): string {
+  const m = lastHead;
+  if (m.text === text && m.age === age && m.result === result && m.cacheStatus === cacheStatus && m.connection === connection && m.status === status) return m.head;
+  const cs = cacheStatus === undefined ? '' : `cache-status: ${cacheStatus}\r\n`;
+  m.head = `${statusLine(status)}${text}age: ${age}\r\nx-cache: ${result}\r\n${cs}${connection}\r\n`;
+  m.status = status; m.text = text; m.age = age; m.result = result; m.cacheStatus = cacheStatus; m.connection = connection;
+  return m.head;
 }
 
 /** node's check of a field value (checkInvalidHeaderChar), for this answer's Cache-Status. */
@@ -126,21 +147,22 @@ export function writePreparedHead(res: ServerResponse, status: number, view: Sto
   if (text === undefined) return false;
   const n = fields.length;
   const cs = fields[n - 1]!;
-  if (typeof cs === 'string' ? INVALID_VALUE.test(cs) : cs.length > 0) return false;
+  // (The last head's Cache-Status passed this check already: a plain hit's value is a table's.)
+  if (typeof cs === 'string' ? cs !== lastHead.cacheStatus && INVALID_VALUE.test(cs) : cs.length > 0) return false;
   // Fields set on the response beforehand, or the host's answer fields about to be: node merges them.
   if (r[slot] != null || setsAnswerFields(tx)) return false;
   tx.answerStarts();
   tx.responseFields = fields as string[];
-  let head = `${statusLine(status)}${text}age: ${fields[n - 5] as string}\r\nx-cache: ${fields[n - 3] as string}\r\n`;
-  if (typeof cs === 'string') head += `cache-status: ${cs}\r\n`;
   // node's keep-alive rule for an answer with Content-Length (_storeHeader).
-  if (!r.shouldKeepAlive) { r._last = true; head += 'Connection: close\r\n'; }
-  else if (r.maxRequestsOnConnectionReached) head += 'Connection: close\r\n';
-  else head += `Connection: keep-alive\r\n${keepAliveLine(r)}`;
+  let connection: string;
+  if (!r.shouldKeepAlive) { r._last = true; connection = CLOSE; }
+  else if (r.maxRequestsOnConnectionReached) connection = CLOSE;
+  else connection = keepAliveLines(r);
   r.statusCode = status;
   r.statusMessage = STATUS_CODES[status] ?? 'unknown';
   r._contentLength = size;
-  r._header = `${head}\r\n`;
+  // An empty Cache-Status list is no field.
+  r._header = headText(status, text, fields[n - 5] as string, fields[n - 3] as string, typeof cs === 'string' ? cs : undefined, connection);
   r._headerSent = false;
   if (r._last) markConnectionClosing((res.req as IncomingMessage).socket);
   return true;

@@ -3,7 +3,7 @@
 // fallback's serviceCode, Cache-Status, the front modify edits), and it marks a connection whose
 // answer closes it. Apart from the record (transaction.ts), which every module reads: this
 // writing reads those modules, and they read the record.
-import { ServerResponse, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http';
+import { ServerResponse, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 import type { TransactionRecord } from './transaction.js';
 import { answerFields, answerStatus } from './answer-head.js';
@@ -27,29 +27,32 @@ export function markConnectionClosing(socket: Socket): void {
   (socket as MarkedSocket)[CLOSING] = true;
 }
 
-/** What node:http constructs a server's response with beside the request. */
-type ResponseOptions = { highWaterMark?: number; rejectNonStandardBodyWrites?: boolean };
-
 /**
  * The ServerResponse of the service listeners (node:http's `ServerResponse` option): it carries
- * its transaction, so finish's one shared 'close' listener finds it (no closure per request),
+ * its transaction, so finish's hook on its 'close' finds it (no closure per request),
  * and it stamps the time to first byte when the head is written, whichever stage writes it.
  */
 export class TxResponse extends ServerResponse {
   tx: TransactionRecord | undefined = undefined;
   /**
-   * What the response's one 'close' listener runs (registered here, a shared function): first
-   * the listener's bookkeeping of its connection (service-server.ts), then the transaction's
-   * finish (steps.ts). Two listeners made node keep an array of them on every response and copy
-   * it for every 'close'.
+   * What the response's 'close' runs before its listeners: first the listener's bookkeeping of
+   * its connection (service-server.ts), then the transaction's finish (steps.ts). Hooks, not
+   * listeners: two listeners made node keep an array of them on every response and copy it for
+   * every 'close', and one listener still cost a listener table entry per response.
    */
   onConnectionAnswered: ((res: TxResponse) => void) | undefined = undefined;
   onEnded: ((res: TxResponse) => void) | undefined = undefined;
 
-  constructor(req: IncomingMessage, options?: ResponseOptions) {
-    // @ts-expect-error node:http passes the server's options too; its typings omit them.
-    super(req, options);
-    this.on('close', closed);
+  /**
+   * node emits the response's 'close' once, however it ends (answered, or its connection gone
+   * first: emitCloseNT, onServerResponseClose); the hooks run then, before any listener.
+   */
+  override emit(event: string | symbol, ...args: unknown[]): boolean {
+    if (event === 'close') {
+      this.onConnectionAnswered?.(this);
+      this.onEnded?.(this);
+    }
+    return super.emit(event, ...args);
   }
 
   override writeHead(statusCode: number, reason?: string | OutgoingHttpHeaders | OutgoingHttpHeader[],
@@ -71,7 +74,3 @@ export class TxResponse extends ServerResponse {
   }
 }
 
-function closed(this: TxResponse): void {
-  this.onConnectionAnswered?.(this);
-  this.onEnded?.(this);
-}
