@@ -11,7 +11,7 @@
 // re-entrantly: only once the parser stopped). undici hands the head already parsed: lower-case
 // names, a repeated field (set-cookie) as an array of its values in arrival order, the fields in
 // the order of their first arrival; the raw list (name spelling as sent) stays on the
-// controller, where the trace takes it for the origin log (trace.ts). The handler feeds the trace.
+// controller, where the trace measures it (trace.ts). The handler feeds the trace.
 // An exception of the caller's callbacks would be taken by undici for an origin failure: it is
 // thrown again outside (as from request()'s promise or stream it would have been uncaught).
 import { Readable } from 'node:stream';
@@ -94,7 +94,7 @@ export class OriginCall extends Walk implements OriginBody, Dispatcher.DispatchH
 
   onResponseStart(controller: Controller, statusCode: number, headers: Head, statusText?: string): void {
     const trace = this.r.trace;
-    if (trace !== undefined) traceHead(trace, statusCode, controller.rawHeaders as (Buffer | string)[] | undefined, statusText);
+    if (trace !== undefined) traceHead(trace, statusCode, controller.rawHeaders as (Buffer | string)[] | undefined, statusText, headers);
     if (statusCode < 200) {
       // Informational: the answer follows on the same exchange.
       // Called on the request, which may be a class instance (types.ts).

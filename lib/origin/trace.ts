@@ -72,8 +72,14 @@ export class OriginTrace {
   socketId = 0;
   /** This exchange's place among the connection's requests, from 1 (cs-tcount). */
   socketUses = 0;
-  /** The answer's head as undici gave it (name, value, ...): read only by the origin log. */
-  responseHeaders: (Buffer | string)[] | undefined = undefined;
+  /**
+   * The answer's head as undici parsed it (lower-case names, a repeated field an array): read
+   * only by the origin logs (responseField). Not undici's raw list: that is a Buffer per name and
+   * value (about 1.4 KB a miss), and whatever holds a finished trace a while (the exchange's
+   * handler, which undici lets go late) kept them past two scavenges, to be marked and swept by
+   * the next mark-compact. The parsed head's strings are the ones the stored copy keeps anyway.
+   */
+  responseHeaders: Readonly<Record<string, string | string[]>> | undefined = undefined;
   /** What the origin log needs of the client side, set by the caller only when that log is on. */
   note: OriginNote | undefined = undefined;
   /** An OriginSet's attempt feeds it (its handler); false for an exchange made elsewhere (a pagedesk edit). */
@@ -176,8 +182,12 @@ export function traceWriting(t: OriginTrace | undefined): void {
   writing = t ?? null;
 }
 
-/** A head (interim or final) arrived: `raw` is undici's name, value, ... list as received. */
-export function traceHead(t: OriginTrace, status: number, raw: readonly (Buffer | string)[] | undefined, statusText: string | undefined): void {
+/**
+ * A head (interim or final) arrived: `raw` is undici's name, value, ... list as received (only
+ * measured), `head` the same parsed (kept for the logs).
+ */
+export function traceHead(t: OriginTrace, status: number, raw: readonly (Buffer | string)[] | undefined, statusText: string | undefined,
+  head: Readonly<Record<string, string | string[]>>): void {
   t.status = status;
   // No HTTP status (RFC 9110 15): the exchange failed, however it ends. The caller learns the
   // status only later when it waited on a promise, and a short body may have ended by then.
@@ -187,7 +197,13 @@ export function traceHead(t: OriginTrace, status: number, raw: readonly (Buffer 
   let bytes = 13 + (statusText?.length ?? 0) + 2 + 2;
   if (raw !== undefined) for (let i = 0; i < raw.length; i++) bytes += raw[i]!.length + 2;
   t.responseHeadBytes = bytes;
-  t.responseHeaders = raw as (Buffer | string)[] | undefined;
+  t.responseHeaders = head;
+}
+
+/** The first value of the answer's field `name` (lower case), for the origin logs. */
+export function responseField(t: OriginTrace, name: string): string | undefined {
+  const v = t.responseHeaders?.[name];
+  return Array.isArray(v) ? v[0] : v;
 }
 
 /** The answer's body ended: the exchange is over. */

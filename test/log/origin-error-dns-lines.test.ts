@@ -15,7 +15,12 @@ function trace(o: Partial<OriginTrace> & { range?: string; headers?: string[] })
     bypass: '-', sessionType: 'cache', balance: '-',
   };
   Object.assign(tr, { address: '127.0.0.1:8080', domain: 'origin.test', status: 200, ...o, note });
-  tr.responseHeaders = o.headers;
+  // The head as undici parses it: lower-case names (the trace keeps that, not the raw list).
+  if (o.headers !== undefined) {
+    const head: Record<string, string> = {};
+    for (let i = 0; i + 1 < o.headers.length; i += 2) head[o.headers[i]!.toLowerCase()] = o.headers[i + 1]!;
+    tr.responseHeaders = head;
+  }
   return tr;
 }
 

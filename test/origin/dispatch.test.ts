@@ -1,7 +1,9 @@
 // OriginSet.dispatch: the callback form of request() the cache miss path uses. Same failover,
 // same head; the body goes to callbacks, can be paused, turned into a Readable, or discarded.
 import t from 'tap';
-import { OriginError, OriginSet, type OriginBody, type OriginHead } from '../../lib/origin/index.js';
+import { OriginError, OriginSet, OriginTrace, type OriginBody, type OriginHead } from '../../lib/origin/index.js';
+import { ORIGIN_FIELDS, originLine } from '../../lib/log/origin/line.js';
+import { LineClock } from '../../lib/log/access/fields.js';
 import { deadPort, startOrigin, originSets } from './fixtures/origins.js';
 import { until } from '../helpers/wait.js';
 
@@ -18,6 +20,11 @@ const origin = await startOrigin((req, res, body) => {
     res.end('ok');
     return;
   }
+  if (req.url === '/logged') {
+    res.writeHead(200, ['Cache-Control', 'max-age=60, public', 'Content-Encoding', 'gzip', 'Content-Length', '2', 'content-encoding', 'br']);
+    res.end('ok');
+    return;
+  }
   if (req.url === '/hints') { res.writeEarlyHints({ link: '</a.css>; rel=preload' }); res.writeHead(200, { 'content-length': '2' }); res.end('ok'); return; }
   if (req.url === '/slow') { slowClosed = false; res.on('close', () => { slowClosed = true; }); res.writeHead(200, { 'content-length': '1000' }); res.write('partial'); return; }
   if (req.url === '/cut') { res.writeHead(200, { 'content-length': '1000' }); res.write('partial'); setTimeout(() => res.destroy(), 50); return; }
@@ -29,9 +36,9 @@ const set = originSets(origin, (fn) => t.teardown(fn));
 interface Got { head: OriginHead; body: Buffer; chunks: number }
 
 /** Dispatches and gathers the body through consume(); `onHead` may act on the body first. */
-function fetch(s: OriginSet, url: string, onHead?: (body: OriginBody) => void): Promise<Got> {
+function fetch(s: OriginSet, url: string, onHead?: (body: OriginBody) => void, trace?: OriginTrace): Promise<Got> {
   return new Promise((resolve, reject) => {
-    s.dispatch({ method: 'GET', url, headers: {} }, {
+    s.dispatch({ method: 'GET', url, headers: {}, trace }, {
       onHead: (head, body) => {
         onHead?.(body);
         const parts: Buffer[] = [];
@@ -190,4 +197,23 @@ t.test('an abort before the connection is made goes to onError, not to another a
   t.equal(await err, reason);
   t.equal(origin.seen.length, before, 'the origin saw nothing');
   t.same(s.status().InactiveIP, [], 'an abort does not count against the origin');
+});
+
+t.test("a traced exchange's origin log line has the answer's Content-Length, Cache-Control and Content-Encoding", async (t) => {
+  const s = set({ address: [`127.0.0.1:${origin.port}`] });
+  const trace = new OriginTrace();
+  trace.note = {
+    vhost: 'a.test', method: 'GET', url: '/logged', range: undefined, acceptEncoding: undefined, sessionId: 1, ctxId: 'c', bypass: '-',
+    sessionType: 'cache', balance: '-',
+  };
+  const got = await fetch(s, '/logged', undefined, trace);
+  t.equal(got.body.toString(), 'ok');
+  await until(() => trace.done, 'the exchange is over');
+  const v = originLine(trace, new LineClock(), Date.now()).trimEnd().split(' ');
+  t.equal(v.length, ORIGIN_FIELDS.length);
+  const field = (name: (typeof ORIGIN_FIELDS)[number]): string | undefined => v[ORIGIN_FIELDS.indexOf(name)];
+  t.equal(field('sc-status'), '200');
+  t.equal(field('sc-content-length'), '2');
+  t.equal(field('sc-cachecontrol'), 'max-age=60,+public', 'spaces written as +');
+  t.equal(field('sc-contentencoding'), 'gzip', 'a repeated field gives its first value');
 });

@@ -9,15 +9,8 @@
 //   DifferentContentLengthOnRangeRequest  a 206 whose Content-Length is not its Content-Range span
 //   PartialResponseOnNormalRequest an origin request without Range got 206
 // A failure that is also a closed exchange is written once, under its sc-sock-error.
-import type { OriginTrace } from '../../origin/index.js';
+import { responseField, type OriginTrace } from '../../origin/index.js';
 import { stamp } from './error-line.js';
-
-function header(t: OriginTrace, name: string): string | undefined {
-  const h = t.responseHeaders;
-  if (h === undefined) return undefined;
-  for (let i = 0; i + 1 < h.length; i += 2) if (String(h[i]).toLowerCase() === name) return String(h[i + 1]);
-  return undefined;
-}
 
 const dash = (v: string | undefined): string => (v === undefined || v === '' ? '-' : v.replace(/\s/g, '+'));
 
@@ -27,8 +20,8 @@ function warningOf(t: OriginTrace, range: string | undefined): string | undefine
   if (t.status === 0) return undefined;
   if (range === undefined) return t.status === 206 ? 'PartialResponseOnNormalRequest' : undefined;
   if (t.status === 206) {
-    const m = /^bytes (\d+)-(\d+)\//.exec(header(t, 'content-range') ?? '');
-    const length = header(t, 'content-length');
+    const m = /^bytes (\d+)-(\d+)\//.exec(responseField(t, 'content-range') ?? '');
+    const length = responseField(t, 'content-length');
     if (m !== null && length !== undefined && Number(length) !== Number(m[2]) - Number(m[1]) + 1) return 'DifferentContentLengthOnRangeRequest';
     return undefined;
   }
@@ -46,5 +39,5 @@ export function originErrorLine(t: OriginTrace, warning: boolean, now: number): 
   const colon = t.address.lastIndexOf(':');
   const ip = colon < 0 ? '' : t.address.slice(0, colon).replace(/^\[|\]$/g, '');
   return `${date} ${time} ${kind} ${n.vhost} ${dash(t.domain)} ${dash(ip)} ${n.method} ${dash(n.url)} ${dash(n.range)} ` +
-    `${t.status} ${dash(header(t, 'content-length'))} ${n.ctxId}\n`;
+    `${t.status} ${dash(responseField(t, 'content-length'))} ${n.ctxId}\n`;
 }

@@ -1,7 +1,7 @@
 // The origin log (document 3 `origin`): one line per origin exchange, formatted in the worker
 // when the exchange ends (the OriginTrace is complete then), W3C style with a `#Fields:` header.
 // A failed exchange's line starts with `#[ERROR:<nn>]` (ORIGIN_ERRORS, README).
-import { parseOriginAddress, type OriginTrace, type ProbeRecord } from '../../origin/index.js';
+import { parseOriginAddress, responseField, type OriginTrace, type ProbeRecord } from '../../origin/index.js';
 import type { SockError } from '../../origin/errors.js';
 import { plus } from '../access/fields.js';
 import type { LineClock } from '../access/fields.js';
@@ -27,15 +27,6 @@ const ORIGIN_ERRORS: Record<Exclude<SockError, 'Client-Close'>, string> = {
   'Non-Existent-Domain': '04',
 };
 
-function header(t: OriginTrace, name: string): string | undefined {
-  const h = t.responseHeaders;
-  if (h === undefined) return undefined;
-  for (let i = 0; i + 1 < h.length; i += 2) {
-    if (String(h[i]).toLowerCase() === name) return String(h[i + 1]);
-  }
-  return undefined;
-}
-
 const ms = (v: number): string => (v < 0 ? '-' : String(Math.round(v)));
 const p2 = (n: number): string => (n < 10 ? `0${n}` : String(n));
 
@@ -55,10 +46,10 @@ export function originLine(t: OriginTrace, clock: LineClock, now: number): strin
   const err = t.sockError;
   const line = `${clock.w3cAt(now)} ${t.socketId || '-'} ${t.socketUses || '-'} ${plus(t.localAddress)} ${n.method} ` +
     `${plus(t.domain)} ${plus(n.url)} ${plus(ip)} ${t.status} ${plus(n.range)} ${err ?? '-'} ` +
-    `${t.status >= 400 ? t.status : '-'} ${plus(header(t, 'content-length'))} ${t.requestHeadBytes} ${t.responseHeadBytes} ` +
+    `${t.status >= 400 ? t.status : '-'} ${plus(responseField(t, 'content-length'))} ${t.requestHeadBytes} ${t.responseHeadBytes} ` +
     `${t.responseBodyBytes} ${ms(t.completeMs)} ${ms(t.dnsMs)} ${ms(t.connectMs)} ${ms(t.firstByteMs)} ${ms(transfer)} ` +
-    `${n.bypass} ${plus(n.acceptEncoding)} ${plus(header(t, 'cache-control'))} ${plus(port)} ` +
-    `${plus(header(t, 'content-encoding'))} ${n.sessionId} ${n.sessionType} ${plus(n.chainError)} ${plus(n.chainInfo)} ${t.reused ? 0 : ms(t.connectMs)} ` +
+    `${n.bypass} ${plus(n.acceptEncoding)} ${plus(responseField(t, 'cache-control'))} ${plus(port)} ` +
+    `${plus(responseField(t, 'content-encoding'))} ${n.sessionId} ${n.sessionType} ${plus(n.chainError)} ${plus(n.chainInfo)} ${t.reused ? 0 : ms(t.connectMs)} ` +
     `${t.retried ? 'y' : 'n'} - ${clockTime(startedWall)} ${n.ctxId} ${n.balance}\n`;
   return err === undefined || err === 'Client-Close' ? line : `#[ERROR:${ORIGIN_ERRORS[err]}] ${line}`;
 }

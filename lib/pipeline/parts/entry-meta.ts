@@ -12,6 +12,29 @@ import { storedVary } from './encode.js';
 import { variantOf, varyOf } from './rules.js';
 
 /**
+ * Fields whose values most stored objects share with the object stored before them (one type,
+ * one Cache-Control for a host's objects, one Date a second, one size for same-sized assets).
+ * Each object's values are strings of its own answer, 40-50 bytes each that every stored copy
+ * kept and every mark-compact marked; an answer's value equal to the last one seen is replaced by
+ * that one, so the copies share one string and the answer's own dies young. One slot per field,
+ * not a table: no hashing, and values that differ every time (an ETag) are not tried.
+ */
+const SHARED_FIELDS = ['content-type', 'cache-control', 'date', 'content-length', 'content-encoding', 'vary', 'accept-ranges', 'server'] as const;
+const lastValues: string[] = SHARED_FIELDS.map(() => '');
+
+/** Each shared field's value of `headers` that equals the last one seen becomes that string. */
+function shareValues(headers: StoredHeaders): void {
+  for (let i = 0; i < SHARED_FIELDS.length; i++) {
+    const name = SHARED_FIELDS[i]!;
+    const v = headers[name];
+    if (typeof v !== 'string') continue;
+    const last = lastValues[i]!;
+    if (v === last) headers[name] = last;
+    else lastValues[i] = v;
+  }
+}
+
+/**
  * Meta of a new stored object from the origin's answer (`originHeaders`: as received). `cc`: the
  * answer's directives when the caller parsed them already (storableDirectives).
  */
@@ -19,6 +42,7 @@ export function newEntryMeta(key: CacheKey, status: number, originHeaders: Store
   requestTime: number, cachedAt: number, host: HostRuntime, hookTtl: number | undefined,
   cc: ResponseDirectives = responseDirectives(originHeaders)): CacheEntryMeta {
   const headers = fieldsToStore(originHeaders, cachedAt, host.cachePolicy, cc);
+  shareValues(headers);
   const vary = withKeyHeaders(storedVary(host.useOriginEncoding, varyOf(headers)), host.net?.key?.headers);
   // The stored fields are the answer's less those it names (no-cache="...", private="..."): its
   // directives hold for them unless it named a Cache-Control field itself.
