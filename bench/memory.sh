@@ -10,9 +10,11 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 SHARED=${BENCH_HARNESS:-$HERE/../../shared/bench}
 PORT=22301 ORIGIN_PORT=22080
 API_PORT=$((PORT + 1000))
+SAMPLER=
 PRIMARY=$(BENCH_SVC_SETTING=setting-mem.json bash "$HERE/peer/start.sh" "$PORT" "$ORIGIN_PORT")
-trap 'kill "$SAMPLER" 2>/dev/null || true; bash "$HERE/peer/stop.sh" >/dev/null 2>&1 || true' EXIT
-WORKER=$(pgrep -f "rt-worker.js" | head -1)
+trap '[ -z "$SAMPLER" ] || kill "$SAMPLER" 2>/dev/null || true; bash "$HERE/peer/stop.sh" >/dev/null 2>&1 || true' EXIT
+# The worker of this server (svc start -> primary -> worker), not of another server on the machine.
+WORKER=$(pgrep -f "rt-worker.js" -P "$(pgrep -d, -P "$PRIMARY")" | head -1)
 SAMPLES=$(mktemp)
 ( while kill -0 "$WORKER" 2>/dev/null; do awk '/VmRSS/{print $2}' "/proc/$WORKER/status" 2>/dev/null >>"$SAMPLES" || true; sleep 1; done ) &
 SAMPLER=$!
