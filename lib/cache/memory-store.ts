@@ -199,7 +199,7 @@ export class MemoryStore implements CacheStore {
     for (const node of nodes) {
       const obj = node.obj;
       if (node.stamp < 0 || !freshenedBy304(obj, variantKey, nm.headers)) continue;
-      if (obj.variantKey === variantKey) { if (patch !== undefined) this.replaceObj(node, (answered = new MemoryObject(obj, obj.body, patch))); }
+      if (obj.variantKey === variantKey) { if (patch !== undefined) answered = this.freshenedCopy(node, obj, patch); }
       else this.replaceObj(node, new MemoryObject(obj, obj.body, notModifiedPatch(obj, nm.headers, nm.requestTime, nm.receivedAt, nm.policy)));
     }
     return answered;
@@ -207,6 +207,17 @@ export class MemoryStore implements CacheStore {
 
   freshened(): Promise<void> {
     return Promise.resolve();
+  }
+
+  /**
+   * The answered copy after its 304: the same object with new times when the 304 changed none of
+   * its fields (MemoryObject.renew; its size and cost stay), else a new copy in its place.
+   */
+  private freshenedCopy(node: Node, obj: MemoryObject, patch: NotModifiedPatch): MemoryObject {
+    if (patch.headers === obj.headers) { obj.renew(patch); return obj; }
+    const copy = new MemoryObject(obj, obj.body, patch);
+    this.replaceObj(node, copy);
+    return copy;
   }
 
   async delete(key: CacheKey, variantKey?: string): Promise<number> {

@@ -16,7 +16,7 @@ import type { SharedFetch } from './inflight.js';
 import type { Transaction } from './transaction.js';
 import { refreshKey } from './fetch-keys.js';
 import { revalidationHeaders } from './rules.js';
-import { carryView, viewOf } from './stored-view.js';
+import { carryView, retimeView, viewOf } from './stored-view.js';
 import { noteAnswer, noteOf } from './cache-status.js';
 import { resumeToDeliver, resumeToFetch, type FetchPlan } from './fetch-plan.js';
 
@@ -78,7 +78,8 @@ function notModified(ctx: CacheContext, obj: CachedObject, headers: StoredHeader
     return;
   }
   const updated: CachedObject = held ?? { ...obj, ...patch, openBody: obj.openBody };
-  carryView(obj, updated);
+  // A new copy takes over the old one's view when it may; one renewed in place keeps its own.
+  if (!carryView(obj, updated)) retimeView(updated);
   for (const w of waiting) {
     w.cacheResult = TCP_REFRESH_HIT;
     noteOf(w).fwdStatus = 304;

@@ -20,8 +20,8 @@ export interface StoredView {
   readonly cc: ResponseDirectives;
   /** Fields a `no-cache="..."` or `private="..."` names: not served without revalidation. */
   readonly namedFields: readonly string[];
-  /** corrected_initial_age of RFC 9111 4.2.3, in seconds. */
-  readonly initialAge: number;
+  /** corrected_initial_age of RFC 9111 4.2.3, in seconds (renewed with the copy's times: retimeView). */
+  initialAge: number;
   /**
    * The fields of a full answer as writeHead takes them (name, value, name, value ...): the
    * stored fields with Content-Length the body size (none for a 204) and our Via, then Age,
@@ -136,6 +136,18 @@ export function carryView(from: CacheEntryMeta, to: CacheEntryMeta): boolean {
     preparedText: head === v.head ? v.preparedText : null,
   });
   return true;
+}
+
+/**
+ * `obj` kept its fields through a 304 and got new times in place (MemoryStore.freshen,
+ * MemoryObject.renew): what its view derives from the times follows, its initial age and the
+ * identity answer (an object of the old times); the rest holds. Nothing for a copy without a view.
+ */
+export function retimeView(obj: CacheEntryMeta): void {
+  const v = madeViewOf(obj);
+  if (v === undefined) return;
+  v.initialAge = initialAge(obj);
+  v.identity = undefined;
 }
 
 /** Whether two field sets have the same fields and values, Date and Age aside (the order may differ). */
