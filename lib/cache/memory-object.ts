@@ -69,7 +69,8 @@ export class MemoryObject implements CachedObject {
     this.cachedAt = patch.cachedAt;
     this.staleAt = patch.staleAt;
     this.deleteAt = patch.deleteAt;
-    if (patch.invalidated !== undefined && this.invalidated !== patch.invalidated) this.invalidated = patch.invalidated;
+    // Absent and 0 say the same; adding the field would give the object another hidden class.
+    if ((this.invalidated ?? 0) !== (patch.invalidated ?? 0)) this.invalidated = patch.invalidated;
   }
 
   openBody(start?: number, end?: number): Readable {
