@@ -19,7 +19,11 @@ const NO_VARY = Object.freeze([]) as unknown as string[];
 
 /**
  * A stored entry. Callers get this very object on every hit, so they must treat it as read-only;
- * updateMeta replaces it with a new one rather than mutating it under a reader.
+ * updateMeta replaces it with a new one rather than mutating it under a reader. One change is
+ * made in place, by the store only: a 304 that left every field as it was renews the times
+ * (renew), as if the answer had just been received again. A revalidated object is freshened on
+ * nearly every request, and a new copy (and the view the request path keeps on it) for each one
+ * lived long enough to be moved to V8's old generation, only to die there.
  */
 export class MemoryObject implements CachedObject {
   readonly key: CacheKey;
@@ -27,12 +31,12 @@ export class MemoryObject implements CachedObject {
   readonly vary: string[];
   readonly status: number;
   readonly headers: StoredHeaders;
-  readonly requestTime: number;
-  readonly cachedAt: number;
-  readonly staleAt: number;
-  readonly deleteAt: number;
+  requestTime: number;
+  cachedAt: number;
+  staleAt: number;
+  deleteAt: number;
   readonly size: number;
-  readonly invalidated?: number;
+  invalidated?: number;
   readonly volatile?: boolean;
   readonly tags?: readonly string[];
   readonly body: Buffer;
@@ -57,6 +61,16 @@ export class MemoryObject implements CachedObject {
     if (meta.volatile !== undefined) this.volatile = meta.volatile;
     if (meta.tags !== undefined) this.tags = meta.tags;
     this.body = body;
+  }
+
+  /** The times of a 304 whose fields are this object's own (MemoryStore.freshen only). */
+  renew(patch: NotModifiedPatch): void {
+    this.requestTime = patch.requestTime;
+    this.cachedAt = patch.cachedAt;
+    this.staleAt = patch.staleAt;
+    this.deleteAt = patch.deleteAt;
+    // Absent and 0 say the same; adding the field would give the object another hidden class.
+    if ((this.invalidated ?? 0) !== (patch.invalidated ?? 0)) this.invalidated = patch.invalidated;
   }
 
   openBody(start?: number, end?: number): Readable {

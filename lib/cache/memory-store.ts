@@ -192,21 +192,38 @@ export class MemoryStore implements CacheStore {
   freshen(key: CacheKey, variantKey: string, patch: NotModifiedPatch | undefined, nm: NotModified): MemoryObject | undefined {
     const first = this.hosts.get(key.vhost)?.get(key.url);
     if (first === undefined) return undefined;
+    // The usual URL has one variant: no list to take.
+    if (first.sibling === null) return this.freshenNode(first, variantKey, patch, nm);
     let answered: MemoryObject | undefined;
     // A list taken first: replacing one object may evict others of the URL.
     const nodes: Node[] = [];
     for (let n: Node | null = first; n !== null; n = n.sibling) nodes.push(n);
-    for (const node of nodes) {
-      const obj = node.obj;
-      if (node.stamp < 0 || !freshenedBy304(obj, variantKey, nm.headers)) continue;
-      if (obj.variantKey === variantKey) { if (patch !== undefined) this.replaceObj(node, (answered = new MemoryObject(obj, obj.body, patch))); }
-      else this.replaceObj(node, new MemoryObject(obj, obj.body, notModifiedPatch(obj, nm.headers, nm.requestTime, nm.receivedAt, nm.policy)));
-    }
+    for (const node of nodes) answered = this.freshenNode(node, variantKey, patch, nm) ?? answered;
     return answered;
+  }
+
+  /** One variant's part of freshen: the answered one (returned) or another the 304 selects. */
+  private freshenNode(node: Node, variantKey: string, patch: NotModifiedPatch | undefined, nm: NotModified): MemoryObject | undefined {
+    const obj = node.obj;
+    if (node.stamp < 0 || !freshenedBy304(obj, variantKey, nm.headers)) return undefined;
+    if (obj.variantKey === variantKey) return patch === undefined ? undefined : this.freshenedCopy(node, obj, patch);
+    this.replaceObj(node, new MemoryObject(obj, obj.body, notModifiedPatch(obj, nm.headers, nm.requestTime, nm.receivedAt, nm.policy)));
+    return undefined;
   }
 
   freshened(): Promise<void> {
     return Promise.resolve();
+  }
+
+  /**
+   * The answered copy after its 304: the same object with new times when the 304 changed none of
+   * its fields (MemoryObject.renew; its size and cost stay), else a new copy in its place.
+   */
+  private freshenedCopy(node: Node, obj: MemoryObject, patch: NotModifiedPatch): MemoryObject {
+    if (patch.headers === obj.headers) { obj.renew(patch); return obj; }
+    const copy = new MemoryObject(obj, obj.body, patch);
+    this.replaceObj(node, copy);
+    return copy;
   }
 
   async delete(key: CacheKey, variantKey?: string): Promise<number> {

@@ -86,12 +86,35 @@ t.test('the 304s of an object waiting to be written go to the index with the lat
   for (let i = 0; i < 20; i++) {
     first.freshen(k('/revalidated'), '', undefined, { headers: { etag: '"x"', 'x-revalidation': String(i) }, requestTime: sent + i, receivedAt: sent + i + 1, policy: defaultPolicyOptions });
   }
+  // Two more that say what the last one said: their times count all the same.
+  for (let i = 20; i < 22; i++) {
+    first.freshen(k('/revalidated'), '', undefined, { headers: { etag: '"x"', 'x-revalidation': '19' }, requestTime: sent + i, receivedAt: sent + i + 1, policy: defaultPolicyOptions });
+  }
   await first.close();
   const again = openDisk(t, { disks: [{ path: dir, quota: 1_000_000 }] });
   const got = (await again.get(k('/revalidated'), ''))!;
   t.equal(got.headers['x-revalidation'], '19', 'the fields of the last 304');
-  t.equal(got.cachedAt, sent + 20, 'received with it');
+  t.equal(got.cachedAt, sent + 22, 'received with the last one that said them');
   t.equal((await readAll(got.openBody())).toString(), 'body');
+});
+
+t.test('the 304s of two variants of one URL wait side by side: each reaches its own row with its latest fields', async (t) => {
+  const dir = tempDir(t);
+  const first = new DiskStore({ disks: [{ path: dir, quota: 1_000_000 }] });
+  for (const v of ['gzip', 'br']) await store(first, metaOf(k('/two'), v, { headers: { etag: `"${v}"`, 'cache-control': 'max-age=0' }, staleAt: 1 }), v);
+  const sent = await laterThanNow();
+  const nm = (v: string, i: number) => ({ headers: { etag: `"${v}"`, 'x-revalidation': `${v}${i}` }, requestTime: sent + i, receivedAt: sent + i + 1, policy: defaultPolicyOptions });
+  first.freshen(k('/two'), 'gzip', undefined, nm('gzip', 0));
+  first.freshen(k('/two'), 'br', undefined, nm('br', 1));
+  first.freshen(k('/two'), 'gzip', undefined, nm('gzip', 2));
+  first.freshen(k('/two'), 'br', undefined, nm('br', 3));
+  await first.close();
+  const again = openDisk(t, { disks: [{ path: dir, quota: 1_000_000 }] });
+  for (const [v, i] of [['gzip', 2], ['br', 3]] as const) {
+    const got = (await again.get(k('/two'), v))!;
+    t.equal(got.headers['x-revalidation'], `${v}${i}`, `${v}: the fields of its last 304`);
+    t.equal(got.cachedAt, sent + i + 1, `${v}: received with it`);
+  }
 });
 
 t.test('prefix helpers list, mark and delete whole directories of one vhost', async (t) => {

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { MemoryStore } from '../../lib/cache/memory-store.js';
+import { defaultPolicyOptions } from '../../lib/cache/policy/options.js';
 import { metaOf, readAll, runStoreContract, store } from './store-contract.js';
 
 runStoreContract(t, 'MemoryStore', async () => new MemoryStore({ maxBytes: 16 * 1024 * 1024, maxObjectBytes: 1024 * 1024 }));
@@ -121,4 +122,23 @@ t.test('the variants of a URL come and go one by one: deleting or evicting one l
   t.same(s.variantsSync(k('/v')), []);
   t.equal(s.peek(k('/v'), 'zstd'), undefined);
   t.equal(s.stats().entries, 2);
+});
+
+t.test('a 304 that repeats the held copy\'s fields gives it the new times and leaves its place and cost; one that changes a field makes a new copy', async (t) => {
+  const s = new MemoryStore({ maxBytes: 100_000 });
+  const fields = { etag: '"m"', 'cache-control': 'max-age=0', date: 'Sun, 29 Nov 2026 10:00:00 GMT' };
+  await store(s, metaOf(k('/m'), '', { headers: fields, requestTime: 1_000, cachedAt: 1_001, staleAt: 1_001, deleteAt: 9_000 }), 'kept body');
+  const held = s.peek(k('/m'), '')!;
+  const bytes = s.stats().bytes;
+  const nm = { headers: { ...fields }, requestTime: 5_000, receivedAt: 5_002, policy: defaultPolicyOptions };
+  const renewed = s.freshen(k('/m'), '', { headers: held.headers, requestTime: 5_000, cachedAt: 5_002, staleAt: 5_002, deleteAt: 20_000, invalidated: 0 }, nm);
+  t.equal(renewed, held, 'the held copy itself');
+  t.same([held.requestTime, held.cachedAt, held.staleAt, held.deleteAt], [5_000, 5_002, 5_002, 20_000], 'with the times of the 304');
+  t.equal(s.peek(k('/m'), ''), held, 'found as before');
+  t.equal(s.stats().bytes, bytes, 'counting the same bytes');
+  const changed = s.freshen(k('/m'), '', { headers: { ...fields, 'x-new': '1' }, requestTime: 6_000, cachedAt: 6_001, staleAt: 6_001, deleteAt: 21_000, invalidated: 0 }, nm);
+  t.not(changed, held, 'a new field: a new copy');
+  t.equal(s.peek(k('/m'), ''), changed, 'which the store holds now');
+  t.same([held.cachedAt, changed!.cachedAt, changed!.headers['x-new']], [5_002, 6_001, '1'], 'the old copy as it was, the new one with the 304\'s');
+  t.equal((await readAll(changed!.openBody())).toString(), 'kept body');
 });

@@ -94,3 +94,25 @@ t.test("a hit's Cache-Status ttl is what remains at that hit: the same within on
   await clock.advance(1_000);
   t.equal(ttl(await status()), later - 1, 'one second later, one less');
 });
+
+t.test('a 304 that repeats every stored field, its old Date too, renews the copy: the Age of each answer counts from that 304', async (t) => {
+  // The Date of an answer that waited 30 s upstream, the same in the 200 and in every 304.
+  const date = new Date(clock.now() - 30_000).toUTCString();
+  const fields = { etag: '"r"', 'cache-control': 'max-age=0', date };
+  origin.on('/renew', (q, res) => {
+    if (q.headers['if-none-match'] === '"r"') { res.writeHead(304, fields); res.end(); return; }
+    answer(200, fields, 'renewed copy', res);
+  });
+  const ask = (): Promise<{ cache: string | undefined; age: string | undefined }> => new Promise((resolve, reject) => {
+    http.get({ host: '127.0.0.1', port, path: '/renew', headers: { host: HOST }, agent: false, timeout: 5000 }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ cache: res.headers['x-cache'] as string | undefined, age: res.headers.age }));
+    }).on('error', reject);
+  });
+  t.same(await ask(), { cache: 'TCP_MISS', age: undefined }, 'the fetched answer has no Age of ours');
+  await clock.advance(10_000);
+  t.same(await ask(), { cache: 'TCP_REFRESH_HIT', age: '40' }, '10 s later: revalidated, 40 s since its Date');
+  await clock.advance(5_000);
+  t.same(await ask(), { cache: 'TCP_REFRESH_HIT', age: '45' }, 'after a second 304 that said the same: 45 s');
+  t.equal(origin.count('/renew'), 3);
+});

@@ -4,15 +4,19 @@
 // once a second, not once per request, and the request path posts nothing per 304. The memory
 // tier has the 304 at once; the index has it that much later, or not at all after a crash, which
 // only leaves a staler copy (writer-freshen.ts says what a late 304 never undoes).
-import type { CacheKey, NotModified } from '../store.js';
+import type { CacheKey, NotModified, StoredHeaders } from '../store.js';
+import { sameFieldValue } from '../policy/headers.js';
 import type { FreshenItem, MetaOp } from './protocol.js';
 
 /** How long a 304 may wait before the index has it. */
 const FRESHEN_DELAY_MS = 1000;
 
 export class FreshenQueue {
-  /** vhost -> url -> the waiting items of the URL's variants (a URL rarely has more than one). */
-  private items = new Map<string, Map<string, FreshenItem[]>>();
+  /**
+   * vhost -> url -> the waiting item of the URL's variant, or a list when several of its variants
+   * wait (rare): the usual URL costs no list of its own, nor reading one on every 304.
+   */
+  private items = new Map<string, Map<string, FreshenItem | FreshenItem[]>>();
   private count = 0;
   private timer: NodeJS.Timeout | undefined;
   /** A write at the end of this turn is scheduled. */
@@ -27,16 +31,20 @@ export class FreshenQueue {
   add(key: CacheKey, variantKey: string, nm: NotModified, soon: boolean): void {
     let urls = this.items.get(key.vhost);
     if (urls === undefined) this.items.set(key.vhost, (urls = new Map()));
-    let items = urls.get(key.url);
-    if (items === undefined) urls.set(key.url, (items = []));
-    let item: FreshenItem | undefined;
-    for (let i = 0; i < items.length && item === undefined; i++) if (items[i]!.variant === variantKey) item = items[i];
+    const held = urls.get(key.url);
+    const item = held === undefined ? undefined : Array.isArray(held) ? held.find((it) => it.variant === variantKey)
+      : held.variant === variantKey ? held : undefined;
     if (item === undefined) {
-      items.push({ vhost: key.vhost, url: key.url, variant: variantKey, headers: nm.headers, requestTime: nm.requestTime, receivedAt: nm.receivedAt, policy: nm.policy });
+      const added: FreshenItem = { vhost: key.vhost, url: key.url, variant: variantKey, headers: nm.headers, requestTime: nm.requestTime, receivedAt: nm.receivedAt, policy: nm.policy };
+      if (held === undefined) urls.set(key.url, added);
+      else if (Array.isArray(held)) held.push(added);
+      else urls.set(key.url, [held, added]);
       this.count++;
     } else {
-      // A later 304 of the same object: what it says replaces what the earlier one said.
-      item.headers = nm.headers;
+      // A later 304 of the same object: what it says replaces what the earlier one said. Fields
+      // that say the same (the 304s of one second, mostly) keep the earlier object: each new one
+      // kept here would outlive two young-generation collections and be copied to the old one.
+      if (!sameFields(item.headers, nm.headers)) item.headers = nm.headers;
       item.requestTime = nm.requestTime;
       item.receivedAt = nm.receivedAt;
       item.policy = nm.policy;
@@ -53,7 +61,9 @@ export class FreshenQueue {
     if (this.timer !== undefined) { clearTimeout(this.timer); this.timer = undefined; }
     if (this.count > 0) {
       const items: FreshenItem[] = [];
-      for (const urls of this.items.values()) for (const list of urls.values()) for (const it of list) items.push(it);
+      for (const urls of this.items.values()) {
+        for (const held of urls.values()) if (Array.isArray(held)) items.push(...held); else items.push(held);
+      }
       this.items = new Map();
       this.count = 0;
       // A failed write leaves the rows as they were: staler copies, never wrong ones.
@@ -61,4 +71,16 @@ export class FreshenQueue {
     }
     return this.written;
   }
+}
+
+/** Whether two sets of fields are the same names with the same values. */
+function sameFields(a: StoredHeaders, b: StoredHeaders): boolean {
+  if (a === b) return true;
+  let n = 0;
+  for (const name in a) {
+    if (!sameFieldValue(a[name], b[name])) return false;
+    n++;
+  }
+  for (const _ in b) n--;
+  return n === 0;
 }

@@ -24,7 +24,9 @@ const NODE_FIELDS = new Set(['connection', 'transfer-encoding', 'keep-alive', 't
  * a name or value node would refuse (it then throws, as it did).
  */
 function preparedText(head: readonly (string | string[])[], size: number): string | undefined {
-  let text = '';
+  // Joined, not added up with +=: that makes a tree of string pieces, which the socket write of
+  // every answer walks again to copy it out (the head of each answer is this text and a few more pieces).
+  const lines: string[] = [];
   let date = false;
   let length = false;
   for (let i = 0; i < head.length - 6; i += 2) {
@@ -43,9 +45,9 @@ function preparedText(head: readonly (string | string[])[], size: number): strin
     } catch {
       return undefined;
     }
-    text += `${name}: ${value}\r\n`;
+    lines.push(`${name}: ${value}\r\n`);
   }
-  return date && length ? text : undefined;
+  return date && length ? lines.join('') : undefined;
 }
 
 /** The response state node's writeHead reads and leaves (node:_http_outgoing, _http_server). */

@@ -16,7 +16,7 @@ import type { SharedFetch } from './inflight.js';
 import type { Transaction } from './transaction.js';
 import { refreshKey } from './fetch-keys.js';
 import { revalidationHeaders } from './rules.js';
-import { carryView, viewOf } from './stored-view.js';
+import { carryView, retimeView, viewOf } from './stored-view.js';
 import { noteAnswer, noteOf } from './cache-status.js';
 import { resumeToDeliver, resumeToFetch, type FetchPlan } from './fetch-plan.js';
 
@@ -30,15 +30,18 @@ import { resumeToDeliver, resumeToFetch, type FetchPlan } from './fetch-plan.js'
 export function refreshPlan(ctx: CacheContext, tx: Transaction, key: CacheKey, obj: CachedObject, control: RequestControl,
   as: number, clientAsked: boolean, background: boolean): FetchPlan {
   const purged = as === 1;
-  const validators = purged ? undefined : revalidationHeaders(obj.headers);
+  const view = viewOf(obj);
+  // A purged copy is fetched anew (no validators) under a key of its own; that one is not kept.
+  const r = purged ? undefined : view.revalidation ??= { joinKey: refreshKey(obj.key, obj.variantKey, false), validators: revalidationHeaders(obj.headers) };
+  const validators = r?.validators;
   const requestTime = ctx.clock.now();
   const host = tx.host;
   return {
     key,
     conditional: validators ?? {},
-    joinKey: refreshKey(key, obj.variantKey, purged),
+    joinKey: r?.joinKey ?? refreshKey(key, obj.variantKey, purged),
     keepStoredOnError: validators !== undefined,
-    unreachableStatus: forbidsStale(viewOf(obj).cc) ? 504 : undefined,
+    unreachableStatus: forbidsStale(view.cc) ? 504 : undefined,
     mayStore: !control.noStore,
     result: clientAsked ? TCP_CLIENT_REFRESH_MISS : TCP_REFRESH_MISS,
     intercept: (status, headers, f) => onRefreshAnswer(ctx, obj, status, headers, f, purged, requestTime, host, background ? tx : undefined),
@@ -78,7 +81,8 @@ function notModified(ctx: CacheContext, obj: CachedObject, headers: StoredHeader
     return;
   }
   const updated: CachedObject = held ?? { ...obj, ...patch, openBody: obj.openBody };
-  carryView(obj, updated);
+  // A new copy takes over the old one's view when it may; one renewed in place keeps its own.
+  if (!carryView(obj, updated)) retimeView(updated);
   for (const w of waiting) {
     w.cacheResult = TCP_REFRESH_HIT;
     noteOf(w).fwdStatus = 304;

@@ -20,8 +20,8 @@ export interface StoredView {
   readonly cc: ResponseDirectives;
   /** Fields a `no-cache="..."` or `private="..."` names: not served without revalidation. */
   readonly namedFields: readonly string[];
-  /** corrected_initial_age of RFC 9111 4.2.3, in seconds. */
-  readonly initialAge: number;
+  /** corrected_initial_age of RFC 9111 4.2.3, in seconds (renewed with the copy's times: retimeView). */
+  initialAge: number;
   /**
    * The fields of a full answer as writeHead takes them (name, value, name, value ...): the
    * stored fields with Content-Length the body size (none for a 204) and our Via, then Age,
@@ -46,6 +46,12 @@ export interface StoredView {
    * writeHead must write them.
    */
   preparedText: string | undefined | null;
+  /**
+   * The copy's conditional refresh (refresh.ts), made on its first one: the key its refreshes
+   * share an origin request under, and its validators (undefined: none). Both follow from its
+   * key and fields, so a revalidated copy builds, flattens and hashes no new key per request.
+   */
+  revalidation: { readonly joinKey: string; readonly validators: Readonly<Record<string, string>> | undefined } | undefined;
 }
 
 // Keyed by the object itself: a copy read from disk for one request is collected with its view.
@@ -101,7 +107,7 @@ function makeView(entry: CacheEntryMeta): StoredView {
   return {
     cc, namedFields: named, initialAge: initialAge(entry), head,
     cacheStatus: cs === undefined ? undefined : Array.isArray(cs) ? cs.join(', ') : cs, encodeRules: undefined, encodeOk: false, identity: undefined,
-    dateAt: typeof entry.headers.date === 'string' ? valueAt(head, 'date') : -1, preparedText: null,
+    dateAt: typeof entry.headers.date === 'string' ? valueAt(head, 'date') : -1, preparedText: null, revalidation: undefined,
   };
 }
 
@@ -134,8 +140,22 @@ export function carryView(from: CacheEntryMeta, to: CacheEntryMeta): boolean {
     cc: v.cc, namedFields: v.namedFields, initialAge: initialAge(to), head, cacheStatus: v.cacheStatus,
     encodeRules: v.encodeRules, encodeOk: v.encodeOk, identity: undefined, dateAt: v.dateAt,
     preparedText: head === v.head ? v.preparedText : null,
+    // The same key and validators: only Date and Age may differ.
+    revalidation: from.key === to.key && from.variantKey === to.variantKey ? v.revalidation : undefined,
   });
   return true;
+}
+
+/**
+ * `obj` kept its fields through a 304 and got new times in place (MemoryStore.freshen,
+ * MemoryObject.renew): what its view derives from the times follows, its initial age and the
+ * identity answer (an object of the old times); the rest holds. Nothing for a copy without a view.
+ */
+export function retimeView(obj: CacheEntryMeta): void {
+  const v = madeViewOf(obj);
+  if (v === undefined) return;
+  v.initialAge = initialAge(obj);
+  v.identity = undefined;
 }
 
 /** Whether two field sets have the same fields and values, Date and Age aside (the order may differ). */
