@@ -4,8 +4,8 @@
 // once a second, not once per request, and the request path posts nothing per 304. The memory
 // tier has the 304 at once; the index has it that much later, or not at all after a crash, which
 // only leaves a staler copy (writer-freshen.ts says what a late 304 never undoes).
-import type { CacheKey, NotModified, StoredHeaders } from '../store.js';
-import { sameFieldValue } from '../policy/headers.js';
+import type { CacheKey, NotModified } from '../store.js';
+import { sameFields } from '../policy/headers.js';
 import type { FreshenItem, MetaOp } from './protocol.js';
 
 /** How long a 304 may wait before the index has it. */
@@ -71,16 +71,4 @@ export class FreshenQueue {
     }
     return this.written;
   }
-}
-
-/** Whether two sets of fields are the same names with the same values. */
-function sameFields(a: StoredHeaders, b: StoredHeaders): boolean {
-  if (a === b) return true;
-  let n = 0;
-  for (const name in a) {
-    if (!sameFieldValue(a[name], b[name])) return false;
-    n++;
-  }
-  for (const _ in b) n--;
-  return n === 0;
 }

@@ -12,7 +12,6 @@ export function headerValue(headers: HeaderMap, name: string): string | undefine
   return v.length === 0 ? undefined : v.length === 1 ? v[0] : v.join(', ');
 }
 
-/** True when a field occurs on more than one line (used where duplicates mean "invalid"). */
 /** Whether two values of one field are the same (a field given several times compared item by item). */
 export function sameFieldValue(x: string | readonly string[] | undefined, y: string | readonly string[] | undefined): boolean {
   if (x === y) return true;
@@ -21,6 +20,20 @@ export function sameFieldValue(x: string | readonly string[] | undefined, y: str
   return true;
 }
 
+/** Whether two field sets have the same names with the same values (in any order), the names in `skip` aside. */
+export function sameFields(a: Readonly<HeaderMap>, b: Readonly<HeaderMap>, skip?: ReadonlySet<string>): boolean {
+  if (a === b) return true;
+  let n = 0;
+  for (const name in a) {
+    if (skip?.has(name) === true) continue;
+    if (!sameFieldValue(a[name], b[name])) return false;
+    n++;
+  }
+  for (const name in b) if (skip?.has(name) !== true) n--;
+  return n === 0;
+}
+
+/** True when a field occurs on more than one line (used where duplicates mean "invalid"). */
 export function isRepeated(headers: HeaderMap, name: string): boolean {
   const v = headers[name];
   return Array.isArray(v) && v.length > 1;

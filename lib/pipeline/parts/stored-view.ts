@@ -5,7 +5,7 @@
 // A copy freshened by a 304 that changed no field but Date and Age takes over its predecessor's
 // view with its own Date and initial age (carryView): a revalidated object is freshened on nearly
 // every request, and each new view meant parsing and building the same fields again.
-import { fieldsToStrip, initialAge, responseDirectives, sameFieldValue, type ResponseDirectives } from '../../cache/policy/index.js';
+import { fieldsToStrip, initialAge, responseDirectives, sameFields, type ResponseDirectives } from '../../cache/policy/index.js';
 import type { CacheEntryMeta, CachedObject, StoredHeaders } from '../../cache/store.js';
 import { MemoryObject } from '../../cache/memory-object.js';
 import { TCP_MISS } from '../../cache/policy/results.js';
@@ -117,6 +117,9 @@ function valueAt(head: readonly (string | string[])[], name: string): number {
   return -1;
 }
 
+/** Date and Age: what may differ between a copy and its freshened one that share a view. */
+const TIMES: ReadonlySet<string> = new Set(['date', 'age']);
+
 /**
  * `to` is `from` freshened by a 304 (RFC 9111 4.3.4: the 304's fields replace the stored ones).
  * When that left every field but Date and Age as it was (the same status and size too), all
@@ -133,7 +136,7 @@ export function carryView(from: CacheEntryMeta, to: CacheEntryMeta): boolean {
   if (from.headers !== to.headers) {
     const date = to.headers.date;
     if (v.dateAt < 0 ? date !== undefined : typeof date !== 'string') return false;
-    if (!sameFieldsButTimes(from.headers, to.headers)) return false;
+    if (!sameFields(from.headers, to.headers, TIMES)) return false;
     if (v.dateAt >= 0 && head[v.dateAt] !== date) (head = head.slice())[v.dateAt] = date!;
   }
   setView(to, {
@@ -156,18 +159,6 @@ export function retimeView(obj: CacheEntryMeta): void {
   if (v === undefined) return;
   v.initialAge = initialAge(obj);
   v.identity = undefined;
-}
-
-/** Whether two field sets have the same fields and values, Date and Age aside (the order may differ). */
-function sameFieldsButTimes(a: StoredHeaders, b: StoredHeaders): boolean {
-  let n = 0;
-  for (const name in a) {
-    if (name === 'date' || name === 'age') continue;
-    n++;
-    if (!sameFieldValue(a[name], b[name])) return false;
-  }
-  for (const name in b) if (name !== 'date' && name !== 'age') n--;
-  return n === 0;
 }
 
 /** Age in whole seconds (RFC 9111 4.2.3 current_age) at `now`. */
