@@ -13,14 +13,15 @@ PORT=22301 ORIGIN_PORT=22080
 API_PORT=$((PORT + 1000))
 SAMPLER= SAMPLES= SMAPS=
 PRIMARY=$(BENCH_SVC_SETTING=setting-mem.json bash "$HERE/peer/start.sh" "$PORT" "$ORIGIN_PORT")
-trap '[ -z "$SAMPLER" ] || kill "$SAMPLER" 2>/dev/null || true; rm -f $SAMPLES $SMAPS; bash "$HERE/peer/stop.sh" >/dev/null 2>&1 || true' EXIT
+trap '[ -z "$SAMPLER" ] || kill "$SAMPLER" 2>/dev/null || true; [ -z "$SMAPS" ] || rm -f "$SAMPLES" "$SMAPS" "$SMAPS.new"; bash "$HERE/peer/stop.sh" >/dev/null 2>&1 || true' EXIT
 # The worker of this server (svc start -> primary -> worker), not of another server on the machine.
 WORKER=$(pgrep -f "rt-worker.js" -P "$(pgrep -d, -P "$PRIMARY")" | head -1)
 SAMPLES=$(mktemp) SMAPS=$(mktemp)
-# VmRSS every second; at each new high, a copy of the worker's smaps for the breakdown below.
+# VmRSS every second; at each new high, a copy of the worker's smaps for the breakdown below (kept
+# only if the worker still lives after the copy: a dying one's smaps can end early).
 ( high=0; while kill -0 "$WORKER" 2>/dev/null; do
     rss=$(awk '/VmRSS/{print $2}' "/proc/$WORKER/status" 2>/dev/null || true)
-    [ -z "$rss" ] || { echo "$rss" >>"$SAMPLES"; [ "$rss" -le "$high" ] || { high=$rss; cp "/proc/$WORKER/smaps" "$SMAPS" 2>/dev/null || true; }; }
+    [ -z "$rss" ] || { echo "$rss" >>"$SAMPLES"; [ "$rss" -le "$high" ] || { high=$rss; cp "/proc/$WORKER/smaps" "$SMAPS.new" 2>/dev/null && kill -0 "$WORKER" 2>/dev/null && mv "$SMAPS.new" "$SMAPS" || true; }; }
     sleep 1
   done ) &
 SAMPLER=$!
@@ -39,7 +40,8 @@ awk -v tier="$TIER" '
   /^[0-9a-f]+-[0-9a-f]+ / { kind = $6 == "" ? ($2 ~ /x/ ? "anon-code" : "anon") : $6 ~ /\/node$/ ? "node" : $6 ~ /^\// ? "files" : $6 == "[heap]" ? "heap" : "other" }
   /^Rss:/ { kb[kind] += $2 }
   END {
-    printf "at the peak (MB): node binary %.1f, other files %.1f, malloc heap %.1f (%.1f beyond the tier), anonymous %.1f + code %.1f, other %.1f\n",
-      kb["node"] * 1024 / 1e6, kb["files"] * 1024 / 1e6, kb["heap"] * 1024 / 1e6, (kb["heap"] * 1024 - tier) / 1e6, kb["anon"] * 1024 / 1e6, kb["anon-code"] * 1024 / 1e6, kb["other"] * 1024 / 1e6
+    for (k in kb) sum += kb[k]
+    printf "at the peak (MB, of %.1f in smaps): node binary %.1f, other files %.1f, malloc heap %.1f (%.1f beyond the tier), anonymous %.1f + code %.1f, other %.1f\n",
+      sum * 1024 / 1e6, kb["node"] * 1024 / 1e6, kb["files"] * 1024 / 1e6, kb["heap"] * 1024 / 1e6, (kb["heap"] * 1024 - tier) / 1e6, kb["anon"] * 1024 / 1e6, kb["anon-code"] * 1024 / 1e6, kb["other"] * 1024 / 1e6
   }' "$SMAPS"
-rm -f "$SAMPLES" "$SMAPS"
+rm -f "$SAMPLES" "$SMAPS" "$SMAPS.new"
