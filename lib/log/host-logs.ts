@@ -78,12 +78,49 @@ interface WithLogs { logs?: HostLogs | undefined; name: string; logName?: string
 export function originNote(tx: RecordFields, method: string, bypass: boolean, sent: Record<string, string | string[]>): OriginNote | undefined {
   const host = tx.host as WithLogs | undefined;
   if (host === undefined || (host.logs?.origin === undefined && !failureLogs)) return undefined;
-  const h = tx.req.headers;
-  const range = sent.range;
-  return {
-    vhost: host.logName ?? host.name, method, url: tx.url, range: typeof range === 'string' ? range : undefined, acceptEncoding: h['accept-encoding'], sessionId: tx.sessionId,
-    ctxId: tx.ctxId, bypass: bypass ? (tx.bypass === 2 ? 'Bypass/instant' : 'Bypass') : '-', sessionType: 'cache', balance: '-',
-  };
+  return new ExchangeNote(tx, host.logName ?? host.name, method, sent.range, bypass ? (tx.bypass === 2 ? 'Bypass/instant' : 'Bypass') : '-');
+}
+
+/**
+ * An origin exchange's note whose x-ctx-id is the transaction's, read only when a line prints it.
+ * The transaction makes its id when first asked (TransactionRecord.ctxId), and most exchanges
+ * print none: with only the error logs on, a line is written when the exchange fails; with the
+ * origin log on, not for a loopback origin it leaves out. Taken when the note was made, the id
+ * was a UUID per cache miss. The note holds the transaction until its exchange's lines are
+ * written (HostLogWriter.origin, when the exchange ends), no longer than the fetch holds it.
+ */
+class ExchangeNote implements OriginNote {
+  readonly url: string;
+  readonly range: string | undefined;
+  readonly acceptEncoding: string | undefined;
+  readonly sessionId: number;
+  readonly sessionType = 'cache';
+  readonly balance = '-';
+  chainError?: string | undefined;
+  chainInfo?: string | undefined;
+  private tx: RecordFields | undefined;
+  private id: string | undefined = undefined;
+
+  constructor(tx: RecordFields, readonly vhost: string, readonly method: string, range: string | string[] | undefined, readonly bypass: string) {
+    this.tx = tx;
+    this.url = tx.url;
+    this.range = typeof range === 'string' ? range : undefined;
+    this.acceptEncoding = tx.req.headers['accept-encoding'];
+    this.sessionId = tx.sessionId;
+  }
+
+  get ctxId(): string {
+    if (this.id === undefined && this.tx !== undefined) {
+      this.id = this.tx.ctxId;
+      this.tx = undefined;
+    }
+    return this.id ?? '-';
+  }
+
+  /** The exchange's lines are written: the transaction is let go (its id, if read, is kept). */
+  written(): void {
+    this.tx = undefined;
+  }
 }
 
 export class HostLogWriter {
@@ -182,6 +219,7 @@ export class HostLogWriter {
       this.shipper.add('origin', n.vhost, originLine(t, this.clock, Date.now()));
     }
     if (failureLogs) this.failure(t, n);
+    if (n instanceof ExchangeNote) n.written();
   };
 
   /** The origin's side of the error log (2001-2003) and the originError log. */
