@@ -4,6 +4,8 @@
 // counters updated, and the record handed to the sinks (access log, tests). The driver enters it
 // when the response closes (steps.ts `track`).
 import type { Socket } from 'node:net';
+// The module's binding, not node's global getter (parts/transaction.ts says why).
+import { performance } from 'node:perf_hooks';
 import { TCP_NONE } from '../cache/policy/results.js';
 import { onTraceDone, type OriginTrace } from '../origin/index.js';
 import { workerCounters } from './parts/counters.js';
