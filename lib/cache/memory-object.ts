@@ -42,6 +42,30 @@ export class MemoryObject implements CachedObject {
   readonly body: Buffer;
   /** The request path's view of this copy (stored-view.ts), held here: no table probe per hit. Never read by the store. */
   derived: object | undefined = undefined;
+  // The memory store's own bookkeeping (memory-store.ts), on the object rather than on a node of
+  // its own, which was a fifth JS object per stored copy. Only the store reads or writes these.
+  // Private fields behind accessors: a spread or JSON of a copy ({ ...obj }, as encode.ts and
+  // refresh.ts make) takes own fields only, so it neither copies the links (which would keep
+  // evicted neighbours, bodies and all, alive) nor meets a cycle.
+  #cost = 0;
+  #prev: MemoryObject | null = null;
+  #next: MemoryObject | null = null;
+  #sibling: MemoryObject | null = null;
+  #stamp = 0;
+  /** What this copy counts against the store's bound (memoryCost), once stored. */
+  get cost(): number { return this.#cost; }
+  set cost(v: number) { this.#cost = v; }
+  /** Neighbours in the store's LRU list (null at its ends and once out of the store). */
+  get prev(): MemoryObject | null { return this.#prev; }
+  set prev(v: MemoryObject | null) { this.#prev = v; }
+  get next(): MemoryObject | null { return this.#next; }
+  set next(v: MemoryObject | null) { this.#next = v; }
+  /** The next older variant of the same URL (null: none, the usual). */
+  get sibling(): MemoryObject | null { return this.#sibling; }
+  set sibling(v: MemoryObject | null) { this.#sibling = v; }
+  /** The store's promotion count when this copy was last put at the front (-1: no longer held). */
+  get stamp(): number { return this.#stamp; }
+  set stamp(v: number) { this.#stamp = v; }
 
   /** `patch`: a 304's fields and times over those of `meta` (a freshened copy of it). */
   constructor(meta: CacheEntryMeta, body: Buffer, patch?: NotModifiedPatch) {

@@ -1,8 +1,10 @@
 // Per-process memory cache: an LRU bounded in bytes. Hits are the hottest path of the server,
 // and with many objects (hit-mix: 10,000) what a hit costs is mostly the cache lines it reads
 // cold, so a hit touches few objects: two Map gets (vhost, then url: no key string is built)
-// give the URL's newest variant's node at once (the other variants, usually none, hang off it),
-// the node gives the stored object, which is returned as it is (nothing allocated per hit).
+// give the URL's newest variant at once (the other variants, usually none, hang off it), and the
+// stored object is returned as it is (nothing allocated per hit). The LRU links live on the
+// stored object itself (MemoryObject's prev/next/sibling), not on a node object of their own: one
+// JS object less per stored object for every mark-compact to mark.
 //
 // The LRU order is by last promotion, not by last use: a hit moves its entry to the front only
 // when it has left the front half of the list (more entries were put at the front since it was
@@ -26,20 +28,6 @@ export interface MemoryStoreOptions {
   maxObjectBytes?: number;
 }
 
-/**
- * One stored variant: its place in the LRU list and among the variants of its URL. The URL map
- * holds the newest variant's node; `sibling` is the next older variant (null: none, the usual).
- */
-interface Node {
-  obj: MemoryObject;
-  bytes: number;
-  prev: Node | null;
-  next: Node | null;
-  sibling: Node | null;
-  /** The store's promotion count when this node was last put at the front (-1: no longer held). */
-  stamp: number;
-}
-
 /** What one host holds in a memory store (VirtualHost Memory, FileInstance, SecuredMemory). */
 export interface HostMemory {
   bytes: number;
@@ -52,13 +40,13 @@ export interface HostMemory {
 export class MemoryStore implements CacheStore {
   readonly maxBytes: number;
   readonly maxObjectBytes: number;
-  /** vhost -> url -> the node of the URL's newest variant. */
-  private readonly hosts = new Map<string, Map<string, Node>>();
+  /** vhost -> url -> the URL's newest variant (the older ones follow it by `sibling`). */
+  private readonly hosts = new Map<string, Map<string, MemoryObject>>();
   /** Kept as entries come and go (inserts and evictions only, never on a hit). */
   private readonly perHost = new Map<string, HostMemory>();
   /** Most recently used end of the LRU list. */
-  private head: Node | null = null;
-  private tail: Node | null = null;
+  private head: MemoryObject | null = null;
+  private tail: MemoryObject | null = null;
   private used = 0;
   private count = 0;
   /** Entries put at the front so far (stores and promotions): a node's distance from it, at most. */
@@ -72,10 +60,10 @@ export class MemoryStore implements CacheStore {
 
   /** Synchronous hit path: the stored object (body in `body`), or undefined. Counts as a use. */
   peek(key: CacheKey, variantKey: string): MemoryObject | undefined {
-    for (let node: Node | null | undefined = this.hosts.get(key.vhost)?.get(key.url); node !== undefined && node !== null; node = node.sibling) {
-      if (node.obj.variantKey === variantKey) {
+    for (let node: MemoryObject | null | undefined = this.hosts.get(key.vhost)?.get(key.url); node !== undefined && node !== null; node = node.sibling) {
+      if (node.variantKey === variantKey) {
         this.touch(node);
-        return node.obj;
+        return node;
       }
     }
     return undefined;
@@ -88,24 +76,24 @@ export class MemoryStore implements CacheStore {
   find<A>(vhost: string, url: string, accepts: (obj: MemoryObject, arg: A) => boolean, arg: A): MemoryObject | undefined {
     const first = this.hosts.get(vhost)?.get(url);
     if (first === undefined) return undefined;
-    let best: Node | undefined;
+    let best: MemoryObject | undefined;
     if (first.sibling === null) {
       // The usual URL: one variant, nothing to compare.
-      if (accepts(first.obj, arg)) best = first;
+      if (accepts(first, arg)) best = first;
     } else {
-      for (let node: Node | null = first; node !== null; node = node.sibling) {
-        if ((best === undefined || node.obj.cachedAt > best.obj.cachedAt) && accepts(node.obj, arg)) best = node;
+      for (let node: MemoryObject | null = first; node !== null; node = node.sibling) {
+        if ((best === undefined || node.cachedAt > best.cachedAt) && accepts(node, arg)) best = node;
       }
     }
     if (best === undefined) return undefined;
     this.touch(best);
-    return best.obj;
+    return best;
   }
 
   /** Synchronous variants listing, newest first (objects carry their bodies). */
   variantsSync(key: CacheKey): MemoryObject[] {
     const list: MemoryObject[] = [];
-    for (let node: Node | null | undefined = this.hosts.get(key.vhost)?.get(key.url); node !== undefined && node !== null; node = node.sibling) list.push(node.obj);
+    for (let node: MemoryObject | null | undefined = this.hosts.get(key.vhost)?.get(key.url); node !== undefined && node !== null; node = node.sibling) list.push(node);
     return list.length > 1 ? list.sort((a, b) => b.cachedAt - a.cachedAt) : list;
   }
 
@@ -135,19 +123,20 @@ export class MemoryStore implements CacheStore {
     let urls = this.hosts.get(meta.key.vhost);
     if (urls === undefined) this.hosts.set(meta.key.vhost, (urls = new Map()));
     let first = urls.get(meta.key.url);
-    // The variant it replaces goes (the URL's entry stays: the new node takes it below).
-    for (let n: Node | null | undefined = first; n !== undefined && n !== null; n = n.sibling) {
-      if (n.obj.variantKey === meta.variantKey) { first = this.unlink(n, urls); break; }
+    // The variant it replaces goes (the URL's entry stays: the new object takes it below).
+    for (let n: MemoryObject | null | undefined = first; n !== undefined && n !== null; n = n.sibling) {
+      if (n.variantKey === meta.variantKey) { first = this.unlink(n, urls); break; }
     }
-    const node: Node = { obj, bytes, prev: null, next: null, sibling: first ?? null, stamp: 0 };
-    urls.set(obj.key.url, node);
-    this.pushFront(node);
+    obj.cost = bytes;
+    obj.sibling = first ?? null;
+    urls.set(obj.key.url, obj);
+    this.pushFront(obj);
     this.used += bytes;
     this.count++;
     const h = this.usageOf(obj.key.vhost);
     h.bytes += bytes;
     h.objects++;
-    this.evict(node);
+    this.evict(obj);
     return obj;
   }
 
@@ -184,7 +173,7 @@ export class MemoryStore implements CacheStore {
   updateMetaSync(key: CacheKey, variantKey: string, patch: Parameters<CacheStore['updateMeta']>[2]): boolean {
     const node = this.nodeOf(key, variantKey);
     if (node === undefined) return false;
-    this.replaceObj(node, new MemoryObject({ ...node.obj, ...patch }, node.obj.body));
+    this.replaceObj(node, new MemoryObject({ ...node, ...patch }, node.body));
     return true;
   }
 
@@ -196,18 +185,17 @@ export class MemoryStore implements CacheStore {
     if (first.sibling === null) return this.freshenNode(first, variantKey, patch, nm);
     let answered: MemoryObject | undefined;
     // A list taken first: replacing one object may evict others of the URL.
-    const nodes: Node[] = [];
-    for (let n: Node | null = first; n !== null; n = n.sibling) nodes.push(n);
+    const nodes: MemoryObject[] = [];
+    for (let n: MemoryObject | null = first; n !== null; n = n.sibling) nodes.push(n);
     for (const node of nodes) answered = this.freshenNode(node, variantKey, patch, nm) ?? answered;
     return answered;
   }
 
   /** One variant's part of freshen: the answered one (returned) or another the 304 selects. */
-  private freshenNode(node: Node, variantKey: string, patch: NotModifiedPatch | undefined, nm: NotModified): MemoryObject | undefined {
-    const obj = node.obj;
-    if (node.stamp < 0 || !freshenedBy304(obj, variantKey, nm.headers)) return undefined;
-    if (obj.variantKey === variantKey) return patch === undefined ? undefined : this.freshenedCopy(node, obj, patch);
-    this.replaceObj(node, new MemoryObject(obj, obj.body, notModifiedPatch(obj, nm.headers, nm.requestTime, nm.receivedAt, nm.policy)));
+  private freshenNode(obj: MemoryObject, variantKey: string, patch: NotModifiedPatch | undefined, nm: NotModified): MemoryObject | undefined {
+    if (obj.stamp < 0 || !freshenedBy304(obj, variantKey, nm.headers)) return undefined;
+    if (obj.variantKey === variantKey) return patch === undefined ? undefined : this.freshenedCopy(obj, patch);
+    this.replaceObj(obj, new MemoryObject(obj, obj.body, notModifiedPatch(obj, nm.headers, nm.requestTime, nm.receivedAt, nm.policy)));
     return undefined;
   }
 
@@ -219,10 +207,10 @@ export class MemoryStore implements CacheStore {
    * The answered copy after its 304: the same object with new times when the 304 changed none of
    * its fields (MemoryObject.renew; its size and cost stay), else a new copy in its place.
    */
-  private freshenedCopy(node: Node, obj: MemoryObject, patch: NotModifiedPatch): MemoryObject {
+  private freshenedCopy(obj: MemoryObject, patch: NotModifiedPatch): MemoryObject {
     if (patch.headers === obj.headers) { obj.renew(patch); return obj; }
     const copy = new MemoryObject(obj, obj.body, patch);
-    this.replaceObj(node, copy);
+    this.replaceObj(obj, copy);
     return copy;
   }
 
@@ -234,9 +222,9 @@ export class MemoryStore implements CacheStore {
   deleteSync(key: CacheKey, variantKey?: string): string[] {
     const urls = this.hosts.get(key.vhost);
     const removed: string[] = [];
-    for (let node: Node | null | undefined = urls?.get(key.url); node !== undefined && node !== null; node = node.sibling) {
-      if (variantKey !== undefined && node.obj.variantKey !== variantKey) continue;
-      removed.push(node.obj.variantKey);
+    for (let node: MemoryObject | null | undefined = urls?.get(key.url); node !== undefined && node !== null; node = node.sibling) {
+      if (variantKey !== undefined && node.variantKey !== variantKey) continue;
+      removed.push(node.variantKey);
       this.dropEmpty(urls!, this.unlink(node, urls!), key);
     }
     return removed;
@@ -249,9 +237,9 @@ export class MemoryStore implements CacheStore {
     if (urls === undefined) return out;
     for (const [url, first] of urls) {
       if (!url.startsWith(prefix)) continue;
-      for (let n: Node | null = first; n !== null; n = n.sibling) {
+      for (let n: MemoryObject | null = first; n !== null; n = n.sibling) {
         if (out.length >= limit) return out;
-        out.push(n.obj);
+        out.push(n);
       }
     }
     return out;
@@ -287,24 +275,35 @@ export class MemoryStore implements CacheStore {
     this.used = this.count = 0;
   }
 
-  private replaceObj(node: Node, obj: MemoryObject): void {
+  /** `obj` takes the place of `old` (a held copy of the same key and variant) in the LRU and its URL's variants. */
+  private replaceObj(old: MemoryObject, obj: MemoryObject): void {
     const bytes = memoryCost(obj);
-    this.used += bytes - node.bytes;
-    this.usageOf(obj.key.vhost).bytes += bytes - node.bytes;
-    node.obj = obj;
-    node.bytes = bytes;
-    this.evict(node);
+    this.used += bytes - old.cost;
+    this.usageOf(obj.key.vhost).bytes += bytes - old.cost;
+    [obj.cost, obj.stamp, obj.sibling, obj.prev, obj.next] = [bytes, old.stamp, old.sibling, old.prev, old.next];
+    if (old.prev !== null) old.prev.next = obj; else this.head = obj;
+    if (old.next !== null) old.next.prev = obj; else this.tail = obj;
+    const urls = this.hosts.get(obj.key.vhost)!;
+    let n = urls.get(obj.key.url)!;
+    if (n === old) urls.set(obj.key.url, obj);
+    else {
+      while (n.sibling !== old && n.sibling !== null) n = n.sibling;
+      n.sibling = obj;
+    }
+    old.prev = old.next = old.sibling = null;
+    old.stamp = -1;
+    this.evict(obj);
   }
 
   /** Drops least recently used entries until within bounds, never the one just stored. */
-  private evict(keep: Node): void {
+  private evict(keep: MemoryObject): void {
     let guard = this.count;
     while (this.used > this.maxBytes && guard-- > 0) {
       const victim = this.tail;
       if (victim === null || victim === keep) break;
-      const key = victim.obj.key;
+      const key = victim.key;
       const h = this.usageOf(key.vhost);
-      h.evictedBytes += victim.bytes;
+      h.evictedBytes += victim.cost;
       h.evictedObjects++;
       const urls = this.hosts.get(key.vhost)!;
       this.dropEmpty(urls, this.unlink(victim, urls), key);
@@ -316,13 +315,13 @@ export class MemoryStore implements CacheStore {
    * this file: the order is by last promotion). At most count/2 entries were put at the front
    * since its stamp, so at least half the list is behind it.
    */
-  private touch(node: Node): void {
+  private touch(node: MemoryObject): void {
     if (this.pushes - node.stamp < this.count >>> 1 || this.head === node) return;
     this.detach(node);
     this.pushFront(node);
   }
 
-  private pushFront(node: Node): void {
+  private pushFront(node: MemoryObject): void {
     node.prev = null;
     node.next = this.head;
     node.stamp = ++this.pushes;
@@ -331,7 +330,7 @@ export class MemoryStore implements CacheStore {
     if (this.tail === null) this.tail = node;
   }
 
-  private detach(node: Node): void {
+  private detach(node: MemoryObject): void {
     if (node.prev !== null) node.prev.next = node.next;
     else this.head = node.next;
     if (node.next !== null) node.next.prev = node.prev;
@@ -339,8 +338,8 @@ export class MemoryStore implements CacheStore {
     node.prev = node.next = null;
   }
 
-  private nodeOf(key: CacheKey, variantKey: string): Node | undefined {
-    for (let n: Node | null | undefined = this.hosts.get(key.vhost)?.get(key.url); n !== undefined && n !== null; n = n.sibling) if (n.obj.variantKey === variantKey) return n;
+  private nodeOf(key: CacheKey, variantKey: string): MemoryObject | undefined {
+    for (let n: MemoryObject | null | undefined = this.hosts.get(key.vhost)?.get(key.url); n !== undefined && n !== null; n = n.sibling) if (n.variantKey === variantKey) return n;
     return undefined;
   }
 
@@ -348,11 +347,11 @@ export class MemoryStore implements CacheStore {
    * Takes a node out of the LRU list, its URL's variants and the counts; returns the URL's first
    * node now (undefined: none left, and the caller decides whether the URL's entry goes).
    */
-  private unlink(node: Node, urls: Map<string, Node>): Node | undefined {
+  private unlink(node: MemoryObject, urls: Map<string, MemoryObject>): MemoryObject | undefined {
     this.detach(node);
-    const url = node.obj.key.url;
+    const url = node.key.url;
     const first = urls.get(url)!;
-    let now: Node | undefined = first;
+    let now: MemoryObject | undefined = first;
     if (first === node) {
       now = node.sibling ?? undefined;
       if (now !== undefined) urls.set(url, now);
@@ -362,16 +361,16 @@ export class MemoryStore implements CacheStore {
       if (n.sibling === node) n.sibling = node.sibling;
     }
     node.stamp = -1;
-    this.used -= node.bytes;
+    this.used -= node.cost;
     this.count--;
-    const h = this.usageOf(node.obj.key.vhost);
-    h.bytes -= node.bytes;
+    const h = this.usageOf(node.key.vhost);
+    h.bytes -= node.cost;
     h.objects--;
     return now;
   }
 
   /** A URL whose last variant went leaves the map (and a host with no URL left, the host map). */
-  private dropEmpty(urls: Map<string, Node>, first: Node | undefined, key: CacheKey): void {
+  private dropEmpty(urls: Map<string, MemoryObject>, first: MemoryObject | undefined, key: CacheKey): void {
     if (first !== undefined) return;
     urls.delete(key.url);
     if (urls.size === 0) this.hosts.delete(key.vhost);
