@@ -95,8 +95,13 @@ export function storableFields<H extends HeaderMap>(headers: H, opts: CachePolic
   const drop = fieldsNotToStore(cc, opts);
   const dropCookie = !opts.storeSetCookie && headers['set-cookie'] !== undefined;
   if (drop.length === 0 && !dropCookie) return headers;
-  const out = { ...headers };
-  for (const name of drop) delete out[name];
-  if (dropCookie) delete out['set-cookie'];
-  return out;
+  // A new object of the fields kept rather than a copy less some (delete): an object a field was
+  // deleted from turns into a hash table (V8's dictionary mode), about three times the size, and
+  // a stored copy keeps its fields for as long as it is held.
+  const out: HeaderMap = {};
+  for (const name of Object.keys(headers)) {
+    if ((dropCookie && name === 'set-cookie') || drop.includes(name)) continue;
+    out[name] = headers[name];
+  }
+  return out as H;
 }
