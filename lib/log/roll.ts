@@ -63,6 +63,12 @@ export class RollingFile {
   private readonly now: () => number;
   private stream: fs.WriteStream | undefined;
   private file: string | undefined;
+  /**
+   * False while a new file is being opened and its header written: `current` does not name it
+   * yet, so no worker told of it (another log's switch announces every route's file) can append
+   * a line above the header.
+   */
+  private ready = false;
   private size = 0;
   /** Period start of the current file (time rolling), else -1. */
   private period = -1;
@@ -83,9 +89,9 @@ export class RollingFile {
     this.armTimer();
   }
 
-  /** The file being written (undefined until the first write opened it). */
+  /** The file being written (undefined until the first write opened it and wrote its header). */
   get current(): string | undefined {
-    return this.file;
+    return this.ready ? this.file : undefined;
   }
 
   /** Appends whole lines (the caller ends each with `\n`); written in order, asynchronously. */
@@ -210,6 +216,7 @@ export class RollingFile {
     const stream = fs.createWriteStream(file, { flags: 'a' });
     stream.on('error', (err) => { if (this.stream === stream) { this.stream = undefined; this.file = undefined; } o.onError?.(err); });
     this.stream = stream;
+    this.ready = false;
     this.file = file;
     this.size = size;
     // The file exists once this resolves: retention counts it even before its first line.
@@ -218,6 +225,7 @@ export class RollingFile {
       this.size += Buffer.byteLength(o.header);
       await this.append(o.header);
     }
+    this.ready = true;
   }
 
   private async roll(): Promise<void> {

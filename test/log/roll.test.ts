@@ -110,3 +110,24 @@ t.test('an unwritable directory reports the error and the next write works again
   await f.close();
   t.equal(fs.readFileSync(path.join(blocker, 'access.log'), 'utf8'), 'kept\n');
 });
+
+t.test('a new file is named as current only once its header is in it', async (t) => {
+  // Workers append to the file `current` names (another log's switch announces every route's
+  // file), so a file named before its header was written could get a line above the header.
+  const { dir, file } = setup(t, { header: '#Software: x\n#Fields: a b\n' });
+  const f = file();
+  f.write('one\n');
+  const seen: string[] = [];
+  let done = false;
+  const flushed = f.flush().then(() => { done = true; });
+  for (let i = 0; i < 10_000 && !done; i++) {
+    const name = f.current;
+    if (name !== undefined) seen.push(fs.existsSync(name) ? fs.readFileSync(name, 'utf8') : '(no file)');
+    await new Promise((r) => setImmediate(r));
+  }
+  await flushed;
+  t.ok(seen.length > 0 || f.current !== undefined, 'the file is named once open');
+  for (const content of seen) t.ok(content.startsWith('#Software: x\n#Fields: a b\n'), `named with the header in it (found ${JSON.stringify(content)})`);
+  t.equal(fs.readFileSync(path.join(dir, 'access.log'), 'utf8'), '#Software: x\n#Fields: a b\none\n');
+  await f.close();
+});
