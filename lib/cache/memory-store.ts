@@ -222,7 +222,8 @@ export class MemoryStore implements CacheStore {
   deleteSync(key: CacheKey, variantKey?: string): string[] {
     const urls = this.hosts.get(key.vhost);
     const removed: string[] = [];
-    for (let node: MemoryObject | null | undefined = urls?.get(key.url); node !== undefined && node !== null; node = node.sibling) {
+    for (let node: MemoryObject | null | undefined = urls?.get(key.url), next; node !== undefined && node !== null; node = next) {
+      next = node.sibling; // unlink clears it
       if (variantKey !== undefined && node.variantKey !== variantKey) continue;
       removed.push(node.variantKey);
       this.dropEmpty(urls!, this.unlink(node, urls!), key);
@@ -280,7 +281,8 @@ export class MemoryStore implements CacheStore {
     const bytes = memoryCost(obj);
     this.used += bytes - old.cost;
     this.usageOf(obj.key.vhost).bytes += bytes - old.cost;
-    [obj.cost, obj.stamp, obj.sibling, obj.prev, obj.next] = [bytes, old.stamp, old.sibling, old.prev, old.next];
+    obj.cost = bytes; obj.stamp = old.stamp;
+    obj.prev = old.prev; obj.next = old.next; obj.sibling = old.sibling;
     if (old.prev !== null) old.prev.next = obj; else this.head = obj;
     if (old.next !== null) old.next.prev = obj; else this.tail = obj;
     const urls = this.hosts.get(obj.key.vhost)!;
@@ -360,6 +362,8 @@ export class MemoryStore implements CacheStore {
       while (n.sibling !== node && n.sibling !== null) n = n.sibling;
       if (n.sibling === node) n.sibling = node.sibling;
     }
+    // A copy still held (an answer in flight) must not keep its URL's other variants alive.
+    node.sibling = null;
     node.stamp = -1;
     this.used -= node.cost;
     this.count--;

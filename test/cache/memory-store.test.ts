@@ -124,6 +124,20 @@ t.test('the variants of a URL come and go one by one: deleting or evicting one l
   t.equal(s.stats().entries, 2);
 });
 
+t.test('a copy held after it left the store keeps none of its URL\'s other variants or LRU neighbours alive', async (t) => {
+  const s = new MemoryStore({ maxBytes: 100_000 });
+  await store(s, metaOf(k('/h'), 'br', { cachedAt: 1 }), Buffer.alloc(100));
+  await store(s, metaOf(k('/h'), 'gzip', { cachedAt: 2 }), Buffer.alloc(100));
+  await store(s, metaOf(k('/i')), Buffer.alloc(100));
+  const held = s.peek(k('/h'), 'gzip')!;
+  t.not(held.sibling, null, 'in the store it leads to the older variant');
+  t.same(s.deleteSync(k('/h')), ['gzip', 'br'], 'every variant of the URL goes');
+  t.equal(held.sibling, null, 'no link to the older variant');
+  t.equal(held.prev, null);
+  t.equal(held.next, null);
+  t.equal(s.stats().entries, 1);
+});
+
 t.test('a 304 that repeats the held copy\'s fields gives it the new times and leaves its place and cost; one that changes a field makes a new copy', async (t) => {
   const s = new MemoryStore({ maxBytes: 100_000 });
   const fields = { etag: '"m"', 'cache-control': 'max-age=0', date: 'Sun, 29 Nov 2026 10:00:00 GMT' };
